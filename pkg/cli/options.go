@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 )
 
 // Options is the one value every command receives: kubectl's standard flags, the
@@ -19,6 +21,8 @@ type Options struct {
 	Now func() time.Time
 	// Clients, when set, replaces the clients built from ConfigFlags (tests).
 	Clients *Clients
+	// Execer, when set, replaces pod exec (tests).
+	Execer nodetool.Execer
 }
 
 // NewOptions returns Options with kubectl's standard flags.

@@ -82,7 +82,11 @@ nodetool) on resume. An interrupted run is finished from any machine with "kubec
 		&cobra.Group{ID: groupOther, Title: "Other:"},
 	)
 	for _, c := range []*cobra.Command{
+		newScaleCmd(o),
+		newResumeCmd(o),
+		newStatusCmd(o),
 		newVersionCmd(o),
+		newCompletionCmd(o),
 	} {
 		root.AddCommand(c)
 	}
@@ -94,7 +98,7 @@ func isUsageError(err error) bool {
 		return false
 	}
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires exactly", "accepts at most", "invalid argument"} {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "required flag", "requires at least", "requires exactly", "accepts at most", "invalid argument"} {
 		if strings.Contains(msg, p) {
 			return true
 		}

@@ -1,0 +1,303 @@
+// Package checkpoint is the durable record of an operation in flight: the plan, and per
+// step what was attempted. It lives in one annotation on the cluster resource, so any
+// machine can resume the operation. It records what was planned and attempted, never
+// whether a step is done: that is always asked of the real world.
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Annotation keys on the cluster resource.
+const (
+	// Annotation holds the checkpoint of the operation in flight.
+	Annotation = "kubectl-cassandra.io/checkpoint"
+	// LastOperationAnnotation holds a short record of the last finished operation.
+	LastOperationAnnotation = "kubectl-cassandra.io/last-operation"
+)
+
+// SchemaVersion is the checkpoint format this build writes and the newest it reads.
+const SchemaVersion = 1
+
+// Operation kinds.
+const (
+	KindScaleDown = "scale-down"
+)
+
+// Step kinds of a scale-down, in the order they run for each node.
+const (
+	StepDecommission  = "decommission"
+	StepVerifyLeft    = "verify-left"
+	StepShrinkSTS     = "shrink-statefulset"
+	StepWaitPodGone   = "wait-pod-gone"
+	StepDeletePVCs    = "delete-pvcs"
+	StepUpdateCluster = "update-cluster"
+)
+
+// Step states. "started" means the action may or may not have happened: resume asks
+// the real world.
+const (
+	StatePending = "pending"
+	StateStarted = "started"
+	StateDone    = "done"
+)
+
+var knownSteps = map[string]bool{StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true, StepUpdateCluster: true}
+var knownStates = map[string]bool{StatePending: true, StateStarted: true, StateDone: true}
+
+// Holder says who runs (or last ran) the operation and from where.
+type Holder struct {
+	User    string `json:"user,omitempty"`
+	Host    string `json:"host"`
+	PID     int    `json:"pid"`
+	Version string `json:"version,omitempty"`
+}
+
+// String is "user@host pid N".
+func (h Holder) String() string {
+	s := h.Host
+	if h.User != "" {
+		s = h.User + "@" + s
+	}
+	return fmt.Sprintf("%s (pid %d)", s, h.PID)
+}
+
+// PVC is a claim planned for deletion, identified by name and UID.
+type PVC struct {
+	Name string `json:"name"`
+	UID  string `json:"uid"`
+}
+
+// Node is one Cassandra node planned for removal.
+type Node struct {
+	Pod         string `json:"pod"`
+	PodUID      string `json:"podUID"`
+	Ordinal     int    `json:"ordinal"`
+	DC          string `json:"dc"`
+	Rack        string `json:"rack"`
+	StatefulSet string `json:"statefulSet"`
+	HostID      string `json:"hostID"`
+	Address     string `json:"address,omitempty"`
+	PVCs        []PVC  `json:"pvcs"`
+}
+
+// Target is what the operation was asked to reach.
+type Target struct {
+	DC    string   `json:"dc"`
+	Racks []string `json:"racks"`
+	Nodes int      `json:"nodes"`
+	// From is the StatefulSet replicas per rack when the plan was made.
+	From map[string]int `json:"from"`
+}
+
+// Step is the record of one planned step.
+type Step struct {
+	ID         string     `json:"id"`
+	Kind       string     `json:"kind"`
+	Pod        string     `json:"pod,omitempty"`
+	State      string     `json:"state"`
+	Attempts   int        `json:"attempts"`
+	LastError  string     `json:"lastError,omitempty"`
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+}
+
+// Checkpoint is the whole record, serialized as JSON into Annotation.
+type Checkpoint struct {
+	SchemaVersion int       `json:"schemaVersion"`
+	OperationID   string    `json:"operationID"`
+	Kind          string    `json:"kind"`
+	Operator      string    `json:"operator"`
+	Namespace     string    `json:"namespace"`
+	Cluster       string    `json:"cluster"`
+	ClusterUID    string    `json:"clusterUID"`
+	StartedBy     Holder    `json:"startedBy"`
+	Holder        Holder    `json:"holder"`
+	StartedAt     time.Time `json:"startedAt"`
+	UpdatedAt     time.Time `json:"updatedAt"`
+	// Seq grows by one on every write; a writer that finds another Seq than the one it
+	// wrote last has lost the checkpoint to someone else.
+	Seq    int    `json:"seq"`
+	Force  bool   `json:"force,omitempty"`
+	Target Target `json:"target"`
+	Nodes  []Node `json:"nodes"`
+	Steps  []Step `json:"steps"`
+}
+
+// LastOperation is the short record kept after an operation ends.
+type LastOperation struct {
+	OperationID string    `json:"operationID"`
+	Kind        string    `json:"kind"`
+	Result      string    `json:"result"`
+	Summary     string    `json:"summary,omitempty"`
+	StartedBy   Holder    `json:"startedBy"`
+	StartedAt   time.Time `json:"startedAt"`
+	FinishedAt  time.Time `json:"finishedAt"`
+}
+
+// ErrCorrupt marks a checkpoint that cannot be used; ErrNewerSchema one written by a newer
+// plugin; ErrOtherCluster one copied from another cluster.
+var (
+	ErrCorrupt      = errors.New("checkpoint is corrupt")
+	ErrNewerSchema  = errors.New("checkpoint was written by a newer kubectl-cassandra")
+	ErrOtherCluster = errors.New("checkpoint belongs to another cluster")
+)
+
+// StepID is the stable identifier of a step.
+func StepID(kind, pod string) string {
+	if pod == "" {
+		return kind
+	}
+	return kind + "/" + pod
+}
+
+// Encode serializes a checkpoint for the annotation.
+func Encode(cp *Checkpoint) (string, error) {
+	if err := cp.Validate(""); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(cp)
+	return string(b), err
+}
+
+// Decode parses and validates an annotation value. clusterUID, when not empty, must match.
+func Decode(s, clusterUID string) (*Checkpoint, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("%w: annotation %s is empty", ErrCorrupt, Annotation)
+	}
+	// Read the version first, so a newer schema is reported as such even if it no
+	// longer fits this struct.
+	var head struct {
+		SchemaVersion *int `json:"schemaVersion"`
+	}
+	if err := json.Unmarshal([]byte(s), &head); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if head.SchemaVersion == nil {
+		return nil, fmt.Errorf("%w: no schemaVersion", ErrCorrupt)
+	}
+	if *head.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("%w (schema %d, this build reads up to %d): upgrade the plugin", ErrNewerSchema, *head.SchemaVersion, SchemaVersion)
+	}
+	var cp Checkpoint
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&cp); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if err := cp.Validate(clusterUID); err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
+// Validate checks the internal consistency of a checkpoint.
+func (cp *Checkpoint) Validate(clusterUID string) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case cp.SchemaVersion < 1:
+		return bad("schemaVersion %d", cp.SchemaVersion)
+	case cp.SchemaVersion > SchemaVersion:
+		return fmt.Errorf("%w (schema %d)", ErrNewerSchema, cp.SchemaVersion)
+	case cp.OperationID == "":
+		return bad("no operationID")
+	case cp.Kind != KindScaleDown:
+		return bad("unknown operation kind %q", cp.Kind)
+	case cp.ClusterUID == "":
+		return bad("no clusterUID")
+	case cp.Cluster == "" || cp.Namespace == "":
+		return bad("no cluster name or namespace")
+	case len(cp.Steps) == 0:
+		return bad("no steps")
+	case cp.Target.Nodes < 1:
+		return bad("target nodes %d", cp.Target.Nodes)
+	}
+	if clusterUID != "" && cp.ClusterUID != clusterUID {
+		return fmt.Errorf("%w: it names cluster UID %s, this cluster is %s", ErrOtherCluster, cp.ClusterUID, clusterUID)
+	}
+	pods := map[string]bool{}
+	for i, n := range cp.Nodes {
+		if n.Pod == "" || n.PodUID == "" || n.StatefulSet == "" || n.Ordinal < 0 {
+			return bad("node %d is incomplete", i)
+		}
+		if pods[n.Pod] {
+			return bad("node %s planned twice", n.Pod)
+		}
+		pods[n.Pod] = true
+		for _, p := range n.PVCs {
+			if p.Name == "" || p.UID == "" {
+				return bad("node %s has a PVC without name or UID", n.Pod)
+			}
+		}
+	}
+	ids := map[string]bool{}
+	for i, s := range cp.Steps {
+		switch {
+		case !knownSteps[s.Kind]:
+			return bad("step %d has unknown kind %q", i, s.Kind)
+		case !knownStates[s.State]:
+			return bad("step %s has unknown state %q", s.ID, s.State)
+		case s.ID != StepID(s.Kind, s.Pod):
+			return bad("step %d has id %q, want %q", i, s.ID, StepID(s.Kind, s.Pod))
+		case ids[s.ID]:
+			return bad("step %s appears twice", s.ID)
+		case s.Pod != "" && !pods[s.Pod]:
+			return bad("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
+		case s.Attempts < 0:
+			return bad("step %s has negative attempts", s.ID)
+		}
+		ids[s.ID] = true
+	}
+	return nil
+}
+
+// Node returns the planned node for a pod.
+func (cp *Checkpoint) Node(pod string) (Node, bool) {
+	for _, n := range cp.Nodes {
+		if n.Pod == pod {
+			return n, true
+		}
+	}
+	return Node{}, false
+}
+
+// Current returns the index of the first step that is not done, or -1.
+func (cp *Checkpoint) Current() int {
+	for i, s := range cp.Steps {
+		if s.State != StateDone {
+			return i
+		}
+	}
+	return -1
+}
+
+// SameTarget reports whether another request asks for what this checkpoint does.
+func (cp *Checkpoint) SameTarget(dc string, racks []string, nodes int) bool {
+	if cp.Target.DC != dc || cp.Target.Nodes != nodes || len(cp.Target.Racks) != len(racks) {
+		return false
+	}
+	for i := range racks {
+		if cp.Target.Racks[i] != racks[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ScaleDownSteps lists the steps of a scale-down for nodes, in execution order: every
+// step of a node before the next node (strictly one node at a time), then the final
+// update of the cluster resource.
+func ScaleDownSteps(nodes []Node) []Step {
+	var steps []Step
+	for _, n := range nodes {
+		for _, k := range []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs} {
+			steps = append(steps, Step{ID: StepID(k, n.Pod), Kind: k, Pod: n.Pod, State: StatePending})
+		}
+	}
+	return append(steps, Step{ID: StepUpdateCluster, Kind: StepUpdateCluster, State: StatePending})
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// The kubectl completion shim: kubectl ≥1.26 runs `kubectl_complete-cassandra` to
+// complete `kubectl cassandra …`.
+const kubectlShim = `#!/usr/bin/env sh
+# Completion for "kubectl cassandra": put this file on PATH as kubectl_complete-cassandra.
+kubectl cassandra __complete "$@"
+`
+
+const completionExample = `  # Let kubectl complete "kubectl cassandra ..." (kubectl 1.26+)
+  kubectl cassandra completion kubectl-shim > ~/.local/bin/kubectl_complete-cassandra
+  chmod +x ~/.local/bin/kubectl_complete-cassandra
+
+  # Completion for the kubectl-cassandra binary itself
+  source <(kubectl-cassandra completion bash)`
+
+func newCompletionCmd(o *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:       "completion kubectl-shim|bash|zsh|fish|powershell",
+		Short:     "Print the kubectl completion shim, or a shell completion script",
+		Example:   completionExample,
+		GroupID:   groupOther,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"kubectl-shim", "bash", "zsh", "fish", "powershell"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			switch args[0] {
+			case "kubectl-shim":
+				_, err := fmt.Fprint(o.Out, kubectlShim)
+				return err
+			case "bash":
+				return root.GenBashCompletionV2(o.Out, true)
+			case "zsh":
+				return root.GenZshCompletion(o.Out)
+			case "fish":
+				return root.GenFishCompletion(o.Out, true)
+			case "powershell":
+				return root.GenPowerShellCompletionWithDesc(o.Out)
+			}
+			return fmt.Errorf("unknown shell %q (want kubectl-shim, bash, zsh, fish or powershell)", args[0])
+		},
+	}
+	return cmd
+}
+
+// completionContext bounds completion so an unreachable cluster never hangs the shell.
+func completionContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithTimeout(ctx, 3*time.Second)
+}
+
+// completeClusters lists CassandraCluster names; nothing (and no error spew) when the
+// cluster is unreachable.
+func (o *Options) completeClusters(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := completionContext(cmd)
+	defer cancel()
+	c, a, err := o.adapter(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list, err := a.List(ctx, c.Namespace)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, l := range list {
+		names = append(names, l.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+func (o *Options) completeTopology(cmd *cobra.Command, args []string, racks bool) ([]string, cobra.ShellCompDirective) {
+	ctx, cancel := completionContext(cmd)
+	defer cancel()
+	s, err := o.open(ctx, args)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	if !racks {
+		return s.cluster.DCNames(), cobra.ShellCompDirectiveNoFileComp
+	}
+	dc, _ := cmd.Flags().GetString("dc")
+	return s.cluster.RackNames(dc), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeRacks lists the racks of the cluster (of --dc when given).
+func (o *Options) completeRacks(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	return o.completeTopology(cmd, args, true)
+}
+
+// completeDCs lists the datacenters of the cluster.
+func (o *Options) completeDCs(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	return o.completeTopology(cmd, args, false)
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+)
+
+// TestCrashMatrix kills the plugin right after every API write and every decommission
+// exec of a scale-down, in turn, then resumes in a fresh process — and once more kills
+// that resume at another point and resumes again. Every case must converge to the same
+// end state with each node decommissioned once and no PVC of a live pod deleted.
+func TestCrashMatrix(t *testing.T) {
+	cases := []struct {
+		name     string
+		from, to int
+		version  string
+		topology bool
+		extraPVC bool
+	}{
+		{name: "2to1-4.1", from: 2, to: 1, version: "4.1"},
+		{name: "4to1-4.1", from: 4, to: 1, version: "4.1", topology: true, extraPVC: true},
+		{name: "4to1-3.11", from: 4, to: 1, version: "3.11"},
+		{name: "2to1-5.0", from: 2, to: 1, version: "5.0", topology: true},
+	}
+	total := 0
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := worldOpts{version: tc.version, nodes: tc.from, topology: tc.topology, extraPVC: tc.extraPVC}
+			scale := []string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", fmt.Sprint(tc.to), "--yes"}
+			// Reference run: count the side effects.
+			ref := newWorld(t, opts)
+			_, stderr, code, crashed := ref.run(0, scale...)
+			if code != 0 || crashed {
+				t.Fatalf("reference run: code %d crashed %v\n%s", code, crashed, stderr)
+			}
+			ref.assertConverged(tc.to, "reference")
+			points := ref.sideEffects
+			if points < 5*(tc.from-tc.to) {
+				t.Fatalf("only %d side effects in the reference run", points)
+			}
+			for k := 1; k <= points; k++ {
+				w := newWorld(t, opts)
+				_, stderr, _, crashed := w.run(k, scale...)
+				if !crashed {
+					t.Fatalf("crash point %d/%d was not reached\n%s", k, points, stderr)
+				}
+				// A second crash, during the resume.
+				second := 1 + (k*7)%5
+				_, stderr, code, crashed2 := w.run(second, "resume", "demo", "-n", "cassandra", "--yes")
+				if !crashed2 && code != 0 {
+					t.Fatalf("crash %d: resume (second crash at %d) exited %d\n%s", k, second, code, stderr)
+				}
+				_, stderr, code, crashed = w.run(0, "resume", "demo", "-n", "cassandra", "--yes")
+				if crashed || code != 0 {
+					t.Fatalf("crash %d/%d: final resume exited %d\n%s", k, second, code, stderr)
+				}
+				w.assertConverged(tc.to, fmt.Sprintf("crash after side effect %d (then %d)", k, second))
+				total++
+			}
+			t.Logf("%s: %d crash points (every API write and decommission exec), each followed by a crashed and a clean resume", tc.name, points)
+		})
+	}
+	fmt.Printf("crash matrix: %d crash points covered, all converged\n", total)
+}
+
+// TestScaleSameTargetResumes checks that re-running the same scale after a crash
+// resumes, and a different target is refused with a pointer to resume.
+func TestScaleSameTargetResumes(t *testing.T) {
+	w := newWorld(t, worldOpts{nodes: 3})
+	_, _, _, crashed := w.run(4, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes")
+	if !crashed {
+		t.Fatal("no crash")
+	}
+	_, stderr, code, _ := w.run(0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "2", "--yes")
+	if code != exit.Refused || !strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
+		t.Fatalf("different target: code %d, stderr:\n%s", code, stderr)
+	}
+	_, stderr, code, _ = w.run(0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes")
+	if code != 0 || !strings.Contains(stderr, "resuming it") {
+		t.Fatalf("same target: code %d, stderr:\n%s", code, stderr)
+	}
+	w.assertConverged(1, "same target")
+}

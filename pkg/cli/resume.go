@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
+)
+
+const resumeExample = `  # Continue whatever operation is in flight on the only cluster of the namespace
+  kubectl cassandra resume -n cassandra
+
+  # From a script
+  kubectl cassandra resume cassandra-demo --yes -o json`
+
+func newResumeCmd(o *Options) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "resume [CLUSTER]",
+		Short: "Continue the operation recorded in the cluster's checkpoint",
+		Long: `Continue the operation recorded in the CassandraCluster's checkpoint annotation, from any
+machine. The checkpoint says what was planned; whether each step is done is asked of the real
+world (API objects and nodetool), so steps that already happened are not repeated.
+
+` + exit.Help,
+		Example:           resumeExample,
+		GroupID:           groupOps,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
+				return err
+			}
+			s, err := o.open(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			cp, err := s.store.Load(cmd.Context())
+			if err != nil {
+				return checkpointError(s, err)
+			}
+			if cp == nil {
+				msg := fmt.Sprintf("No operation in flight on CassandraCluster %s/%s: nothing to resume.", s.cluster.Namespace, s.cluster.Name)
+				last, _ := s.store.LastOperation(cmd.Context())
+				if f.output != "text" {
+					return output.Print(o.Out, f.output, map[string]any{"result": "nothing-to-resume", "message": msg, "lastOperation": last, "next": s.statusHint()})
+				}
+				fmt.Fprintln(o.Out, msg)
+				if last != nil {
+					fmt.Fprintf(o.Out, "Last operation: %s %s %s at %s (%s)\n", last.OperationID, last.Kind, last.Result, last.FinishedAt.Format(time.RFC3339), last.Summary)
+				}
+				return nil
+			}
+			return o.resumeCheckpoint(cmd.Context(), s, cp, f)
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+// resumeCheckpoint shows what is left, takes over the checkpoint and runs it.
+func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
+	if err := o.refuseRunningOperator(ctx, s); err != nil {
+		return err
+	}
+	report := newPlanReport(cp, nil, false, s.resumeHint()+" --yes")
+	w := o.Out
+	if f.output != "text" {
+		w = o.ErrOut
+	}
+	o.printPlanText(w, report, fmt.Sprintf("Resuming operation %s (started by %s at %s)", cp.OperationID, cp.StartedBy, cp.StartedAt.Format(time.RFC3339)))
+	if err := o.confirm(f.yes, "Resume"); err != nil {
+		return err
+	}
+	cp.Holder = operation.Self()
+	if err := s.store.Save(ctx, cp); err != nil {
+		return fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
+	}
+	return o.execute(ctx, s, cp, f)
+}
+
+// refuseRunningOperator refuses while a CassKop Deployment would fight the operation.
+func (o *Options) refuseRunningOperator(ctx context.Context, s *session) error {
+	ops, err := s.adapter.RunningOperators(ctx, s.cluster.Namespace)
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		var names []string
+		for _, op := range ops {
+			names = append(names, op.String())
+		}
+		first := ops[0]
+		return exit.Refusedf("the CassKop operator %s is running and manages namespace %s: it would grow the StatefulSet back within seconds of the scale-down. "+
+			"Stop it first (kubectl scale deployment -n %s %s --replicas=0), run this again, then restore it (--replicas=%d) when the CassandraCluster and the StatefulSets agree; nothing changed",
+			strings.Join(names, ", "), s.cluster.Namespace, first.Namespace, first.Name, first.Replicas)
+	}
+	return nil
+}

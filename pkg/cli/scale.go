@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+)
+
+const scaleExample = `  # Scale rack r1 of the only CassandraCluster in namespace cassandra down to 1 node
+  kubectl cassandra scale -n cassandra --rack r1 --nodes 1
+
+  # Name the cluster, and the datacenter when the rack name is ambiguous
+  kubectl cassandra scale cassandra-demo --dc dc1 --rack rack1 --nodes 2
+
+  # Scale every rack of datacenter dc1 (CassKop keeps one count per datacenter), rack by rack
+  kubectl cassandra scale cassandra-demo --dc dc1 --nodes 2
+
+  # Show the exact plan and change nothing
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --dry-run -o json
+
+  # From a script: no prompt
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --yes`
+
+// runFlags are the flags shared by scale and resume.
+type runFlags struct {
+	yes          bool
+	output       string
+	pollInterval time.Duration
+	stepTimeout  time.Duration
+	stallAfter   time.Duration
+}
+
+func (f *runFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
+	addOutputFlag(cmd.Flags(), &f.output, "text", "json", "yaml")
+	cmd.Flags().DurationVar(&f.pollInterval, "poll-interval", 5*time.Second, "How often to read the node's state while waiting (each read is a nodetool exec)")
+	cmd.Flags().DurationVar(&f.stepTimeout, "timeout", 6*time.Hour, "How long one step may wait for its effect (a decommission streams the node's whole data)")
+	cmd.Flags().DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "Cassandra 4.0+: re-issue decommission when the node stays LEAVING with no stream this long")
+}
+
+type scaleFlags struct {
+	runFlags
+	dc, rack string
+	nodes    int
+	dryRun   bool
+	force    bool
+}
+
+func newScaleCmd(o *Options) *cobra.Command {
+	f := &scaleFlags{}
+	cmd := &cobra.Command{
+		Use:   "scale [CLUSTER] --rack RACK --nodes N",
+		Short: "Scale a rack down, one node at a time, resumably",
+		Long: `Scale a rack down one node at a time, highest ordinal first: nodetool decommission in the
+node's pod, verify the node left the ring, shrink the StatefulSet, wait for the pod to go, delete
+its PVCs; at the end set the CassandraCluster's nodesPerRacks so that it and the StatefulSets agree.
+
+Every step is written to a checkpoint annotation on the CassandraCluster before it runs. If the
+run is interrupted, "kubectl cassandra resume" finishes it from any machine; running the same
+scale command again does the same.
+
+CLUSTER is the CassandraCluster's name; it may be left out when the namespace holds one.
+
+` + exit.Help,
+		Example:           scaleExample,
+		GroupID:           groupOps,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("nodes") {
+				return exit.Usagef("--nodes is required (the number of nodes each selected rack should keep)")
+			}
+			if f.nodes < 0 {
+				return exit.Usagef("--nodes must be a positive number, got %d", f.nodes)
+			}
+			if f.nodes == 0 {
+				return exit.Usagef("--nodes 0 would remove the whole rack: rack removal is not what scale does")
+			}
+			if f.rack == "" && f.dc == "" {
+				return exit.Usagef("name the rack with --rack (or a whole datacenter with --dc)")
+			}
+			return o.runScale(cmd.Context(), args, f)
+		},
+	}
+	cmd.Flags().StringVar(&f.rack, "rack", "", "Rack to scale down")
+	cmd.Flags().StringVar(&f.dc, "dc", "", "Datacenter of the rack (required when the rack name exists in several); alone: every rack of the datacenter")
+	cmd.Flags().IntVar(&f.nodes, "nodes", 0, "Number of nodes the rack keeps")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "Print the plan and change nothing")
+	cmd.Flags().BoolVar(&f.force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
+	f.runFlags.add(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
+	_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) error {
+	s, err := o.open(ctx, args)
+	if err != nil {
+		return err
+	}
+	existing, err := s.store.Load(ctx)
+	if err != nil {
+		return checkpointError(s, err)
+	}
+	if existing != nil {
+		racks := []string{f.rack}
+		dc := f.dc
+		if sel, rs, serr := s.cluster.Select(f.dc, f.rack); serr == nil {
+			dc = sel.Name
+			racks = racks[:0]
+			for _, r := range rs {
+				racks = append(racks, r.Name)
+			}
+		}
+		if !existing.SameTarget(dc, racks, f.nodes) {
+			return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %v to %d nodes, started by %s at %s); finish it first: %s",
+				existing.OperationID, s.cluster.Name, existing.Target.DC, existing.Target.Racks, existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
+		}
+		fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
+		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
+	}
+	if err := o.refuseBusy(ctx, s); err != nil {
+		return err
+	}
+	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now}
+	plan, err := planner.ScaleDown(ctx, s.cluster, operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force})
+	var nothing *operation.ErrNothingToDo
+	if errors.As(err, &nothing) {
+		if f.output != "text" {
+			return output.Print(o.Out, f.output, map[string]any{"result": "nothing-to-do", "message": nothing.Msg, "next": s.statusHint()})
+		}
+		fmt.Fprintln(o.Out, nothing.Msg)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	next := fmt.Sprintf("kubectl cassandra scale -n %s %s --dc %s", s.cluster.Namespace, s.cluster.Name, plan.DC.Name)
+	if f.rack != "" {
+		next += " --rack " + f.rack
+	}
+	next += fmt.Sprintf(" --nodes %d --yes", f.nodes)
+	report := newPlanReport(plan.CP, plan.Warnings, f.dryRun, next)
+	if f.dryRun {
+		if f.output != "text" {
+			return output.Print(o.Out, f.output, report)
+		}
+		o.printPlanText(o.Out, report, "Plan (dry run, nothing changed)")
+		fmt.Fprintf(o.Out, "To run it: %s\n", next)
+		return nil
+	}
+	if f.output == "text" {
+		o.printPlanText(o.Out, report, "Plan")
+	} else {
+		fmt.Fprintln(o.ErrOut, "Plan:")
+		o.printPlanText(o.ErrOut, report, "Plan")
+	}
+	if err := o.confirm(f.yes, "Scale down"); err != nil {
+		return err
+	}
+	if err := s.store.Create(ctx, plan.CP); err != nil {
+		if errors.Is(err, checkpoint.ErrExists) {
+			return exit.Refusedf("%v; see: %s", err, s.resumeHint())
+		}
+		return fmt.Errorf("nothing changed: %w", err)
+	}
+	return o.execute(ctx, s, plan.CP, &f.runFlags)
+}
+
+// refuseBusy refuses while CassKop is busy or running (it would regrow the StatefulSet).
+func (o *Options) refuseBusy(ctx context.Context, s *session) error {
+	busy := append([]string{}, s.cluster.Busy...)
+	if pods, err := s.adapter.BusyPods(ctx, s.cluster.Namespace, s.cluster.Name); err != nil {
+		return fmt.Errorf("cannot check CassKop's pod operations: %w", err)
+	} else {
+		busy = append(busy, pods...)
+	}
+	if len(busy) > 0 {
+		return exit.Refusedf("CassKop is busy with cluster %s: %s; wait until it is idle (status.lastClusterActionStatus Done), nothing changed", s.cluster.Name, strings.Join(busy, "; "))
+	}
+	return o.refuseRunningOperator(ctx, s)
+}
+
+// confirm asks on the terminal unless --yes; without a terminal it refuses.
+func (o *Options) confirm(yes bool, what string) error {
+	if yes {
+		return nil
+	}
+	if !output.IsTerminal(o.In) {
+		return exit.Usagef("%s needs confirmation and stdin is not a terminal: pass --yes to proceed non-interactively; nothing changed", strings.ToLower(what))
+	}
+	fmt.Fprintf(o.ErrOut, "%s? [y/N]: ", what)
+	line, _ := bufio.NewReader(o.In).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return exit.Usagef("not confirmed; nothing changed")
+}
+
+// checkpointError explains an unusable checkpoint.
+func checkpointError(s *session, err error) error {
+	switch {
+	case errors.Is(err, checkpoint.ErrNewerSchema):
+		return exit.Refusedf("%v; nothing changed", err)
+	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrOtherCluster):
+		return fmt.Errorf("%v. Nothing changed. Inspect it with: kubectl get cassandracluster.%s -n %s %s -o jsonpath='{.metadata.annotations.%s}'; "+
+			"if no operation is really in flight, remove it with: kubectl annotate cassandracluster.%s -n %s %s %s-",
+			err, casskop.Group, s.cluster.Namespace, s.cluster.Name, strings.ReplaceAll(checkpoint.Annotation, ".", `\.`),
+			casskop.Group, s.cluster.Namespace, s.cluster.Name, checkpoint.Annotation)
+	}
+	return fmt.Errorf("cannot read the checkpoint of %s: %w", s.cluster.Name, err)
+}
+
+// execute runs the checkpoint to its end and maps the outcome to output and exit code.
+func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
+	progress := output.NewProgress(o.ErrOut, o.Color)
+	progress.Now = o.Now
+	var rackSTS []string
+	if dc, ok := s.cluster.DC(cp.Target.DC); ok {
+		for _, r := range dc.Racks {
+			rackSTS = append(rackSTS, r.StatefulSet)
+		}
+	}
+	runner := &operation.Runner{
+		Kube: s.c.Kube, Nodetool: s.nt, Store: s.store,
+		Spec:             casskop.DCSpec{A: s.adapter, NS: cp.Namespace, Name: cp.Cluster, DC: cp.Target.DC},
+		ClusterSelector:  casskop.LabelCluster + "=" + cp.Cluster,
+		RackStatefulSets: rackSTS,
+		ServerVersion:    s.cluster.ServerVersion,
+		Reporter:         progress,
+		Poll:             f.pollInterval,
+		StallAfter:       f.stallAfter,
+		StepTimeout:      f.stepTimeout,
+		Now:              o.Now,
+	}
+	progress.Info(fmt.Sprintf("operation %s: %d steps, checkpoint in annotation %s of %s/%s", cp.OperationID, len(cp.Steps), checkpoint.Annotation, cp.Namespace, cp.Cluster))
+	last, err := runner.Run(ctx, cp)
+	if err != nil {
+		step := runner.CurrentStep()
+		if errors.Is(err, engine.ErrInterrupted) {
+			return exit.Interruptedf("interrupted during %s; the checkpoint is saved. run: %s", nonEmptyStep(step), s.resumeHint())
+		}
+		var fatal *engine.Fatal
+		code := exit.Error
+		if errors.As(err, &fatal) && fatal.Code != 0 {
+			code = fatal.Code
+		}
+		if code == exit.Refused {
+			// Not "nothing changed": earlier steps may have run. Keep exit 3 for scripts
+			// but say where things stand.
+			return exit.WithCode(code, fmt.Errorf("%w\nThe operation stopped at step %s; the checkpoint is kept. Check with: %s; then run: %s", err, nonEmptyStep(step), s.statusHint(), s.resumeHint()))
+		}
+		return exit.WithCode(code, fmt.Errorf("%w\nThe operation stopped at step %s; the checkpoint is kept and every finished step stays done. Check with: %s; then run: %s", err, nonEmptyStep(step), s.statusHint(), s.resumeHint()))
+	}
+	if f.output != "text" {
+		return output.Print(o.Out, f.output, map[string]any{"result": last.Result, "operationID": last.OperationID, "summary": last.Summary, "startedAt": last.StartedAt, "finishedAt": last.FinishedAt, "next": s.statusHint()})
+	}
+	fmt.Fprintf(o.Out, "Done: %s (operation %s, %s).\n", last.Summary, last.OperationID, last.FinishedAt.Sub(last.StartedAt).Round(time.Second))
+	return nil
+}
+
+func nonEmptyStep(s string) string {
+	if s == "" {
+		return "(between steps)"
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+)
+
+// session is one command's view of one cluster.
+type session struct {
+	c       *Clients
+	adapter *casskop.Adapter
+	cluster topology.Cluster
+	store   *checkpoint.Store
+	nt      nodetool.Client
+}
+
+// adapter builds the CassKop adapter with a resolved API version.
+func (o *Options) adapter(ctx context.Context) (*Clients, *casskop.Adapter, error) {
+	c, err := o.clients()
+	if err != nil {
+		return nil, nil, err
+	}
+	a := &casskop.Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
+	if _, err := a.Resolve(ctx); err != nil {
+		if errors.Is(err, casskop.ErrNoCRD) {
+			return nil, nil, exit.Refusedf("%v", err)
+		}
+		return nil, nil, fmt.Errorf("cannot reach the cluster: %w", err)
+	}
+	return c, a, nil
+}
+
+// open resolves the CassandraCluster named in args (or the only one in the namespace).
+func (o *Options) open(ctx context.Context, args []string) (*session, error) {
+	c, a, err := o.adapter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ns := c.Namespace
+	var name string
+	if len(args) > 0 {
+		name = args[0]
+	} else {
+		list, err := a.List(ctx, ns)
+		if err != nil {
+			return nil, fmt.Errorf("cannot list CassandraClusters in namespace %s: %w", ns, err)
+		}
+		switch len(list) {
+		case 0:
+			return nil, exit.Usagef("no CassandraCluster in namespace %s (use -n NAMESPACE)", ns)
+		case 1:
+			name = list[0].Name
+		default:
+			var names []string
+			for _, l := range list {
+				names = append(names, l.Name)
+			}
+			return nil, exit.Usagef("namespace %s has several CassandraClusters (%s): name one", ns, strings.Join(names, ", "))
+		}
+	}
+	cl, _, err := a.Get(ctx, ns, name)
+	if apierrors.IsNotFound(err) {
+		hint := ""
+		if list, lerr := a.List(ctx, ns); lerr == nil && len(list) > 0 {
+			var names []string
+			for _, l := range list {
+				names = append(names, l.Name)
+			}
+			hint = " (clusters there: " + strings.Join(names, ", ") + ")"
+		}
+		return nil, exit.Usagef("CassandraCluster %q not found in namespace %s%s", name, ns, hint)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read CassandraCluster %s/%s: %w", ns, name, err)
+	}
+	var ex nodetool.Execer = o.Execer
+	if ex == nil {
+		ex = kube.PodExec{Config: c.Config, Client: c.Kube, Namespace: ns, Container: casskop.Container}
+	}
+	return &session{
+		c: c, adapter: a, cluster: cl,
+		store: &checkpoint.Store{Obj: a.Object(ns, name), Now: o.Now},
+		nt:    nodetool.Client{Exec: ex},
+	}, nil
+}
+
+// resumeHint is the command that continues the operation on this cluster.
+func (s *session) resumeHint() string {
+	return fmt.Sprintf("kubectl cassandra resume -n %s %s", s.cluster.Namespace, s.cluster.Name)
+}
+
+func (s *session) statusHint() string {
+	return fmt.Sprintf("kubectl cassandra status -n %s %s", s.cluster.Namespace, s.cluster.Name)
+}

@@ -1,0 +1,404 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+)
+
+// crash is what a simulated process death panics with, right after a side effect.
+type crash struct{ point int }
+
+// world is a fake Kubernetes (client-go fakes with resourceVersion preconditions, a
+// StatefulSet controller and PVC-deletion bookkeeping) plus a simulated Cassandra. Its
+// API objects and Cassandra state outlive the "processes" that run commands against it.
+type world struct {
+	t     *testing.T
+	ns    string
+	name  string
+	kube  *kubefake.Clientset
+	dyn   *dynamicfake.FakeDynamicClient
+	cass  *sim.Store
+	racks []string
+	nodes int
+
+	mu          sync.Mutex
+	rv          int
+	sideEffects int
+	crashAt     int // 0 = never
+	violations  []string
+	pvcDeletes  []string
+	execLog     []string
+}
+
+var ccGVR = schema.GroupVersionResource{Group: casskop.Group, Version: "v2", Resource: casskop.Resource}
+
+type worldOpts struct {
+	version string
+	racks   []string
+	nodes   int
+	// topology: whether the CR has spec.topology (else the defaults dc1/rack1 apply).
+	topology bool
+	status   map[string]any
+	extraPVC bool // a storageConfigs claim template besides data
+}
+
+// newWorld builds a CassKop-shaped cluster "demo" in namespace "cassandra".
+func newWorld(t *testing.T, o worldOpts) *world {
+	t.Helper()
+	if o.version == "" {
+		o.version = "4.1"
+	}
+	if len(o.racks) == 0 {
+		o.racks = []string{"rack1"}
+	}
+	w := &world{t: t, ns: "cassandra", name: "demo", racks: o.racks, nodes: o.nodes}
+	scheme := runtime.NewScheme()
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "db.orange.com/v2", "kind": "CassandraCluster",
+		"metadata": map[string]any{"name": w.name, "namespace": w.ns, "uid": "cc-uid-1", "resourceVersion": "1"},
+		"spec":     map[string]any{"nodesPerRacks": int64(o.nodes), "serverVersion": o.version + ".0"},
+	}}
+	if o.topology {
+		var racks []any
+		for _, r := range o.racks {
+			racks = append(racks, map[string]any{"name": r})
+		}
+		cr.Object["spec"].(map[string]any)["nodesPerRacks"] = int64(1)
+		cr.Object["spec"].(map[string]any)["topology"] = map[string]any{"dc": []any{map[string]any{"name": "dc1", "nodesPerRacks": int64(o.nodes), "rack": racks}}}
+	}
+	if o.status != nil {
+		cr.Object["status"] = o.status
+	}
+	w.dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{ccGVR: "CassandraClusterList"}, cr)
+	w.kube = kubefake.NewSimpleClientset()
+	w.kube.Resources = []*metav1.APIResourceList{{GroupVersion: "db.orange.com/v2", APIResources: []metav1.APIResource{{Name: casskop.Resource, Namespaced: true, Kind: casskop.Kind}}}}
+	var specs []sim.NodeSpec
+	ip := 10
+	for _, r := range o.racks {
+		sts := casskop.StatefulSetName(w.name, "dc1", r)
+		labels := casskop.RackLabels(w.name, "dc1", r)
+		replicas := int32(o.nodes)
+		tpls := []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels}}}
+		if o.extraPVC {
+			tpls = append(tpls, corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "cassandra-logs", Labels: labels}})
+		}
+		w.add(&appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: sts, Namespace: w.ns, Labels: labels, UID: types.UID("sts-" + r), ResourceVersion: "1"},
+			Spec:       appsv1.StatefulSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels}, VolumeClaimTemplates: tpls},
+		})
+		for i := 0; i < o.nodes; i++ {
+			pod := fmt.Sprintf("%s-%d", sts, i)
+			ip++
+			addr := fmt.Sprintf("10.244.0.%d", ip)
+			w.add(&corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: w.ns, Labels: labels, UID: types.UID("pod-" + pod), ResourceVersion: "1"},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: addr,
+					Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+			})
+			for _, tpl := range tpls {
+				name := tpl.Name + "-" + pod
+				w.add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Labels: labels, UID: types.UID("pvc-" + name), ResourceVersion: "1"},
+					Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}})
+			}
+			specs = append(specs, sim.NodeSpec{Pod: pod, HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", ip), Address: addr, DC: "dc1", Rack: r, Load: "1.2 GiB"})
+		}
+	}
+	w.cass = sim.NewMemory(sim.Options{Version: o.version, RF: 1}, specs, nil)
+	w.kube.PrependReactor("*", "*", w.react(w.kube.Tracker()))
+	w.dyn.PrependReactor("*", "*", w.react(w.dyn.Tracker()))
+	return w
+}
+
+func (w *world) add(obj runtime.Object) {
+	w.t.Helper()
+	if err := w.kube.Tracker().Add(obj); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// react handles every write: resourceVersion and UID preconditions, the StatefulSet
+// controller, bookkeeping, then the crash injection right after the write took effect.
+func (w *world) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
+	apply := k8stesting.ObjectReaction(tracker)
+	return func(action k8stesting.Action) (bool, runtime.Object, error) {
+		verb := action.GetVerb()
+		if verb != "create" && verb != "update" && verb != "patch" && verb != "delete" {
+			return false, nil, nil
+		}
+		gvr := action.GetResource()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		switch a := action.(type) {
+		case k8stesting.PatchAction:
+			if a.GetPatchType() == types.MergePatchType {
+				var body struct {
+					Metadata struct {
+						ResourceVersion string `json:"resourceVersion"`
+					} `json:"metadata"`
+				}
+				_ = json.Unmarshal(a.GetPatch(), &body)
+				if want := body.Metadata.ResourceVersion; want != "" {
+					cur, err := tracker.Get(gvr, a.GetNamespace(), a.GetName())
+					if err != nil {
+						return true, nil, err
+					}
+					m, _ := metaOf(cur)
+					if m.GetResourceVersion() != want {
+						return true, nil, apierrors.NewConflict(gvr.GroupResource(), a.GetName(), fmt.Errorf("the object has been modified"))
+					}
+				}
+			}
+		case k8stesting.DeleteAction:
+			if gvr.Resource == "persistentvolumeclaims" {
+				cur, err := tracker.Get(gvr, a.GetNamespace(), a.GetName())
+				if err == nil {
+					pvc := cur.(*corev1.PersistentVolumeClaim)
+					if pre := a.GetDeleteOptions().Preconditions; pre != nil && pre.UID != nil && *pre.UID != pvc.UID {
+						return true, nil, apierrors.NewConflict(gvr.GroupResource(), a.GetName(), fmt.Errorf("precondition failed: UID"))
+					}
+					if pre := a.GetDeleteOptions().Preconditions; pre == nil || pre.UID == nil {
+						w.violations = append(w.violations, "PVC "+a.GetName()+" deleted without a UID precondition")
+					}
+					pod := strings.TrimPrefix(strings.TrimPrefix(a.GetName(), "data-"), "cassandra-logs-")
+					if _, err := w.kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), pod); err == nil {
+						w.violations = append(w.violations, "PVC "+a.GetName()+" deleted while pod "+pod+" exists")
+					}
+					w.pvcDeletes = append(w.pvcDeletes, a.GetName())
+				}
+			}
+		}
+		handled, obj, err := apply(action)
+		if err != nil {
+			return handled, obj, err
+		}
+		if verb == "patch" || verb == "update" {
+			w.rv++
+			if cur, gerr := tracker.Get(gvr, action.GetNamespace(), objName(action)); gerr == nil {
+				cur = cur.DeepCopyObject()
+				m, _ := metaOf(cur)
+				m.SetResourceVersion(fmt.Sprintf("%d", 100+w.rv))
+				_ = tracker.Update(gvr, cur, action.GetNamespace())
+				obj = cur
+			}
+			if gvr.Resource == "statefulsets" {
+				w.statefulSetController(action.GetNamespace(), objName(action))
+			}
+		}
+		w.sideEffects++
+		if w.crashAt > 0 && w.sideEffects == w.crashAt {
+			panic(crash{point: w.sideEffects})
+		}
+		return handled, obj, err
+	}
+}
+
+func objName(a k8stesting.Action) string {
+	switch a := a.(type) {
+	case k8stesting.PatchAction:
+		return a.GetName()
+	case k8stesting.UpdateAction:
+		m, _ := metaOf(a.GetObject())
+		return m.GetName()
+	}
+	return ""
+}
+
+func metaOf(o runtime.Object) (metav1.Object, error) {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	if m, ok := o.(metav1.Object); ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("no metadata")
+}
+
+// statefulSetController deletes the pods at or above the replica count, as the real one
+// does on a scale-down (it leaves the PVCs).
+func (w *world) statefulSetController(ns, name string) {
+	obj, err := w.kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), ns, name)
+	if err != nil {
+		return
+	}
+	sts := obj.(*appsv1.StatefulSet)
+	l, _ := w.kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), ns)
+	for _, p := range l.(*corev1.PodList).Items {
+		var i int
+		if _, err := fmt.Sscanf(strings.TrimPrefix(p.Name, name+"-"), "%d", &i); err != nil || !strings.HasPrefix(p.Name, name+"-") {
+			continue
+		}
+		if i >= int(*sts.Spec.Replicas) {
+			_ = w.kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
+		}
+	}
+}
+
+// Exec runs the simulated nodetool "in" a pod; a decommission call is a side effect
+// (a crash point right after it returns).
+func (w *world) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	if _, err := w.kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.ns, pod); err != nil {
+		return "", "", fmt.Errorf("exec in %s: %w", pod, err)
+	}
+	args := argv
+	for len(args) > 0 && args[0] != "nodetool" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return "", "", fmt.Errorf("not a nodetool command: %v", argv)
+	}
+	args = args[1:]
+	var out, errb bytes.Buffer
+	code := w.cass.Run(ctx, pod, args, &out, &errb)
+	var err error
+	if code != 0 {
+		err = fmt.Errorf("command terminated with non-zero exit code: %d", code)
+	}
+	if len(args) > 0 && args[0] == "decommission" {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
+		w.sideEffects++
+		if w.crashAt > 0 && w.sideEffects == w.crashAt {
+			panic(crash{point: w.sideEffects})
+		}
+	}
+	return out.String(), errb.String(), err
+}
+
+// run executes one plugin command as a fresh process would. crashed is true when the
+// process "died" at crashAt.
+func (w *world) run(crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	w.mu.Lock()
+	w.sideEffects, w.crashAt = 0, crashAt
+	w.mu.Unlock()
+	var out, errb bytes.Buffer
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	o.Clients = &Clients{Kube: w.kube, Dynamic: w.dyn, Discovery: w.kube.Discovery(), Namespace: w.ns}
+	o.Execer = w
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(crash); !ok {
+					panic(r)
+				}
+				crashed = true
+			}
+		}()
+		code = o.Execute(ctx, append(args, "--poll-interval", "1ms", "--timeout", "20s"))
+	}()
+	w.mu.Lock()
+	w.crashAt = 0
+	w.mu.Unlock()
+	return out.String(), errb.String(), code, crashed
+}
+
+// cr returns the CassandraCluster object.
+func (w *world) cr() *unstructured.Unstructured {
+	w.t.Helper()
+	u, err := w.dyn.Tracker().Get(ccGVR, w.ns, w.name)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return u.(*unstructured.Unstructured)
+}
+
+func (w *world) podNames() []string {
+	l, _ := w.kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), w.ns)
+	var n []string
+	for _, p := range l.(*corev1.PodList).Items {
+		n = append(n, p.Name)
+	}
+	return n
+}
+
+func (w *world) pvcNames() []string {
+	l, _ := w.kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), w.ns)
+	var n []string
+	for _, p := range l.(*corev1.PersistentVolumeClaimList).Items {
+		n = append(n, p.Name)
+	}
+	return n
+}
+
+func (w *world) replicas(rack string) int {
+	obj, err := w.kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w.ns, casskop.StatefulSetName(w.name, "dc1", rack))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return int(*obj.(*appsv1.StatefulSet).Spec.Replicas)
+}
+
+// assertConverged checks the end state of a scale-down to target nodes per rack.
+func (w *world) assertConverged(target int, label string) {
+	w.t.Helper()
+	for _, r := range w.racks {
+		sts := casskop.StatefulSetName(w.name, "dc1", r)
+		if got := w.replicas(r); got != target {
+			w.t.Errorf("%s: StatefulSet %s has %d replicas, want %d", label, sts, got, target)
+		}
+		pods := strings.Join(w.podNames(), " ")
+		pvcs := strings.Join(w.pvcNames(), " ")
+		for i := 0; i < w.nodes; i++ {
+			pod := fmt.Sprintf("%s-%d", sts, i)
+			keep := i < target
+			if strings.Contains(" "+pods+" ", " "+pod+" ") != keep {
+				w.t.Errorf("%s: pod %s present=%v, want %v", label, pod, !keep, keep)
+			}
+			if strings.Contains(" "+pvcs+" ", " data-"+pod+" ") != keep {
+				w.t.Errorf("%s: PVC data-%s present=%v, want %v", label, pod, !keep, keep)
+			}
+			nv, err := w.cass.Node(pod)
+			if err != nil {
+				w.t.Fatalf("%s: %v", label, err)
+			}
+			want := 0
+			if !keep {
+				want = 1
+			}
+			if nv.DecommissionsStarted != want {
+				w.t.Errorf("%s: node %s decommissions started = %d, want %d", label, pod, nv.DecommissionsStarted, want)
+			}
+		}
+	}
+	cr := w.cr()
+	if _, ok := cr.GetAnnotations()[checkpoint.Annotation]; ok {
+		w.t.Errorf("%s: checkpoint annotation still present", label)
+	}
+	if _, ok := cr.GetAnnotations()[checkpoint.LastOperationAnnotation]; !ok {
+		w.t.Errorf("%s: no last-operation record", label)
+	}
+	cl, err := (&casskop.Adapter{Version: "v2"}).FromObject(cr)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if got := cl.DCs[0].NodesPerRack; got != target {
+		w.t.Errorf("%s: CR nodesPerRacks is %d, want %d", label, got, target)
+	}
+	if len(w.violations) > 0 {
+		w.t.Errorf("%s: safety violations: %v", label, w.violations)
+	}
+}

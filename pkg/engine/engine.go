@@ -1,0 +1,347 @@
+// Package engine runs a planned operation step by step. Before a step acts, the
+// checkpoint says so; whether a step is done is always asked of the real world, so a
+// run can be killed anywhere and resumed from any machine.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+)
+
+// Step is one small action with two questions about the real world.
+type Step interface {
+	// Done reports whether the real world already shows the step's effect. An error
+	// means "unknown" and is never taken as done.
+	Done(ctx context.Context) (bool, error)
+	// Safe returns an error when acting now would be unsafe (it is re-checked right
+	// before every attempt, from the real world).
+	Safe(ctx context.Context) error
+	// Do performs the action once. It must be idempotent: the run may have died right
+	// after a previous Do.
+	Do(ctx context.Context) error
+}
+
+// Waiter is implemented by steps that wait for their effect in a better way than
+// polling Done (a watch, or a loop that can detect that an earlier step must be redone).
+type Waiter interface {
+	Wait(ctx context.Context) error
+}
+
+// Describer gives a human description of a step for plans and progress.
+type Describer interface {
+	Describe() string
+}
+
+// Redo asks the engine to run an earlier step's action again (e.g. the node came back
+// NORMAL after a restart, so it must be decommissioned again).
+type Redo struct {
+	StepID string
+	Reason string
+}
+
+func (r *Redo) Error() string { return fmt.Sprintf("redo %s: %s", r.StepID, r.Reason) }
+
+// Retryable marks a Do error after which the action may be attempted again.
+type Retryable struct{ Err error }
+
+func (r *Retryable) Error() string { return r.Err.Error() }
+func (r *Retryable) Unwrap() error { return r.Err }
+
+// Fatal marks an error that stops the run at once (a refusal by Cassandra, a broken
+// invariant); it carries the exit code the command should return.
+type Fatal struct {
+	Err  error
+	Code int
+}
+
+func (f *Fatal) Error() string { return f.Err.Error() }
+func (f *Fatal) Unwrap() error { return f.Err }
+
+// ErrInterrupted is returned when the context was cancelled between steps or during a wait.
+var ErrInterrupted = errors.New("interrupted")
+
+// Reporter receives progress. Implementations must not block.
+type Reporter interface {
+	StepStarted(id, desc string, attempt int)
+	StepDone(id, desc string, already bool)
+	Waiting(id, what string, elapsed time.Duration)
+	Warn(id, msg string)
+}
+
+// Saver persists the checkpoint (checkpoint.Store in production).
+type Saver interface {
+	Save(ctx context.Context, cp *checkpoint.Checkpoint) error
+}
+
+// Engine runs the steps of a checkpoint.
+type Engine struct {
+	CP       *checkpoint.Checkpoint
+	Steps    map[string]Step // by step ID
+	Store    Saver
+	Reporter Reporter
+	Now      func() time.Time
+	// Poll is the interval between reads of the real world while waiting or when a read
+	// failed.
+	Poll time.Duration
+	// StepTimeout bounds how long one step may wait for its effect.
+	StepTimeout time.Duration
+	// MaxAttempts bounds how often one step's action is attempted in total.
+	MaxAttempts int
+	// Current is the ID of the step being worked on (for interruption messages).
+	Current string
+}
+
+// Run executes every step that is not done. Cancelling ctx interrupts the run at the
+// next safe point: never between an action and the checkpoint write that records it.
+func (e *Engine) Run(ctx context.Context) error {
+	if e.MaxAttempts == 0 {
+		e.MaxAttempts = 5
+	}
+	if e.Poll == 0 {
+		e.Poll = 2 * time.Second
+	}
+	if e.StepTimeout == 0 {
+		e.StepTimeout = 30 * time.Minute
+	}
+	// Writes run on a context that ignores interruption, so a write is never cut in
+	// half; they still have their own timeout.
+	forced := map[int]string{}
+	for i := 0; i < len(e.CP.Steps); i++ {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		rec := &e.CP.Steps[i]
+		st, ok := e.Steps[rec.ID]
+		if !ok {
+			return fmt.Errorf("no implementation for step %s", rec.ID)
+		}
+		e.Current = rec.ID
+		desc := describe(st, rec.ID)
+		reason, force := forced[i]
+		delete(forced, i)
+		if !force {
+			done, err := e.doneWithRetry(ctx, rec.ID, st)
+			if err != nil {
+				return err
+			}
+			if done {
+				already := rec.State != checkpoint.StateStarted
+				if err := e.markDone(ctx, rec); err != nil {
+					return err
+				}
+				e.Reporter.StepDone(rec.ID, desc, already)
+				continue
+			}
+		}
+		if rec.Attempts >= e.MaxAttempts {
+			return &Fatal{Code: 1, Err: fmt.Errorf("step %s failed %d times (last error: %s)", rec.ID, rec.Attempts, nonEmpty(rec.LastError, reason))}
+		}
+		if err := st.Safe(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return fmt.Errorf("not safe to %s: %w", desc, err)
+		}
+		// The checkpoint says "started" before the action happens.
+		now := e.now()
+		rec.State = checkpoint.StateStarted
+		rec.Attempts++
+		rec.StartedAt = &now
+		rec.FinishedAt = nil
+		if reason != "" {
+			rec.LastError = reason
+		}
+		if err := e.save(ctx); err != nil {
+			return err
+		}
+		e.Reporter.StepStarted(rec.ID, desc, rec.Attempts)
+		err := st.Do(ctx)
+		var rt *Retryable
+		var fatal *Fatal
+		switch {
+		case errors.As(err, &fatal):
+			e.recordError(ctx, rec, err)
+			return err
+		case errors.As(err, &rt):
+			e.recordError(ctx, rec, err)
+			e.Reporter.Warn(rec.ID, fmt.Sprintf("%s failed (attempt %d): %v; retrying", desc, rec.Attempts, err))
+			if err := e.sleep(ctx, e.Poll); err != nil {
+				return err
+			}
+			forced[i] = err.Error()
+			i--
+			continue
+		case err != nil && ctx.Err() != nil:
+			return ErrInterrupted
+		case err != nil:
+			e.recordError(ctx, rec, err)
+			return fmt.Errorf("%s: %w", desc, err)
+		}
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		if err := e.wait(ctx, rec.ID, st); err != nil {
+			var redo *Redo
+			if errors.As(err, &redo) {
+				j := e.index(redo.StepID)
+				if j < 0 || j > i {
+					return fmt.Errorf("step %s asked to redo unknown step %s", rec.ID, redo.StepID)
+				}
+				e.Reporter.Warn(rec.ID, fmt.Sprintf("%s; going back to %s", redo.Reason, redo.StepID))
+				for k := j; k <= i; k++ {
+					e.CP.Steps[k].State = checkpoint.StatePending
+				}
+				forced[j] = redo.Reason
+				i = j - 1
+				continue
+			}
+			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			e.recordError(ctx, rec, err)
+			return err
+		}
+		if err := e.markDone(ctx, rec); err != nil {
+			return err
+		}
+		e.Reporter.StepDone(rec.ID, desc, false)
+	}
+	e.Current = ""
+	return nil
+}
+
+// doneWithRetry asks Done until it answers, within StepTimeout. Unknown is never done.
+func (e *Engine) doneWithRetry(ctx context.Context, id string, st Step) (bool, error) {
+	start := e.now()
+	for {
+		done, err := st.Done(ctx)
+		if err == nil {
+			return done, nil
+		}
+		if ctx.Err() != nil {
+			return false, ErrInterrupted
+		}
+		var fatal *Fatal
+		if errors.As(err, &fatal) {
+			return false, err
+		}
+		if e.now().Sub(start) > e.StepTimeout {
+			return false, fmt.Errorf("cannot tell whether %s is done: %w", id, err)
+		}
+		e.Reporter.Waiting(id, "state unknown ("+err.Error()+"), reading again", e.now().Sub(start))
+		if err := e.sleep(ctx, e.Poll); err != nil {
+			return false, err
+		}
+	}
+}
+
+// wait blocks until the step's effect is visible.
+func (e *Engine) wait(ctx context.Context, id string, st Step) error {
+	wctx, cancel := context.WithTimeout(ctx, e.StepTimeout)
+	defer cancel()
+	if w, ok := st.(Waiter); ok {
+		err := w.Wait(wctx)
+		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+			return fmt.Errorf("timed out after %s waiting for %s: %w", e.StepTimeout, id, err)
+		}
+		return err
+	}
+	start := e.now()
+	for {
+		done, err := st.Done(wctx)
+		if err == nil && done {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		if wctx.Err() != nil {
+			return fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)
+		}
+		what := "waiting"
+		if err != nil {
+			what = "state unknown (" + err.Error() + ")"
+		}
+		e.Reporter.Waiting(id, what, e.now().Sub(start))
+		if err := e.sleep(wctx, e.Poll); err != nil {
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)
+		}
+	}
+}
+
+func (e *Engine) markDone(ctx context.Context, rec *checkpoint.Step) error {
+	if rec.State == checkpoint.StateDone {
+		return nil
+	}
+	now := e.now()
+	rec.State = checkpoint.StateDone
+	rec.FinishedAt = &now
+	rec.LastError = ""
+	return e.save(ctx)
+}
+
+// recordError keeps the last error in the checkpoint (best effort: the run is stopping
+// or retrying anyway, and the step stays "started", which resume re-checks).
+func (e *Engine) recordError(ctx context.Context, rec *checkpoint.Step, err error) {
+	rec.LastError = err.Error()
+	if serr := e.save(ctx); serr != nil {
+		e.Reporter.Warn(rec.ID, "could not record the error in the checkpoint: "+serr.Error())
+	}
+}
+
+func (e *Engine) save(ctx context.Context) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := e.Store.Save(wctx, e.CP); err != nil {
+		return &Fatal{Code: 1, Err: err}
+	}
+	return nil
+}
+
+func (e *Engine) index(id string) int {
+	for i, s := range e.CP.Steps {
+		if s.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ErrInterrupted
+	case <-t.C:
+		return nil
+	}
+}
+
+func describe(st Step, id string) string {
+	if d, ok := st.(Describer); ok {
+		return d.Describe()
+	}
+	return id
+}
+
+func nonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

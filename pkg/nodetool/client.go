@@ -1,0 +1,127 @@
+package nodetool
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Execer runs a command in a pod's Cassandra container, argv only (no shell).
+type Execer interface {
+	Exec(ctx context.Context, pod string, argv []string) (stdout, stderr string, err error)
+}
+
+// Client runs nodetool commands through an Execer.
+type Client struct {
+	Exec Execer
+}
+
+// Argv is the command line for `nodetool args...`: through env, with LANG=C so numbers
+// print with a dot, and the JVM option that newer JDKs need for nodetool's JMX URL
+// (CASSANDRA-17581).
+func Argv(args ...string) []string {
+	return append([]string{"env", "LANG=C", "JAVA_TOOL_OPTIONS=-Dcom.sun.jndi.rmiURLParsing=legacy", "nodetool"}, args...)
+}
+
+func (c Client) run(ctx context.Context, pod string, args ...string) (string, string, error) {
+	return c.Exec.Exec(ctx, pod, Argv(args...))
+}
+
+// UnreachableError means nodetool ran but could not connect to Cassandra's JMX port
+// (Cassandra down, starting, or refusing to start).
+type UnreachableError struct {
+	Pod, Message string
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("nodetool on %s cannot reach Cassandra: %s", e.Pod, e.Message)
+}
+
+func execFailure(pod, cmd, stdout, stderr string, err error) error {
+	for _, out := range []string{stderr, stdout} {
+		if i := strings.Index(out, "nodetool: Failed to connect"); i >= 0 {
+			return &UnreachableError{Pod: pod, Message: clientFirstLine(out[i:])}
+		}
+	}
+	// Skip the JVM's own lines ("Picked up JAVA_TOOL_OPTIONS: ...") to reach the error.
+	msg := firstErrorLine(stderr)
+	if msg == "" {
+		msg = firstErrorLine(stdout)
+	}
+	if msg != "" {
+		return fmt.Errorf("nodetool %s on %s failed: %s (%v)", cmd, pod, msg, err)
+	}
+	return fmt.Errorf("nodetool %s on %s failed: %w", cmd, pod, err)
+}
+
+// Status reads the ring as seen from pod.
+func (c Client) Status(ctx context.Context, pod string) (Ring, error) {
+	out, errOut, err := c.run(ctx, pod, "status")
+	if err != nil {
+		return Ring{}, execFailure(pod, "status", out, errOut, err)
+	}
+	r, err := ParseStatus(out)
+	if err != nil {
+		return Ring{}, fmt.Errorf("nodetool status on %s: %w", pod, err)
+	}
+	return r, nil
+}
+
+// Netstats reads the operation mode of the node in pod.
+func (c Client) Netstats(ctx context.Context, pod string) (Netstats, error) {
+	out, errOut, err := c.run(ctx, pod, "netstats")
+	if err != nil {
+		return Netstats{}, execFailure(pod, "netstats", out, errOut, err)
+	}
+	n, err := ParseNetstats(out)
+	if err != nil {
+		return Netstats{}, fmt.Errorf("nodetool netstats on %s: %w", pod, err)
+	}
+	return n, nil
+}
+
+// Info reads `nodetool info` of the node in pod.
+func (c Client) Info(ctx context.Context, pod string) (Info, error) {
+	out, errOut, err := c.run(ctx, pod, "info")
+	if err != nil {
+		return Info{}, execFailure(pod, "info", out, errOut, err)
+	}
+	i, err := ParseInfo(out)
+	if err != nil {
+		return Info{}, fmt.Errorf("nodetool info on %s: %w", pod, err)
+	}
+	return i, nil
+}
+
+// DescribeCluster reads `nodetool describecluster` from pod.
+func (c Client) DescribeCluster(ctx context.Context, pod string) (ClusterDescription, error) {
+	out, errOut, err := c.run(ctx, pod, "describecluster")
+	if err != nil {
+		return ClusterDescription{}, execFailure(pod, "describecluster", out, errOut, err)
+	}
+	d, err := ParseDescribeCluster(out)
+	if err != nil {
+		return ClusterDescription{}, fmt.Errorf("nodetool describecluster on %s: %w", pod, err)
+	}
+	return d, nil
+}
+
+// Decommission runs `nodetool decommission` on pod and classifies the answer. It blocks
+// for as long as the decommission runs (or until ctx ends). The outcome is never proof
+// of the node's state, except OutcomeRefused and OutcomeFailed: read the state after.
+func (c Client) Decommission(ctx context.Context, pod string, force bool) (Outcome, string) {
+	args := []string{"decommission"}
+	if force {
+		args = append(args, "--force")
+	}
+	out, errOut, err := c.run(ctx, pod, args...)
+	return ClassifyDecommission(out, errOut, err)
+}
+
+func clientFirstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,85 @@
+package nodetool
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseNetstatsFixtures(t *testing.T) {
+	tests := []struct {
+		file string
+		want Netstats
+	}{
+		{"netstats-4.1-leaving-streaming.txt", Netstats{Mode: ModeLeaving, Streaming: true}},
+		{"netstats-4.1-normal-receiving.txt", Netstats{Mode: ModeNormal, Streaming: true}},
+		{"netstats-4.1-leaving-idle.txt", Netstats{Mode: ModeLeaving, Streaming: false}},
+		{"netstats-4.1-decommissioned.txt", Netstats{Mode: ModeDecommissioned, Streaming: false}},
+		{"netstats-5.0-decommission-failed.txt", Netstats{Mode: ModeDecommissionFailed, Streaming: false}},
+		{"netstats-4.1-starting.txt", Netstats{Mode: ModeStarting, Streaming: false}},
+		{"netstats-3.11-leaving-streaming.txt", Netstats{Mode: ModeLeaving, Streaming: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			got, err := ParseNetstats(fixture(t, tt.file))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestParseNetstatsAcceptsEveryMode(t *testing.T) {
+	for _, m := range []Mode{ModeStarting, ModeNormal, ModeJoining, ModeJoiningFailed, ModeLeaving,
+		ModeDecommissioned, ModeDecommissionFailed, ModeMoving, ModeDraining, ModeDrained} {
+		t.Run(string(m), func(t *testing.T) {
+			got, err := ParseNetstats("Mode: " + string(m) + "\nNot sending any streams.\n")
+			require.NoError(t, err)
+			assert.Equal(t, Netstats{Mode: m}, got)
+		})
+	}
+}
+
+func TestParseNetstatsModeLineOnly(t *testing.T) {
+	// `nodetool netstats | head -1`, with and without its newline, CRLF, JVM banner first.
+	for _, out := range []string{
+		"Mode: DECOMMISSIONED\n",
+		"Mode: DECOMMISSIONED",
+		"Mode: DECOMMISSIONED\r\n",
+		"Picked up JAVA_TOOL_OPTIONS: -Dcom.sun.jndi.rmiURLParsing=legacy\nMode: DECOMMISSIONED\n",
+	} {
+		got, err := ParseNetstats(out)
+		require.NoError(t, err, "%q", out)
+		assert.Equal(t, Netstats{Mode: ModeDecommissioned}, got, "%q", out)
+	}
+}
+
+func TestParseNetstatsOtherPlansCountAsStreaming(t *testing.T) {
+	got, err := ParseNetstats("Mode: NORMAL\nRebuild 2c3d4e5f-4e2b-11ef-a3c1-6f1d2b3c4d5e\n    /10.244.1.13\n")
+	require.NoError(t, err)
+	assert.Equal(t, Netstats{Mode: ModeNormal, Streaming: true}, got)
+}
+
+func TestParseNetstatsRejects(t *testing.T) {
+	tests := []struct {
+		name, out, wantErr string
+	}{
+		{"empty", "", `netstats: empty output, no "Mode:" line`},
+		{"whitespace", " \n\n", `netstats: empty output, no "Mode:" line`},
+		{"unknown mode", "Mode: BOOTSTRAPPING\nNot sending any streams.\n", `netstats line 1: unknown operation mode "BOOTSTRAPPING"`},
+		{"lower-case mode", "Mode: normal\n", `netstats line 1: unknown operation mode "normal"`},
+		{"no mode word", "Mode: \n", `netstats line 1: want "Mode: <MODE>", got "Mode:"`},
+		{"missing mode line", "Not sending any streams.\nRead Repair Statistics:\n", `netstats line 1: want "Mode: <MODE>", got "Not sending any streams."`},
+		{"connect failure", "nodetool: Failed to connect to '127.0.0.1:7199' - ConnectException: 'Connection refused'.\n",
+			`netstats: nodetool printed an error instead of a mode: "nodetool: Failed to connect to '127.0.0.1:7199' - ConnectException: 'Connection refused'."`},
+		{"stack trace", "error: null\n-- StackTrace --\njava.lang.NullPointerException\n", `netstats: nodetool printed an error instead of a mode: "error: null"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseNetstats(tt.out)
+			require.Error(t, err)
+			assert.Equal(t, Netstats{}, got)
+			assert.EqualError(t, err, tt.wantErr)
+		})
+	}
+}

@@ -1,0 +1,225 @@
+package nodetool
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Cells of a `nodetool status` row. Load is `DecimalFormat("#.##")` plus a unit (KiB..TiB
+// since 3.6, KB..TB before) or "?"; Owns is `DecimalFormat("##0.0%")` or "?". Both take
+// the JVM locale's decimal separator, so "," is accepted as well as ".".
+const (
+	statusLoad   = `(\?|[0-9][0-9.,]* (?:bytes|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB))`
+	statusOwns   = `(\?|[0-9][0-9.,]*%)`
+	statusHostID = `(` + uuidPattern + `|null)?`
+)
+
+var (
+	// statusRowStart is what every row starts with: status letter, state letter, space.
+	statusRowStart = regexp.MustCompile(`^[UD?][NLJM]\s`)
+
+	// statusRowVnodes reads a row under a "Tokens" header (the common case):
+	// code, address, load, token count, owns, host ID (or null, or an empty cell), rack.
+	statusRowVnodes = regexp.MustCompile(`^([UD?])([NLJM])\s+(\S+)\s+` + statusLoad + `\s+(\d+)\s+` +
+		statusOwns + `\s+` + statusHostID + `\s*(\S+)$`)
+
+	// statusRowToken reads a row under a "Token" header (single-token layout):
+	// code, address, load, owns, host ID (or null, or an empty cell), token, rack.
+	statusRowToken = regexp.MustCompile(`^([UD?])([NLJM])\s+(\S+)\s+` + statusLoad + `\s+` +
+		statusOwns + `\s+` + statusHostID + `\s*(-?\d+)\s+(\S+)$`)
+
+	statusRule        = regexp.MustCompile(`^=+$`)
+	statusHeader      = regexp.MustCompile(`^--\s+Address\s`)
+	statusTokensWord  = regexp.MustCompile(`\bTokens\b`)
+	statusTokenWord   = regexp.MustCompile(`\bToken\b`)
+	statusHeaderWords = []string{"Address", "Load", "Owns", "Host ID", "Rack"}
+)
+
+const (
+	statusLegendStatus = "Status=Up/Down"
+	statusLegendState  = "|/ State=Normal/Leaving/Joining/Moving"
+)
+
+// statusLayout is what the column header line of one datacenter tells the row parser.
+type statusLayout struct {
+	row *regexp.Regexp
+	// vnodes is true for the "Tokens" layout, false for the "Token" one.
+	vnodes bool
+	// hostIDEnd is the column just after "Host ID" in the header. A row whose Host ID
+	// cell is empty (4.0+ prints "" for a null host ID) has its next cell at or beyond it;
+	// a cell that starts before it is a Host ID cut short, not an empty cell.
+	hostIDEnd int
+}
+
+func parseStatusHeader(line string) (statusLayout, error) {
+	for _, w := range statusHeaderWords {
+		if !strings.Contains(line, w) {
+			return statusLayout{}, fmt.Errorf("column header %s has no %q column", quote(line), w)
+		}
+	}
+	l := statusLayout{hostIDEnd: strings.Index(line, "Host ID") + len("Host ID")}
+	switch {
+	case statusTokensWord.MatchString(line):
+		l.row, l.vnodes = statusRowVnodes, true
+	case statusTokenWord.MatchString(line):
+		l.row = statusRowToken
+	default:
+		return statusLayout{}, fmt.Errorf("column header %s has neither a \"Tokens\" nor a \"Token\" column", quote(line))
+	}
+	return l, nil
+}
+
+func (l statusLayout) parseRow(raw, dc string) (Node, error) {
+	line := strings.TrimRight(raw, " \t")
+	m := l.row.FindStringSubmatchIndex(line)
+	if m == nil {
+		return Node{}, fmt.Errorf("cannot parse row %s", quote(line))
+	}
+	cell := func(i int) string {
+		if m[2*i] < 0 {
+			return ""
+		}
+		return line[m[2*i]:m[2*i+1]]
+	}
+	n := Node{
+		DC:      dc,
+		Status:  cell(1),
+		State:   cell(2),
+		Address: cell(3),
+		Load:    cell(4),
+	}
+	var hostIDGroup int
+	if l.vnodes {
+		tokens, err := strconv.Atoi(cell(5))
+		if err != nil {
+			return Node{}, fmt.Errorf("row %s: token count %q: %w", quote(line), cell(5), err)
+		}
+		n.Tokens, n.Owns, hostIDGroup, n.Rack = tokens, cell(6), 7, cell(8)
+	} else {
+		n.Owns, hostIDGroup, n.Token, n.Rack = cell(5), 6, cell(7), cell(8)
+	}
+	switch id := cell(hostIDGroup); id {
+	case "null":
+		// 3.11 prints a null Host ID as "null".
+	case "":
+		// 4.0+ prints a null Host ID as an empty cell, so the next cell starts in or past
+		// the Host ID column. Anything earlier is a row cut inside its Host ID or rack.
+		next := m[2*(hostIDGroup+1)]
+		if next < l.hostIDEnd {
+			return Node{}, fmt.Errorf("row %s: no host ID, and %q starts inside the Host ID column (truncated row?)",
+				quote(line), cell(hostIDGroup+1))
+		}
+	default:
+		n.HostID = id
+	}
+	return n, nil
+}
+
+// ParseStatus parses the output of `nodetool status [keyspace]` of Cassandra 3.0 to 5.0:
+// the fixed-width printf rows of 3.x (no trailing spaces, no blank line between
+// datacenters, rows pushed right by a long Load), the TableBuilder rows of 4.0+ (trailing
+// spaces, a blank line between datacenters), the vnodes ("Tokens") and single-token
+// ("Token") layouts, "Owns" or "Owns (effective)", "?" loads and owns, null or empty host
+// IDs, "," decimal separators and the KB/MB units of old versions. Node.DC comes from the
+// "Datacenter: X" line above the row; "Note:" lines are kept in Ring.Notes.
+//
+// It never returns a partial ring: a line that starts like a row but does not parse, a
+// row before any "Datacenter:" line or column header, a datacenter without rows, a
+// duplicate datacenter, address or host ID, and any line nodetool does not print in a
+// status (an error message, a stack trace) make it fail. Output without any datacenter or
+// row (empty, whitespace only) fails with an error wrapping ErrEmpty.
+//
+// Rack names are single words (a rack with a space in its name fails the row). Output
+// cut inside the rack name of its very last row cannot be told from a shorter rack name.
+func ParseStatus(out string) (Ring, error) {
+	var (
+		ring      Ring
+		dc        string // current datacenter, "" before the first "Datacenter:" line
+		dcLine    int
+		dcRows    int
+		layout    *statusLayout
+		dcs       = map[string]bool{}
+		addresses = map[string]int{}
+		hostIDs   = map[string]int{}
+	)
+	endDC := func() error {
+		if dc != "" && dcRows == 0 && len(ring.Nodes) > 0 {
+			return fmt.Errorf("status line %d: datacenter %q has no node rows (truncated output?)", dcLine, dc)
+		}
+		return nil
+	}
+	for i, raw := range splitLines(out) {
+		n := i + 1
+		line := strings.TrimRight(raw, " \t")
+		switch {
+		case line == "" || isJVMNoise(line):
+			continue
+		case strings.HasPrefix(line, "Datacenter:"):
+			if err := endDC(); err != nil {
+				return Ring{}, err
+			}
+			name := strings.TrimSpace(strings.TrimPrefix(line, "Datacenter:"))
+			if name == "" {
+				return Ring{}, fmt.Errorf("status line %d: datacenter header %s has no name", n, quote(line))
+			}
+			if dcs[name] {
+				return Ring{}, fmt.Errorf("status line %d: datacenter %q is listed twice", n, name)
+			}
+			dcs[name] = true
+			dc, dcLine, dcRows, layout = name, n, 0, nil
+		case dc != "" && (statusRule.MatchString(line) || line == statusLegendStatus || line == statusLegendState):
+			continue
+		case statusHeader.MatchString(line):
+			if dc == "" {
+				return Ring{}, fmt.Errorf("status line %d: column header before any \"Datacenter:\" line", n)
+			}
+			l, err := parseStatusHeader(line)
+			if err != nil {
+				return Ring{}, fmt.Errorf("status line %d: %w", n, err)
+			}
+			layout = &l
+		case strings.HasPrefix(line, "Note:"):
+			ring.Notes = append(ring.Notes, strings.TrimSpace(line))
+		case statusRowStart.MatchString(line):
+			if dc == "" {
+				return Ring{}, fmt.Errorf("status line %d: node row %s before any \"Datacenter:\" line", n, quote(line))
+			}
+			if layout == nil {
+				return Ring{}, fmt.Errorf("status line %d: node row %s before the column header of datacenter %q", n, quote(line), dc)
+			}
+			node, err := layout.parseRow(raw, dc)
+			if err != nil {
+				return Ring{}, fmt.Errorf("status line %d: %w", n, err)
+			}
+			if prev, dup := addresses[node.Address]; dup {
+				return Ring{}, fmt.Errorf("status line %d: address %s is already listed on line %d", n, node.Address, prev)
+			}
+			addresses[node.Address] = n
+			if node.HostID != "" {
+				if prev, dup := hostIDs[node.HostID]; dup {
+					return Ring{}, fmt.Errorf("status line %d: host ID %s is already listed on line %d", n, node.HostID, prev)
+				}
+				hostIDs[node.HostID] = n
+			}
+			ring.Nodes = append(ring.Nodes, node)
+			dcRows++
+		default:
+			if e := firstErrorLine(out); e != "" {
+				return Ring{}, fmt.Errorf("status: nodetool printed an error instead of a ring: %s", quote(e))
+			}
+			return Ring{}, fmt.Errorf("status line %d: unexpected line %s", n, quote(line))
+		}
+	}
+	if err := endDC(); err != nil {
+		return Ring{}, err
+	}
+	if len(ring.Nodes) == 0 {
+		if dc != "" {
+			return Ring{}, fmt.Errorf("status: datacenter %q has no node rows: %w", dc, ErrEmpty)
+		}
+		return Ring{}, fmt.Errorf("status: no datacenter in %d bytes of output: %w", len(out), ErrEmpty)
+	}
+	return ring, nil
+}

@@ -1,0 +1,260 @@
+// Package operation plans a rack operation from the real world, and runs or resumes it
+// through the engine with its checkpoint.
+package operation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/version"
+)
+
+// Request is what the user asked for.
+type Request struct {
+	DC    string
+	Rack  string
+	Nodes int
+	Force bool
+}
+
+// Plan is a checkpoint ready to be written, plus what the user should know about it.
+type Plan struct {
+	CP       *checkpoint.Checkpoint
+	Cluster  topology.Cluster
+	DC       topology.DC
+	Racks    []topology.Rack
+	Warnings []string
+}
+
+// NodeInfo is what the planner asks a node: its Host ID.
+type NodeInfo interface {
+	Info(ctx context.Context, pod string) (nodetool.Info, error)
+	Status(ctx context.Context, pod string) (nodetool.Ring, error)
+}
+
+// Planner reads the real world and turns a Request into a Plan. It changes nothing.
+type Planner struct {
+	Kube     kubernetes.Interface
+	Nodetool NodeInfo
+	Now      func() time.Time
+}
+
+// ErrNothingToDo means the racks already have the requested size.
+type ErrNothingToDo struct{ Msg string }
+
+func (e *ErrNothingToDo) Error() string { return e.Msg }
+
+// ScaleDown plans removing nodes from the selected racks down to req.Nodes each,
+// highest ordinal first, one node at a time, rack by rack.
+func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Request) (*Plan, error) {
+	if req.Nodes < 0 {
+		return nil, exit.Usagef("--nodes must be at least 1, got %d", req.Nodes)
+	}
+	if req.Nodes == 0 {
+		return nil, exit.Usagef("--nodes 0 would remove the rack: rack removal is not what scale does (it keeps at least one node per rack)")
+	}
+	dc, racks, err := cl.Select(req.DC, req.Rack)
+	if err != nil {
+		return nil, exit.Usagef("%v", err)
+	}
+	if req.Rack != "" && len(dc.Racks) > 1 {
+		return nil, exit.Refusedf("datacenter %s has %d racks (%s) and CassKop keeps one node count for all racks of a datacenter (nodesPerRacks): "+
+			"scaling only rack %s would leave the racks unequal, which the cluster resource cannot represent. "+
+			"Scale the whole datacenter instead, rack by rack: kubectl cassandra scale %s --dc %s --nodes %d",
+			dc.Name, len(dc.Racks), strings.Join(cl.RackNames(dc.Name), ", "), req.Rack, cl.Name, dc.Name, req.Nodes)
+	}
+	plan := &Plan{Cluster: cl, DC: dc, Racks: racks}
+	from := map[string]int{}
+	var nodes []checkpoint.Node
+	allAtTarget := true
+	type rackState struct {
+		rack topology.Rack
+		sts  *appsv1.StatefulSet
+		pods map[int]corev1.Pod
+		cur  int
+	}
+	var states []rackState
+	for _, r := range racks {
+		sts, err := p.Kube.AppsV1().StatefulSets(cl.Namespace).Get(ctx, r.StatefulSet, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, exit.Refusedf("StatefulSet %s of rack %s/%s does not exist in namespace %s", r.StatefulSet, r.DC, r.Name, cl.Namespace)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read StatefulSet %s: %w", r.StatefulSet, err)
+		}
+		cur := 1
+		if sts.Spec.Replicas != nil {
+			cur = int(*sts.Spec.Replicas)
+		}
+		from[r.Name] = cur
+		if cur < req.Nodes {
+			return nil, exit.Refusedf("rack %s has %d nodes and --nodes %d is larger: scaling up is not supported yet; nothing changed", r.Name, cur, req.Nodes)
+		}
+		if cur != req.Nodes {
+			allAtTarget = false
+		}
+		pods, err := p.rackPods(ctx, cl.Namespace, r)
+		if err != nil {
+			return nil, err
+		}
+		states = append(states, rackState{rack: r, sts: sts, pods: pods, cur: cur})
+	}
+	if allAtTarget {
+		return nil, &ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", dc.Name, req.Nodes)}
+	}
+	for _, st := range states {
+		for i := 0; i < st.cur; i++ {
+			pod, ok := st.pods[i]
+			if !ok {
+				return nil, exit.Refusedf("pod %s-%d of StatefulSet %s does not exist; every pod must be Running and Ready before a scale-down", st.sts.Name, i, st.sts.Name)
+			}
+			if !steps.PodReady(&pod) || pod.DeletionTimestamp != nil {
+				return nil, exit.Refusedf("pod %s is not Ready; every pod of rack %s must be Ready before a scale-down (check: kubectl describe pod -n %s %s)", pod.Name, st.rack.Name, cl.Namespace, pod.Name)
+			}
+		}
+		for i := st.cur - 1; i >= req.Nodes; i-- {
+			pod := st.pods[i]
+			info, err := p.Nodetool.Info(ctx, pod.Name)
+			if err != nil {
+				return nil, exit.Refusedf("cannot read the Host ID of %s: %v; nothing changed", pod.Name, err)
+			}
+			n := checkpoint.Node{
+				Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.rack.DC, Rack: st.rack.Name,
+				StatefulSet: st.sts.Name, HostID: info.ID, Address: pod.Status.PodIP,
+			}
+			for _, tpl := range st.sts.Spec.VolumeClaimTemplates {
+				name := tpl.Name + "-" + pod.Name
+				pvc, err := p.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					plan.Warnings = append(plan.Warnings, fmt.Sprintf("PVC %s does not exist", name))
+					continue
+				}
+				if err != nil {
+					return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
+				}
+				n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
+			}
+			nodes = append(nodes, n)
+		}
+	}
+	if err := p.preflightRing(ctx, cl, dc, states[0].pods[0].Name, nodes); err != nil {
+		return nil, err
+	}
+	now := p.now()
+	holder := Self()
+	var rackNames []string
+	for _, r := range racks {
+		rackNames = append(rackNames, r.Name)
+	}
+	plan.CP = &checkpoint.Checkpoint{
+		SchemaVersion: checkpoint.SchemaVersion,
+		OperationID:   fmt.Sprintf("scale-%s-%s", now.Format("20060102-150405"), rand.String(5)),
+		Kind:          checkpoint.KindScaleDown,
+		Operator:      cl.Operator,
+		Namespace:     cl.Namespace,
+		Cluster:       cl.Name,
+		ClusterUID:    cl.UID,
+		StartedBy:     holder,
+		Holder:        holder,
+		StartedAt:     now,
+		UpdatedAt:     now,
+		Force:         req.Force,
+		Target:        checkpoint.Target{DC: dc.Name, Racks: rackNames, Nodes: req.Nodes, From: from},
+		Nodes:         nodes,
+		Steps:         checkpoint.ScaleDownSteps(nodes),
+	}
+	return plan, nil
+}
+
+// preflightRing refuses when the DC's ring is unreadable or not all Up/Normal, or a
+// node to remove is not a ring member.
+func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string, nodes []checkpoint.Node) error {
+	r, err := p.Nodetool.Status(ctx, reader)
+	if err != nil {
+		return exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
+	}
+	var bad []string
+	for _, n := range r.Nodes {
+		if n.DC == dc.Name && n.Code() != "UN" {
+			bad = append(bad, fmt.Sprintf("%s (%s) is %s", n.Address, n.HostID, n.Code()))
+		}
+	}
+	if len(bad) > 0 {
+		return exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed", dc.Name, strings.Join(bad, ", "), cl.Name)
+	}
+	for _, n := range nodes {
+		if _, ok := r.ByHostID(n.HostID); !ok {
+			return exit.Refusedf("node %s (Host ID %s) is not in the ring read from %s; nothing changed", n.Pod, n.HostID, reader)
+		}
+	}
+	return nil
+}
+
+// rackPods maps ordinal → pod for the pods of a rack.
+func (p *Planner) rackPods(ctx context.Context, ns string, r topology.Rack) (map[int]corev1.Pod, error) {
+	l, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: r.LabelSelector()})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the pods of rack %s: %w", r.Name, err)
+	}
+	out := map[int]corev1.Pod{}
+	for _, pod := range l.Items {
+		if i, ok := Ordinal(pod.Name, r.StatefulSet); ok {
+			out[i] = pod
+		}
+	}
+	return out, nil
+}
+
+// Ordinal parses <sts>-<n>.
+func Ordinal(pod, sts string) (int, bool) {
+	if !strings.HasPrefix(pod, sts+"-") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(pod[len(sts)+1:])
+	return n, err == nil && n >= 0
+}
+
+// Self identifies this process as a checkpoint holder.
+func Self() checkpoint.Holder {
+	h := checkpoint.Holder{PID: os.Getpid(), Version: version.Version}
+	h.Host, _ = os.Hostname()
+	if u, err := user.Current(); err == nil {
+		h.User = u.Username
+	}
+	return h
+}
+
+func (p *Planner) now() time.Time {
+	if p.Now != nil {
+		return p.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// SortedKeys returns the keys of m in order.
+func SortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

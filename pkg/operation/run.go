@@ -1,0 +1,74 @@
+package operation
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/steps"
+)
+
+// Runner runs (or resumes) a checkpointed scale-down to its end.
+type Runner struct {
+	Kube     kubernetes.Interface
+	Nodetool steps.Nodetool
+	Store    *checkpoint.Store
+	Spec     steps.ClusterSpec
+	// ClusterSelector selects all pods of the cluster; RackStatefulSets are every
+	// StatefulSet of the target DC.
+	ClusterSelector  string
+	RackStatefulSets []string
+	ServerVersion    string
+	Reporter         engine.Reporter
+	Poll             time.Duration
+	StallAfter       time.Duration
+	StepTimeout      time.Duration
+	Now              func() time.Time
+
+	eng *engine.Engine
+}
+
+// CurrentStep is the step being worked on (for interruption messages).
+func (r *Runner) CurrentStep() string {
+	if r.eng == nil {
+		return ""
+	}
+	return r.eng.Current
+}
+
+// Run executes the remaining steps of cp, then clears the checkpoint and records the
+// last operation.
+func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoint.LastOperation, error) {
+	w := &steps.World{
+		Kube: r.Kube, Nodetool: r.Nodetool, Spec: r.Spec, Namespace: cp.Namespace,
+		ClusterSelector: r.ClusterSelector, RackStatefulSets: r.RackStatefulSets, CP: cp,
+		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
+	}
+	impl, err := steps.Build(w)
+	if err != nil {
+		return nil, err
+	}
+	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10}
+	if err := r.eng.Run(ctx); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	if r.Now != nil {
+		now = r.Now().UTC()
+	}
+	last := checkpoint.LastOperation{
+		OperationID: cp.OperationID, Kind: cp.Kind, Result: "succeeded",
+		Summary:   fmt.Sprintf("datacenter %s racks %v scaled to %d nodes (%d removed)", cp.Target.DC, cp.Target.Racks, cp.Target.Nodes, len(cp.Nodes)),
+		StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now,
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := r.Store.Finish(fctx, cp, last); err != nil {
+		return nil, fmt.Errorf("every step is done but the checkpoint could not be cleared: %w", err)
+	}
+	return &last, nil
+}

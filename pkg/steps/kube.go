@@ -1,0 +1,363 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+)
+
+// ShrinkStatefulSet sets the rack's StatefulSet replicas to the node's ordinal, so the
+// StatefulSet controller removes exactly that pod.
+type ShrinkStatefulSet struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *ShrinkStatefulSet) Describe() string {
+	return fmt.Sprintf("shrink StatefulSet %s to %d replicas", s.n.StatefulSet, s.n.Ordinal)
+}
+
+func (s *ShrinkStatefulSet) replicas(ctx context.Context) (int, string, error) {
+	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, s.n.StatefulSet, metav1.GetOptions{})
+	if err != nil {
+		return 0, "", fmt.Errorf("cannot read StatefulSet %s: %w", s.n.StatefulSet, err)
+	}
+	r := 1
+	if sts.Spec.Replicas != nil {
+		r = int(*sts.Spec.Replicas)
+	}
+	return r, sts.ResourceVersion, nil
+}
+
+// Done: replicas are at most the ordinal.
+func (s *ShrinkStatefulSet) Done(ctx context.Context) (bool, error) {
+	r, _, err := s.replicas(ctx)
+	return err == nil && r <= s.n.Ordinal, err
+}
+
+// Safe: the node is confirmed gone from the ring and the pod is the highest ordinal
+// (replicas is still ordinal+1).
+func (s *ShrinkStatefulSet) Safe(ctx context.Context) error {
+	left, err := (&VerifyLeft{w: s.w, n: s.n}).Done(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
+	}
+	if !left {
+		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
+	}
+	r, _, err := s.replicas(ctx)
+	if err != nil {
+		return err
+	}
+	if r != s.n.Ordinal+1 {
+		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not its highest ordinal (someone changed it)", s.n.StatefulSet, r, s.n.Ordinal+1, s.n.Pod)
+	}
+	return nil
+}
+
+// Do patches replicas with the resourceVersion just read as a precondition.
+func (s *ShrinkStatefulSet) Do(ctx context.Context) error {
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	r, rv, err := s.replicas(ctx)
+	if err != nil {
+		return &engine.Retryable{Err: err}
+	}
+	if r <= s.n.Ordinal {
+		return nil
+	}
+	if r != s.n.Ordinal+1 {
+		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d", s.n.StatefulSet, r, s.n.Ordinal+1)
+	}
+	body, _ := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": rv},
+		"spec":     map[string]any{"replicas": s.n.Ordinal},
+	})
+	_, err = s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Patch(ctx, s.n.StatefulSet, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	if apierrors.IsConflict(err) {
+		return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s changed while shrinking it: %w", s.n.StatefulSet, err)}
+	}
+	return err
+}
+
+// WaitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
+type WaitPodGone struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *WaitPodGone) Describe() string { return "wait until pod " + s.n.Pod + " is gone" }
+
+// Done: no pod with the planned UID exists. A pod of the same name with another UID
+// means the StatefulSet was grown again: that is an error, not "gone".
+func (s *WaitPodGone) Done(ctx context.Context) (bool, error) {
+	p, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Get(ctx, s.n.Pod, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("cannot read pod %s: %w", s.n.Pod, err)
+	}
+	if string(p.UID) != s.n.PodUID {
+		return false, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s, planned %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.n.PodUID, s.n.StatefulSet)}
+	}
+	return false, nil
+}
+
+// Safe: nothing is changed by this step.
+func (s *WaitPodGone) Safe(context.Context) error { return nil }
+
+// Do: nothing; the StatefulSet controller deletes the pod.
+func (s *WaitPodGone) Do(context.Context) error { return nil }
+
+// Wait watches the pod until it is deleted (re-opening the watch if the server closes it).
+func (s *WaitPodGone) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepWaitPodGone, s.n.Pod)
+	start := s.w.now()
+	tick := time.NewTicker(progressEvery(s.w))
+	defer tick.Stop()
+	for {
+		p, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Get(ctx, s.n.Pod, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.w.Reporter.Waiting(id, "cannot read pod: "+err.Error(), s.w.now().Sub(start))
+			if err := sleep(ctx, s.w.poll()); err != nil {
+				return err
+			}
+			continue
+		case string(p.UID) != s.n.PodUID:
+			return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.n.StatefulSet)}
+		}
+		w, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Watch(ctx, metav1.ListOptions{
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", s.n.Pod).String(),
+			ResourceVersion: p.ResourceVersion,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := sleep(ctx, s.w.poll()); err != nil {
+				return err
+			}
+			continue
+		}
+		gone, err := s.watch(ctx, w, id, start, tick.C)
+		w.Stop()
+		if gone || err != nil {
+			return err
+		}
+	}
+}
+
+// watch consumes events until the pod is deleted (true), the watch ends (false) or ctx ends.
+func (s *WaitPodGone) watch(ctx context.Context, w watch.Interface, id string, start time.Time, tick <-chan time.Time) (bool, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-tick:
+			s.w.Reporter.Waiting(id, "waiting for the StatefulSet controller to remove pod "+s.n.Pod, s.w.now().Sub(start))
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return false, nil
+			}
+			switch ev.Type {
+			case watch.Deleted:
+				// The server filters by name; check anyway, so a broader watch can
+				// never be mistaken for this pod's deletion.
+				if p, ok := ev.Object.(*corev1.Pod); ok && p.Name == s.n.Pod {
+					return true, nil
+				}
+			case watch.Error:
+				return false, nil
+			}
+		}
+	}
+}
+
+// DeletePVCs deletes the removed pod's claims (every volumeClaimTemplate), each with a
+// UID precondition, once the pod is gone and the node confirmed out of the ring.
+type DeletePVCs struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *DeletePVCs) Describe() string {
+	var names []string
+	for _, p := range s.n.PVCs {
+		names = append(names, p.Name)
+	}
+	if len(names) == 0 {
+		return "delete the PVCs of " + s.n.Pod + " (none)"
+	}
+	return "delete PVC " + strings.Join(names, ", ")
+}
+
+// remaining lists the planned claims that still exist with their planned UID.
+func (s *DeletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
+	var left []corev1.PersistentVolumeClaim
+	for _, c := range s.n.PVCs {
+		pvc, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read PVC %s: %w", c.Name, err)
+		}
+		if string(pvc.UID) != c.UID {
+			continue // ours is gone; a claim of the same name now belongs to someone else
+		}
+		left = append(left, *pvc)
+	}
+	return left, nil
+}
+
+// Done: none of the planned claims exists any more.
+func (s *DeletePVCs) Done(ctx context.Context) (bool, error) {
+	left, err := s.remaining(ctx)
+	return err == nil && len(left) == 0, err
+}
+
+// Safe: never delete a claim whose pod exists or whose node was not confirmed gone.
+func (s *DeletePVCs) Safe(ctx context.Context) error {
+	p, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Get(ctx, s.n.Pod, metav1.GetOptions{})
+	if err == nil {
+		return fmt.Errorf("pod %s exists (UID %s): its claims are in use", s.n.Pod, p.UID)
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("cannot confirm pod %s is gone: %w", s.n.Pod, err)
+	}
+	left, err := (&VerifyLeft{w: s.w, n: s.n}).Done(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
+	}
+	if !left {
+		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
+	}
+	shrunk, err := (&ShrinkStatefulSet{w: s.w, n: s.n}).Done(ctx)
+	if err != nil {
+		return err
+	}
+	if !shrunk {
+		return fmt.Errorf("StatefulSet %s still wants pod %s", s.n.StatefulSet, s.n.Pod)
+	}
+	return nil
+}
+
+// Do deletes each remaining claim with a UID precondition; a claim already terminating
+// is left to finish.
+func (s *DeletePVCs) Do(ctx context.Context) error {
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	left, err := s.remaining(ctx)
+	if err != nil {
+		return &engine.Retryable{Err: err}
+	}
+	for _, pvc := range left {
+		if pvc.DeletionTimestamp != nil {
+			continue
+		}
+		uid := pvc.UID
+		err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Delete(ctx, pvc.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid},
+		})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return &engine.Retryable{Err: fmt.Errorf("cannot delete PVC %s: %w", pvc.Name, err)}
+		}
+	}
+	return nil
+}
+
+// UpdateCluster brings the operator's cluster resource in line with the StatefulSets.
+type UpdateCluster struct {
+	w      *World
+	target int
+}
+
+// Describe implements engine.Describer.
+func (s *UpdateCluster) Describe() string {
+	return fmt.Sprintf("set %s nodesPerRacks of datacenter %s to %d", s.w.CP.Cluster, s.w.CP.Target.DC, s.target)
+}
+
+func (s *UpdateCluster) statefulSetsAtTarget(ctx context.Context) error {
+	var off []string
+	for _, name := range s.w.RackStatefulSets {
+		sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
+		}
+		r := 1
+		if sts.Spec.Replicas != nil {
+			r = int(*sts.Spec.Replicas)
+		}
+		if r != s.target {
+			off = append(off, fmt.Sprintf("%s has %d", name, r))
+		}
+	}
+	if len(off) > 0 {
+		sort.Strings(off)
+		return fmt.Errorf("not every rack of datacenter %s is at %d nodes: %s", s.w.CP.Target.DC, s.target, strings.Join(off, ", "))
+	}
+	return nil
+}
+
+// Done: the spec asks for the target and every rack's StatefulSet has it.
+func (s *UpdateCluster) Done(ctx context.Context) (bool, error) {
+	n, err := s.w.Spec.NodesPerRack(ctx)
+	if err != nil {
+		return false, err
+	}
+	if n != s.target {
+		return false, nil
+	}
+	return s.statefulSetsAtTarget(ctx) == nil, nil
+}
+
+// Safe: only when every rack of the DC has the target count, so CR and StatefulSets agree.
+func (s *UpdateCluster) Safe(ctx context.Context) error { return s.statefulSetsAtTarget(ctx) }
+
+// Do writes the count.
+func (s *UpdateCluster) Do(ctx context.Context) error {
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	if err := s.w.Spec.SetNodesPerRack(ctx, s.target); err != nil {
+		return &engine.Retryable{Err: fmt.Errorf("cannot update the cluster resource: %w", err)}
+	}
+	return nil
+}
+
+// writeContext detaches a write from interruption (a write is never cut in half; the
+// engine stops right after it) while bounding it in time.
+func writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}
+
+func progressEvery(w *World) time.Duration {
+	d := 5 * w.poll()
+	if d < time.Second {
+		d = time.Second
+	}
+	return d
+}

@@ -1,0 +1,242 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+)
+
+// Decommission runs `nodetool decommission` on the node. It is done as soon as the node
+// is leaving or has left: a call that errors, times out or returns is no proof either
+// way, so the node's state is what counts.
+type Decommission struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *Decommission) Describe() string { return "decommission " + s.n.Pod }
+
+// Done: the node reports LEAVING or DECOMMISSIONED, or its pod is gone and a ring read
+// no longer lists it.
+func (s *Decommission) Done(ctx context.Context) (bool, error) {
+	_, gone, err := s.w.pod(ctx, s.n)
+	if err != nil {
+		return false, err
+	}
+	if gone {
+		r, _, err := s.w.ring(ctx)
+		if err != nil {
+			return false, err
+		}
+		_, member := inRing(r, s.n)
+		return !member, nil
+	}
+	ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
+	if err != nil {
+		return false, err
+	}
+	return ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned, nil
+}
+
+// Safe: the planned pod exists, and the node is in a state where decommission may be
+// called. LEAVING is accepted only where a repeated call is harmless (4.0+).
+func (s *Decommission) Safe(ctx context.Context) error {
+	p, gone, err := s.w.pod(ctx, s.n)
+	if err != nil {
+		return err
+	}
+	if gone {
+		return fmt.Errorf("pod %s (UID %s) is gone but node %s is still in the ring: it cannot be decommissioned from here", s.n.Pod, s.n.PodUID, s.n.HostID)
+	}
+	if p.DeletionTimestamp != nil {
+		return fmt.Errorf("pod %s is being deleted", s.n.Pod)
+	}
+	ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
+	if err != nil {
+		return err
+	}
+	switch ns.Mode {
+	case nodetool.ModeNormal, nodetool.ModeDecommissionFailed:
+		return nil
+	case nodetool.ModeLeaving:
+		if s.w.reissueSafe() {
+			return nil
+		}
+		return fmt.Errorf("node %s is LEAVING and Cassandra %s has no guard against a second decommission", s.n.Pod, s.w.ServerVersion)
+	default:
+		return fmt.Errorf("node %s is in mode %s; decommission needs NORMAL", s.n.Pod, ns.Mode)
+	}
+}
+
+// Do calls decommission and blocks while it runs, reporting the node's mode meanwhile.
+func (s *Decommission) Do(ctx context.Context) error {
+	s.w.setFailed(s.n.Pod, "")
+	done := make(chan struct{})
+	go s.progress(ctx, done)
+	outcome, msg := s.w.Nodetool.Decommission(ctx, s.n.Pod, s.w.CP.Force)
+	close(done)
+	switch outcome {
+	case nodetool.OutcomeRefused:
+		return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("cassandra refused to decommission %s: %s. The node did not start leaving and nothing was removed; fix the cause (or re-plan with --force where Cassandra allows it), then run resume", s.n.Pod, msg)}
+	case nodetool.OutcomeFailed:
+		s.w.setFailed(s.n.Pod, msg)
+		return &engine.Retryable{Err: fmt.Errorf("decommission of %s failed: %s", s.n.Pod, msg)}
+	case nodetool.OutcomeUnreachable:
+		return &engine.Retryable{Err: fmt.Errorf("nodetool cannot reach Cassandra on %s: %s", s.n.Pod, msg)}
+	}
+	// Returned, already running, already decommissioned, or unknown (the exec broke):
+	// the node's state decides.
+	return nil
+}
+
+func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
+	start := s.w.now()
+	t := time.NewTicker(progressEvery(s.w))
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			what := "nodetool decommission running"
+			if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err == nil {
+				what += fmt.Sprintf("; node mode %s", ns.Mode)
+				if ns.Streaming {
+					what += ", streaming"
+				}
+			}
+			s.w.Reporter.Waiting(checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), what, s.w.now().Sub(start))
+		}
+	}
+}
+
+// VerifyLeft confirms the node left: DECOMMISSIONED on the node itself and its Host ID
+// absent from a successful, non-empty ring read on a remaining node.
+type VerifyLeft struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *VerifyLeft) Describe() string { return "verify " + s.n.Pod + " left the ring" }
+
+// Done is the confirmation itself.
+func (s *VerifyLeft) Done(ctx context.Context) (bool, error) {
+	ok, _, err := s.check(ctx)
+	return ok, err
+}
+
+// check returns whether the node left, and the node's own mode when it could be read.
+func (s *VerifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
+	_, gone, err := s.w.pod(ctx, s.n)
+	if err != nil {
+		return false, "", err
+	}
+	var mode nodetool.Mode
+	var modeErr error
+	if !gone {
+		ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
+		if err != nil {
+			modeErr = err
+		} else {
+			mode = ns.Mode
+			if mode != nodetool.ModeDecommissioned {
+				return false, mode, nil
+			}
+		}
+	}
+	r, _, err := s.w.ring(ctx)
+	if err != nil {
+		return false, mode, err
+	}
+	if _, member := inRing(r, s.n); member {
+		return false, mode, nil
+	}
+	// The node cannot answer but no longer is a member: a decommissioned node whose
+	// process restarted refuses to start (NODETOOL.md §8.3). Any other failure to read
+	// its mode is "unknown".
+	var unreachable *nodetool.UnreachableError
+	if modeErr != nil && !errors.As(modeErr, &unreachable) {
+		return false, mode, modeErr
+	}
+	return true, mode, nil
+}
+
+// Safe: nothing is changed by this step.
+func (s *VerifyLeft) Safe(context.Context) error { return nil }
+
+// Do: nothing to do, the step waits.
+func (s *VerifyLeft) Do(context.Context) error { return nil }
+
+// Wait polls until the node left, and asks for the decommission to be redone when the
+// node shows it is not leaving any more (restarted → NORMAL, 5.0 DECOMMISSION_FAILED, a
+// failure seen by this process, or LEAVING with no stream for StallAfter on 4.0+).
+func (s *VerifyLeft) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepVerifyLeft, s.n.Pod)
+	decomm := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	start := s.w.now()
+	var stalledSince time.Time
+	for {
+		ok, mode, err := s.check(ctx)
+		if ok {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		what := "waiting for " + s.n.Pod + " to leave"
+		switch {
+		case err != nil:
+			what = "state unknown: " + err.Error()
+		case mode == nodetool.ModeNormal:
+			return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s is NORMAL again (restarted?)", s.n.Pod)}
+		case mode == nodetool.ModeDecommissionFailed:
+			return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED)", s.n.Pod)}
+		case mode == nodetool.ModeLeaving:
+			if f := s.w.failure(s.n.Pod); f != "" {
+				return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
+			}
+			what = "node " + s.n.Pod + " is LEAVING"
+			if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil && !ns.Streaming {
+				if stalledSince.IsZero() {
+					stalledSince = s.w.now()
+				}
+				stalled := s.w.now().Sub(stalledSince)
+				what += fmt.Sprintf(", no stream for %s", stalled.Round(time.Second))
+				if s.w.StallAfter > 0 && stalled >= s.w.StallAfter && s.w.reissueSafe() {
+					return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s has been LEAVING with no stream for %s; issuing decommission again (Cassandra answers 'still decommissioning' if it runs)", s.n.Pod, stalled.Round(time.Second))}
+				}
+			} else {
+				stalledSince = time.Time{}
+			}
+		case mode == nodetool.ModeDecommissioned:
+			what = "node " + s.n.Pod + " is DECOMMISSIONED; waiting for the ring to drop it"
+		case mode != "":
+			what = fmt.Sprintf("node %s is in mode %s", s.n.Pod, mode)
+		}
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		if err := sleep(ctx, s.w.poll()); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

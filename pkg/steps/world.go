@@ -1,0 +1,207 @@
+// Package steps implements the steps of a rack scale-down. Each step is a small type
+// that answers "already done?" and "safe now?" from the real world (API objects and
+// nodetool), and does one thing.
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+)
+
+// Nodetool is what the steps ask Cassandra.
+type Nodetool interface {
+	Status(ctx context.Context, pod string) (nodetool.Ring, error)
+	Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
+	Decommission(ctx context.Context, pod string, force bool) (nodetool.Outcome, string)
+}
+
+// ClusterSpec is the operator's cluster resource, as far as the final step needs it.
+type ClusterSpec interface {
+	// NodesPerRack is the count the resource asks for in the target DC.
+	NodesPerRack(ctx context.Context) (int, error)
+	// SetNodesPerRack writes that count.
+	SetNodesPerRack(ctx context.Context, n int) error
+}
+
+// World is what the steps share: clients, the plan, and how to wait.
+type World struct {
+	Kube      kubernetes.Interface
+	Nodetool  Nodetool
+	Spec      ClusterSpec
+	Namespace string
+	// ClusterSelector selects every pod of the cluster (to find ring readers).
+	ClusterSelector string
+	// RackStatefulSets are the StatefulSets of every rack of the target DC, which must
+	// all be at the target count before the spec is updated.
+	RackStatefulSets []string
+	CP               *checkpoint.Checkpoint
+	Reporter         engine.Reporter
+	Poll             time.Duration
+	// StallAfter: a node LEAVING with no stream for this long is probed by issuing the
+	// decommission again (4.0+ only, where a second call answers "still decommissioning"
+	// if one runs; 3.11 would start a duplicate).
+	StallAfter time.Duration
+	// ServerVersion is Cassandra's version from the cluster spec ("" if unknown).
+	ServerVersion string
+	Now           func() time.Time
+
+	mu     sync.Mutex
+	failed map[string]string // pod -> last failure seen by this process's own decommission call
+}
+
+func (w *World) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+func (w *World) poll() time.Duration {
+	if w.Poll <= 0 {
+		return 2 * time.Second
+	}
+	return w.Poll
+}
+
+// reissueSafe reports whether calling decommission on a node that may already be
+// decommissioning is harmless: true on 4.0+, false on 3.11 (no guard, NODETOOL.md E2”).
+func (w *World) reissueSafe() bool {
+	v := w.ServerVersion
+	return v != "" && !strings.HasPrefix(v, "3.") && !strings.HasPrefix(v, "2.")
+}
+
+func (w *World) setFailed(pod, msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = map[string]string{}
+	}
+	if msg == "" {
+		delete(w.failed, pod)
+	} else {
+		w.failed[pod] = msg
+	}
+}
+
+func (w *World) failure(pod string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed[pod]
+}
+
+// pod reads the planned pod; gone is true when it does not exist or is another
+// incarnation (another UID).
+func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone bool, err error) {
+	p, err = w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, n.Pod, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read pod %s: %w", n.Pod, err)
+	}
+	return p, string(p.UID) != n.PodUID, nil
+}
+
+// ring reads `nodetool status` from a pod that is not planned for removal, trying each
+// Ready candidate in turn. Only a successful, non-empty read is returned: an unreadable
+// ring is "unknown", never "the node left" (cass-operator #973).
+func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
+	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
+	if err != nil {
+		return nodetool.Ring{}, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
+	}
+	planned := map[string]bool{}
+	for _, n := range w.CP.Nodes {
+		planned[n.Pod] = true
+	}
+	var cands []corev1.Pod
+	for _, p := range pods.Items {
+		if !planned[p.Name] && p.DeletionTimestamp == nil && PodReady(&p) {
+			cands = append(cands, p)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].Name < cands[j].Name })
+	if len(cands) == 0 {
+		return nodetool.Ring{}, "", errors.New("no Ready pod outside the plan to read the ring from")
+	}
+	var errs []string
+	for _, p := range cands {
+		r, err := w.Nodetool.Status(ctx, p.Name)
+		if err == nil && len(r.Nodes) > 0 {
+			return r, p.Name, nil
+		}
+		if err == nil {
+			err = nodetool.ErrEmpty
+		}
+		errs = append(errs, err.Error())
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
+}
+
+// inRing reports whether the planned node is still a ring member.
+func inRing(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
+	if n.HostID != "" {
+		return r.ByHostID(n.HostID)
+	}
+	return r.ByAddress(n.Address)
+}
+
+// PodReady reports the pod's Ready condition.
+func PodReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Build returns the step implementations for every step of the checkpoint.
+func Build(w *World) (map[string]engine.Step, error) {
+	out := map[string]engine.Step{}
+	for _, s := range w.CP.Steps {
+		if s.Kind == checkpoint.StepUpdateCluster {
+			out[s.ID] = &UpdateCluster{w: w, target: w.CP.Target.Nodes}
+			continue
+		}
+		n, ok := w.CP.Node(s.Pod)
+		if !ok {
+			return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
+		}
+		switch s.Kind {
+		case checkpoint.StepDecommission:
+			out[s.ID] = &Decommission{w: w, n: n}
+		case checkpoint.StepVerifyLeft:
+			out[s.ID] = &VerifyLeft{w: w, n: n}
+		case checkpoint.StepShrinkSTS:
+			out[s.ID] = &ShrinkStatefulSet{w: w, n: n}
+		case checkpoint.StepWaitPodGone:
+			out[s.ID] = &WaitPodGone{w: w, n: n}
+		case checkpoint.StepDeletePVCs:
+			out[s.ID] = &DeletePVCs{w: w, n: n}
+		default:
+			return nil, fmt.Errorf("unknown step kind %q", s.Kind)
+		}
+	}
+	return out, nil
+}

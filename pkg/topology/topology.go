@@ -1,0 +1,146 @@
+// Package topology describes a Cassandra cluster as the plugin sees it: datacenters,
+// racks and the StatefulSet behind each rack, independent of the operator's CRD.
+package topology
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Cluster is a Cassandra cluster resource, read through an operator plugin.
+type Cluster struct {
+	Operator      string            `json:"operator"`
+	APIVersion    string            `json:"apiVersion"`
+	Namespace     string            `json:"namespace"`
+	Name          string            `json:"name"`
+	UID           string            `json:"uid"`
+	ServerVersion string            `json:"serverVersion,omitempty"`
+	DCs           []DC              `json:"dcs"`
+	Annotations   map[string]string `json:"-"`
+	// Busy lists why the operator is not idle (empty when idle).
+	Busy []string `json:"busy,omitempty"`
+}
+
+// DC is a datacenter; every rack of it has NodesPerRack nodes in the spec.
+type DC struct {
+	Name         string `json:"name"`
+	NodesPerRack int    `json:"nodesPerRack"`
+	Racks        []Rack `json:"racks"`
+}
+
+// Rack is one rack, backed by one StatefulSet whose pods carry Labels.
+type Rack struct {
+	DC          string            `json:"dc"`
+	Name        string            `json:"name"`
+	StatefulSet string            `json:"statefulSet"`
+	Labels      map[string]string `json:"labels"`
+}
+
+// LabelSelector renders Labels as a selector string, keys sorted.
+func (r Rack) LabelSelector() string {
+	keys := make([]string, 0, len(r.Labels))
+	for k := range r.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + r.Labels[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// DC returns the datacenter named name.
+func (c Cluster) DC(name string) (DC, bool) {
+	for _, d := range c.DCs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return DC{}, false
+}
+
+// DCNames lists the datacenter names.
+func (c Cluster) DCNames() []string {
+	var n []string
+	for _, d := range c.DCs {
+		n = append(n, d.Name)
+	}
+	return n
+}
+
+// RackNames lists the rack names of a DC (of every DC when dc is empty), deduplicated.
+func (c Cluster) RackNames(dc string) []string {
+	seen := map[string]bool{}
+	var n []string
+	for _, d := range c.DCs {
+		if dc != "" && d.Name != dc {
+			continue
+		}
+		for _, r := range d.Racks {
+			if !seen[r.Name] {
+				seen[r.Name] = true
+				n = append(n, r.Name)
+			}
+		}
+	}
+	return n
+}
+
+// Racks returns all racks, in spec order.
+func (c Cluster) Racks() []Rack {
+	var rs []Rack
+	for _, d := range c.DCs {
+		rs = append(rs, d.Racks...)
+	}
+	return rs
+}
+
+// Select resolves --dc/--rack to a DC and its racks to operate on. An empty rack means
+// every rack of the DC; an empty dc is allowed when the rack name (or the cluster's
+// only DC) identifies it.
+func (c Cluster) Select(dc, rack string) (DC, []Rack, error) {
+	if dc != "" {
+		d, ok := c.DC(dc)
+		if !ok {
+			return DC{}, nil, fmt.Errorf("cluster %s has no datacenter %q (datacenters: %s)", c.Name, dc, strings.Join(c.DCNames(), ", "))
+		}
+		if rack == "" {
+			return d, d.Racks, nil
+		}
+		for _, r := range d.Racks {
+			if r.Name == rack {
+				return d, []Rack{r}, nil
+			}
+		}
+		return DC{}, nil, fmt.Errorf("datacenter %s of cluster %s has no rack %q (racks: %s)", dc, c.Name, rack, strings.Join(c.RackNames(dc), ", "))
+	}
+	if rack == "" {
+		if len(c.DCs) == 1 {
+			return c.DCs[0], c.DCs[0].Racks, nil
+		}
+		return DC{}, nil, fmt.Errorf("cluster %s has several datacenters (%s): name one with --dc", c.Name, strings.Join(c.DCNames(), ", "))
+	}
+	var found []DC
+	var racks []Rack
+	for _, d := range c.DCs {
+		for _, r := range d.Racks {
+			if r.Name == rack {
+				found = append(found, d)
+				racks = append(racks, r)
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		return DC{}, nil, fmt.Errorf("cluster %s has no rack %q (racks: %s)", c.Name, rack, strings.Join(c.RackNames(""), ", "))
+	case 1:
+		return found[0], racks, nil
+	}
+	var names []string
+	for _, d := range found {
+		names = append(names, d.Name)
+	}
+	return DC{}, nil, fmt.Errorf("rack %q exists in several datacenters (%s): add --dc", rack, strings.Join(names, ", "))
+}

@@ -1,0 +1,455 @@
+// Package casskop maps the CassKop operator's CassandraCluster resource
+// (cassandraclusters.db.orange.com) onto the plugin's model: names, labels, topology,
+// how its spec is kept in line with the StatefulSets, when the operator is busy, and
+// whether an operator Deployment would fight a scale-down.
+package casskop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+)
+
+// Names fixed by CassKop (FACTS §1–§2).
+const (
+	Group     = "db.orange.com"
+	Resource  = "cassandraclusters"
+	Kind      = "CassandraCluster"
+	Container = "cassandra"
+
+	LabelApp     = "app"
+	LabelCluster = "cassandracluster"
+	LabelDCRack  = "dc-rack"
+	LabelDC      = "cassandraclusters.db.orange.com.dc"
+	LabelRack    = "cassandraclusters.db.orange.com.rack"
+
+	// LabelOperationStatus is the pod label CassKop uses for queued pod operations.
+	LabelOperationStatus = "operation-status"
+)
+
+// Versions in order of preference: v2 (2.x, storage), v1alpha1 (1.x, same schema).
+var Versions = []string{"v2", "v1alpha1"}
+
+// Adapter reads and writes CassandraClusters.
+type Adapter struct {
+	Dynamic   dynamic.Interface
+	Discovery discovery.DiscoveryInterface
+	Kube      kubernetes.Interface
+	// Version is the API version to use; Resolve sets it.
+	Version string
+}
+
+// ErrNoCRD means the API server serves no CassandraCluster resource.
+var ErrNoCRD = fmt.Errorf("the API server has no %s.%s resource (is CassKop's CRD installed?)", Resource, Group)
+
+// Resolve finds the served API version by discovery: v2 preferred, v1alpha1 accepted.
+// It reads only the group's versions, not the whole discovery tree.
+func (a *Adapter) Resolve(ctx context.Context) (string, error) {
+	if a.Version != "" {
+		return a.Version, nil
+	}
+	var lastErr error
+	for _, v := range Versions {
+		rl, err := a.Discovery.ServerResourcesForGroupVersion(Group + "/" + v)
+		if err != nil {
+			if !apierrors.IsNotFound(err) {
+				lastErr = err
+			}
+			continue
+		}
+		for _, r := range rl.APIResources {
+			if r.Name == Resource {
+				a.Version = v
+				return v, nil
+			}
+		}
+	}
+	if lastErr != nil {
+		return "", fmt.Errorf("cannot discover %s.%s: %w", Resource, Group, lastErr)
+	}
+	return "", ErrNoCRD
+}
+
+// GVR is the resource to use (Resolve first).
+func (a *Adapter) GVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: Group, Version: a.Version, Resource: Resource}
+}
+
+func (a *Adapter) client(ns string) (dynamic.ResourceInterface, error) {
+	if a.Version == "" {
+		return nil, fmt.Errorf("casskop adapter: API version not resolved")
+	}
+	return a.Dynamic.Resource(a.GVR()).Namespace(ns), nil
+}
+
+// Get reads one cluster.
+func (a *Adapter) Get(ctx context.Context, ns, name string) (topology.Cluster, *unstructured.Unstructured, error) {
+	c, err := a.client(ns)
+	if err != nil {
+		return topology.Cluster{}, nil, err
+	}
+	u, err := c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return topology.Cluster{}, nil, err
+	}
+	cl, err := a.FromObject(u)
+	return cl, u, err
+}
+
+// List lists the clusters of a namespace.
+func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, error) {
+	c, err := a.client(ns)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []topology.Cluster
+	for i := range l.Items {
+		cl, err := a.FromObject(&l.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cl)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// spec is the part of CassKop's spec the plugin reads.
+type spec struct {
+	NodesPerRacks *int   `json:"nodesPerRacks"`
+	ServerVersion string `json:"serverVersion"`
+	Topology      struct {
+		DC []struct {
+			Name          string `json:"name"`
+			NodesPerRacks *int   `json:"nodesPerRacks"`
+			Rack          []struct {
+				Name string `json:"name"`
+			} `json:"rack"`
+		} `json:"dc"`
+	} `json:"topology"`
+}
+
+// FromObject maps a CassandraCluster onto the plugin's model. Defaults follow CassKop:
+// nodesPerRacks 1 when unset, DC "dc1" / rack "rack1" when the topology is empty.
+func (a *Adapter) FromObject(u *unstructured.Unstructured) (topology.Cluster, error) {
+	var s spec
+	if raw, ok := u.Object["spec"]; ok {
+		b, _ := json.Marshal(raw)
+		if err := json.Unmarshal(b, &s); err != nil {
+			return topology.Cluster{}, fmt.Errorf("cannot read the spec of %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
+	}
+	global := 1
+	if s.NodesPerRacks != nil && *s.NodesPerRacks > 0 {
+		global = *s.NodesPerRacks
+	}
+	cl := topology.Cluster{
+		Operator:      "casskop",
+		APIVersion:    u.GetAPIVersion(),
+		Namespace:     u.GetNamespace(),
+		Name:          u.GetName(),
+		UID:           string(u.GetUID()),
+		ServerVersion: s.ServerVersion,
+		Annotations:   u.GetAnnotations(),
+		Busy:          Busy(u),
+	}
+	dcs := s.Topology.DC
+	if len(dcs) == 0 {
+		cl.DCs = []topology.DC{{Name: "dc1", NodesPerRack: global, Racks: []topology.Rack{rack(u.GetName(), "dc1", "rack1")}}}
+		return cl, nil
+	}
+	for _, d := range dcs {
+		n := global
+		if d.NodesPerRacks != nil {
+			n = *d.NodesPerRacks
+		}
+		dc := topology.DC{Name: d.Name, NodesPerRack: n}
+		if len(d.Rack) == 0 {
+			dc.Racks = []topology.Rack{rack(u.GetName(), d.Name, "rack1")}
+		}
+		for _, r := range d.Rack {
+			dc.Racks = append(dc.Racks, rack(u.GetName(), d.Name, r.Name))
+		}
+		cl.DCs = append(cl.DCs, dc)
+	}
+	return cl, nil
+}
+
+// StatefulSetName is CassKop's StatefulSet name for a rack: <cluster>-<dc>-<rack>.
+func StatefulSetName(cluster, dc, rackName string) string {
+	return cluster + "-" + dc + "-" + rackName
+}
+
+// RackLabels are the fixed labels CassKop puts on a rack's StatefulSet, pods and PVCs.
+// The CR's own labels are merged in by CassKop too, but are not used to select: they
+// can change.
+func RackLabels(cluster, dc, rackName string) map[string]string {
+	return map[string]string{
+		LabelApp:     "cassandracluster",
+		LabelCluster: cluster,
+		LabelDCRack:  dc + "-" + rackName,
+		LabelDC:      dc,
+		LabelRack:    rackName,
+	}
+}
+
+func rack(cluster, dc, name string) topology.Rack {
+	return topology.Rack{DC: dc, Name: name, StatefulSet: StatefulSetName(cluster, dc, name), Labels: RackLabels(cluster, dc, name)}
+}
+
+// Busy lists why CassKop is not idle (FACTS §4.3), from the CR status. A cluster
+// without any status was never reconciled by CassKop: nothing to be busy with.
+func Busy(u *unstructured.Unstructured) []string {
+	st, ok := u.Object["status"].(map[string]any)
+	if !ok || len(st) == 0 {
+		return nil
+	}
+	var why []string
+	str := func(m map[string]any, k string) string { v, _ := m[k].(string); return v }
+	if p := str(st, "phase"); p != "" && p != "Running" {
+		why = append(why, fmt.Sprintf("status.phase is %s (want Running)", p))
+	}
+	if s := str(st, "lastClusterActionStatus"); s != "" && s != "Done" {
+		why = append(why, fmt.Sprintf("status.lastClusterAction %s is %s", str(st, "lastClusterAction"), s))
+	}
+	racks, _ := st["cassandraRackStatus"].(map[string]any)
+	names := make([]string, 0, len(racks))
+	for k := range racks {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		rs, _ := racks[name].(map[string]any)
+		if la, ok := rs["cassandraLastAction"].(map[string]any); ok {
+			if s := str(la, "status"); s != "" && s != "Done" {
+				why = append(why, fmt.Sprintf("rack %s: cassandraLastAction %s is %s", name, str(la, "name"), s))
+			}
+		}
+		if po, ok := rs["podLastOperation"].(map[string]any); ok {
+			if s := str(po, "status"); s != "" && s != "Done" {
+				why = append(why, fmt.Sprintf("rack %s: podLastOperation %s is %s", name, str(po, "name"), s))
+			}
+		}
+	}
+	return why
+}
+
+// BusyPods lists pods of the cluster carrying a queued or running CassKop pod operation.
+func (a *Adapter) BusyPods(ctx context.Context, ns, cluster string) ([]string, error) {
+	pods, err := a.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
+		LabelSelector: LabelCluster + "=" + cluster + "," + LabelOperationStatus + " in (ToDo,Ongoing)",
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range pods.Items {
+		out = append(out, fmt.Sprintf("pod %s: operation %s is %s", p.Name, p.Labels["operation-name"], p.Labels[LabelOperationStatus]))
+	}
+	return out, nil
+}
+
+// SetNodesPerRack brings the CR's count for dc in line with its StatefulSets. It writes
+// only that field, with a JSON patch whose test guards the array index.
+func (a *Adapter) SetNodesPerRack(ctx context.Context, ns, name, dc string, n int) error {
+	c, err := a.client(ns)
+	if err != nil {
+		return err
+	}
+	u, err := c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	var ops []map[string]any
+	dcs, found, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "dc")
+	if !found || len(dcs) == 0 {
+		if dc != "dc1" {
+			return fmt.Errorf("cluster %s has no topology, so no datacenter %s", name, dc)
+		}
+		ops = append(ops, map[string]any{"op": "add", "path": "/spec/nodesPerRacks", "value": n})
+	} else {
+		idx := -1
+		for i, d := range dcs {
+			if m, ok := d.(map[string]any); ok && m["name"] == dc {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return fmt.Errorf("cluster %s has no datacenter %s", name, dc)
+		}
+		p := fmt.Sprintf("/spec/topology/dc/%d", idx)
+		ops = append(ops,
+			map[string]any{"op": "test", "path": p + "/name", "value": dc},
+			map[string]any{"op": "add", "path": p + "/nodesPerRacks", "value": n})
+	}
+	body, _ := json.Marshal(ops)
+	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	return err
+}
+
+// Object returns the checkpoint carrier for a cluster: its annotations.
+func (a *Adapter) Object(ns, name string) *Annotated {
+	return &Annotated{a: a, ns: ns, name: name}
+}
+
+// Annotated reads and patches the annotations of one CassandraCluster (checkpoint.Object).
+type Annotated struct {
+	a        *Adapter
+	ns, name string
+}
+
+// ReadAnnotations returns the annotations, UID and resourceVersion.
+func (o *Annotated) ReadAnnotations(ctx context.Context) (map[string]string, string, string, error) {
+	c, err := o.a.client(o.ns)
+	if err != nil {
+		return nil, "", "", err
+	}
+	u, err := c.Get(ctx, o.name, metav1.GetOptions{})
+	if err != nil {
+		return nil, "", "", err
+	}
+	return u.GetAnnotations(), string(u.GetUID()), u.GetResourceVersion(), nil
+}
+
+// PatchAnnotations changes only metadata.annotations with a merge patch that carries the
+// resourceVersion, so the API server refuses it (409) if the object changed meanwhile.
+// A full Update is never used: the 2022 CRD has no status subresource and a stale full
+// write would clobber the operator's status.
+func (o *Annotated) PatchAnnotations(ctx context.Context, rv string, set map[string]*string) (string, error) {
+	c, err := o.a.client(o.ns)
+	if err != nil {
+		return "", err
+	}
+	ann := map[string]any{}
+	for k, v := range set {
+		if v == nil {
+			ann[k] = nil
+		} else {
+			ann[k] = *v
+		}
+	}
+	meta := map[string]any{"annotations": ann}
+	if rv != "" {
+		meta["resourceVersion"] = rv
+	}
+	body, _ := json.Marshal(map[string]any{"metadata": meta})
+	u, err := c.Patch(ctx, o.name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	if err != nil {
+		return "", err
+	}
+	return u.GetResourceVersion(), nil
+}
+
+// Operator is a CassKop operator Deployment that may act on a namespace.
+type Operator struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Replicas  int32  `json:"replicas"`
+}
+
+func (o Operator) String() string { return o.Namespace + "/" + o.Name }
+
+// RunningOperators finds CassKop Deployments with replicas > 0 that manage ns: in ns
+// itself (the chart's default, WATCH_NAMESPACE = its own namespace) and, when the user
+// may list Deployments cluster-wide, elsewhere with WATCH_NAMESPACE = ns or empty (all).
+func (a *Adapter) RunningOperators(ctx context.Context, ns string) ([]Operator, error) {
+	var out []Operator
+	seen := map[string]bool{}
+	add := func(list []appsv1.Deployment, local bool) {
+		for _, d := range list {
+			watch, isCK := isCassKop(d)
+			if !isCK || seen[d.Namespace+"/"+d.Name] {
+				continue
+			}
+			manages := local && (watch == "" || watch == ns || watch == "$own")
+			if !local {
+				manages = watch == ns || watch == ""
+			}
+			replicas := int32(1)
+			if d.Spec.Replicas != nil {
+				replicas = *d.Spec.Replicas
+			}
+			if manages && (replicas > 0 || d.Status.Replicas > 0) {
+				seen[d.Namespace+"/"+d.Name] = true
+				out = append(out, Operator{Namespace: d.Namespace, Name: d.Name, Replicas: replicas})
+			}
+		}
+	}
+	l, err := a.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list Deployments in %s to look for a running CassKop: %w", ns, err)
+	}
+	add(l.Items, true)
+	if all, err := a.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); err == nil {
+		add(all.Items, false)
+	} else if !apierrors.IsForbidden(err) {
+		return nil, fmt.Errorf("cannot list Deployments to look for a running CassKop: %w", err)
+	}
+	return out, nil
+}
+
+// isCassKop recognises a CassKop Deployment by its chart labels or image, and returns
+// its WATCH_NAMESPACE ("$own" when it is the pod's own namespace via the downward API).
+func isCassKop(d appsv1.Deployment) (string, bool) {
+	l := d.Labels
+	ck := l["app"] == "cassandra-operator" || l["app"] == "casskop" || l["name"] == "casskop" ||
+		l["operator"] == "cassandra" || l["app.kubernetes.io/name"] == "casskop"
+	watch := ""
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if strings.Contains(c.Image, "casskop") || strings.Contains(c.Image, "cassandra-operator") {
+			ck = true
+		}
+		for _, e := range c.Env {
+			if e.Name == "WATCH_NAMESPACE" {
+				if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+					watch = "$own"
+				} else {
+					watch = e.Value
+				}
+			}
+		}
+	}
+	return watch, ck
+}
+
+// DCSpec is the count of one datacenter in one cluster resource (steps.ClusterSpec).
+type DCSpec struct {
+	A            *Adapter
+	NS, Name, DC string
+}
+
+// NodesPerRack reads the DC's count as CassKop resolves it.
+func (d DCSpec) NodesPerRack(ctx context.Context) (int, error) {
+	cl, _, err := d.A.Get(ctx, d.NS, d.Name)
+	if err != nil {
+		return 0, err
+	}
+	dc, ok := cl.DC(d.DC)
+	if !ok {
+		return 0, fmt.Errorf("cluster %s has no datacenter %s", d.Name, d.DC)
+	}
+	return dc.NodesPerRack, nil
+}
+
+// SetNodesPerRack writes the DC's count.
+func (d DCSpec) SetNodesPerRack(ctx context.Context, n int) error {
+	return d.A.SetNodesPerRack(ctx, d.NS, d.Name, d.DC, n)
+}

@@ -1,0 +1,57 @@
+// Command nodetool-sim is a stand-in for Cassandra's nodetool in the e2e tests. Installed
+// as a file named `nodetool` on the fake kubelet's PATH, it answers for the pod named by
+// POD_NAME from the simulated cluster in the state file NODETOOL_SIM_STATE (see package
+// test/sim), with nodetool's exact output, streams and exit codes.
+//
+// Like the real client, being killed ends only this process: a decommission it started
+// keeps going in the simulated node, because its progress is derived from the clock.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+)
+
+// Environment variables read by the binary.
+const (
+	EnvState = "NODETOOL_SIM_STATE" // path of the state file created by sim.Create
+	EnvPod   = "POD_NAME"           // the pod (simulated node) this nodetool runs in
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	path, pod := os.Getenv(EnvState), os.Getenv(EnvPod)
+	if path == "" || pod == "" {
+		fmt.Fprintf(os.Stderr, "nodetool-sim: %s and %s must be set\n", EnvState, EnvPod)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	done := make(chan int, 1)
+	go func() { done <- sim.Open(path).Run(ctx, pod, os.Args[1:], os.Stdout, os.Stderr) }()
+	select {
+	case code := <-done:
+		return code
+	case sig := <-sigs:
+		// A JVM killed by a signal exits 128+signo. Cancelling lets Run finish a state
+		// write in progress (it is atomic anyway) before the process goes.
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+		if sig == syscall.SIGINT {
+			return 130
+		}
+		return 143
+	}
+}

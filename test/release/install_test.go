@@ -1,0 +1,88 @@
+package release
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestKrewInstallArchive does what a user (and the krew-index submission checklist) does
+// with a release: `kubectl krew install --manifest=... --archive=<local archive>`, into an
+// empty KREW_ROOT and HOME, then runs the plugin through kubectl as `kubectl cassandra`,
+// and completes through the shim krew extracted, as the caveats tell users to set up.
+//
+// krew refuses a plugin name together with --manifest ("must specify either plugin names
+// ... or --manifest/--manifest-url; not both"), so none is given.
+func TestKrewInstallArchive(t *testing.T) {
+	requireKubectl(t)
+	s := snapshot(t)
+	version := readManifest(t, repoPath("krew-manifest.yaml")).Spec.Version
+	archive := hostArchive(t, s, version)
+	// --partial: with -short only the host's archive exists; the other platforms keep
+	// their sha256, which this install does not read.
+	manifest := rewriteManifest(t, s.dist, t.TempDir(), "--partial")
+
+	krewRoot, home := t.TempDir(), t.TempDir()
+	// KREW_ROOT/bin first: a kubectl-cassandra elsewhere on PATH (make install) must not
+	// be the one that runs.
+	path := strings.Join([]string{filepath.Join(krewRoot, "bin"), krewBinDir(t), os.Getenv("PATH")}, string(os.PathListSeparator))
+	env := envWith(map[string]string{
+		"KREW_ROOT":             krewRoot,
+		"HOME":                  home,
+		"PATH":                  path,
+		"KUBECONFIG":            filepath.Join(home, "no-kubeconfig"), // --client must not need one
+		"KREW_NO_UPGRADE_CHECK": "1",                                  // no GitHub API call
+	})
+	cmd := func(name string, args ...string) string {
+		t.Helper()
+		c := execIn(home, env, name, args...)
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+
+	out := cmd("kubectl", "krew", "install", "--manifest="+manifest, "--archive="+archive)
+	if !strings.Contains(out, "Installed plugin: cassandra") {
+		t.Errorf("krew install output lacks \"Installed plugin: cassandra\":\n%s", out)
+	}
+	// The caveats are printed once, at install: they are what tells users about the shim.
+	if !strings.Contains(out, shimName) {
+		t.Errorf("krew install did not print the caveats (no %s):\n%s", shimName, out)
+	}
+
+	store := filepath.Join(krewRoot, "store", "cassandra", version)
+	license, err := os.ReadFile(filepath.Join(store, "LICENSE"))
+	if err != nil {
+		t.Fatalf("LICENSE not extracted into the store (krew-index requires it): %v", err)
+	}
+	if want, _ := os.ReadFile(repoPath("LICENSE")); !bytes.Equal(license, want) {
+		t.Errorf("%s/LICENSE differs from the repository's", store)
+	}
+	shim := filepath.Join(store, shimName)
+	if fi, err := os.Stat(shim); err != nil || fi.Mode()&0o111 == 0 {
+		t.Fatalf("%s not extracted as an executable where the caveats say (%v)", shim, err)
+	}
+	if _, err := os.Stat(filepath.Join(krewRoot, "receipts", "cassandra.yaml")); err != nil {
+		t.Errorf("no krew receipt for cassandra: %v", err)
+	}
+
+	out = cmd("kubectl", "cassandra", "version", "--client")
+	if !strings.Contains(out, version) {
+		t.Errorf("kubectl cassandra version --client printed %q, want the release version %s", out, version)
+	}
+
+	// Completion as the caveats set it up: the shim linked onto PATH. kubectl >= 1.26 runs
+	// kubectl_complete-cassandra for `kubectl cassandra <TAB>`; the plugin's cobra completion
+	// must answer with its commands and a directive line (":<n>").
+	if err := os.Symlink(shim, filepath.Join(krewRoot, "bin", shimName)); err != nil {
+		t.Fatal(err)
+	}
+	out = cmd("kubectl", "__complete", "cassandra", "")
+	if !strings.Contains(out, "version") || !strings.Contains(out, "\n:") {
+		t.Errorf("kubectl __complete cassandra \"\" through the shim gave:\n%s\nwant the plugin's commands (version) and a :directive line", out)
+	}
+}

@@ -1,0 +1,478 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+const seeHelp = "See 'nodetool help' or 'nodetool help <command>'.\n"
+
+// invocation is a parsed nodetool command line.
+type invocation struct {
+	host, port string
+	printPort  bool // -pp (4.0+)
+	cmd        string
+	positional []string
+	force      bool // decommission --force/-f
+	human      bool // netstats -H
+	allTokens  bool // info -T
+	unexpected []string
+	missing    string // option given without its value
+}
+
+// globalValueOpts are NodeToolCmd's options that take a value (same in every version).
+var globalValueOpts = map[string]bool{
+	"-h": true, "--host": true, "-p": true, "--port": true,
+	"-u": true, "--username": true, "-pw": true, "--password": true,
+	"-pwf": true, "--password-file": true,
+}
+
+// parseArgs parses like airline does for the commands the simulator knows: global
+// options anywhere, then the command's own options and arguments. Anything it cannot
+// place ends up in unexpected, which nodetool reports as "Found unexpected parameters".
+func parseArgs(o Options, args []string) invocation {
+	inv := invocation{host: "127.0.0.1", port: "7199"}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "--") {
+			name, hasVal = a, false
+		}
+		if globalValueOpts[name] {
+			if !hasVal {
+				if i+1 >= len(args) {
+					inv.missing = name
+					break
+				}
+				i++
+				val = args[i]
+			}
+			switch name {
+			case "-h", "--host":
+				inv.host = val
+			case "-p", "--port":
+				inv.port = val
+			}
+			continue
+		}
+		if (a == "-pp" || a == "--print-port") && !o.is311() {
+			inv.printPort = true
+			continue
+		}
+		if inv.cmd == "" && !strings.HasPrefix(a, "-") {
+			inv.cmd = a
+			continue
+		}
+		rest = append(rest, a)
+	}
+	for _, a := range rest {
+		switch {
+		case inv.cmd == "help":
+			// help takes any command names; the simulator prints the general usage.
+		case inv.cmd == "decommission" && (a == "-f" || a == "--force") && !o.is311():
+			inv.force = true
+		case inv.cmd == "netstats" && (a == "-H" || a == "--human-readable"):
+			inv.human = true
+		case inv.cmd == "info" && (a == "-T" || a == "--tokens"):
+			inv.allTokens = true
+		case inv.cmd == "status" && (a == "-r" || a == "--resolve-ip"):
+			// Addresses are IPs without reverse DNS here, so resolving changes nothing.
+		case inv.cmd == "status" && !strings.HasPrefix(a, "-") && len(inv.positional) == 0:
+			inv.positional = append(inv.positional, a)
+		default:
+			inv.unexpected = append(inv.unexpected, a)
+		}
+	}
+	return inv
+}
+
+// knownCommands are the nodetool commands the simulator implements.
+var knownCommands = map[string]bool{
+	"status": true, "netstats": true, "info": true, "describecluster": true,
+	"gossipinfo": true, "decommission": true, "version": true, "help": true,
+}
+
+// usageError is airline's parse error text, if the command line has one.
+func (inv invocation) usageError() string {
+	switch {
+	case inv.missing != "":
+		return fmt.Sprintf("Required values for option '%s' not provided", strings.TrimLeft(inv.missing, "-"))
+	case inv.cmd != "" && !knownCommands[inv.cmd]:
+		// An unknown command is an unexpected argument of the default (help) command.
+		return fmt.Sprintf("Found unexpected parameters: [%s]", strings.Join(append([]string{inv.cmd}, inv.unexpected...), ", "))
+	case len(inv.unexpected) > 0:
+		return fmt.Sprintf("Found unexpected parameters: [%s]", strings.Join(inv.unexpected, ", "))
+	}
+	return ""
+}
+
+// Run behaves like `nodetool <args>` run inside pod: same stdout/stderr text and exit
+// code as the real tool for the simulated Cassandra version. `decommission` blocks
+// until its attempt ends (by the clock), but cancelling ctx only ends this call (exit
+// 143, like a killed nodetool JVM): the simulated decommission keeps going.
+func (s *Store) Run(ctx context.Context, pod string, args []string, stdout, stderr io.Writer) int {
+	var opts Options
+	var slow time.Duration
+	err := s.read(func(st *state, _ time.Time) error {
+		n, err := st.node(pod)
+		if err != nil {
+			return err
+		}
+		opts, slow = st.Options, n.Fault.Slow
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "nodetool-sim: %v\n", err)
+		return ExitUsage
+	}
+	// Slow models the JVM start and a sluggish JMX: it happens before anything answers.
+	if slow > 0 && !sleepCtx(ctx, slow) {
+		return ExitKilled
+	}
+	if ctx.Err() != nil {
+		return ExitKilled
+	}
+	inv := parseArgs(opts, args)
+	if inv.cmd == "decommission" {
+		return s.decommission(ctx, pod, inv, stdout, stderr)
+	}
+	var out, errOut strings.Builder
+	code := ExitOK
+	if msg := inv.usageError(); msg != "" {
+		out.WriteString("nodetool: " + msg + "\n" + seeHelp)
+		code = ExitUsage
+	} else if inv.cmd == "" || inv.cmd == "help" {
+		// airline's default command: help, which needs no connection.
+		out.WriteString(helpText)
+	} else {
+		err = s.read(func(st *state, now time.Time) error {
+			n, err := st.node(pod)
+			if err != nil {
+				return err
+			}
+			if !n.jvmUp() {
+				connectError(&errOut, st.Options, inv)
+				code = ExitUsage
+				return nil
+			}
+			code = st.render(&out, n, inv, now)
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "nodetool-sim: %v\n", err)
+			return ExitUsage
+		}
+	}
+	_, _ = io.WriteString(stdout, out.String())
+	_, _ = io.WriteString(stderr, errOut.String())
+	return code
+}
+
+// render runs a read-only command on a reachable node.
+func (st *state) render(b *strings.Builder, n *node, inv invocation, now time.Time) int {
+	switch inv.cmd {
+	case "status":
+		if n.Fault.EmptyRing {
+			return ExitOK
+		}
+		ks := ""
+		if len(inv.positional) > 0 {
+			ks = inv.positional[0]
+		}
+		var sb strings.Builder
+		code := st.renderStatus(&sb, inv, ks)
+		if n.Fault.Garbled && code == ExitOK {
+			b.WriteString(garbleStatus(sb.String()))
+			return ExitOK
+		}
+		b.WriteString(sb.String())
+		return code
+	case "netstats":
+		if n.Fault.Garbled {
+			b.WriteString(garbledNetstats)
+			return ExitOK
+		}
+		st.renderNetstats(b, n, inv, now)
+	case "info":
+		st.renderInfo(b, n, inv, now)
+	case "describecluster":
+		st.renderDescribeCluster(b)
+	case "gossipinfo":
+		st.renderGossipInfo(b, now)
+	case "version":
+		b.WriteString("ReleaseVersion: " + st.Options.ReleaseVersion + "\n")
+	}
+	return ExitOK
+}
+
+// connectError is E10: what NodeTool.connect() prints when JMX is unreachable. JDK 8
+// (Cassandra 3.11) repeats the reason in parentheses, JDK 11+ does not.
+func connectError(b *strings.Builder, o Options, inv invocation) {
+	reason := "Connection refused"
+	if o.is311() {
+		reason = "Connection refused (Connection refused)"
+	}
+	fmt.Fprintf(b, "nodetool: Failed to connect to '%s:%s' - ConnectException: '%s'.\n", inv.host, inv.port, reason)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// decommission runs `nodetool decommission`: it decides under the lock, then (if an
+// attempt started) waits without the lock, checking the clock and ctx, until the attempt
+// has an outcome.
+func (s *Store) decommission(ctx context.Context, pod string, inv invocation, stdout, stderr io.Writer) int {
+	var out, errOut strings.Builder
+	code := ExitOK
+	var id string
+	var opts Options
+	err := s.update(func(st *state, now time.Time) error {
+		n, err := st.node(pod)
+		if err != nil {
+			return err
+		}
+		opts = st.Options
+		n.Calls++
+		if msg := inv.usageError(); msg != "" {
+			out.WriteString("nodetool: " + msg + "\n" + seeHelp)
+			code = ExitUsage
+			return nil
+		}
+		if !n.jvmUp() {
+			connectError(&errOut, st.Options, inv)
+			code = ExitUsage
+			return nil
+		}
+		code, id = st.decide(n, inv.force, now, &out)
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "nodetool-sim: %v\n", err)
+		return ExitUsage
+	}
+	if id == "" {
+		_, _ = io.WriteString(stdout, out.String())
+		_, _ = io.WriteString(stderr, errOut.String())
+		return code
+	}
+	for {
+		var result string
+		var wait time.Duration
+		err := s.read(func(st *state, now time.Time) error {
+			result = resultAborted // node or attempt vanished: the JVM we talked to is gone
+			n, err := st.node(pod)
+			if err != nil {
+				return nil
+			}
+			a := n.attempt(id)
+			if a == nil {
+				return nil
+			}
+			result = a.Result
+			tl := st.Options.timeline()
+			end := a.Start.Add(tl.done)
+			if a.Fail {
+				end = a.Start.Add(tl.failAt)
+			}
+			wait = end.Sub(now)
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "nodetool-sim: %v\n", err)
+			return ExitFailure
+		}
+		switch result {
+		case resultOK:
+			return ExitOK // success prints nothing
+		case resultFailed:
+			_, _ = io.WriteString(stderr, streamFailedText(opts))
+			return ExitFailure
+		case resultAborted:
+			_, _ = io.WriteString(stderr, jvmGoneText(opts))
+			return ExitFailure
+		}
+		// Sleep in small slices: the attempt may be aborted (restart, Down) at any time,
+		// and a cancelled ctx must end this call promptly.
+		d := min(s.poll, max(wait, time.Millisecond))
+		if !sleepCtx(ctx, d) {
+			return ExitKilled
+		}
+	}
+}
+
+// decide applies the decommission rules of the version (client pre-checks on 5.0,
+// StorageService.decommission's checks, the RF check) and starts an attempt when they
+// pass. It returns the exit code and, if an attempt started, its id. It mutates n only
+// once the outcome is known, so the memory store needs no rollback.
+func (st *state) decide(n *node, force bool, now time.Time, out *strings.Builder) (int, string) {
+	o := st.Options
+	running := len(n.running()) > 0
+	if o.is50() {
+		// Decommission.java's client-side pre-checks (exit 0, E2'/E3').
+		if running {
+			out.WriteString("This node is still decommissioning.\n")
+			return ExitOK, ""
+		}
+		if n.Mode == ModeDecommissioned {
+			out.WriteString("Node was already decommissioned.\n")
+			return ExitOK, ""
+		}
+	}
+	// The server skips these when already LEAVING (a retry after a failure, or on 3.11 a
+	// duplicate of a running attempt).
+	if n.Mode != ModeLeaving {
+		if !n.member() {
+			return unsupported(out, "local node is not a member of the token ring yet"), "" // E3/E8
+		}
+		if st.ownersAfterAllLeft() < 2 {
+			return unsupported(out, "no other normal nodes in the ring; decommission would be pointless"), "" // E5
+		}
+		if n.Mode != ModeNormal && (!o.is50() || n.Mode != ModeDecommissionFailed) {
+			return unsupported(out, fmt.Sprintf("Node in %s state; wait for status to become normal or restart", n.Mode)), "" // E7
+		}
+	}
+	if running && !o.is311() {
+		// E2. 3.11's guard never fires (E2''), so a duplicate starts below.
+		msg := "Node is still decommissioning. Check nodetool netstats."
+		if o.is50() {
+			msg = "Node is still decommissioning. Check nodetool netstats or nodetool info."
+		}
+		out.WriteString("nodetool: " + msg + "\n" + seeHelp)
+		return ExitUsage, ""
+	}
+	// RF check (4.0+, not with --force, not when already leaving: a leaving node is out of
+	// N and 5.0 only fails when this node is in that set).
+	if !o.is311() && !force && n.Mode != ModeLeaving && !n.Leaving {
+		nodes := 0
+		for _, p := range st.Nodes {
+			if p.Spec.DC == n.Spec.DC && p.listed() && !p.Leaving {
+				nodes++
+			}
+		}
+		if n.Fault.RefuseRF || nodes <= o.RF {
+			code := unsupported(out, fmt.Sprintf("Not enough live nodes to maintain replication factor in keyspace system_distributed (RF = %d, N = %d). Perform a forceful decommission to ignore.", o.RF, nodes))
+			if o.is50() {
+				// The check runs inside the try whose catch sets DECOMMISSION_FAILED.
+				n.Mode = ModeDecommissionFailed
+			}
+			return code, ""
+		}
+	}
+	st.Seq++
+	a := &attempt{ID: timeUUID(now, fmt.Sprintf("%s/%d", n.Spec.Pod, st.Seq)), Start: now}
+	if n.Fault.StreamFailures > 0 {
+		a.Fail = true
+		n.Fault.StreamFailures--
+	}
+	n.Attempts = append(n.Attempts, a)
+	n.trimHistory()
+	n.Started++
+	if !n.Leaving {
+		n.Leaving = true
+		n.StatusVersion++
+	}
+	n.Mode = ModeLeaving
+	return ExitOK, a.ID
+}
+
+// ownersAfterAllLeft is tokenMetadata.cloneAfterAllLeft(): endpoints (4.0+) or tokens
+// (3.11 counts sortedTokens) of the ring without the leaving nodes.
+func (st *state) ownersAfterAllLeft() int {
+	c := 0
+	for _, p := range st.Nodes {
+		if p.listed() && !p.Leaving {
+			if st.Options.is311() {
+				c += p.Spec.Tokens
+			} else {
+				c++
+			}
+		}
+	}
+	return c
+}
+
+// unsupported prints a server UnsupportedOperationException as Decommission.execute
+// rethrows it (IllegalStateException "Unsupported operation: …": stdout, exit 1).
+func unsupported(out *strings.Builder, msg string) int {
+	out.WriteString("nodetool: Unsupported operation: " + msg + "\n" + seeHelp)
+	return ExitUsage
+}
+
+// javaFrames is the RMI part of a server-side stack trace as nodetool prints it.
+func javaFrames(o Options) string {
+	if o.is311() { // JDK 8
+		return "\tat sun.reflect.NativeMethodAccessorImpl.invoke0(Native Method)\n" +
+			"\tat sun.reflect.NativeMethodAccessorImpl.invoke(NativeMethodAccessorImpl.java:62)\n" +
+			"\tat sun.reflect.DelegatingMethodAccessorImpl.invoke(DelegatingMethodAccessorImpl.java:43)\n" +
+			"\tat java.lang.reflect.Method.invoke(Method.java:498)\n" +
+			"\tat sun.rmi.server.UnicastServerRef.dispatch(UnicastServerRef.java:357)\n" +
+			"\tat sun.rmi.transport.Transport$1.run(Transport.java:200)\n" +
+			"\tat java.lang.Thread.run(Thread.java:748)\n"
+	}
+	return "\tat java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)\n" +
+		"\tat java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke(NativeMethodAccessorImpl.java:62)\n" +
+		"\tat java.base/jdk.internal.reflect.DelegatingMethodAccessorImpl.invoke(DelegatingMethodAccessorImpl.java:43)\n" +
+		"\tat java.base/java.lang.reflect.Method.invoke(Method.java:566)\n" +
+		"\tat java.rmi/sun.rmi.server.UnicastServerRef.dispatch(UnicastServerRef.java:359)\n" +
+		"\tat java.rmi/sun.rmi.transport.Transport$1.run(Transport.java:200)\n" +
+		"\tat java.base/java.lang.Thread.run(Thread.java:829)\n"
+}
+
+// streamFailedText is E11 (stderr, exit 2). NodeTool.err prints the root-cause message,
+// the marker line and the trace (whose own trailing newline println doubles).
+func streamFailedText(o Options) string {
+	line := map[bool]string{true: "4860", false: "5104"}[o.is311()]
+	return "error: Error while decommissioning node: Stream failed\n" +
+		"-- StackTrace --\n" +
+		"java.lang.RuntimeException: Error while decommissioning node: Stream failed\n" +
+		"\tat org.apache.cassandra.service.StorageService.decommission(StorageService.java:" + line + ")\n" +
+		javaFrames(o) + "\n"
+}
+
+// jvmGoneText is E15: the Cassandra JVM died under the JMX call. The root cause is an
+// EOFException, whose message is null.
+func jvmGoneText(o Options) string {
+	return "error: null\n" +
+		"-- StackTrace --\n" +
+		"java.rmi.UnmarshalException: Error unmarshaling return header; nested exception is: \n" +
+		"\tjava.io.EOFException\n" +
+		"\tat sun.rmi.transport.StreamRemoteCall.executeCall(StreamRemoteCall.java:236)\n" +
+		"\tat sun.rmi.server.UnicastRef.invoke(UnicastRef.java:161)\n" +
+		"\tat javax.management.remote.rmi.RMIConnectionImpl_Stub.invoke(Unknown Source)\n" +
+		"\tat org.apache.cassandra.tools.NodeProbe.decommission(NodeProbe.java:" + map[bool]string{true: "668", false: "813"}[o.is311()] + ")\n" +
+		"Caused by: java.io.EOFException\n" +
+		"\tat java.io.DataInputStream.readByte(DataInputStream.java:267)\n" +
+		"\tat sun.rmi.transport.StreamRemoteCall.executeCall(StreamRemoteCall.java:222)\n" +
+		"\t... 3 more\n\n"
+}
+
+const helpText = `usage: nodetool [(-h <host> | --host <host>)] [(-p <port> | --port <port>)]
+        [(-pw <password> | --password <password>)]
+        [(-pwf <passwordFilePath> | --password-file <passwordFilePath>)]
+        [(-u <username> | --username <username>)] <command> [<args>]
+
+The most commonly used nodetool commands are:
+    decommission                 Decommission the *node I am connecting to*
+    describecluster              Print the name, snitch, partitioner and schema version of a cluster
+    gossipinfo                   Shows the gossip information for the cluster
+    help                         Display help information
+    info                         Print node information (uptime, load, ...)
+    netstats                     Print network information on provided host (connecting node by default)
+    status                       Print cluster information (state, load, IDs, ...)
+    version                      Print cassandra version
+
+See 'nodetool help <command>' for more information on a specific command.
+
+`

@@ -1,0 +1,291 @@
+// Package sim simulates the nodetool of a small Cassandra cluster, for the plugin's unit
+// tests (in memory, with an injectable clock) and its e2e harness (a JSON state file shared
+// by many nodetool-sim processes).
+//
+// The output formats, exit codes, streams and decommission semantics follow
+// NODETOOL.md (Cassandra 3.11, 4.0, 4.1 and 5.0): byte-exact status/netstats/info/
+// describecluster layouts, the error catalogue (E1–E15) and the node state machine (§7).
+//
+// The state of a decommission is a function of the clock: starting one records its start
+// time, and every reader derives the node's phase from "now". That is what makes the
+// simulated decommission keep going when the process that asked for it dies, exactly like
+// the server-side operation behind a killed `kubectl exec … nodetool decommission`.
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Supported Cassandra versions (Options.Version).
+const (
+	V311 = "3.11"
+	V40  = "4.0"
+	V41  = "4.1"
+	V50  = "5.0"
+)
+
+// Operation modes (the `Mode:` line of netstats) the simulator can be in.
+const (
+	ModeNormal             = "NORMAL"
+	ModeLeaving            = "LEAVING"
+	ModeDecommissioned     = "DECOMMISSIONED"
+	ModeDecommissionFailed = "DECOMMISSION_FAILED"
+	// ModeStarting is never entered (a restart is instantaneous); netstats renders it
+	// like nodetool does, without the statistics section.
+	ModeStarting = "STARTING"
+)
+
+// Exit codes of nodetool (NODETOOL.md §1) and of a killed client.
+const (
+	ExitOK      = 0
+	ExitUsage   = 1 // usage errors, refusals (IllegalState/IllegalArgument), connect failures
+	ExitFailure = 2 // any other Throwable: "error: …" + stack trace on stderr
+	// ExitKilled is what Run returns when its context is cancelled mid-command: the
+	// nodetool JVM was killed (SIGTERM → 143). The simulated server-side work goes on.
+	ExitKilled = 143
+)
+
+// Options describes the simulated cluster as a whole. Zero values get the defaults noted
+// on each field.
+type Options struct {
+	// Version is "3.11", "4.0", "4.1" or "5.0"; it picks every format and rule.
+	Version string `json:"version"`
+	// DecommissionTime is how long a successful decommission takes in total
+	// (0 = instant). A real one is ≥ 60 s plus streaming (NODETOOL.md §10).
+	DecommissionTime time.Duration `json:"decommissionTime"`
+	// LeftAnnounce is the final part of DecommissionTime during which peers no longer list
+	// the node while it still reports LEAVING (NODETOOL.md §6.2 step 8). 0 means
+	// DecommissionTime/3; a negative value means no such window.
+	LeftAnnounce time.Duration `json:"leftAnnounce"`
+	// RF is the replication factor per DC of system_auth, system_distributed,
+	// system_traces and the user keyspaces (NetworkTopologyStrategy). It drives the
+	// 4.0+ RF check (E1: refused when N <= RF), Owns (min(100%, RF/N)) and describecluster.
+	// Default 3.
+	RF int `json:"rf"`
+	// ClusterName is describecluster's Name. Default "demo".
+	ClusterName string `json:"clusterName,omitempty"`
+	// ReleaseVersion is the full version printed by `version`, describecluster and
+	// gossipinfo. Default: 3.11.11, 4.0.13, 4.1.6 or 5.0.3 (the refs NODETOOL.md used).
+	ReleaseVersion string `json:"releaseVersion,omitempty"`
+	// Keyspaces are the user keyspaces (NTS, RF per DC). Default ["app"].
+	Keyspaces []string `json:"keyspaces,omitempty"`
+	// MixedReplication makes user keyspaces have different replication settings, so a
+	// plain `status` has no effective ownership: header "Owns", cells "?" and the
+	// "Non-system keyspaces don't have the same replication settings" note.
+	MixedReplication bool `json:"mixedReplication,omitempty"`
+}
+
+// NodeSpec is one Cassandra node (one pod).
+type NodeSpec struct {
+	Pod     string `json:"pod"`
+	HostID  string `json:"hostID"`  // UUID; derived from Pod when empty
+	Address string `json:"address"` // IPv4 the node gossips with
+	DC      string `json:"dc"`      // default "dc1"
+	Rack    string `json:"rack"`    // default "rack1"
+	// Load is the data size as nodetool prints it ("1.2 GiB") or an exact byte count
+	// ("1299441040 bytes"). Default "1 GiB". It grows on the remaining nodes of the DC when
+	// a node leaves (its load is shared equally among them).
+	Load string `json:"load"`
+	// Tokens is num_tokens. Default 16 on 4.0+ and 256 on 3.11.
+	Tokens int `json:"tokens"`
+	// Token is the node's first token (the single-token status layout, `info` with one
+	// token, gossip STATUS). Derived from the host ID when empty.
+	Token string `json:"token,omitempty"`
+	// UncompressedLoad is 5.0's `info` "Uncompressed load". Default: Load.
+	UncompressedLoad string `json:"uncompressedLoad,omitempty"`
+}
+
+// Fault is what can go wrong on one node. SetFault replaces the whole set.
+type Fault struct {
+	// RefuseRF (4.0+) refuses decommission with the E1 text (stdout, exit 1); 5.0 also
+	// leaves mode DECOMMISSION_FAILED. No effect on 3.11 (no RF check) nor with --force.
+	// The real RF check (N <= RF) applies regardless; this forces it.
+	RefuseRF bool `json:"refuseRF,omitempty"`
+	// StreamFailures makes the next N decommission attempts fail half-way through
+	// streaming: E11 on stderr, exit 2. 3.11/4.x stay LEAVING (peers UL), 5.0 goes to
+	// DECOMMISSION_FAILED (peers still UL). It counts down as attempts consume it.
+	StreamFailures int `json:"streamFailures,omitempty"`
+	// Down means the Cassandra JVM is not running: nodetool on the pod prints the E10
+	// connect error (stderr, exit 1) and peers show it DN (DL if it was leaving). Setting
+	// it kills a running decommission (the JVM died); clearing it starts the JVM again,
+	// with Restart's semantics.
+	Down bool `json:"down,omitempty"`
+	// Slow makes every nodetool command on the pod sleep this long before answering.
+	Slow time.Duration `json:"slow,omitempty"`
+	// Garbled makes status/netstats on the pod print garbage (a truncated row, stray
+	// bytes) with exit 0.
+	Garbled bool `json:"garbled,omitempty"`
+	// EmptyRing makes status on the pod print nothing at all, exit 0.
+	EmptyRing bool `json:"emptyRing,omitempty"`
+}
+
+// NodeView is the effective state of one node at the moment Node was called.
+type NodeView struct {
+	Pod, HostID, Address, DC, Rack string
+	// Load as status prints it (grows when peers leave).
+	Load string
+	// Mode is the operation mode (netstats line 1) the JVM has, or last had when it is
+	// not running: NORMAL, LEAVING, DECOMMISSION_FAILED or DECOMMISSIONED.
+	Mode string
+	// PeerCode is the node's row code in other nodes' status: "UN", "UL", "DN", "DL", or
+	// "" when peers no longer list it (LEFT announced, decommissioned).
+	PeerCode string
+	// Decommissioning is true while a decommission attempt runs (5.0 info
+	// "Decommissioning"), including the final announce window.
+	Decommissioning bool
+	// Streaming is true while the attempt is in its streaming phase (netstats shows an
+	// Unbootstrap plan).
+	Streaming bool
+	// Left is true once the node announced LEFT (peers dropped it).
+	Left bool
+	// Running is false when the JVM is down (Fault.Down) or refused to start (Gone).
+	Running bool
+	// Gone is true when the node was restarted after DECOMMISSIONED and refused to
+	// start (E4): nodetool on it fails to connect from then on.
+	Gone bool
+	// DecommissionsStarted counts attempts that actually started leaving (including
+	// retries and 3.11 duplicates).
+	DecommissionsStarted int
+	// DecommissionCalls counts every `nodetool decommission` invocation on the pod,
+	// whatever its outcome (refused, usage error, connect error, duplicate…).
+	DecommissionCalls int
+	// Fault is the node's current fault set (StreamFailures counts down).
+	Fault Fault
+}
+
+func (o Options) withDefaults() (Options, error) {
+	switch o.Version {
+	case V311, V40, V41, V50:
+	default:
+		return o, fmt.Errorf("sim: unsupported Cassandra version %q (want 3.11, 4.0, 4.1 or 5.0)", o.Version)
+	}
+	if o.DecommissionTime < 0 {
+		return o, fmt.Errorf("sim: negative DecommissionTime")
+	}
+	switch {
+	case o.RF == 0:
+		o.RF = 3
+	case o.RF < 0:
+		return o, fmt.Errorf("sim: negative RF")
+	}
+	if o.ClusterName == "" {
+		o.ClusterName = "demo"
+	}
+	if o.ReleaseVersion == "" {
+		o.ReleaseVersion = map[string]string{V311: "3.11.11", V40: "4.0.13", V41: "4.1.6", V50: "5.0.3"}[o.Version]
+	}
+	if o.Keyspaces == nil {
+		o.Keyspaces = []string{"app"}
+	}
+	return o, nil
+}
+
+func (o Options) is311() bool { return o.Version == V311 }
+func (o Options) is50() bool  { return o.Version == V50 }
+
+// timeline splits a successful attempt: a RING_DELAY-like wait, streaming, then the
+// announce window in which peers have dropped the node (all offsets from its start).
+type timeline struct {
+	streamStart, left, done, failAt time.Duration
+}
+
+func (o Options) timeline() timeline {
+	d := o.DecommissionTime
+	l := o.LeftAnnounce
+	switch {
+	case l == 0:
+		l = d / 3
+	case l < 0:
+		l = 0
+	}
+	if l > d {
+		l = d
+	}
+	left := d - l
+	// Real Cassandra sleeps RING_DELAY (the same 30 s as the announce window) before
+	// streaming; cap it so some streaming time remains.
+	pre := min(l, left/2)
+	return timeline{
+		streamStart: pre,
+		left:        left,
+		done:        d,
+		// "half-way": the middle of the streaming phase.
+		failAt: pre + (left-pre)/2,
+	}
+}
+
+func (spec NodeSpec) withDefaults(o Options) (NodeSpec, error) {
+	if spec.Pod == "" {
+		return spec, fmt.Errorf("sim: node without Pod")
+	}
+	if spec.Address == "" {
+		return spec, fmt.Errorf("sim: node %s without Address", spec.Pod)
+	}
+	if spec.HostID == "" {
+		spec.HostID = uuidFrom(hash64("host:"+spec.Pod), hash64("id:"+spec.Pod), 4)
+	}
+	if spec.DC == "" {
+		spec.DC = "dc1"
+	}
+	if spec.Rack == "" {
+		spec.Rack = "rack1"
+	}
+	if spec.Load == "" {
+		spec.Load = "1 GiB"
+	}
+	if _, err := parseSize(spec.Load); err != nil {
+		return spec, fmt.Errorf("sim: node %s: %w", spec.Pod, err)
+	}
+	if spec.UncompressedLoad != "" {
+		if _, err := parseSize(spec.UncompressedLoad); err != nil {
+			return spec, fmt.Errorf("sim: node %s: %w", spec.Pod, err)
+		}
+	}
+	if spec.Tokens == 0 {
+		spec.Tokens = 16
+		if o.is311() {
+			spec.Tokens = 256
+		}
+	}
+	if spec.Tokens < 0 {
+		return spec, fmt.Errorf("sim: node %s: negative Tokens", spec.Pod)
+	}
+	if spec.Token == "" {
+		spec.Token = fmt.Sprint(int64(hash64("token:" + spec.HostID)))
+	}
+	return spec, nil
+}
+
+// uuidFrom formats two 64-bit values as a UUID string of the given version (variant 2).
+func uuidFrom(hi, lo uint64, version int) string {
+	hi = hi&^0xf000 | uint64(version)<<12
+	lo = lo&^(0xc<<60) | 0x8<<60
+	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
+}
+
+// timeUUID builds a version-1 UUID like Cassandra's TimeUUID stream plan ids: the
+// timestamp comes from the attempt's start, clock sequence and node from seed.
+func timeUUID(t time.Time, seed string) string {
+	// 100-ns intervals since 1582-10-15.
+	const gregorianOffset = 0x01B21DD213814000
+	ts := uint64(t.UnixNano()/100) + gregorianOffset
+	timeLow := ts & 0xffffffff
+	timeMid := (ts >> 32) & 0xffff
+	timeHi := (ts >> 48) & 0x0fff
+	h := hash64(seed)
+	clockSeq := (h>>48)&0x3fff | 0x8000
+	node := h & 0xffffffffffff
+	return fmt.Sprintf("%08x-%04x-1%03x-%04x-%012x", timeLow, timeMid, timeHi, clockSeq, node)
+}
+
+func validPodSet(nodes []NodeSpec) error {
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if seen[n.Pod] {
+			return fmt.Errorf("sim: duplicate pod %q", n.Pod)
+		}
+		seen[n.Pod] = true
+	}
+	return nil
+}
