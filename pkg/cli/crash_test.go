@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
 // TestCrashMatrix kills the plugin right after every API write and every decommission
@@ -28,36 +29,36 @@ func TestCrashMatrix(t *testing.T) {
 	total := 0
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := worldOpts{version: tc.version, nodes: tc.from, topology: tc.topology, extraPVC: tc.extraPVC}
+			opts := world.Opts{Version: tc.version, Nodes: tc.from, Topology: tc.topology, ExtraPVC: tc.extraPVC}
 			scale := []string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", fmt.Sprint(tc.to), "--yes"}
 			// Reference run: count the side effects.
-			ref := newWorld(t, opts)
-			_, stderr, code, crashed := ref.run(0, scale...)
+			ref := world.New(t, opts)
+			_, stderr, code, crashed := run(ref, 0, scale...)
 			if code != 0 || crashed {
 				t.Fatalf("reference run: code %d crashed %v\n%s", code, crashed, stderr)
 			}
-			ref.assertConverged(tc.to, "reference")
-			points := ref.sideEffects
+			ref.AssertConverged(tc.to, "reference")
+			points := ref.SideEffects()
 			if points < 5*(tc.from-tc.to) {
 				t.Fatalf("only %d side effects in the reference run", points)
 			}
 			for k := 1; k <= points; k++ {
-				w := newWorld(t, opts)
-				_, stderr, _, crashed := w.run(k, scale...)
+				w := world.New(t, opts)
+				_, stderr, _, crashed := run(w, k, scale...)
 				if !crashed {
 					t.Fatalf("crash point %d/%d was not reached\n%s", k, points, stderr)
 				}
 				// A second crash, during the resume.
 				second := 1 + (k*7)%5
-				_, stderr, code, crashed2 := w.run(second, "resume", "demo", "-n", "cassandra", "--yes")
+				_, stderr, code, crashed2 := run(w, second, "resume", "demo", "-n", "cassandra", "--yes")
 				if !crashed2 && code != 0 {
 					t.Fatalf("crash %d: resume (second crash at %d) exited %d\n%s", k, second, code, stderr)
 				}
-				_, stderr, code, crashed = w.run(0, "resume", "demo", "-n", "cassandra", "--yes")
+				_, stderr, code, crashed = run(w, 0, "resume", "demo", "-n", "cassandra", "--yes")
 				if crashed || code != 0 {
 					t.Fatalf("crash %d/%d: final resume exited %d\n%s", k, second, code, stderr)
 				}
-				w.assertConverged(tc.to, fmt.Sprintf("crash after side effect %d (then %d)", k, second))
+				w.AssertConverged(tc.to, fmt.Sprintf("crash after side effect %d (then %d)", k, second))
 				total++
 			}
 			t.Logf("%s: %d crash points (every API write and decommission exec), each followed by a crashed and a clean resume", tc.name, points)
@@ -69,18 +70,18 @@ func TestCrashMatrix(t *testing.T) {
 // TestScaleSameTargetResumes checks that re-running the same scale after a crash
 // resumes, and a different target is refused with a pointer to resume.
 func TestScaleSameTargetResumes(t *testing.T) {
-	w := newWorld(t, worldOpts{nodes: 3})
-	_, _, _, crashed := w.run(4, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes")
+	w := world.New(t, world.Opts{Nodes: 3})
+	_, _, _, crashed := run(w, 4, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes")
 	if !crashed {
 		t.Fatal("no crash")
 	}
-	_, stderr, code, _ := w.run(0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "2", "--yes")
+	_, stderr, code, _ := run(w, 0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "2", "--yes")
 	if code != exit.Refused || !strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
 		t.Fatalf("different target: code %d, stderr:\n%s", code, stderr)
 	}
-	_, stderr, code, _ = w.run(0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes")
+	_, stderr, code, _ = run(w, 0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes")
 	if code != 0 || !strings.Contains(stderr, "resuming it") {
 		t.Fatalf("same target: code %d, stderr:\n%s", code, stderr)
 	}
-	w.assertConverged(1, "same target")
+	w.AssertConverged(1, "same target")
 }

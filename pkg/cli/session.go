@@ -48,6 +48,9 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 		return nil, err
 	}
 	ns := c.Namespace
+	if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
+		ns = *f
+	}
 	var name string
 	if len(args) > 0 {
 		name = args[0]

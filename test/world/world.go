@@ -1,4 +1,8 @@
-package cli
+// Package world is a fake Kubernetes for unit tests: client-go's fake clientsets with
+// resourceVersion and UID preconditions, a StatefulSet controller, PVC-deletion
+// bookkeeping and crash injection, plus a simulated Cassandra (test/sim) behind a fake
+// pod exec. Its API objects and Cassandra state outlive the "processes" that use it.
+package world
 
 import (
 	"bytes"
@@ -17,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -28,20 +31,20 @@ import (
 )
 
 // crash is what a simulated process death panics with, right after a side effect.
-type crash struct{ point int }
+type Crash struct{ Point int }
 
 // world is a fake Kubernetes (client-go fakes with resourceVersion preconditions, a
 // StatefulSet controller and PVC-deletion bookkeeping) plus a simulated Cassandra. Its
 // API objects and Cassandra state outlive the "processes" that run commands against it.
-type world struct {
+type World struct {
 	t     *testing.T
-	ns    string
-	name  string
-	kube  *kubefake.Clientset
-	dyn   *dynamicfake.FakeDynamicClient
-	cass  *sim.Store
-	racks []string
-	nodes int
+	NS    string
+	Name  string
+	Kube  *kubefake.Clientset
+	Dyn   *dynamicfake.FakeDynamicClient
+	Cass  *sim.Store
+	Racks []string
+	Nodes int
 
 	mu          sync.Mutex
 	rv          int
@@ -52,95 +55,114 @@ type world struct {
 	execLog     []string
 }
 
-var ccGVR = schema.GroupVersionResource{Group: casskop.Group, Version: "v2", Resource: casskop.Resource}
+// CCGVR is the CassandraCluster resource of the fake world.
+var CCGVR = schema.GroupVersionResource{Group: casskop.Group, Version: "v2", Resource: casskop.Resource}
 
-type worldOpts struct {
-	version string
-	racks   []string
-	nodes   int
-	// topology: whether the CR has spec.topology (else the defaults dc1/rack1 apply).
-	topology bool
-	status   map[string]any
-	extraPVC bool // a storageConfigs claim template besides data
+type Opts struct {
+	Version string
+	Racks   []string
+	// DCs are the datacenters, each with every rack (default dc1; more than one implies Topology).
+	DCs   []string
+	Nodes int
+	// Topology: whether the CR has spec.topology (else the defaults dc1/rack1 apply).
+	Topology bool
+	Status   map[string]any
+	ExtraPVC bool // a storageConfigs claim template besides data
+	RF       int  // replication factor of the simulated keyspaces (default 1)
 }
 
-// newWorld builds a CassKop-shaped cluster "demo" in namespace "cassandra".
-func newWorld(t *testing.T, o worldOpts) *world {
+// New builds a CassKop-shaped cluster "demo" in namespace "cassandra".
+func New(t *testing.T, o Opts) *World {
 	t.Helper()
-	if o.version == "" {
-		o.version = "4.1"
+	if o.Version == "" {
+		o.Version = "4.1"
 	}
-	if len(o.racks) == 0 {
-		o.racks = []string{"rack1"}
+	if len(o.Racks) == 0 {
+		o.Racks = []string{"rack1"}
 	}
-	w := &world{t: t, ns: "cassandra", name: "demo", racks: o.racks, nodes: o.nodes}
+	if len(o.DCs) == 0 {
+		o.DCs = []string{"dc1"}
+	}
+	if len(o.DCs) > 1 {
+		o.Topology = true
+	}
+	w := &World{t: t, NS: "cassandra", Name: "demo", Racks: o.Racks, Nodes: o.Nodes}
 	scheme := runtime.NewScheme()
 	cr := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "db.orange.com/v2", "kind": "CassandraCluster",
-		"metadata": map[string]any{"name": w.name, "namespace": w.ns, "uid": "cc-uid-1", "resourceVersion": "1"},
-		"spec":     map[string]any{"nodesPerRacks": int64(o.nodes), "serverVersion": o.version + ".0"},
+		"metadata": map[string]any{"name": w.Name, "namespace": w.NS, "uid": "cc-uid-1", "resourceVersion": "1"},
+		"spec":     map[string]any{"nodesPerRacks": int64(o.Nodes), "serverVersion": o.Version + ".0"},
 	}}
-	if o.topology {
+	if o.Topology {
 		var racks []any
-		for _, r := range o.racks {
+		for _, r := range o.Racks {
 			racks = append(racks, map[string]any{"name": r})
 		}
 		cr.Object["spec"].(map[string]any)["nodesPerRacks"] = int64(1)
-		cr.Object["spec"].(map[string]any)["topology"] = map[string]any{"dc": []any{map[string]any{"name": "dc1", "nodesPerRacks": int64(o.nodes), "rack": racks}}}
+		var dcs []any
+		for _, dc := range o.DCs {
+			dcs = append(dcs, map[string]any{"name": dc, "nodesPerRacks": int64(o.Nodes), "rack": racks})
+		}
+		cr.Object["spec"].(map[string]any)["topology"] = map[string]any{"dc": dcs}
 	}
-	if o.status != nil {
-		cr.Object["status"] = o.status
+	if o.Status != nil {
+		cr.Object["status"] = o.Status
 	}
-	w.dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{ccGVR: "CassandraClusterList"}, cr)
-	w.kube = kubefake.NewSimpleClientset()
-	w.kube.Resources = []*metav1.APIResourceList{{GroupVersion: "db.orange.com/v2", APIResources: []metav1.APIResource{{Name: casskop.Resource, Namespaced: true, Kind: casskop.Kind}}}}
+	w.Dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{CCGVR: "CassandraClusterList"}, cr)
+	w.Kube = kubefake.NewSimpleClientset()
+	w.Kube.Resources = []*metav1.APIResourceList{{GroupVersion: "db.orange.com/v2", APIResources: []metav1.APIResource{{Name: casskop.Resource, Namespaced: true, Kind: casskop.Kind}}}}
 	var specs []sim.NodeSpec
 	ip := 10
-	for _, r := range o.racks {
-		sts := casskop.StatefulSetName(w.name, "dc1", r)
-		labels := casskop.RackLabels(w.name, "dc1", r)
-		replicas := int32(o.nodes)
-		tpls := []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels}}}
-		if o.extraPVC {
-			tpls = append(tpls, corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "cassandra-logs", Labels: labels}})
-		}
-		w.add(&appsv1.StatefulSet{
-			ObjectMeta: metav1.ObjectMeta{Name: sts, Namespace: w.ns, Labels: labels, UID: types.UID("sts-" + r), ResourceVersion: "1"},
-			Spec:       appsv1.StatefulSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels}, VolumeClaimTemplates: tpls},
-		})
-		for i := 0; i < o.nodes; i++ {
-			pod := fmt.Sprintf("%s-%d", sts, i)
-			ip++
-			addr := fmt.Sprintf("10.244.0.%d", ip)
-			w.add(&corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: w.ns, Labels: labels, UID: types.UID("pod-" + pod), ResourceVersion: "1"},
-				Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: addr,
-					Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
-			})
-			for _, tpl := range tpls {
-				name := tpl.Name + "-" + pod
-				w.add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Labels: labels, UID: types.UID("pvc-" + name), ResourceVersion: "1"},
-					Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}})
+	for _, dc := range o.DCs {
+		for _, r := range o.Racks {
+			sts := casskop.StatefulSetName(w.Name, dc, r)
+			labels := casskop.RackLabels(w.Name, dc, r)
+			replicas := int32(o.Nodes)
+			tpls := []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels}}}
+			if o.ExtraPVC {
+				tpls = append(tpls, corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "cassandra-logs", Labels: labels}})
 			}
-			specs = append(specs, sim.NodeSpec{Pod: pod, HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", ip), Address: addr, DC: "dc1", Rack: r, Load: "1.2 GiB"})
+			w.add(&appsv1.StatefulSet{
+				ObjectMeta: metav1.ObjectMeta{Name: sts, Namespace: w.NS, Labels: labels, UID: types.UID("sts-" + r), ResourceVersion: "1"},
+				Spec:       appsv1.StatefulSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels}, VolumeClaimTemplates: tpls},
+			})
+			for i := 0; i < o.Nodes; i++ {
+				pod := fmt.Sprintf("%s-%d", sts, i)
+				ip++
+				addr := fmt.Sprintf("10.244.0.%d", ip)
+				w.add(&corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: w.NS, Labels: labels, UID: types.UID("pod-" + pod), ResourceVersion: "1"},
+					Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: addr,
+						Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+				})
+				for _, tpl := range tpls {
+					name := tpl.Name + "-" + pod
+					w.add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.NS, Labels: labels, UID: types.UID("pvc-" + name), ResourceVersion: "1"},
+						Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}})
+				}
+				specs = append(specs, sim.NodeSpec{Pod: pod, HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", ip), Address: addr, DC: dc, Rack: r, Load: "1.2 GiB"})
+			}
 		}
 	}
-	w.cass = sim.NewMemory(sim.Options{Version: o.version, RF: 1}, specs, nil)
-	w.kube.PrependReactor("*", "*", w.react(w.kube.Tracker()))
-	w.dyn.PrependReactor("*", "*", w.react(w.dyn.Tracker()))
+	if o.RF == 0 {
+		o.RF = 1
+	}
+	w.Cass = sim.NewMemory(sim.Options{Version: o.Version, RF: o.RF}, specs, nil)
+	w.Kube.PrependReactor("*", "*", w.react(w.Kube.Tracker()))
+	w.Dyn.PrependReactor("*", "*", w.react(w.Dyn.Tracker()))
 	return w
 }
 
-func (w *world) add(obj runtime.Object) {
+func (w *World) add(obj runtime.Object) {
 	w.t.Helper()
-	if err := w.kube.Tracker().Add(obj); err != nil {
+	if err := w.Kube.Tracker().Add(obj); err != nil {
 		w.t.Fatal(err)
 	}
 }
 
 // react handles every write: resourceVersion and UID preconditions, the StatefulSet
 // controller, bookkeeping, then the crash injection right after the write took effect.
-func (w *world) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
+func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
 	apply := k8stesting.ObjectReaction(tracker)
 	return func(action k8stesting.Action) (bool, runtime.Object, error) {
 		verb := action.GetVerb()
@@ -182,7 +204,7 @@ func (w *world) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 						w.violations = append(w.violations, "PVC "+a.GetName()+" deleted without a UID precondition")
 					}
 					pod := strings.TrimPrefix(strings.TrimPrefix(a.GetName(), "data-"), "cassandra-logs-")
-					if _, err := w.kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), pod); err == nil {
+					if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), pod); err == nil {
 						w.violations = append(w.violations, "PVC "+a.GetName()+" deleted while pod "+pod+" exists")
 					}
 					w.pvcDeletes = append(w.pvcDeletes, a.GetName())
@@ -208,7 +230,7 @@ func (w *world) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		}
 		w.sideEffects++
 		if w.crashAt > 0 && w.sideEffects == w.crashAt {
-			panic(crash{point: w.sideEffects})
+			panic(Crash{Point: w.sideEffects})
 		}
 		return handled, obj, err
 	}
@@ -237,28 +259,28 @@ func metaOf(o runtime.Object) (metav1.Object, error) {
 
 // statefulSetController deletes the pods at or above the replica count, as the real one
 // does on a scale-down (it leaves the PVCs).
-func (w *world) statefulSetController(ns, name string) {
-	obj, err := w.kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), ns, name)
+func (w *World) statefulSetController(ns, name string) {
+	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), ns, name)
 	if err != nil {
 		return
 	}
 	sts := obj.(*appsv1.StatefulSet)
-	l, _ := w.kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), ns)
+	l, _ := w.Kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), ns)
 	for _, p := range l.(*corev1.PodList).Items {
 		var i int
 		if _, err := fmt.Sscanf(strings.TrimPrefix(p.Name, name+"-"), "%d", &i); err != nil || !strings.HasPrefix(p.Name, name+"-") {
 			continue
 		}
 		if i >= int(*sts.Spec.Replicas) {
-			_ = w.kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
+			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
 		}
 	}
 }
 
 // Exec runs the simulated nodetool "in" a pod; a decommission call is a side effect
 // (a crash point right after it returns).
-func (w *world) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
-	if _, err := w.kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.ns, pod); err != nil {
+func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, pod); err != nil {
 		return "", "", fmt.Errorf("exec in %s: %w", pod, err)
 	}
 	args := argv
@@ -270,7 +292,7 @@ func (w *world) Exec(ctx context.Context, pod string, argv []string) (string, st
 	}
 	args = args[1:]
 	var out, errb bytes.Buffer
-	code := w.cass.Run(ctx, pod, args, &out, &errb)
+	code := w.Cass.Run(ctx, pod, args, &out, &errb)
 	var err error
 	if code != 0 {
 		err = fmt.Errorf("command terminated with non-zero exit code: %d", code)
@@ -281,53 +303,59 @@ func (w *world) Exec(ctx context.Context, pod string, argv []string) (string, st
 		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
 		w.sideEffects++
 		if w.crashAt > 0 && w.sideEffects == w.crashAt {
-			panic(crash{point: w.sideEffects})
+			panic(Crash{Point: w.sideEffects})
 		}
 	}
 	return out.String(), errb.String(), err
 }
 
-// run executes one plugin command as a fresh process would. crashed is true when the
-// process "died" at crashAt.
-func (w *world) run(crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+// Process runs fn as one plugin process that dies right after side effect crashAt
+// (0 = never). It reports whether the process died.
+func (w *World) Process(crashAt int, fn func()) (crashed bool) {
 	w.mu.Lock()
 	w.sideEffects, w.crashAt = 0, crashAt
 	w.mu.Unlock()
-	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
-	o.Clients = &Clients{Kube: w.kube, Dynamic: w.dyn, Discovery: w.kube.Discovery(), Namespace: w.ns}
-	o.Execer = w
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(crash); !ok {
-					panic(r)
-				}
-				crashed = true
+	defer func() {
+		w.mu.Lock()
+		w.crashAt = 0
+		w.mu.Unlock()
+		if r := recover(); r != nil {
+			if _, ok := r.(Crash); !ok {
+				panic(r)
 			}
-		}()
-		code = o.Execute(ctx, append(args, "--poll-interval", "1ms", "--timeout", "20s"))
+			crashed = true
+		}
 	}()
-	w.mu.Lock()
-	w.crashAt = 0
-	w.mu.Unlock()
-	return out.String(), errb.String(), code, crashed
+	fn()
+	return false
 }
 
-// cr returns the CassandraCluster object.
-func (w *world) cr() *unstructured.Unstructured {
+// SideEffects is the number of writes and decommission execs of the last Process.
+func (w *World) SideEffects() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sideEffects
+}
+
+// Violations lists the safety rules broken so far (PVC of a live pod deleted, …).
+func (w *World) Violations() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string{}, w.violations...)
+}
+
+// CR returns the CassandraCluster object.
+func (w *World) CR() *unstructured.Unstructured {
 	w.t.Helper()
-	u, err := w.dyn.Tracker().Get(ccGVR, w.ns, w.name)
+	u, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	return u.(*unstructured.Unstructured)
 }
 
-func (w *world) podNames() []string {
-	l, _ := w.kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), w.ns)
+func (w *World) PodNames() []string {
+	l, _ := w.Kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), w.NS)
 	var n []string
 	for _, p := range l.(*corev1.PodList).Items {
 		n = append(n, p.Name)
@@ -335,8 +363,8 @@ func (w *world) podNames() []string {
 	return n
 }
 
-func (w *world) pvcNames() []string {
-	l, _ := w.kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), w.ns)
+func (w *World) PVCNames() []string {
+	l, _ := w.Kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), w.NS)
 	var n []string
 	for _, p := range l.(*corev1.PersistentVolumeClaimList).Items {
 		n = append(n, p.Name)
@@ -344,25 +372,25 @@ func (w *world) pvcNames() []string {
 	return n
 }
 
-func (w *world) replicas(rack string) int {
-	obj, err := w.kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w.ns, casskop.StatefulSetName(w.name, "dc1", rack))
+func (w *World) Replicas(rack string) int {
+	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w.NS, casskop.StatefulSetName(w.Name, "dc1", rack))
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	return int(*obj.(*appsv1.StatefulSet).Spec.Replicas)
 }
 
-// assertConverged checks the end state of a scale-down to target nodes per rack.
-func (w *world) assertConverged(target int, label string) {
+// AssertConverged checks the end state of a scale-down to target nodes per rack.
+func (w *World) AssertConverged(target int, label string) {
 	w.t.Helper()
-	for _, r := range w.racks {
-		sts := casskop.StatefulSetName(w.name, "dc1", r)
-		if got := w.replicas(r); got != target {
+	for _, r := range w.Racks {
+		sts := casskop.StatefulSetName(w.Name, "dc1", r)
+		if got := w.Replicas(r); got != target {
 			w.t.Errorf("%s: StatefulSet %s has %d replicas, want %d", label, sts, got, target)
 		}
-		pods := strings.Join(w.podNames(), " ")
-		pvcs := strings.Join(w.pvcNames(), " ")
-		for i := 0; i < w.nodes; i++ {
+		pods := strings.Join(w.PodNames(), " ")
+		pvcs := strings.Join(w.PVCNames(), " ")
+		for i := 0; i < w.Nodes; i++ {
 			pod := fmt.Sprintf("%s-%d", sts, i)
 			keep := i < target
 			if strings.Contains(" "+pods+" ", " "+pod+" ") != keep {
@@ -371,7 +399,7 @@ func (w *world) assertConverged(target int, label string) {
 			if strings.Contains(" "+pvcs+" ", " data-"+pod+" ") != keep {
 				w.t.Errorf("%s: PVC data-%s present=%v, want %v", label, pod, !keep, keep)
 			}
-			nv, err := w.cass.Node(pod)
+			nv, err := w.Cass.Node(pod)
 			if err != nil {
 				w.t.Fatalf("%s: %v", label, err)
 			}
@@ -384,7 +412,7 @@ func (w *world) assertConverged(target int, label string) {
 			}
 		}
 	}
-	cr := w.cr()
+	cr := w.CR()
 	if _, ok := cr.GetAnnotations()[checkpoint.Annotation]; ok {
 		w.t.Errorf("%s: checkpoint annotation still present", label)
 	}

@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// run executes one plugin command against the fake world as a fresh process would,
+// dying right after side effect crashAt (0 = never).
+func run(w *world.World, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	var out, errb bytes.Buffer
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Execer = w
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if needsRunFlags(args) {
+		args = append(args, "--poll-interval", "1ms", "--timeout", "20s")
+	}
+	crashed = w.Process(crashAt, func() { code = o.Execute(ctx, args) })
+	return out.String(), errb.String(), code, crashed
+}
+
+func needsRunFlags(args []string) bool {
+	return len(args) > 0 && (args[0] == "scale" || args[0] == "resume")
+}
