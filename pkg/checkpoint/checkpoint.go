@@ -36,6 +36,11 @@ const (
 	StepWaitPodGone   = "wait-pod-gone"
 	StepDeletePVCs    = "delete-pvcs"
 	StepUpdateCluster = "update-cluster"
+	// StepPauseOperator scales the operator's Deployment to 0 before anything else, and
+	// StepResumeOperator restores its recorded replicas after the cluster resource and the
+	// StatefulSets agree.
+	StepPauseOperator  = "pause-operator"
+	StepResumeOperator = "resume-operator"
 )
 
 // Step states. "started" means the action may or may not have happened: resume asks
@@ -46,15 +51,40 @@ const (
 	StateDone    = "done"
 )
 
-var knownSteps = map[string]bool{StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true, StepUpdateCluster: true}
+var knownSteps = map[string]bool{StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true, StepUpdateCluster: true, StepPauseOperator: true, StepResumeOperator: true}
 var knownStates = map[string]bool{StatePending: true, StateStarted: true, StateDone: true}
 
-// Holder says who runs (or last ran) the operation and from where.
+// Holder says who runs (or last ran) the operation and from where. The checkpoint is
+// also the lock: a live holder renews RenewedAt every LeaseSeconds/3.
 type Holder struct {
 	User    string `json:"user,omitempty"`
 	Host    string `json:"host"`
 	PID     int    `json:"pid"`
 	Version string `json:"version,omitempty"`
+	// Session tells two runs of the same process apart.
+	Session      string     `json:"session,omitempty"`
+	RenewedAt    *time.Time `json:"renewedAt,omitempty"`
+	LeaseSeconds int        `json:"leaseSeconds,omitempty"`
+	// ReleasedAt is set when the run stopped cleanly (error or interruption).
+	ReleasedAt *time.Time `json:"releasedAt,omitempty"`
+}
+
+// Takeover records that a run took the checkpoint over from a previous holder.
+type Takeover struct {
+	From   Holder    `json:"from"`
+	By     Holder    `json:"by"`
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+}
+
+// PausedOperator is the operator Deployment the plan scales to 0 and restores.
+type PausedOperator struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+	Replicas  int32  `json:"replicas"`
+	// Unmanaged lists the other clusters this operator manages, unmanaged meanwhile.
+	Unmanaged []string `json:"unmanaged,omitempty"`
 }
 
 // String is "user@host pid N".
@@ -124,8 +154,11 @@ type Checkpoint struct {
 	Seq    int    `json:"seq"`
 	Force  bool   `json:"force,omitempty"`
 	Target Target `json:"target"`
-	Nodes  []Node `json:"nodes"`
-	Steps  []Step `json:"steps"`
+	// PausedOperator is set when the plan pauses the operator.
+	PausedOperator *PausedOperator `json:"pausedOperator,omitempty"`
+	Nodes          []Node          `json:"nodes"`
+	Steps          []Step          `json:"steps"`
+	Takeovers      []Takeover      `json:"takeovers,omitempty"`
 }
 
 // LastOperation is the short record kept after an operation ends.
@@ -250,6 +283,8 @@ func (cp *Checkpoint) Validate(clusterUID string) error {
 			return bad("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 		case s.Attempts < 0:
 			return bad("step %s has negative attempts", s.ID)
+		case (s.Kind == StepPauseOperator || s.Kind == StepResumeOperator) && cp.PausedOperator == nil:
+			return bad("step %s without a pausedOperator record", s.ID)
 		}
 		ids[s.ID] = true
 	}
@@ -291,13 +326,32 @@ func (cp *Checkpoint) SameTarget(dc string, racks []string, nodes int) bool {
 
 // ScaleDownSteps lists the steps of a scale-down for nodes, in execution order: every
 // step of a node before the next node (strictly one node at a time), then the final
-// update of the cluster resource.
-func ScaleDownSteps(nodes []Node) []Step {
+// update of the cluster resource; with pause, the operator is paused first and
+// restored last.
+func ScaleDownSteps(nodes []Node, pause ...bool) []Step {
 	var steps []Step
+	paused := len(pause) > 0 && pause[0]
+	if paused {
+		steps = append(steps, Step{ID: StepPauseOperator, Kind: StepPauseOperator, State: StatePending})
+	}
 	for _, n := range nodes {
 		for _, k := range []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs} {
 			steps = append(steps, Step{ID: StepID(k, n.Pod), Kind: k, Pod: n.Pod, State: StatePending})
 		}
 	}
-	return append(steps, Step{ID: StepUpdateCluster, Kind: StepUpdateCluster, State: StatePending})
+	steps = append(steps, Step{ID: StepUpdateCluster, Kind: StepUpdateCluster, State: StatePending})
+	if paused {
+		steps = append(steps, Step{ID: StepResumeOperator, Kind: StepResumeOperator, State: StatePending})
+	}
+	return steps
+}
+
+// Started reports whether any step of kind has started or finished.
+func (cp *Checkpoint) Started(kind string) bool {
+	for _, s := range cp.Steps {
+		if s.Kind == kind && s.State != StatePending {
+			return true
+		}
+	}
+	return false
 }

@@ -101,7 +101,13 @@ func TestBadInput(t *testing.T) {
 		{name: "casskop running", setup: func(t *testing.T, w *world.World) {
 			one := int32(1)
 			_ = w.Kube.Tracker().Add(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "casskop", Namespace: w.NS, Labels: map[string]string{"app": "casskop"}}, Spec: appsv1.DeploymentSpec{Replicas: &one}})
-		}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "the CassKop operator cassandra/casskop is running"},
+		}, args: scale("--rack", "rack1", "--nodes", "1", "--pause-operator=false"), code: exit.Refused, msg: "the CassKop operator cassandra/casskop is running"},
+		{name: "operator malformed", args: scale("--rack", "rack1", "--nodes", "1", "--operator", "casskop"), code: exit.Usage, msg: `--operator must be NAMESPACE/NAME, got "casskop"`},
+		{name: "operator not found", args: scale("--rack", "rack1", "--nodes", "1", "--operator", "ops/casskop"), code: exit.Usage, msg: "operator Deployment ops/casskop not found; nothing changed"},
+		{name: "two operators", opts: world.Opts{Operator: true}, setup: func(t *testing.T, w *world.World) {
+			one := int32(1)
+			_ = w.Kube.Tracker().Add(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "casskop-2", Namespace: w.NS, Labels: map[string]string{"app": "casskop"}}, Spec: appsv1.DeploymentSpec{Replicas: &one}})
+		}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "name the one to pause with --operator NAMESPACE/NAME"},
 		{name: "casskop busy", opts: world.Opts{Status: map[string]any{"phase": "Pending", "lastClusterAction": "ScaleUp", "lastClusterActionStatus": "Ongoing"}},
 			args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "status.lastClusterAction ScaleUp is Ongoing"},
 		{name: "pod operation queued", setup: func(t *testing.T, w *world.World) {

@@ -20,16 +20,18 @@ func TestCrashMatrix(t *testing.T) {
 		version  string
 		topology bool
 		extraPVC bool
+		operator bool
 	}{
 		{name: "2to1-4.1", from: 2, to: 1, version: "4.1"},
 		{name: "4to1-4.1", from: 4, to: 1, version: "4.1", topology: true, extraPVC: true},
 		{name: "4to1-3.11", from: 4, to: 1, version: "3.11"},
 		{name: "2to1-5.0", from: 2, to: 1, version: "5.0", topology: true},
+		{name: "3to1-4.1-operator-paused", from: 3, to: 1, version: "4.1", operator: true},
 	}
 	total := 0
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := world.Opts{Version: tc.version, Nodes: tc.from, Topology: tc.topology, ExtraPVC: tc.extraPVC}
+			opts := world.Opts{Version: tc.version, Nodes: tc.from, Topology: tc.topology, ExtraPVC: tc.extraPVC, Operator: tc.operator}
 			scale := []string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", fmt.Sprint(tc.to), "--yes"}
 			// Reference run: count the side effects.
 			ref := world.New(t, opts)
@@ -59,6 +61,9 @@ func TestCrashMatrix(t *testing.T) {
 					t.Fatalf("crash %d/%d: final resume exited %d\n%s", k, second, code, stderr)
 				}
 				w.AssertConverged(tc.to, fmt.Sprintf("crash after side effect %d (then %d)", k, second))
+				if tc.operator && w.DeploymentReplicas("casskop") != 1 {
+					t.Fatalf("crash %d: the operator was not restored", k)
+				}
 				total++
 			}
 			t.Logf("%s: %d crash points (every API write and decommission exec), each followed by a crashed and a clean resume", tc.name, points)

@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -17,6 +20,12 @@ func run(w *world.World, crashAt int, args ...string) (stdout, stderr string, co
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
+	pid := w.StartProcess()
+	defer w.EndProcess(pid)
+	o.Identity = func() checkpoint.Holder {
+		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
+	}
+	o.Alive = w.ProcessAlive
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if needsRunFlags(args) {

@@ -7,7 +7,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // Options is the one value every command receives: kubectl's standard flags, the
@@ -23,6 +25,24 @@ type Options struct {
 	Clients *Clients
 	// Execer, when set, replaces pod exec (tests).
 	Execer nodetool.Execer
+	// Identity and Alive, when set, replace this process's identity as a checkpoint
+	// holder and the check that a holder's process still runs (tests simulate processes).
+	Identity func() checkpoint.Holder
+	Alive    func(pid int) bool
+}
+
+func (o *Options) self() checkpoint.Holder {
+	if o.Identity != nil {
+		return o.Identity()
+	}
+	return operation.Self()
+}
+
+func (o *Options) alive(pid int) bool {
+	if o.Alive != nil {
+		return o.Alive(pid)
+	}
+	return operation.ProcessAlive(pid)
 }
 
 // NewOptions returns Options with kubectl's standard flags.

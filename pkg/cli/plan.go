@@ -94,6 +94,12 @@ func stepDescription(cp *checkpoint.Checkpoint, s checkpoint.Step) string {
 			return "no PVC to delete for " + n.Pod
 		}
 		return "delete PVC " + strings.Join(names, ", ")
+	case checkpoint.StepPauseOperator:
+		op := cp.PausedOperator
+		return fmt.Sprintf("pause operator Deployment %s/%s: scale %d -> 0 and wait for its pods to go", op.Namespace, op.Name, op.Replicas)
+	case checkpoint.StepResumeOperator:
+		op := cp.PausedOperator
+		return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (the cluster resource and the StatefulSets agree)", op.Namespace, op.Name, op.Replicas)
 	case checkpoint.StepUpdateCluster:
 		return fmt.Sprintf("set nodesPerRacks of datacenter %s to %d in CassandraCluster %s", cp.Target.DC, cp.Target.Nodes, cp.Cluster)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
 )
 
@@ -67,7 +67,14 @@ world (API objects and nodetool), so steps that already happened are not repeate
 
 // resumeCheckpoint shows what is left, takes over the checkpoint and runs it.
 func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
-	if err := o.refuseRunningOperator(ctx, s); err != nil {
+	if cp.PausedOperator == nil {
+		if err := o.refuseRunningOperator(ctx, s); err != nil {
+			return err
+		}
+	}
+	self := o.self()
+	cp, reason, err := o.acquire(ctx, s, cp, self, f.forceTakeover)
+	if err != nil {
 		return err
 	}
 	report := newPlanReport(cp, nil, false, s.resumeHint()+" --yes")
@@ -79,11 +86,64 @@ func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoi
 	if err := o.confirm(f.yes, "Resume"); err != nil {
 		return err
 	}
-	cp.Holder = operation.Self()
+	cp.TakeOver(self, o.Now().UTC(), reason)
 	if err := s.store.Save(ctx, cp); err != nil {
+		if errors.Is(err, checkpoint.ErrLost) {
+			return exit.Refusedf("another run took operation %s over first: %v; nothing changed (see %s)", cp.OperationID, err, s.statusHint())
+		}
 		return fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
 	}
 	return o.execute(ctx, s, cp, f)
+}
+
+// acquire decides whether this run may take the checkpoint over: at once when its holder
+// provably stopped (same host, process gone; or released; or lease expired); after a
+// visible countdown when a holder elsewhere still has a lease (or at once with
+// --force-takeover); never while a live process on this host holds it.
+func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, force bool) (*checkpoint.Checkpoint, string, error) {
+	for {
+		state, left, reason := cp.Lock(self, o.Now().UTC(), o.alive)
+		switch state {
+		case checkpoint.Mine, checkpoint.Free:
+			return cp, reason, nil
+		case checkpoint.HeldHere:
+			return nil, "", exit.Refusedf("operation %s is being run by %s (a live process on this host) since %s; wait for it or stop it, then resume; nothing changed",
+				cp.OperationID, cp.Holder, cp.Holder.RenewedAtOr(cp.UpdatedAt).Format(time.RFC3339))
+		}
+		if force {
+			return cp, fmt.Sprintf("--force-takeover from %s whose lease had %s left", cp.Holder, left.Round(time.Second)), nil
+		}
+		seen := cp.Holder.RenewedAtOr(cp.UpdatedAt)
+		fmt.Fprintf(o.ErrOut, "Operation %s is held by %s (lease renewed at %s); waiting %s for the lease to expire (or use --force-takeover)...\n",
+			cp.OperationID, cp.Holder, seen.Format(time.RFC3339), left.Round(time.Second))
+		deadline := time.NewTimer(left + time.Second)
+		tick := time.NewTicker(5 * time.Second)
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				deadline.Stop()
+				tick.Stop()
+				return nil, "", exit.Interruptedf("interrupted while waiting for the lease of %s; nothing changed", cp.Holder)
+			case <-tick.C:
+				fmt.Fprintf(o.ErrOut, "  waiting for the lease of %s: %s left\n", cp.Holder, time.Until(seen.Add(time.Duration(cp.Holder.LeaseSeconds)*time.Second)).Round(time.Second))
+			case <-deadline.C:
+				break wait
+			}
+		}
+		tick.Stop()
+		fresh, err := s.store.Load(ctx)
+		if err != nil {
+			return nil, "", checkpointError(s, err)
+		}
+		if fresh == nil || fresh.OperationID != cp.OperationID {
+			return nil, "", exit.Refusedf("operation %s finished or was removed while waiting; run %s", cp.OperationID, s.statusHint())
+		}
+		if fresh.Holder.RenewedAtOr(fresh.UpdatedAt).After(seen) {
+			return nil, "", exit.Refusedf("operation %s is alive: %s renewed its lease at %s; nothing changed", cp.OperationID, fresh.Holder, fresh.Holder.RenewedAtOr(fresh.UpdatedAt).Format(time.RFC3339))
+		}
+		cp = fresh
+	}
 }
 
 // refuseRunningOperator refuses while a CassKop Deployment would fight the operation.

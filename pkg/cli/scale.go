@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
@@ -35,11 +38,12 @@ const scaleExample = `  # Scale rack r1 of the only CassandraCluster in namespac
 
 // runFlags are the flags shared by scale and resume.
 type runFlags struct {
-	yes          bool
-	output       string
-	pollInterval time.Duration
-	stepTimeout  time.Duration
-	stallAfter   time.Duration
+	yes           bool
+	forceTakeover bool
+	output        string
+	pollInterval  time.Duration
+	stepTimeout   time.Duration
+	stallAfter    time.Duration
 }
 
 func (f *runFlags) add(cmd *cobra.Command) {
@@ -48,6 +52,7 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.pollInterval, "poll-interval", 5*time.Second, "How often to read the node's state while waiting (each read is a nodetool exec)")
 	cmd.Flags().DurationVar(&f.stepTimeout, "timeout", 6*time.Hour, "How long one step may wait for its effect (a decommission streams the node's whole data)")
 	cmd.Flags().DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "Cassandra 4.0+: re-issue decommission when the node stays LEAVING with no stream this long")
+	cmd.Flags().BoolVar(&f.forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
 }
 
 type scaleFlags struct {
@@ -56,6 +61,8 @@ type scaleFlags struct {
 	nodes    int
 	dryRun   bool
 	force    bool
+	pause    bool
+	operator string
 }
 
 func newScaleCmd(o *Options) *cobra.Command {
@@ -102,6 +109,8 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 	cmd.Flags().IntVar(&f.nodes, "nodes", 0, "Number of nodes the rack keeps")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "Print the plan and change nothing")
 	cmd.Flags().BoolVar(&f.force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
+	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during the operation and restore it at the end; with false, refuse while it runs")
+	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
 	f.runFlags.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
 	_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
@@ -138,8 +147,12 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 	if err := o.refuseBusy(ctx, s); err != nil {
 		return err
 	}
-	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now}
-	plan, err := planner.ScaleDown(ctx, s.cluster, operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force})
+	pause, err := o.operatorToPause(ctx, s, f.operator, f.pause)
+	if err != nil {
+		return err
+	}
+	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
+	plan, err := planner.ScaleDown(ctx, s.cluster, operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause})
 	var nothing *operation.ErrNothingToDo
 	if errors.As(err, &nothing) {
 		if f.output != "text" {
@@ -194,7 +207,67 @@ func (o *Options) refuseBusy(ctx context.Context, s *session) error {
 	if len(busy) > 0 {
 		return exit.Refusedf("CassKop is busy with cluster %s: %s; wait until it is idle (status.lastClusterActionStatus Done), nothing changed", s.cluster.Name, strings.Join(busy, "; "))
 	}
-	return o.refuseRunningOperator(ctx, s)
+	return nil
+}
+
+// operatorToPause finds the operator Deployment the plan must pause: the one named with
+// --operator, or the running CassKop that manages the namespace. With pause disabled a
+// running operator is refused instead.
+func (o *Options) operatorToPause(ctx context.Context, s *session, named string, pause bool) (*checkpoint.PausedOperator, error) {
+	var ns, name string
+	if named != "" {
+		parts := strings.Split(named, "/")
+		if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+			return nil, exit.Usagef("--operator must be NAMESPACE/NAME, got %q", named)
+		}
+		ns, name = parts[0], parts[1]
+	} else {
+		if !pause {
+			return nil, o.refuseRunningOperator(ctx, s)
+		}
+		ops, err := s.adapter.RunningOperators(ctx, s.cluster.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		switch len(ops) {
+		case 0:
+			return nil, nil
+		case 1:
+			ns, name = ops[0].Namespace, ops[0].Name
+		default:
+			var names []string
+			for _, op := range ops {
+				names = append(names, op.String())
+			}
+			return nil, exit.Refusedf("several CassKop operators manage namespace %s (%s): name the one to pause with --operator NAMESPACE/NAME; nothing changed", s.cluster.Namespace, strings.Join(names, ", "))
+		}
+	}
+	d, err := s.c.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, exit.Usagef("operator Deployment %s/%s not found; nothing changed", ns, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read operator Deployment %s/%s: %w", ns, name, err)
+	}
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	if replicas == 0 {
+		return nil, nil // already stopped: nothing to pause or restore
+	}
+	if !pause {
+		return nil, o.refuseRunningOperator(ctx, s)
+	}
+	p := &checkpoint.PausedOperator{Namespace: ns, Name: name, UID: string(d.UID), Replicas: replicas}
+	if others, err := s.adapter.List(ctx, s.cluster.Namespace); err == nil {
+		for _, c := range others {
+			if c.Name != s.cluster.Name {
+				p.Unmanaged = append(p.Unmanaged, c.Namespace+"/"+c.Name)
+			}
+		}
+	}
+	return p, nil
 }
 
 // confirm asks on the terminal unless --yes; without a terminal it refuses.
@@ -232,6 +305,11 @@ func checkpointError(s *session, err error) error {
 func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
 	progress := output.NewProgress(o.ErrOut, o.Color)
 	progress.Now = o.Now
+	self := cp.Holder
+	reporter := &kube.EventReporter{
+		Inner: progress, Client: s.c.Kube, Host: self.Host, Now: o.Now,
+		Object: kube.NewObjectReference(s.cluster.APIVersion, casskop.Kind, cp.Namespace, cp.Cluster, cp.ClusterUID),
+	}
 	var rackSTS []string
 	if dc, ok := s.cluster.DC(cp.Target.DC); ok {
 		for _, r := range dc.Racks {
@@ -244,7 +322,8 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		ClusterSelector:  casskop.LabelCluster + "=" + cp.Cluster,
 		RackStatefulSets: rackSTS,
 		ServerVersion:    s.cluster.ServerVersion,
-		Reporter:         progress,
+		Reporter:         reporter,
+		Lease:            time.Duration(self.LeaseSeconds) * time.Second,
 		Poll:             f.pollInterval,
 		StallAfter:       f.stallAfter,
 		StepTimeout:      f.stepTimeout,

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
@@ -64,10 +65,11 @@ func (f *Fatal) Unwrap() error { return f.Err }
 // ErrInterrupted is returned when the context was cancelled between steps or during a wait.
 var ErrInterrupted = errors.New("interrupted")
 
-// Reporter receives progress. Implementations must not block.
+// Reporter receives progress. Implementations must not block for long.
 type Reporter interface {
 	StepStarted(id, desc string, attempt int)
 	StepDone(id, desc string, already bool)
+	StepFailed(id, desc string, err error)
 	Waiting(id, what string, elapsed time.Duration)
 	Warn(id, msg string)
 }
@@ -91,8 +93,20 @@ type Engine struct {
 	StepTimeout time.Duration
 	// MaxAttempts bounds how often one step's action is attempted in total.
 	MaxAttempts int
-	// Current is the ID of the step being worked on (for interruption messages).
-	Current string
+	// Lease, when set, makes the engine renew the holder's lease every Lease/3 while it
+	// runs, so other runs can tell a live holder from a dead one.
+	Lease time.Duration
+
+	// mu serializes changes to CP and their writes (the lease renewer writes too).
+	mu      sync.Mutex
+	current string
+}
+
+// Current is the ID of the step being worked on (for interruption messages).
+func (e *Engine) Current() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.current
 }
 
 // Run executes every step that is not done. Cancelling ctx interrupts the run at the
@@ -107,8 +121,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.StepTimeout == 0 {
 		e.StepTimeout = 30 * time.Minute
 	}
-	// Writes run on a context that ignores interruption, so a write is never cut in
-	// half; they still have their own timeout.
+	if e.Lease > 0 {
+		rctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go e.renew(rctx)
+	}
 	forced := map[int]string{}
 	for i := 0; i < len(e.CP.Steps); i++ {
 		if ctx.Err() != nil {
@@ -119,7 +136,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		if !ok {
 			return fmt.Errorf("no implementation for step %s", rec.ID)
 		}
-		e.Current = rec.ID
+		e.mu.Lock()
+		e.current = rec.ID
+		e.mu.Unlock()
 		desc := describe(st, rec.ID)
 		reason, force := forced[i]
 		delete(forced, i)
@@ -147,15 +166,15 @@ func (e *Engine) Run(ctx context.Context) error {
 			return fmt.Errorf("not safe to %s: %w", desc, err)
 		}
 		// The checkpoint says "started" before the action happens.
-		now := e.now()
-		rec.State = checkpoint.StateStarted
-		rec.Attempts++
-		rec.StartedAt = &now
-		rec.FinishedAt = nil
-		if reason != "" {
-			rec.LastError = reason
-		}
-		if err := e.save(ctx); err != nil {
+		if err := e.commit(ctx, func(now time.Time) {
+			rec.State = checkpoint.StateStarted
+			rec.Attempts++
+			rec.StartedAt = &now
+			rec.FinishedAt = nil
+			if reason != "" {
+				rec.LastError = reason
+			}
+		}); err != nil {
 			return err
 		}
 		e.Reporter.StepStarted(rec.ID, desc, rec.Attempts)
@@ -192,9 +211,11 @@ func (e *Engine) Run(ctx context.Context) error {
 					return fmt.Errorf("step %s asked to redo unknown step %s", rec.ID, redo.StepID)
 				}
 				e.Reporter.Warn(rec.ID, fmt.Sprintf("%s; going back to %s", redo.Reason, redo.StepID))
+				e.mu.Lock()
 				for k := j; k <= i; k++ {
 					e.CP.Steps[k].State = checkpoint.StatePending
 				}
+				e.mu.Unlock()
 				forced[j] = redo.Reason
 				i = j - 1
 				continue
@@ -210,7 +231,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		e.Reporter.StepDone(rec.ID, desc, false)
 	}
-	e.Current = ""
+	e.mu.Lock()
+	e.current = ""
+	e.mu.Unlock()
 	return nil
 }
 
@@ -277,32 +300,67 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 }
 
 func (e *Engine) markDone(ctx context.Context, rec *checkpoint.Step) error {
-	if rec.State == checkpoint.StateDone {
+	e.mu.Lock()
+	done := rec.State == checkpoint.StateDone
+	e.mu.Unlock()
+	if done {
 		return nil
 	}
-	now := e.now()
-	rec.State = checkpoint.StateDone
-	rec.FinishedAt = &now
-	rec.LastError = ""
-	return e.save(ctx)
+	return e.commit(ctx, func(now time.Time) {
+		rec.State = checkpoint.StateDone
+		rec.FinishedAt = &now
+		rec.LastError = ""
+	})
 }
 
 // recordError keeps the last error in the checkpoint (best effort: the run is stopping
 // or retrying anyway, and the step stays "started", which resume re-checks).
 func (e *Engine) recordError(ctx context.Context, rec *checkpoint.Step, err error) {
-	rec.LastError = err.Error()
-	if serr := e.save(ctx); serr != nil {
+	e.Reporter.StepFailed(rec.ID, rec.ID, err)
+	if serr := e.commit(ctx, func(time.Time) { rec.LastError = err.Error() }); serr != nil {
 		e.Reporter.Warn(rec.ID, "could not record the error in the checkpoint: "+serr.Error())
 	}
 }
 
-func (e *Engine) save(ctx context.Context) error {
+// commit applies a change to the checkpoint and writes it, serialized with the lease
+// renewer. Writes run on a context that ignores interruption, so a write is never cut
+// in half; they still have their own timeout.
+func (e *Engine) commit(ctx context.Context, change func(now time.Time)) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	change(now)
+	if e.Lease > 0 {
+		e.CP.Holder.RenewedAt = &now
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := e.Store.Save(wctx, e.CP); err != nil {
 		return &Fatal{Code: 1, Err: err}
 	}
 	return nil
+}
+
+// Release records that this run stopped (after an error or an interruption), so the
+// next run takes over at once instead of waiting for the lease to expire.
+func (e *Engine) Release(ctx context.Context) error {
+	return e.commit(ctx, func(now time.Time) { e.CP.Holder.ReleasedAt = &now })
+}
+
+// renew keeps the holder's lease fresh while the run is alive.
+func (e *Engine) renew(ctx context.Context) {
+	t := time.NewTicker(e.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := e.commit(ctx, func(time.Time) {}); err != nil {
+				e.Reporter.Warn(e.Current(), "could not renew the lease: "+err.Error())
+			}
+		}
+	}
 }
 
 func (e *Engine) index(id string) int {

@@ -33,6 +33,8 @@ type Request struct {
 	Rack  string
 	Nodes int
 	Force bool
+	// Pause, when set, is the operator Deployment to pause for the operation.
+	Pause *checkpoint.PausedOperator
 }
 
 // Plan is a checkpoint ready to be written, plus what the user should know about it.
@@ -55,6 +57,8 @@ type Planner struct {
 	Kube     kubernetes.Interface
 	Nodetool NodeInfo
 	Now      func() time.Time
+	// Holder identifies this run in the checkpoint (Self() when empty).
+	Holder checkpoint.Holder
 }
 
 // ErrNothingToDo means the racks already have the requested size.
@@ -159,27 +163,36 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 		return nil, err
 	}
 	now := p.now()
-	holder := Self()
+	holder := p.Holder
+	if holder.Host == "" {
+		holder = Self()
+	}
 	var rackNames []string
 	for _, r := range racks {
 		rackNames = append(rackNames, r.Name)
 	}
 	plan.CP = &checkpoint.Checkpoint{
-		SchemaVersion: checkpoint.SchemaVersion,
-		OperationID:   fmt.Sprintf("scale-%s-%s", now.Format("20060102-150405"), rand.String(5)),
-		Kind:          checkpoint.KindScaleDown,
-		Operator:      cl.Operator,
-		Namespace:     cl.Namespace,
-		Cluster:       cl.Name,
-		ClusterUID:    cl.UID,
-		StartedBy:     holder,
-		Holder:        holder,
-		StartedAt:     now,
-		UpdatedAt:     now,
-		Force:         req.Force,
-		Target:        checkpoint.Target{DC: dc.Name, Racks: rackNames, Nodes: req.Nodes, From: from},
-		Nodes:         nodes,
-		Steps:         checkpoint.ScaleDownSteps(nodes),
+		SchemaVersion:  checkpoint.SchemaVersion,
+		OperationID:    fmt.Sprintf("scale-%s-%s", now.Format("20060102-150405"), rand.String(5)),
+		Kind:           checkpoint.KindScaleDown,
+		Operator:       cl.Operator,
+		Namespace:      cl.Namespace,
+		Cluster:        cl.Name,
+		ClusterUID:     cl.UID,
+		StartedBy:      holder,
+		Holder:         holder,
+		StartedAt:      now,
+		UpdatedAt:      now,
+		Force:          req.Force,
+		Target:         checkpoint.Target{DC: dc.Name, Racks: rackNames, Nodes: req.Nodes, From: from},
+		PausedOperator: req.Pause,
+		Nodes:          nodes,
+		Steps:          checkpoint.ScaleDownSteps(nodes, req.Pause != nil),
+	}
+	if req.Pause != nil {
+		for _, other := range req.Pause.Unmanaged {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("CassandraCluster %s is also managed by %s/%s and stays unmanaged while it is paused", other, req.Pause.Namespace, req.Pause.Name))
+		}
 	}
 	return plan, nil
 }
@@ -232,9 +245,9 @@ func Ordinal(pod, sts string) (int, bool) {
 	return n, err == nil && n >= 0
 }
 
-// Self identifies this process as a checkpoint holder.
+// Self identifies this run as a checkpoint holder.
 func Self() checkpoint.Holder {
-	h := checkpoint.Holder{PID: os.Getpid(), Version: version.Version}
+	h := checkpoint.Holder{PID: os.Getpid(), Version: version.Version, Session: rand.String(8), LeaseSeconds: int(checkpoint.DefaultLease / time.Second)}
 	h.Host, _ = os.Hostname()
 	if u, err := user.Current(); err == nil {
 		h.User = u.Username

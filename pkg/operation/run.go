@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,7 @@ type Runner struct {
 	Poll             time.Duration
 	StallAfter       time.Duration
 	StepTimeout      time.Duration
+	Lease            time.Duration
 	Now              func() time.Time
 
 	eng *engine.Engine
@@ -37,7 +39,7 @@ func (r *Runner) CurrentStep() string {
 	if r.eng == nil {
 		return ""
 	}
-	return r.eng.Current
+	return r.eng.Current()
 }
 
 // Run executes the remaining steps of cp, then clears the checkpoint and records the
@@ -52,8 +54,14 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 	if err != nil {
 		return nil, err
 	}
-	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10}
+	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease}
 	if err := r.eng.Run(ctx); err != nil {
+		var lost *engine.Fatal
+		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {
+			if rerr := r.eng.Release(ctx); rerr != nil {
+				r.Reporter.Warn("", "could not mark the checkpoint as released: "+rerr.Error())
+			}
+		}
 		return nil, err
 	}
 	now := time.Now().UTC()

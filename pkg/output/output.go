@@ -123,6 +123,11 @@ func (p *Progress) StepDone(id, desc string, already bool) {
 	p.line(p.Paint.OK("[OK]"), desc)
 }
 
+// StepFailed implements engine.Reporter.
+func (p *Progress) StepFailed(id, desc string, err error) {
+	p.line(p.Paint.Bad("[XX]"), fmt.Sprintf("%s: %v", desc, err))
+}
+
 // Waiting implements engine.Reporter.
 func (p *Progress) Waiting(id, what string, elapsed time.Duration) {
 	msg := fmt.Sprintf("%s (%s)", what, elapsed.Round(time.Second))

@@ -180,8 +180,15 @@ func PodReady(p *corev1.Pod) bool {
 func Build(w *World) (map[string]engine.Step, error) {
 	out := map[string]engine.Step{}
 	for _, s := range w.CP.Steps {
-		if s.Kind == checkpoint.StepUpdateCluster {
+		switch s.Kind {
+		case checkpoint.StepUpdateCluster:
 			out[s.ID] = &UpdateCluster{w: w, target: w.CP.Target.Nodes}
+			continue
+		case checkpoint.StepPauseOperator:
+			out[s.ID] = &PauseOperator{w: w, op: *w.CP.PausedOperator}
+			continue
+		case checkpoint.StepResumeOperator:
+			out[s.ID] = &ResumeOperator{w: w, op: *w.CP.PausedOperator}
 			continue
 		}
 		n, ok := w.CP.Node(s.Pod)

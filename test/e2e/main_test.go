@@ -139,6 +139,7 @@ func setup() (func(), error) {
 		Root: root, BinDir: binDir, Dir: filepath.Join(runDir, "kte"), ExecPath: execBin,
 		Progress: prefixWriter("[testenv] "), Keep: keep,
 	})
+	suite.startTime = time.Since(t0)
 	// The builds hold the repo's Go caches; let them end before returning either way.
 	wg.Wait()
 	if env != nil {
@@ -154,7 +155,6 @@ func setup() (func(), error) {
 		return stop, err
 	}
 	suite.env = env
-	suite.startTime = time.Since(t0)
 	logf("control plane up in %s (API on 127.0.0.1:%d, state in %s)", suite.startTime.Round(100*time.Millisecond), env.APIPort, env.Dir)
 
 	if suite.clients, err = fixture.NewClients(env.Kubeconfig); err != nil {
@@ -265,14 +265,15 @@ func (s *runSummary) resumed() {
 	s.resumes++
 }
 
-// track records the scenario's outcome when t ends; converged is read at that time.
+// track records the scenario's outcome when t ends; converged (nil for scenarios that
+// change nothing) is read at that time.
 func (s *runSummary) track(t *testing.T, converged *bool) {
 	start := time.Now()
 	t.Cleanup(func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.scenarios = append(s.scenarios, scenarioResult{
-			name: t.Name(), dur: time.Since(start), converged: *converged, failed: t.Failed(), skipped: t.Skipped(),
+			name: t.Name(), dur: time.Since(start), converged: converged != nil && *converged, failed: t.Failed(), skipped: t.Skipped(),
 		})
 	})
 }

@@ -43,8 +43,7 @@ func TestPluginRunsThroughKubectl(t *testing.T) {
 // testFixtureReady checks that the fixture is what CassKop would have made: names, labels,
 // serviceName, container order, PVCs Bound with the rack labels, the idle CR status.
 func testFixtureReady(t *testing.T, crd *fixture.CRDInfo) {
-	converged := false
-	summary.track(t, &converged)
+	summary.track(t, nil)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{
 		Name:        "cassandra-demo",
@@ -113,14 +112,12 @@ func testFixtureReady(t *testing.T, crd *fixture.CRDInfo) {
 		require.NoError(t, err)
 		assert.Equal(t, cr.GetUID(), old.GetUID())
 	}
-	converged = true
 }
 
 // testNodetoolThroughExec: `kubectl exec <pod> -c cassandra -- nodetool status` goes
 // through the apiserver to kwok, which runs the simulated nodetool as that pod's node.
 func testNodetoolThroughExec(t *testing.T, crd *fixture.CRDInfo) {
-	converged := false
-	summary.track(t, &converged)
+	summary.track(t, nil)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{
 		DCs: []fixture.DC{{Name: "dc1", Racks: []string{"rack1"}, Nodes: 3}}, Sidecar: true,
@@ -145,7 +142,6 @@ func testNodetoolThroughExec(t *testing.T, crd *fixture.CRDInfo) {
 	// code through; see hack/testenv).
 	r = kubectl(t, 30*time.Second, "-n", ns, "exec", cl.Pods[0].Name, "-c", "cassandra", "--", "nodetool", "no-such-command")
 	assert.NotEqual(t, 0, r.Code, "%s", r)
-	converged = true
 }
 
 // lineWith returns the first line of s with a whitespace-separated field equal to field,

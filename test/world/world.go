@@ -51,6 +51,8 @@ type World struct {
 	sideEffects int
 	crashAt     int // 0 = never
 	violations  []string
+	nextPID     int
+	running     map[int]bool
 	pvcDeletes  []string
 	execLog     []string
 }
@@ -69,6 +71,9 @@ type Opts struct {
 	Status   map[string]any
 	ExtraPVC bool // a storageConfigs claim template besides data
 	RF       int  // replication factor of the simulated keyspaces (default 1)
+	// Operator adds a running CassKop Deployment "casskop" (1 replica, one pod) that a
+	// fake Deployment controller scales.
+	Operator bool
 }
 
 // New builds a CassKop-shaped cluster "demo" in namespace "cassandra".
@@ -148,6 +153,13 @@ func New(t *testing.T, o Opts) *World {
 		o.RF = 1
 	}
 	w.Cass = sim.NewMemory(sim.Options{Version: o.Version, RF: o.RF}, specs, nil)
+	if o.Operator {
+		one := int32(1)
+		sel := map[string]string{"app": "casskop"}
+		w.add(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "casskop", Namespace: w.NS, Labels: sel, UID: "dep-casskop", ResourceVersion: "1"},
+			Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: sel}}})
+		w.deploymentController(w.NS, "casskop")
+	}
 	w.Kube.PrependReactor("*", "*", w.react(w.Kube.Tracker()))
 	w.Dyn.PrependReactor("*", "*", w.react(w.Dyn.Tracker()))
 	return w
@@ -227,6 +239,9 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 			if gvr.Resource == "statefulsets" {
 				w.statefulSetController(action.GetNamespace(), objName(action))
 			}
+			if gvr.Resource == "deployments" {
+				w.deploymentController(action.GetNamespace(), objName(action))
+			}
 		}
 		w.sideEffects++
 		if w.crashAt > 0 && w.sideEffects == w.crashAt {
@@ -275,6 +290,37 @@ func (w *World) statefulSetController(ns, name string) {
 			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
 		}
 	}
+}
+
+// deploymentController keeps one pod per replica of a Deployment (named <deploy>-<i>).
+func (w *World) deploymentController(ns, name string) {
+	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), ns, name)
+	if err != nil {
+		return
+	}
+	d := obj.(*appsv1.Deployment)
+	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
+	for i := 0; i < 5; i++ {
+		pod := fmt.Sprintf("%s-%d", name, i)
+		_, err := w.Kube.Tracker().Get(podsGVR, ns, pod)
+		exists := err == nil
+		want := int32(i) < *d.Spec.Replicas
+		switch {
+		case want && !exists:
+			_ = w.Kube.Tracker().Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: ns, Labels: d.Spec.Selector.MatchLabels, UID: types.UID("pod-" + pod)}})
+		case !want && exists:
+			_ = w.Kube.Tracker().Delete(podsGVR, ns, pod)
+		}
+	}
+}
+
+// DeploymentReplicas returns a Deployment's replicas.
+func (w *World) DeploymentReplicas(name string) int32 {
+	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, name)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return *obj.(*appsv1.Deployment).Spec.Replicas
 }
 
 // Exec runs the simulated nodetool "in" a pod; a decommission call is a side effect
@@ -328,6 +374,33 @@ func (w *World) Process(crashAt int, fn func()) (crashed bool) {
 	}()
 	fn()
 	return false
+}
+
+// StartProcess registers a simulated plugin process and returns its PID.
+func (w *World) StartProcess() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.running == nil {
+		w.running = map[int]bool{}
+	}
+	w.nextPID++
+	pid := 1000 + w.nextPID
+	w.running[pid] = true
+	return pid
+}
+
+// EndProcess marks a simulated process as gone (it exited or crashed).
+func (w *World) EndProcess(pid int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.running, pid)
+}
+
+// ProcessAlive reports whether a simulated process still runs.
+func (w *World) ProcessAlive(pid int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running[pid]
 }
 
 // SideEffects is the number of writes and decommission execs of the last Process.
