@@ -16,6 +16,11 @@ import (
 // run executes one plugin command against the fake world as a fresh process would,
 // dying right after side effect crashAt (0 = never).
 func run(w *world.World, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runCtx(context.Background(), w, crashAt, args...)
+}
+
+// runCtx is run with a context (cancelling it is what SIGINT/SIGTERM do).
+func runCtx(parent context.Context, w *world.World, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
 	var out, errb bytes.Buffer
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
@@ -26,7 +31,7 @@ func run(w *world.World, crashAt int, args ...string) (stdout, stderr string, co
 		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
 	}
 	o.Alive = w.ProcessAlive
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	if needsRunFlags(args) {
 		args = append(args, "--poll-interval", "1ms", "--timeout", "20s")

@@ -84,6 +84,7 @@ nodetool) on resume. An interrupted run is finished from any machine with "kubec
 	for _, c := range []*cobra.Command{
 		newScaleCmd(o),
 		newResumeCmd(o),
+		newAbortCmd(o),
 		newStatusCmd(o),
 		newVersionCmd(o),
 		newCompletionCmd(o),

@@ -97,7 +97,9 @@ type statusOperation struct {
 	StepsDone   int               `json:"stepsDone"`
 	StepsTotal  int               `json:"stepsTotal"`
 	CurrentStep *checkpoint.Step  `json:"currentStep,omitempty"`
-	Error       string            `json:"error,omitempty"`
+	// PausedOperator is set while the operation keeps the operator paused.
+	PausedOperator *checkpoint.PausedOperator `json:"pausedOperator,omitempty"`
+	Error          string                     `json:"error,omitempty"`
 }
 
 func newStatusCmd(o *Options) *cobra.Command {
@@ -290,6 +292,13 @@ func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
 				op.StepsDone++
 			}
 		}
+		if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
+			for _, st := range cp.Steps {
+				if st.Kind == checkpoint.StepResumeOperator && st.State != checkpoint.StateDone {
+					op.PausedOperator = cp.PausedOperator
+				}
+			}
+		}
 		if i := cp.Current(); i >= 0 {
 			cur := cp.Steps[i]
 			op.CurrentStep = &cur
@@ -334,6 +343,11 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 	}
 	if len(rep.OperatorBusy) == 0 {
 		fmt.Fprintf(w, "CassKop:    %s idle\n", p.OK("[OK]"))
+	}
+	if op := rep.Operation; op != nil && op.PausedOperator != nil {
+		po := op.PausedOperator
+		fmt.Fprintf(w, "Operator:   %s %s/%s PAUSED by kubectl-cassandra (replicas %d -> 0) for operation %s; restored to %d at its end, by resume or by abort\n",
+			p.Bad("[!!]"), po.Namespace, po.Name, po.Replicas, op.ID, po.Replicas)
 	}
 	for _, b := range rep.OperatorBusy {
 		fmt.Fprintf(w, "CassKop:    %s %s\n", p.Warn("[!!]"), b)

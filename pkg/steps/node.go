@@ -96,6 +96,52 @@ func (s *Decommission) Do(ctx context.Context) error {
 	return nil
 }
 
+// Wait waits until the node is leaving or gone. A node that stays NORMAL (the call was
+// cut before it started, or the node restarted) or reports DECOMMISSION_FAILED gets the
+// decommission again; on 3.11, where a second call would run a duplicate, NORMAL must
+// last much longer before that.
+func (s *Decommission) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	grace := 3 * s.w.poll()
+	if !s.w.reissueSafe() && grace < 30*time.Second {
+		grace = 30 * time.Second
+	}
+	start := s.w.now()
+	var normalSince time.Time
+	for {
+		done, err := s.Done(ctx)
+		if err == nil && done {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		what := "waiting for " + s.n.Pod + " to start leaving"
+		if err != nil {
+			what = "state unknown: " + err.Error()
+		} else if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil {
+			switch ns.Mode {
+			case nodetool.ModeDecommissionFailed:
+				return &engine.Redo{StepID: id, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED)", s.n.Pod)}
+			case nodetool.ModeNormal:
+				if normalSince.IsZero() {
+					normalSince = s.w.now()
+				}
+				if s.w.now().Sub(normalSince) >= grace {
+					return &engine.Redo{StepID: id, Reason: fmt.Sprintf("node %s is still NORMAL after the decommission call (restarted, or the call never reached it)", s.n.Pod)}
+				}
+			default:
+				normalSince = time.Time{}
+			}
+			what = fmt.Sprintf("node %s is %s", s.n.Pod, ns.Mode)
+		}
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		if err := sleep(ctx, s.w.poll()); err != nil {
+			return err
+		}
+	}
+}
+
 func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
 	t := time.NewTicker(progressEvery(s.w))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -52,9 +53,12 @@ type World struct {
 	crashAt     int // 0 = never
 	violations  []string
 	nextPID     int
-	running     map[int]bool
-	pvcDeletes  []string
-	execLog     []string
+	// OnSideEffect, when set, is called after each side effect with its number (e.g. to
+	// interrupt the run there, as Ctrl-C would).
+	OnSideEffect func(n int)
+	running      map[int]bool
+	pvcDeletes   []string
+	execLog      []string
 }
 
 // CCGVR is the CassandraCluster resource of the fake world.
@@ -71,6 +75,8 @@ type Opts struct {
 	Status   map[string]any
 	ExtraPVC bool // a storageConfigs claim template besides data
 	RF       int  // replication factor of the simulated keyspaces (default 1)
+	// DecommissionTime is how long a simulated decommission takes (default instant).
+	DecommissionTime time.Duration
 	// Operator adds a running CassKop Deployment "casskop" (1 replica, one pod) that a
 	// fake Deployment controller scales.
 	Operator bool
@@ -152,7 +158,7 @@ func New(t *testing.T, o Opts) *World {
 	if o.RF == 0 {
 		o.RF = 1
 	}
-	w.Cass = sim.NewMemory(sim.Options{Version: o.Version, RF: o.RF}, specs, nil)
+	w.Cass = sim.NewMemory(sim.Options{Version: o.Version, RF: o.RF, DecommissionTime: o.DecommissionTime}, specs, nil)
 	if o.Operator {
 		one := int32(1)
 		sel := map[string]string{"app": "casskop"}
@@ -244,6 +250,9 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 			}
 		}
 		w.sideEffects++
+		if w.OnSideEffect != nil {
+			w.OnSideEffect(w.sideEffects)
+		}
 		if w.crashAt > 0 && w.sideEffects == w.crashAt {
 			panic(Crash{Point: w.sideEffects})
 		}
@@ -348,6 +357,9 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 		defer w.mu.Unlock()
 		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
 		w.sideEffects++
+		if w.OnSideEffect != nil {
+			w.OnSideEffect(w.sideEffects)
+		}
 		if w.crashAt > 0 && w.sideEffects == w.crashAt {
 			panic(Crash{Point: w.sideEffects})
 		}
