@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -143,6 +144,16 @@ func TestBadInput(t *testing.T) {
 		{name: "other operation in flight", setup: func(t *testing.T, w *world.World) {
 			setAnnotation(t, w, checkpoint.Annotation, validCheckpoint(t, w, nil))
 		}, args: scale("--rack", "rack1", "--nodes", "2"), code: exit.Refused, msg: "operation op-1 is in flight on demo"},
+		{name: "rbac missing", setup: func(t *testing.T, w *world.World) {
+			w.Deny = map[string]bool{"delete persistentvolumeclaims": true, "create pods/exec": true}
+		}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "you are not allowed to: create pods/exec in namespace cassandra (run nodetool); delete persistentvolumeclaims in namespace cassandra"},
+		{name: "replication factor", opts: world.Opts{RF: 2}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "has replication factor 2 in dc1 but only 1 nodes would remain"},
+		{name: "free space", setup: func(t *testing.T, w *world.World) {
+			obj, _ := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), w.NS, "data-demo-dc1-rack1-0")
+			pvc := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
+			pvc.Status.Capacity[corev1.ResourceStorage] = resource.MustParse("2Gi")
+			_ = w.Kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), pvc, w.NS)
+		}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "rack rack1: the leaving nodes hold 1.20 GiB but the remaining nodes have only 819.20 MiB free"},
 		{name: "resume nothing", args: []string{"resume", "demo", "-n", "cassandra", "--yes"}, code: exit.OK, msg: ""},
 		{name: "status bad output", args: []string{"status", "demo", "-n", "cassandra", "-o", "wide"}, code: exit.Usage, msg: `unknown output format "wide"`},
 	}

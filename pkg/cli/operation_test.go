@@ -291,3 +291,12 @@ func TestCassandraFaults(t *testing.T) {
 		w.AssertConverged(1, "empty ring")
 	})
 }
+
+func TestForceSkipsReplicationCheck(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 2, RF: 2})
+	stdout, stderr, code, _ := run(w, 0, append(scale41, "--force")...)
+	if code != 0 || !strings.Contains(stdout, "--force skips Cassandra's replication check") || !strings.Contains(stdout, "nodetool decommission --force") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	w.AssertConverged(1, "forced")
+}

@@ -151,6 +151,9 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 	if err != nil {
 		return err
 	}
+	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause)); err != nil {
+		return err
+	}
 	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
 	plan, err := planner.ScaleDown(ctx, s.cluster, operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause})
 	var nothing *operation.ErrNothingToDo

@@ -46,10 +46,11 @@ type Plan struct {
 	Warnings []string
 }
 
-// NodeInfo is what the planner asks a node: its Host ID.
+// NodeInfo is what the planner asks Cassandra: a node's Host ID, the ring, keyspaces.
 type NodeInfo interface {
 	Info(ctx context.Context, pod string) (nodetool.Info, error)
 	Status(ctx context.Context, pod string) (nodetool.Ring, error)
+	DescribeCluster(ctx context.Context, pod string) (nodetool.ClusterDescription, error)
 }
 
 // Planner reads the real world and turns a Request into a Plan. It changes nothing.
@@ -159,8 +160,52 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 			nodes = append(nodes, n)
 		}
 	}
-	if err := p.preflightRing(ctx, cl, dc, states[0].pods[0].Name, nodes); err != nil {
+	var leavingNodes, remaining []rackNode
+	ring, err := p.preflightRing(ctx, cl, dc, states[0].pods[0].Name, nodes)
+	if err != nil {
 		return nil, err
+	}
+	for _, n := range nodes {
+		rn := rackNode{rack: n.Rack, load: -1}
+		if row, ok := ring.ByHostID(n.HostID); ok {
+			if l, ok := ParseLoad(row.Load); ok {
+				rn.load = l
+			}
+		}
+		leavingNodes = append(leavingNodes, rn)
+	}
+	for _, st := range states {
+		for i := 0; i < req.Nodes; i++ {
+			pod := st.pods[i]
+			rn := rackNode{rack: st.rack.Name, load: -1}
+			if row, ok := ring.ByAddress(pod.Status.PodIP); ok {
+				if l, ok := ParseLoad(row.Load); ok {
+					rn.load = l
+				}
+			}
+			if tpl := dataTemplate(st.sts); tpl != "" {
+				if pvc, err := p.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).Get(ctx, tpl+"-"+pod.Name, metav1.GetOptions{}); err == nil {
+					rn.capacity = dataCapacity(pvc)
+				}
+			}
+			remaining = append(remaining, rn)
+		}
+	}
+	if problems, ok := spaceCheck(leavingNodes, remaining); !ok {
+		plan.Warnings = append(plan.Warnings, "free space not checked: a data volume's capacity or a node's Load is unknown")
+	} else if len(problems) > 0 {
+		return nil, exit.Refusedf("not enough free space for the data of the leaving nodes: %s; nothing changed", strings.Join(problems, "; "))
+	}
+	desc, err := p.Nodetool.DescribeCluster(ctx, states[0].pods[0].Name)
+	if err != nil {
+		return nil, exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", states[0].pods[0].Name, err)
+	}
+	if problems, ok := replicationCheck(desc, ring, dc.Name, len(nodes)); !ok {
+		plan.Warnings = append(plan.Warnings, "replication factors not checked: this Cassandra version lists no keyspaces in describecluster (check system_schema.keyspaces with cqlsh)")
+	} else if len(problems) > 0 && !req.Force {
+		return nil, exit.Refusedf("%s. Cassandra would refuse the decommission; lower the replication factor first, or pass --force to decommission anyway (data in those keyspaces loses replicas); nothing changed", strings.Join(problems, "; "))
+	} else if len(problems) > 0 {
+		plan.Warnings = append(plan.Warnings, "--force skips Cassandra's replication check: "+strings.Join(problems, "; "))
 	}
 	now := p.now()
 	holder := p.Holder
@@ -197,12 +242,25 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	return plan, nil
 }
 
+// dataTemplate is the claim template of the Cassandra data volume ("data" in CassKop).
+func dataTemplate(sts *appsv1.StatefulSet) string {
+	for _, t := range sts.Spec.VolumeClaimTemplates {
+		if t.Name == "data" {
+			return t.Name
+		}
+	}
+	if len(sts.Spec.VolumeClaimTemplates) > 0 {
+		return sts.Spec.VolumeClaimTemplates[0].Name
+	}
+	return ""
+}
+
 // preflightRing refuses when the DC's ring is unreadable or not all Up/Normal, or a
 // node to remove is not a ring member.
-func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string, nodes []checkpoint.Node) error {
+func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string, nodes []checkpoint.Node) (nodetool.Ring, error) {
 	r, err := p.Nodetool.Status(ctx, reader)
 	if err != nil {
-		return exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
+		return r, exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
 	}
 	var bad []string
 	for _, n := range r.Nodes {
@@ -211,14 +269,14 @@ func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc top
 		}
 	}
 	if len(bad) > 0 {
-		return exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed", dc.Name, strings.Join(bad, ", "), cl.Name)
+		return r, exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed", dc.Name, strings.Join(bad, ", "), cl.Name)
 	}
 	for _, n := range nodes {
 		if _, ok := r.ByHostID(n.HostID); !ok {
-			return exit.Refusedf("node %s (Host ID %s) is not in the ring read from %s; nothing changed", n.Pod, n.HostID, reader)
+			return r, exit.Refusedf("node %s (Host ID %s) is not in the ring read from %s; nothing changed", n.Pod, n.HostID, reader)
 		}
 	}
-	return nil
+	return r, nil
 }
 
 // rackPods maps ordinal → pod for the pods of a rack.

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,7 +54,9 @@ type World struct {
 	sideEffects int
 	crashAt     int // 0 = never
 	violations  []string
-	nextPID     int
+	// Deny lists "verb resource[/subresource]" pairs that SelfSubjectAccessReviews refuse.
+	Deny    map[string]bool
+	nextPID int
 	// OnSideEffect, when set, is called after each side effect with its number (e.g. to
 	// interrupt the run there, as Ctrl-C would).
 	OnSideEffect func(n int)
@@ -149,7 +153,7 @@ func New(t *testing.T, o Opts) *World {
 				for _, tpl := range tpls {
 					name := tpl.Name + "-" + pod
 					w.add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.NS, Labels: labels, UID: types.UID("pvc-" + name), ResourceVersion: "1"},
-						Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}})
+						Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}})
 				}
 				specs = append(specs, sim.NodeSpec{Pod: pod, HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", ip), Address: addr, DC: dc, Rack: r, Load: "1.2 GiB"})
 			}
@@ -186,6 +190,19 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		verb := action.GetVerb()
 		if verb != "create" && verb != "update" && verb != "patch" && verb != "delete" {
 			return false, nil, nil
+		}
+		if action.GetResource().Resource == "selfsubjectaccessreviews" {
+			// An access review is a question, not a write.
+			r := action.(k8stesting.CreateAction).GetObject().(*authv1.SelfSubjectAccessReview).DeepCopy()
+			ra := r.Spec.ResourceAttributes
+			key := ra.Verb + " " + ra.Resource
+			if ra.Subresource != "" {
+				key += "/" + ra.Subresource
+			}
+			w.mu.Lock()
+			r.Status.Allowed = !w.Deny[key]
+			w.mu.Unlock()
+			return true, r, nil
 		}
 		gvr := action.GetResource()
 		w.mu.Lock()
