@@ -24,6 +24,9 @@ func (o *Options) clients() (*Clients, error) {
 		return nil, fmt.Errorf("cannot load the kubeconfig: %w", err)
 	}
 	cfg.UserAgent = "kubectl-cassandra"
+	if o.WrapTransport != nil {
+		cfg.Wrap(o.WrapTransport)
+	}
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
 	}

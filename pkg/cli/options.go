@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -29,6 +30,9 @@ type Options struct {
 	// holder and the check that a holder's process still runs (tests simulate processes).
 	Identity func() checkpoint.Holder
 	Alive    func(pid int) bool
+	// WrapTransport, when set, wraps the HTTP transport of every API client (tests
+	// inject API faults with it).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func (o *Options) self() checkpoint.Holder {

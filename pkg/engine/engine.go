@@ -93,6 +93,9 @@ type Engine struct {
 	StepTimeout time.Duration
 	// MaxAttempts bounds how often one step's action is attempted in total.
 	MaxAttempts int
+	// Transient tells API errors worth retrying (a write is retried with backoff, then
+	// the run stops with exit 4).
+	Transient func(error) bool
 	// Lease, when set, makes the engine renew the holder's lease every Lease/3 while it
 	// runs, so other runs can tell a live holder from a dead one.
 	Lease time.Duration
@@ -159,7 +162,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		if rec.Attempts >= e.MaxAttempts {
 			return &Fatal{Code: 1, Err: fmt.Errorf("step %s failed %d times (last error: %s)", rec.ID, rec.Attempts, nonEmpty(rec.LastError, reason))}
 		}
-		if err := st.Safe(ctx); err != nil {
+		if err := e.safe(ctx, rec.ID, st); err != nil {
 			if ctx.Err() != nil {
 				return ErrInterrupted
 			}
@@ -188,7 +191,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		case errors.As(err, &rt):
 			e.recordError(ctx, rec, err)
 			e.Reporter.Warn(rec.ID, fmt.Sprintf("%s failed (attempt %d): %v; retrying", desc, rec.Attempts, err))
-			if err := e.sleep(ctx, e.Poll); err != nil {
+			if err := e.sleep(ctx, backoff(e.Poll, rec.Attempts)); err != nil {
 				return err
 			}
 			forced[i] = err.Error()
@@ -196,6 +199,18 @@ func (e *Engine) Run(ctx context.Context) error {
 			continue
 		case err != nil && ctx.Err() != nil:
 			return ErrInterrupted
+		case err != nil && e.Transient != nil && e.Transient(err):
+			e.recordError(ctx, rec, err)
+			if rec.Attempts >= e.MaxAttempts {
+				return &Fatal{Code: 4, Err: fmt.Errorf("%s: the API server keeps failing: %w", desc, err)}
+			}
+			e.Reporter.Warn(rec.ID, fmt.Sprintf("%s: transient API error (attempt %d): %v; retrying", desc, rec.Attempts, err))
+			if err := e.sleep(ctx, backoff(e.Poll, rec.Attempts)); err != nil {
+				return err
+			}
+			forced[i] = err.Error()
+			i--
+			continue
 		case err != nil:
 			e.recordError(ctx, rec, err)
 			return fmt.Errorf("%s: %w", desc, err)
@@ -235,6 +250,20 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.current = ""
 	e.mu.Unlock()
 	return nil
+}
+
+// safe asks Safe, retrying while the answer is a transient API error.
+func (e *Engine) safe(ctx context.Context, id string, st Step) error {
+	for attempt := 1; ; attempt++ {
+		err := st.Safe(ctx)
+		if err == nil || e.Transient == nil || !e.Transient(err) || attempt >= e.MaxAttempts {
+			return err
+		}
+		e.Reporter.Waiting(id, "cannot check safety yet ("+err.Error()+"), retrying", 0)
+		if err := e.sleep(ctx, backoff(e.Poll, attempt)); err != nil {
+			return err
+		}
+	}
 }
 
 // doneWithRetry asks Done until it answers, within StepTimeout. Unknown is never done.
@@ -335,10 +364,27 @@ func (e *Engine) commit(ctx context.Context, change func(now time.Time)) error {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := e.Store.Save(wctx, e.CP); err != nil {
-		return &Fatal{Code: 1, Err: err}
+	var err error
+	for attempt, wait := 0, 200*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
+		if err = e.Store.Save(wctx, e.CP); err == nil {
+			return nil
+		}
+		if e.Transient == nil || !e.Transient(err) || attempt >= 4 {
+			break
+		}
+		select {
+		case <-wctx.Done():
+		case <-time.After(wait):
+			continue
+		}
+		break
 	}
-	return nil
+	if e.Transient != nil && e.Transient(err) {
+		// The last good checkpoint is on the server and nothing acted after it: stop
+		// like an interruption, resume continues.
+		return &Fatal{Code: 4, Err: fmt.Errorf("cannot write the checkpoint (the API server keeps failing): %w", err)}
+	}
+	return &Fatal{Code: 1, Err: err}
 }
 
 // Release records that this run stopped (after an error or an interruption), so the
@@ -388,6 +434,18 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// backoff grows the wait between attempts: poll, 2×, 4×… capped at 30 s.
+func backoff(poll time.Duration, attempt int) time.Duration {
+	d := poll
+	for i := 1; i < attempt && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	if d > 30*time.Second {
+		d = 30 * time.Second
+	}
+	return d
 }
 
 func describe(st Step, id string) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/steps"
 )
 
@@ -54,7 +55,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 	if err != nil {
 		return nil, err
 	}
-	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease}
+	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient}
 	if err := r.eng.Run(ctx); err != nil {
 		var lost *engine.Fatal
 		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {

@@ -54,6 +54,10 @@ type World struct {
 	sideEffects int
 	crashAt     int // 0 = never
 	violations  []string
+	requests    int
+	faultAt     int
+	faultErr    error
+	faultDesc   string
 	// Deny lists "verb resource[/subresource]" pairs that SelfSubjectAccessReviews refuse.
 	Deny    map[string]bool
 	nextPID int
@@ -172,6 +176,9 @@ func New(t *testing.T, o Opts) *World {
 	}
 	w.Kube.PrependReactor("*", "*", w.react(w.Kube.Tracker()))
 	w.Dyn.PrependReactor("*", "*", w.react(w.Dyn.Tracker()))
+	// Installed last, so it runs first: every API request counts, and one can fail.
+	w.Kube.PrependReactor("*", "*", w.fault)
+	w.Dyn.PrependReactor("*", "*", w.fault)
 	return w
 }
 
@@ -316,6 +323,36 @@ func (w *World) statefulSetController(ns, name string) {
 			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
 		}
 	}
+}
+
+// InjectFault makes API request number at (counting from 1, every verb) fail with err
+// instead of reaching the fake server; 0 disables it. It resets the request count.
+func (w *World) InjectFault(at int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.requests, w.faultAt, w.faultErr, w.faultDesc = 0, at, err, ""
+}
+
+// Requests is the number of API requests since the last InjectFault, and what the
+// injected fault hit.
+func (w *World) Requests() (int, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.requests, w.faultDesc
+}
+
+func (w *World) fault(action k8stesting.Action) (bool, runtime.Object, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.requests++
+	if w.faultAt > 0 && w.requests == w.faultAt {
+		w.faultDesc = action.GetVerb() + " " + action.GetResource().Resource
+		if action.GetSubresource() != "" {
+			w.faultDesc += "/" + action.GetSubresource()
+		}
+		return true, nil, w.faultErr
+	}
+	return false, nil, nil
 }
 
 // deploymentController keeps one pod per replica of a Deployment (named <deploy>-<i>).
