@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 // Clients is the set of API clients; see kube.Clients.
@@ -50,13 +51,12 @@ func (o *Options) clients() (*Clients, error) {
 	return o.Clients, nil
 }
 
-// detectCRD returns the served CassandraCluster version, or "" when unreachable.
+// detectCRD returns the served CassandraCluster API ("db.orange.com/v2"), or "" when
+// no cluster is reachable or the CRD is not installed.
 func (o *Options) detectCRD(ctx context.Context) string {
-	c, err := o.clients()
+	_, a, err := o.adapter(ctx)
 	if err != nil {
 		return ""
 	}
-	_ = ctx
-	_ = c
-	return ""
+	return casskop.Group + "/" + a.Version
 }

@@ -194,8 +194,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			if err := e.sleep(ctx, backoff(e.Poll, rec.Attempts)); err != nil {
 				return err
 			}
-			forced[i] = err.Error()
-			i--
+			i-- // ask the real world again before the next attempt
 			continue
 		case err != nil && ctx.Err() != nil:
 			return ErrInterrupted
@@ -208,8 +207,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			if err := e.sleep(ctx, backoff(e.Poll, rec.Attempts)); err != nil {
 				return err
 			}
-			forced[i] = err.Error()
-			i--
+			i-- // ask the real world again before the next attempt
 			continue
 		case err != nil:
 			e.recordError(ctx, rec, err)
