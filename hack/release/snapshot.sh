@@ -7,8 +7,9 @@
 #   kubectl-cassandra_<version>_<os>_<arch>.tar.gz   (linux, darwin)
 #   kubectl-cassandra_<version>_windows_<arch>.zip
 #   checksums.txt                                    (sha256sum format, as goreleaser)
-# Each archive holds, at its root and in this order: the binary (kubectl-cassandra, or
-# kubectl-cassandra.exe on windows), LICENSE, README.md, kubectl_complete-cassandra.
+# Each archive holds, at its root and in this order (goreleaser's: the extra files, then
+# the binary): LICENSE, README.md, kubectl_complete-cassandra, and kubectl-cassandra
+# (kubectl-cassandra.exe on windows).
 #
 # Keep in step with .goreleaser.yaml: same -trimpath, CGO_ENABLED=0, ldflags, names and
 # file list. The archives are not byte-identical to goreleaser's (different tar/zip
@@ -75,7 +76,7 @@ for platform in $PLATFORMS; do
   install -m 0644 LICENSE README.md "$stage/"
   install -m 0755 kubectl_complete-cassandra "$stage/"
   chmod 0755 "$stage/$bin"
-  members=("$bin" "${FILES[@]}")
+  members=("${FILES[@]}" "$bin")
   touch -d "@$EPOCH" "${members[@]/#/$stage/}"
   case "$ext" in
     tar.gz)

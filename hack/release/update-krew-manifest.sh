@@ -106,7 +106,7 @@ awk -v version="$VERSION" -v base="${BASE_URL%/}" -v partial="$PARTIAL" -v sums=
     if (nver != 1) fail("expected exactly one spec.version line, found " nver+0)
     if (nuri == 0) fail("no platform uri found")
     if (nsha == 0) fail("no platform matched any archive in " sums)
-    for (f in sha) if (!(f in used)) fail("archive " f " is in " sums " but no platform of the manifest uses it")
+    for (name in sha) if (!(name in used)) fail("archive " name " is in " sums " but no platform of the manifest uses it")
   }
 ' "$MANIFEST" >"$tmp" || die "manifest not rewritten"
 cat "$tmp" >"$OUT"

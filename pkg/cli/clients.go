@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -43,7 +44,13 @@ func (o *Options) clients() (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	// Discovery takes no context: bound it so an unreachable server cannot hang a command
+	// (or shell completion) forever.
+	dcfg := *cfg
+	if dcfg.Timeout == 0 {
+		dcfg.Timeout = 10 * time.Second
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(&dcfg)
 	if err != nil {
 		return nil, err
 	}

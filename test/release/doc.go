@@ -6,5 +6,8 @@
 // Go module proxy by hack/release/tool.sh into ~/.cache/kubectl-cassandra-tools; nothing is
 // added to go.mod. With -short, only the archive of the host platform is built.
 //
+// Set KCASS_RELEASE_DIST=<goreleaser's dist/> to run the archive and install checks on the
+// archives goreleaser built instead of snapshot.sh's.
+//
 // Set KCASS_REQUIRE_TOOLS=1 (CI does) to turn "tool cannot be built" skips into failures.
 package release

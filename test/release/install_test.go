@@ -71,18 +71,24 @@ func TestKrewInstallArchive(t *testing.T) {
 	}
 
 	out = cmd("kubectl", "cassandra", "version", "--client")
+	t.Logf("kubectl cassandra version --client: %s", out)
 	if !strings.Contains(out, version) {
 		t.Errorf("kubectl cassandra version --client printed %q, want the release version %s", out, version)
 	}
 
 	// Completion as the caveats set it up: the shim linked onto PATH. kubectl >= 1.26 runs
 	// kubectl_complete-cassandra for `kubectl cassandra <TAB>`; the plugin's cobra completion
-	// must answer with its commands and a directive line (":<n>").
+	// answers with its commands ("version\t<description>") and a directive line (":<n>").
+	// Before the link, kubectl has nothing to ask: this shows the answer comes via the shim.
+	if out := cmd("kubectl", "__complete", "cassandra", ""); strings.Contains(out, "version\t") {
+		t.Fatalf("kubectl completed plugin commands before the shim was on PATH:\n%s", out)
+	}
 	if err := os.Symlink(shim, filepath.Join(krewRoot, "bin", shimName)); err != nil {
 		t.Fatal(err)
 	}
 	out = cmd("kubectl", "__complete", "cassandra", "")
-	if !strings.Contains(out, "version") || !strings.Contains(out, "\n:") {
+	t.Logf("kubectl __complete cassandra \"\": %q", out)
+	if !strings.Contains(out, "version\t") || !strings.Contains(out, "\n:") {
 		t.Errorf("kubectl __complete cassandra \"\" through the shim gave:\n%s\nwant the plugin's commands (version) and a :directive line", out)
 	}
 }
