@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -192,13 +193,24 @@ func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
 	}()
 	go func() {
 		defer wg.Done()
-		var err error
-		if cp, err = s.store.Load(ctx); err != nil {
-			mu.Lock()
-			rep.Operation = &statusOperation{Error: err.Error()}
-			mu.Unlock()
+		// The cluster resource was just read: decode its annotations, no second GET.
+		ann := cl.Annotations
+		if v, ok := ann[checkpoint.Annotation]; ok {
+			var err error
+			if cp, err = checkpoint.Decode(v, cl.UID); err != nil {
+				mu.Lock()
+				rep.Operation = &statusOperation{Error: err.Error()}
+				mu.Unlock()
+			}
 		}
-		last, _ = s.store.LastOperation(ctx)
+		if v, ok := ann[checkpoint.LastOperationAnnotation]; ok {
+			var lo checkpoint.LastOperation
+			if err := json.Unmarshal([]byte(v), &lo); err == nil {
+				last = &lo
+			} else {
+				warn("annotation %s is not valid JSON: %v", checkpoint.LastOperationAnnotation, err)
+			}
+		}
 	}()
 	go func() {
 		defer wg.Done()
