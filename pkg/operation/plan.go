@@ -35,6 +35,8 @@ type Request struct {
 	Force bool
 	// Pause, when set, is the operator Deployment to pause for the operation.
 	Pause *checkpoint.PausedOperator
+	// Cleanup (scale-up): run nodetool cleanup on the pre-existing nodes afterwards.
+	Cleanup bool
 }
 
 // Plan is a checkpoint ready to be written, plus what the user should know about it.
@@ -44,6 +46,9 @@ type Plan struct {
 	DC       topology.DC
 	Racks    []topology.Rack
 	Warnings []string
+	// Findings are what the planner found in the real world that the plan acts on
+	// (repair-operator-state: the stuck states, verified).
+	Findings []string
 }
 
 // NodeInfo is what the planner asks Cassandra: a node's Host ID, the ring, keyspaces.
@@ -111,7 +116,7 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 		}
 		from[r.Name] = cur
 		if cur < req.Nodes {
-			return nil, exit.Refusedf("rack %s has %d nodes and --nodes %d is larger: scaling up is not supported yet; nothing changed", r.Name, cur, req.Nodes)
+			return nil, &ErrScaleUp{Msg: fmt.Sprintf("rack %s has %d nodes and --nodes %d is larger", r.Name, cur, req.Nodes)}
 		}
 		if cur != req.Nodes {
 			allAtTarget = false
@@ -217,7 +222,7 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 		rackNames = append(rackNames, r.Name)
 	}
 	plan.CP = &checkpoint.Checkpoint{
-		SchemaVersion:  checkpoint.SchemaVersion,
+		SchemaVersion:  checkpoint.SchemaFor(checkpoint.KindScaleDown),
 		OperationID:    fmt.Sprintf("scale-%s-%s", now.Format("20060102-150405"), rand.String(5)),
 		Kind:           checkpoint.KindScaleDown,
 		Operator:       cl.Operator,

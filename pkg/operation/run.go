@@ -31,6 +31,8 @@ type Runner struct {
 	StepTimeout      time.Duration
 	Lease            time.Duration
 	Now              func() time.Time
+	// Operator reads and repairs the operator's status (repair-operator-state).
+	Operator steps.OperatorState
 
 	eng *engine.Engine
 }
@@ -50,6 +52,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		Kube: r.Kube, Nodetool: r.Nodetool, Spec: r.Spec, Namespace: cp.Namespace,
 		ClusterSelector: r.ClusterSelector, RackStatefulSets: r.RackStatefulSets, CP: cp,
 		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
+		Operator: r.Operator,
 	}
 	impl, err := steps.Build(w)
 	if err != nil {
@@ -71,7 +74,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 	}
 	last := checkpoint.LastOperation{
 		OperationID: cp.OperationID, Kind: cp.Kind, Result: "succeeded",
-		Summary:   fmt.Sprintf("datacenter %s racks %v scaled to %d nodes (%d removed)", cp.Target.DC, cp.Target.Racks, cp.Target.Nodes, len(cp.Nodes)),
+		Summary:   Summary(cp),
 		StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now,
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
