@@ -39,8 +39,9 @@ CREATED_NS=""
 PLUGIN_PID=""
 cleanup() {
   local rc=$?
-  [ -n "$PLUGIN_PID" ] && kill "$PLUGIN_PID" 2>/dev/null || true
+  if [ -n "$PLUGIN_PID" ]; then kill "$PLUGIN_PID" 2>/dev/null || true; fi
   if [ "${DEMO_KEEP:-0}" = 1 ]; then
+    # shellcheck disable=SC2016 # a literal $PATH for the user to paste
     printf '\nDEMO_KEEP=1: left running. export KUBECONFIG=%s PATH=%s:$PATH\n' "$KUBECONFIG" "$WORK/bin"
     [ -n "$STARTED_ENV" ] && printf 'stop it with: KTE_DIR=%s %s/hack/testenv/down.sh\n' "$STARTED_ENV" "$ROOT"
     exit $rc
@@ -114,12 +115,13 @@ run kubectl -n "$NS" get cassandracluster,statefulset,pods,pvc
 banner "kubectl cassandra status"
 run kubectl cassandra status -n "$NS" "$CC"
 
-banner "kubectl cassandra scale --rack rack1 --nodes 1 --yes   (interrupted with Ctrl-C during the 2nd node)"
-printf '%s$ kubectl cassandra scale -n %s %s --dc dc1 --rack rack1 --nodes 1 --yes &%s\n' "$dim" "$NS" "$CC" "$off"
-# kubectl execs the plugin in place: $! is the plugin itself.
-kubectl cassandra scale -n "$NS" "$CC" --dc dc1 --rack rack1 --nodes 1 --yes &
+banner "kubectl cassandra scale --rack rack1 --nodes 1 --yes   (interrupted with Ctrl-C while the 2nd node leaves)"
+printf '%s$ kubectl cassandra scale -n %s %s --dc dc1 --rack rack1 --nodes 1 --yes --poll-interval 1s &%s\n' "$dim" "$NS" "$CC" "$off"
+# kubectl execs the plugin in place: $! is the plugin itself. --poll-interval: the default
+# (5 s, one nodetool exec per read on a real cluster) would make the demo drag.
+kubectl cassandra scale -n "$NS" "$CC" --dc dc1 --rack rack1 --nodes 1 --yes --poll-interval 1s &
 PLUGIN_PID=$!
-democluster wait-step --namespace "$NS" --name "$CC" --kind decommission --nth 2 >/dev/null
+democluster wait-step --namespace "$NS" --name "$CC" --kind decommission --nth 2 --state-dir "$WORK/sim" >/dev/null
 echo "[demo] sending SIGINT (Ctrl-C) to the plugin (pid $PLUGIN_PID)"
 kill -INT "$PLUGIN_PID"
 rc=0
@@ -127,11 +129,11 @@ wait "$PLUGIN_PID" || rc=$?
 PLUGIN_PID=""
 echo "[demo] the plugin exited with code $rc (4 = interrupted, checkpoint saved)"
 
-banner "kubectl cassandra status   (the operation in flight, from the checkpoint annotation)"
+banner "kubectl cassandra status   (the operation in flight, from the checkpoint annotation; the node keeps leaving)"
 run kubectl cassandra status -n "$NS" "$CC"
 
 banner "kubectl cassandra resume --yes"
-run kubectl cassandra resume -n "$NS" "$CC" --yes
+run kubectl cassandra resume -n "$NS" "$CC" --yes --poll-interval 1s
 
 banner "kubectl cassandra status   (done: 1 node left)"
 run kubectl cassandra status -n "$NS" "$CC"

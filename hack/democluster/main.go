@@ -4,8 +4,9 @@
 //	democluster create --kubeconfig K --namespace NS --name CC --nodes 4 --state-dir DIR
 //	    installs the CassandraCluster CRD when none is installed, creates NS and a CassKop-
 //	    shaped cluster CC (1 DC, 1 rack) with the simulated nodetool behind `kubectl exec`.
-//	democluster wait-step --kubeconfig K --namespace NS --name CC --kind decommission --nth 2
-//	    waits until the plugin's checkpoint shows the nth step of that kind started (or done).
+//	democluster wait-step --kubeconfig K --namespace NS --name CC --kind decommission --nth 2 [--state-dir DIR]
+//	    waits until the plugin's checkpoint shows the nth step of that kind started (or done);
+//	    for a decommission with --state-dir, also until the simulated node is leaving.
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
 func main() {
@@ -123,6 +125,7 @@ func waitStep(args []string) error {
 	kind := fs.String("kind", "decommission", "step kind")
 	nth := fs.Int("nth", 1, "wait for the nth step of that kind")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after")
+	stateDir := fs.String("state-dir", "", "the simulated ring's dir (as given to create): wait for the node to be leaving too")
 	_ = fs.Parse(args)
 	cs, err := fixture.NewClients(c.kubeconfig)
 	if err != nil {
@@ -148,6 +151,17 @@ func waitStep(args []string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for %s #%d: %w", *kind, *nth, err)
+	}
+	if *stateDir != "" && *kind == "decommission" && seen.Pod != "" {
+		// "started" is written before the nodetool call; the demo wants the node leaving.
+		store := sim.Open(filepath.Join(*stateDir, c.name+".json"))
+		err = fixture.WaitFor(context.Background(), seen.Pod+" leaving", *timeout, 100*time.Millisecond, func(context.Context) (bool, error) {
+			v, err := store.Node(seen.Pod)
+			return err == nil && (v.Decommissioning || v.Mode == sim.ModeDecommissioned), err
+		})
+		if err != nil {
+			return err
+		}
 	}
 	fmt.Printf("step %s is %s\n", seen.ID, seen.State)
 	return nil

@@ -40,7 +40,9 @@ dir="$CACHE/$name-$version"
 bin="$dir/$name"
 if [ ! -x "$bin" ]; then
   mkdir -p "$dir"
-  scratch="$(mktemp -d)"
+  # Scratch space on the cache's file system, so the final mv is an atomic rename even
+  # when two test runs build the same tool at once.
+  scratch="$(mktemp -d "$CACHE/.build.XXXXXX")"
   trap 'rm -rf "$scratch"' EXIT
   start=$(date +%s)
   echo "tool.sh: building $pkg@$version into $dir (first run only)" >&2

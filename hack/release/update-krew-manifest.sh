@@ -53,7 +53,7 @@ SUMS="$DIST/checksums.txt"
 # One version across all archives, read from their names.
 versions="$(awk '{print $2}' "$SUMS" | sed -nE 's/^kubectl-cassandra_(v[^_]+)_[a-z0-9]+_[a-z0-9]+\.(tar\.gz|zip)$/\1/p' | sort -u)"
 [ -n "$versions" ] || die "no kubectl-cassandra_<version>_<os>_<arch> archive listed in $SUMS"
-[ "$(printf '%s\n' "$versions" | wc -l)" -eq 1 ] || die "archives of several versions in $SUMS: $(echo $versions)"
+[ "$(printf '%s\n' "$versions" | wc -l)" -eq 1 ] || die "archives of several versions in $SUMS: $(printf '%s\n' "$versions" | paste -sd " " -)"
 VERSION="$versions"
 BASE_URL="${BASE_URL:-$REPO_URL/releases/download/$VERSION}"
 

@@ -20,13 +20,33 @@ const (
 	LastOperationAnnotation = "kubectl-cassandra.io/last-operation"
 )
 
-// SchemaVersion is the checkpoint format this build writes and the newest it reads.
-const SchemaVersion = 1
+// SchemaVersion is the newest checkpoint format this build writes and reads. Version 1
+// knew only scale-downs; version 2 adds the other operation kinds (scale-up, restart,
+// repair-operator-state), their step kinds and nodes the operation creates (New). A
+// checkpoint is written with the oldest version that can hold it (SchemaFor), so a
+// scale-down stays readable by older plugins; version 1 checkpoints are still read.
+const SchemaVersion = 2
 
 // Operation kinds.
 const (
 	KindScaleDown = "scale-down"
+	// KindScaleUp grows racks one node at a time (schema 2).
+	KindScaleUp = "scale-up"
+	// KindRestart restarts the pods of racks one at a time (schema 2).
+	KindRestart = "restart"
+	// KindRepairOperator repairs a CassKop status stuck after an interrupted
+	// decommission (schema 2).
+	KindRepairOperator = "repair-operator-state"
 )
+
+// SchemaFor is the schema version a new checkpoint of kind is written with: the oldest
+// that can hold it.
+func SchemaFor(kind string) int {
+	if kind == KindScaleDown {
+		return 1
+	}
+	return SchemaVersion
+}
 
 // Step kinds of a scale-down, in the order they run for each node.
 const (
@@ -43,6 +63,33 @@ const (
 	StepResumeOperator = "resume-operator"
 )
 
+// Step kinds of the schema 2 operations (scale-up, restart, repair-operator-state).
+const (
+	// StepGrowSTS grows the rack's StatefulSet by one replica (scale-up).
+	StepGrowSTS = "grow-statefulset"
+	// StepWaitJoined waits until the new pod is Ready and its node UN (scale-up).
+	StepWaitJoined = "wait-joined"
+	// StepCleanup runs nodetool cleanup on a pre-existing node (scale-up --cleanup). Its
+	// effect cannot be observed: it is done only once recorded done.
+	StepCleanup = "cleanup"
+	// StepDrain, StepDeletePod and StepWaitRestarted restart one pod (restart).
+	StepDrain         = "drain"
+	StepDeletePod     = "delete-pod"
+	StepWaitRestarted = "wait-restarted"
+	// StepOperatorStatus marks the operator's stuck pod operation done in the cluster
+	// resource's status (repair-operator-state).
+	StepOperatorStatus = "operator-status"
+)
+
+// kindSteps lists the step kinds each operation kind may contain.
+var kindSteps = map[string]map[string]bool{
+	KindScaleDown: {StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true, StepUpdateCluster: true, StepPauseOperator: true, StepResumeOperator: true},
+	KindScaleUp:   {StepGrowSTS: true, StepWaitJoined: true, StepUpdateCluster: true, StepCleanup: true, StepPauseOperator: true, StepResumeOperator: true},
+	KindRestart:   {StepDrain: true, StepDeletePod: true, StepWaitRestarted: true, StepPauseOperator: true, StepResumeOperator: true},
+	KindRepairOperator: {StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true,
+		StepOperatorStatus: true, StepPauseOperator: true, StepResumeOperator: true},
+}
+
 // Step states. "started" means the action may or may not have happened: resume asks
 // the real world.
 const (
@@ -51,7 +98,6 @@ const (
 	StateDone    = "done"
 )
 
-var knownSteps = map[string]bool{StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true, StepUpdateCluster: true, StepPauseOperator: true, StepResumeOperator: true}
 var knownStates = map[string]bool{StatePending: true, StateStarted: true, StateDone: true}
 
 // Holder says who runs (or last ran) the operation and from where. The checkpoint is
@@ -102,9 +148,12 @@ type PVC struct {
 	UID  string `json:"uid"`
 }
 
-// Node is one Cassandra node planned for removal.
+// Node is one Cassandra node the operation acts on: planned for removal (scale-down), to
+// be created (scale-up, New), cleaned up, restarted, or named by a stuck operator status.
 type Node struct {
-	Pod         string `json:"pod"`
+	Pod string `json:"pod"`
+	// PodUID is the planned pod's UID; empty for a new pod, or for a pod that was already
+	// gone when a repair was planned.
 	PodUID      string `json:"podUID"`
 	Ordinal     int    `json:"ordinal"`
 	DC          string `json:"dc"`
@@ -113,6 +162,9 @@ type Node struct {
 	HostID      string `json:"hostID"`
 	Address     string `json:"address,omitempty"`
 	PVCs        []PVC  `json:"pvcs"`
+	// New marks a pod the operation creates (scale-up, schema 2): it has no UID, Host ID
+	// or address when planned.
+	New bool `json:"new,omitempty"`
 }
 
 // Target is what the operation was asked to reach.
@@ -221,6 +273,9 @@ func Decode(s, clusterUID string) (*Checkpoint, error) {
 	if err := dec.Decode(&cp); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
+	if cp.SchemaVersion == 1 && cp.Kind == "" {
+		cp.Kind = KindScaleDown // schema 1 knew only scale-downs
+	}
 	if err := cp.Validate(clusterUID); err != nil {
 		return nil, err
 	}
@@ -239,15 +294,17 @@ func (cp *Checkpoint) Validate(clusterUID string) error {
 		return fmt.Errorf("%w (schema %d)", ErrNewerSchema, cp.SchemaVersion)
 	case cp.OperationID == "":
 		return bad("no operationID")
-	case cp.Kind != KindScaleDown:
+	case kindSteps[cp.Kind] == nil:
 		return bad("unknown operation kind %q", cp.Kind)
+	case cp.SchemaVersion < SchemaFor(cp.Kind):
+		return bad("operation kind %q needs schema %d, the checkpoint says %d", cp.Kind, SchemaFor(cp.Kind), cp.SchemaVersion)
 	case cp.ClusterUID == "":
 		return bad("no clusterUID")
 	case cp.Cluster == "" || cp.Namespace == "":
 		return bad("no cluster name or namespace")
 	case len(cp.Steps) == 0:
 		return bad("no steps")
-	case cp.Target.Nodes < 1:
+	case cp.Target.Nodes < 1 && cp.Kind != KindRepairOperator:
 		return bad("target nodes %d", cp.Target.Nodes)
 	}
 	if clusterUID != "" && cp.ClusterUID != clusterUID {
@@ -255,8 +312,14 @@ func (cp *Checkpoint) Validate(clusterUID string) error {
 	}
 	pods := map[string]bool{}
 	for i, n := range cp.Nodes {
-		if n.Pod == "" || n.PodUID == "" || n.StatefulSet == "" || n.Ordinal < 0 {
+		if n.Pod == "" || n.StatefulSet == "" || n.Ordinal < 0 {
 			return bad("node %d is incomplete", i)
+		}
+		if n.PodUID == "" && !n.New && cp.Kind != KindRepairOperator {
+			return bad("node %d is incomplete", i)
+		}
+		if n.New && cp.Kind != KindScaleUp {
+			return bad("node %s is new, which only a scale-up plans", n.Pod)
 		}
 		if pods[n.Pod] {
 			return bad("node %s planned twice", n.Pod)
@@ -271,8 +334,8 @@ func (cp *Checkpoint) Validate(clusterUID string) error {
 	ids := map[string]bool{}
 	for i, s := range cp.Steps {
 		switch {
-		case !knownSteps[s.Kind]:
-			return bad("step %d has unknown kind %q", i, s.Kind)
+		case !kindSteps[cp.Kind][s.Kind]:
+			return bad("step %d has unknown kind %q for a %s", i, s.Kind, cp.Kind)
 		case !knownStates[s.State]:
 			return bad("step %s has unknown state %q", s.ID, s.State)
 		case s.ID != StepID(s.Kind, s.Pod):

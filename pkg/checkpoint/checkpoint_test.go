@@ -45,7 +45,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			t.Errorf("%q: %v, want ErrCorrupt", bad, err)
 		}
 	}
-	if _, err := Decode(`{"schemaVersion":2,"whatever":true}`, ""); !errors.Is(err, ErrNewerSchema) {
+	if _, err := Decode(`{"schemaVersion":3,"whatever":true}`, ""); !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("newer: %v", err)
 	}
 }

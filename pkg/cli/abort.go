@@ -73,11 +73,17 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 	if err != nil {
 		return err
 	}
-	if err := o.refuseLeaving(ctx, s, cp); err != nil {
+	if cp.Kind != checkpoint.KindScaleDown {
+		if err := o.refuseStarted(ctx, s, cp); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s); nothing in the cluster was changed yet.\n", cp.OperationID, cp.Kind, operationTarget(cp.Kind, cp.Target))
+	} else if err := o.refuseLeaving(ctx, s, cp); err != nil {
 		return err
+	} else {
+		fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, datacenter %s racks %s -> %d nodes); no node has started leaving.\n",
+			cp.OperationID, cp.Kind, cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes)
 	}
-	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, datacenter %s racks %s -> %d nodes); no node has started leaving.\n",
-		cp.OperationID, cp.Kind, cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes)
 	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
 		fmt.Fprintf(o.ErrOut, "The operator Deployment %s/%s will be restored to %d replicas.\n", cp.PausedOperator.Namespace, cp.PausedOperator.Name, cp.PausedOperator.Replicas)
 	}
@@ -98,8 +104,12 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 		}
 	}
 	now := o.Now().UTC()
+	summary := "aborted before any node started leaving"
+	if cp.Kind != checkpoint.KindScaleDown {
+		summary = "aborted before anything in the cluster changed"
+	}
 	last := checkpoint.LastOperation{OperationID: cp.OperationID, Kind: cp.Kind, Result: "aborted",
-		Summary: "aborted before any node started leaving", StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now}
+		Summary: summary, StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now}
 	if err := s.store.Finish(ctx, cp, last); err != nil {
 		return fmt.Errorf("cannot clear the checkpoint: %w; run abort again", err)
 	}

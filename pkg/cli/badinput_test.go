@@ -77,7 +77,24 @@ func TestBadInput(t *testing.T) {
 		{name: "nodes missing", args: scale("--rack", "rack1"), code: exit.Usage, msg: "--nodes is required"},
 		{name: "no rack nor dc", args: scale("--nodes", "1"), code: exit.Usage, msg: "name the rack with --rack"},
 		{name: "nodes equal", args: scale("--rack", "rack1", "--nodes", "2"), code: exit.OK, msg: ""},
-		{name: "nodes larger", args: scale("--rack", "rack1", "--nodes", "3"), code: exit.Refused, msg: "scaling up is not supported yet; nothing changed"},
+		{name: "nodes larger is a scale-up (dry run)", args: scale("--rack", "rack1", "--nodes", "3", "--dry-run"), code: exit.OK, msg: ""},
+		{name: "scale-up with --force", args: scale("--rack", "rack1", "--nodes", "3", "--force"), code: exit.Usage, msg: "a scale-up decommissions nothing"},
+		{name: "scale-down with --cleanup", args: scale("--rack", "rack1", "--nodes", "1", "--cleanup"), code: exit.Usage, msg: "--cleanup is for a scale-up"},
+		{name: "scale-up onto a leftover PVC", setup: func(t *testing.T, w *world.World) {
+			_ = w.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-demo-dc1-rack1-2", Namespace: w.NS, UID: "old"}})
+		}, args: scale("--rack", "rack1", "--nodes", "3"), code: exit.Refused, msg: "PVC data-demo-dc1-rack1-2 already exists (left over from an earlier scale-down?)"},
+		{name: "scale-up with a node down", setup: func(t *testing.T, w *world.World) {
+			_ = w.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{Down: true})
+		}, args: scale("--rack", "rack1", "--nodes", "3"), code: exit.Refused, msg: "is DN; wait until they are"},
+		{name: "restart without rack nor dc", args: []string{"restart", "demo", "-n", "cassandra", "--yes"}, code: exit.Usage, msg: "name the rack with --rack"},
+		{name: "restart unknown rack", args: []string{"restart", "demo", "-n", "cassandra", "--rack", "r9", "--yes"}, code: exit.Usage, msg: `has no rack "r9"`},
+		{name: "restart with a node down", setup: func(t *testing.T, w *world.World) {
+			_ = w.Cass.SetFault("demo-dc1-rack1-0", sim.Fault{Down: true})
+		}, args: []string{"restart", "demo", "-n", "cassandra", "--rack", "rack1", "--yes"}, code: exit.Refused, msg: "is DN; wait until they are"},
+		{name: "restart while a scale-down is in flight", setup: func(t *testing.T, w *world.World) {
+			setAnnotation(t, w, checkpoint.Annotation, validCheckpoint(t, w, nil))
+		}, args: []string{"restart", "demo", "-n", "cassandra", "--rack", "rack1", "--yes"}, code: exit.Refused, msg: "operation op-1 (scale-down, datacenter dc1 racks rack1 -> 1 nodes"},
+		{name: "repair with nothing stuck", args: []string{"repair-operator-state", "demo", "-n", "cassandra", "--yes"}, code: exit.OK, msg: ""},
 		{name: "too many args", args: []string{"scale", "a", "b", "--rack", "rack1", "--nodes", "1"}, code: exit.Usage, msg: "accepts at most 1 arg(s), received 2"},
 		{name: "unknown flag", args: scale("--rack", "rack1", "--nodes", "1", "--bogus"), code: exit.Usage, msg: "unknown flag: --bogus"},
 		{name: "bad output", args: scale("--rack", "rack1", "--nodes", "1", "-o", "xml"), code: exit.Usage, msg: `unknown output format "xml"`},

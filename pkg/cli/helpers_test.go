@@ -41,5 +41,5 @@ func runCtx(parent context.Context, w *world.World, crashAt int, args ...string)
 }
 
 func needsRunFlags(args []string) bool {
-	return len(args) > 0 && (args[0] == "scale" || args[0] == "resume")
+	return len(args) > 0 && (args[0] == "scale" || args[0] == "resume" || args[0] == "restart" || args[0] == "repair-operator-state")
 }

@@ -24,6 +24,7 @@ type planReport struct {
 	Nodes       []planNode         `json:"nodes"`
 	Steps       []planStep         `json:"steps"`
 	Warnings    []string           `json:"warnings,omitempty"`
+	Findings    []string           `json:"findings,omitempty"`
 	StartedBy   *checkpoint.Holder `json:"startedBy,omitempty"`
 	Next        string             `json:"next"`
 }
@@ -78,6 +79,9 @@ func stepDescription(cp *checkpoint.Checkpoint, s checkpoint.Step) string {
 		if cp.Force {
 			force = " --force"
 		}
+		if cp.Kind == checkpoint.KindRepairOperator {
+			return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s), only if it is NORMAL again (it was already fired)", force, n.Pod, n.HostID)
+		}
 		return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s)", force, n.Pod, n.HostID)
 	case checkpoint.StepVerifyLeft:
 		return fmt.Sprintf("verify %s is DECOMMISSIONED and gone from the ring", n.Pod)
@@ -99,23 +103,32 @@ func stepDescription(cp *checkpoint.Checkpoint, s checkpoint.Step) string {
 		return fmt.Sprintf("pause operator Deployment %s/%s: scale %d -> 0 and wait for its pods to go", op.Namespace, op.Name, op.Replicas)
 	case checkpoint.StepResumeOperator:
 		op := cp.PausedOperator
+		if cp.Kind == checkpoint.KindRepairOperator {
+			return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (it continues from the repaired status)", op.Namespace, op.Name, op.Replicas)
+		}
 		return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (the cluster resource and the StatefulSets agree)", op.Namespace, op.Name, op.Replicas)
 	case checkpoint.StepUpdateCluster:
 		return fmt.Sprintf("set nodesPerRacks of datacenter %s to %d in CassandraCluster %s", cp.Target.DC, cp.Target.Nodes, cp.Cluster)
 	}
-	return s.ID
+	return kindStepDescription(cp, s)
 }
 
 // printPlanText writes the plan for people.
 func (o *Options) printPlanText(w io.Writer, r planReport, title string) {
 	fmt.Fprintf(w, "%s: CassandraCluster %s/%s, datacenter %s\n", title, r.Namespace, r.Cluster, r.DC)
+	if r.Kind == checkpoint.KindRestart || r.Kind == checkpoint.KindRepairOperator {
+		printKindHeader(w, r)
+	}
 	for _, rack := range r.Racks {
+		if r.Kind == checkpoint.KindRestart || r.Kind == checkpoint.KindRepairOperator {
+			break
+		}
 		fmt.Fprintf(w, "  rack %s: %d -> %d nodes\n", rack, r.From[rack], r.To)
 	}
 	if r.Force {
 		fmt.Fprintln(w, "  --force: Cassandra's replication-factor check is skipped")
 	}
-	fmt.Fprintln(w, "Steps (one node at a time, highest ordinal first):")
+	fmt.Fprintln(w, stepsHeader(r.Kind))
 	for i, s := range r.Steps {
 		mark := "   "
 		switch s.State {

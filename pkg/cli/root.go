@@ -83,6 +83,8 @@ nodetool) on resume. An interrupted run is finished from any machine with "kubec
 	)
 	for _, c := range []*cobra.Command{
 		newScaleCmd(o),
+		newRestartCmd(o),
+		newRepairCmd(o),
 		newResumeCmd(o),
 		newAbortCmd(o),
 		newStatusCmd(o),

@@ -34,7 +34,10 @@ const scaleExample = `  # Scale rack r1 of the only CassandraCluster in namespac
   kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --dry-run -o json
 
   # From a script: no prompt
-  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --yes`
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --yes
+
+  # Scale up to 4 nodes, one at a time, then nodetool cleanup on the nodes that were there
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 4 --cleanup`
 
 // runFlags are the flags shared by scale and resume.
 type runFlags struct {
@@ -63,16 +66,22 @@ type scaleFlags struct {
 	force    bool
 	pause    bool
 	operator string
+	cleanup  bool
 }
 
 func newScaleCmd(o *Options) *cobra.Command {
 	f := &scaleFlags{}
 	cmd := &cobra.Command{
 		Use:   "scale [CLUSTER] --rack RACK --nodes N",
-		Short: "Scale a rack down, one node at a time, resumably",
+		Short: "Scale a rack down or up, one node at a time, resumably",
 		Long: `Scale a rack down one node at a time, highest ordinal first: nodetool decommission in the
 node's pod, verify the node left the ring, shrink the StatefulSet, wait for the pod to go, delete
 its PVCs; at the end set the CassandraCluster's nodesPerRacks so that it and the StatefulSets agree.
+
+With --nodes larger than today, scale the rack up one node at a time: grow the StatefulSet by one,
+wait until the new pod is Ready and its node UN (bootstrap finished), then the next; then set
+nodesPerRacks. With --cleanup, nodetool cleanup then runs on every node that was in the datacenter
+before, one at a time (a run interrupted during a cleanup runs it again on that node: harmless).
 
 Every step is written to a checkpoint annotation on the CassandraCluster before it runs. If the
 run is interrupted, "kubectl cassandra resume" finishes it from any machine; running the same
@@ -111,6 +120,7 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 	cmd.Flags().BoolVar(&f.force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
 	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during the operation and restore it at the end; with false, refuse while it runs")
 	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
+	cmd.Flags().BoolVar(&f.cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
 	f.runFlags.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
 	_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
@@ -137,6 +147,9 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 				racks = append(racks, r.Name)
 			}
 		}
+		if existing.Kind != checkpoint.KindScaleDown && existing.Kind != checkpoint.KindScaleUp {
+			return refuseOtherInFlight(s, existing)
+		}
 		if !existing.SameTarget(dc, racks, f.nodes) {
 			return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %v to %d nodes, started by %s at %s); finish it first: %s",
 				existing.OperationID, s.cluster.Name, existing.Target.DC, existing.Target.Racks, existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
@@ -155,7 +168,17 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 		return err
 	}
 	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
-	plan, err := planner.ScaleDown(ctx, s.cluster, operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause})
+	req := operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause, Cleanup: f.cleanup}
+	plan, err := planner.ScaleDown(ctx, s.cluster, req)
+	var up *operation.ErrScaleUp
+	if errors.As(err, &up) {
+		if f.force {
+			return exit.Usagef("--force passes --force to nodetool decommission: a scale-up decommissions nothing; nothing changed")
+		}
+		plan, err = planner.ScaleUp(ctx, s.cluster, req)
+	} else if err == nil && f.cleanup {
+		return exit.Usagef("--cleanup is for a scale-up (after a decommission the remaining nodes only gain ranges: nothing to clean); nothing changed")
+	}
 	var nothing *operation.ErrNothingToDo
 	if errors.As(err, &nothing) {
 		if f.output != "text" {
@@ -172,6 +195,9 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 		next += " --rack " + f.rack
 	}
 	next += fmt.Sprintf(" --nodes %d --yes", f.nodes)
+	if f.cleanup {
+		next += " --cleanup"
+	}
 	report := newPlanReport(plan.CP, plan.Warnings, f.dryRun, next)
 	if f.dryRun {
 		if f.output != "text" {
@@ -187,7 +213,7 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 		fmt.Fprintln(o.ErrOut, "Plan:")
 		o.printPlanText(o.ErrOut, report, "Plan")
 	}
-	if err := o.confirm(f.yes, "Scale down"); err != nil {
+	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {
 		return err
 	}
 	if err := s.store.Create(ctx, plan.CP); err != nil {
@@ -325,6 +351,7 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		ClusterSelector:  casskop.LabelCluster + "=" + cp.Cluster,
 		RackStatefulSets: rackSTS,
 		ServerVersion:    s.cluster.ServerVersion,
+		Operator:         casskop.OperatorStatus{A: s.adapter, NS: cp.Namespace, Name: cp.Cluster, Now: o.Now},
 		Reporter:         reporter,
 		Lease:            time.Duration(self.LeaseSeconds) * time.Second,
 		Poll:             f.pollInterval,

@@ -340,8 +340,8 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 	case op.Error != "":
 		fmt.Fprintf(w, "Operation:  %s checkpoint unusable: %s\n", p.Bad("[XX]"), op.Error)
 	default:
-		fmt.Fprintf(w, "Operation:  %s %s %s, datacenter %s racks %s -> %d nodes, step %d/%d done, started by %s at %s\n",
-			p.Warn("[!!]"), op.Kind, op.ID, op.Target.DC, strings.Join(op.Target.Racks, ","), op.Target.Nodes, op.StepsDone, op.StepsTotal, op.StartedBy, op.StartedAt)
+		fmt.Fprintf(w, "Operation:  %s %s %s, %s, step %d/%d done, started by %s at %s\n",
+			p.Warn("[!!]"), op.Kind, op.ID, operationTarget(op.Kind, op.Target), op.StepsDone, op.StepsTotal, op.StartedBy, op.StartedAt)
 		if op.CurrentStep != nil {
 			errText := ""
 			if op.CurrentStep.LastError != "" {

@@ -58,6 +58,8 @@ type World struct {
 	// ServerVersion is Cassandra's version from the cluster spec ("" if unknown).
 	ServerVersion string
 	Now           func() time.Time
+	// Operator reads and repairs the operator's per-rack status (repair-operator-state).
+	Operator OperatorState
 
 	mu     sync.Mutex
 	failed map[string]string // pod -> last failure seen by this process's own decommission call
@@ -178,6 +180,9 @@ func PodReady(p *corev1.Pod) bool {
 
 // Build returns the step implementations for every step of the checkpoint.
 func Build(w *World) (map[string]engine.Step, error) {
+	if w.CP.Kind != "" && w.CP.Kind != checkpoint.KindScaleDown {
+		return buildKind(w)
+	}
 	out := map[string]engine.Step{}
 	for _, s := range w.CP.Steps {
 		switch s.Kind {

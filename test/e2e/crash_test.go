@@ -4,7 +4,9 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -12,7 +14,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 )
@@ -33,8 +39,8 @@ func killWhen(t *testing.T, p *Proc, cl *fixture.Cluster, pred func(Step) bool) 
 			}
 			for _, s := range cp.Steps {
 				if pred(s) {
+					found <- s // before the kill: whoever sees p end also sees s
 					_ = p.cmd.Process.Signal(syscall.SIGKILL)
-					found <- s
 					return true
 				}
 			}
@@ -46,11 +52,77 @@ func killWhen(t *testing.T, p *Proc, cl *fixture.Cluster, pred func(Step) bool) 
 		p.Wait(t, 30*time.Second)
 		return s, true
 	case <-p.Done():
-		return Step{}, false
+		// Our own SIGKILL also ends p: both cases can be ready at once.
+		select {
+		case s := <-found:
+			return s, true
+		default:
+			return Step{}, false
+		}
 	case <-time.After(opTimeout):
 		t.Fatalf("no matching step within %s; plugin stderr so far:\n%s", opTimeout, p.Stderr())
 		return Step{}, false
 	}
+}
+
+// killInDecommission SIGKILLs p while a node is really leaving: the checkpoint shows its
+// decommission started and the simulated node is decommissioning (the nodetool call
+// reached Cassandra). A crash right after "started" may come before the exec; this one
+// cuts the exec, and the node goes on leaving without the plugin.
+func killInDecommission(t *testing.T, p *Proc, cl *fixture.Cluster, pod string) (Step, bool) {
+	t.Helper()
+	var step Step
+	found := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = watchCR(ctx, cl, opTimeout, func(cr *unstructured.Unstructured) bool {
+			cp, ok, _ := parseCheckpoint(cr)
+			if !ok {
+				return false
+			}
+			for _, s := range cp.Steps {
+				if startedKind("decommission", pod)(s) {
+					step = s
+					close(found)
+					return true
+				}
+			}
+			return false
+		})
+	}()
+	select {
+	case <-found:
+	case <-p.Done():
+		return Step{}, false
+	case <-time.After(opTimeout):
+		t.Fatalf("no decommission started within %s:\n%s", opTimeout, p.Stderr())
+	}
+	waitDecommissioning(t, cl, step.Pod, p)
+	p.Kill(t)
+	return step, true
+}
+
+// holdPod puts a finalizer on a pod so that, once deleted, it stays Terminating until the
+// returned release is called (also called when the test ends, so that the namespace can
+// go away).
+func holdPod(t *testing.T, ns, pod string) (release func()) {
+	t.Helper()
+	pods := suite.clients.Kube.CoreV1().Pods(ns)
+	_, err := pods.Patch(context.Background(), pod, types.MergePatchType, []byte(`{"metadata":{"finalizers":["kubectl-cassandra.io/e2e-hold"]}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			// The fixture's pods have no other finalizer: clearing the list is enough.
+			_, err := pods.Patch(context.Background(), pod, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("releasing pod %s: %v", pod, err)
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
 
 // startedKind matches a step of the given kind in state "started"; with pod != "" only
@@ -61,21 +133,47 @@ func startedKind(kind, pod string) func(Step) bool {
 	}
 }
 
-// crashThenResume SIGKILLs a 4->1 scale-down when trigger matches, then resumes it and
-// checks that it converged without deleting a live pod's PVC or decommissioning twice.
-func crashThenResume(t *testing.T, crd *fixture.CRDInfo, label string, trigger func(p *Proc, cl *fixture.Cluster) (string, bool)) {
-	converged := false
-	summary.track(t, &converged)
+// crashCase is one crash of a 4->1 scale-down.
+type crashCase struct {
+	label string
+	// operator runs a CassKop operator Deployment, which the plugin pauses and restores
+	// (the plan then has pause-operator and resume-operator steps).
+	operator bool
+	// decommissionTime of the simulated nodes (default 1s).
+	decommissionTime time.Duration
+	// trigger waits for the crash point and SIGKILLs p; it returns where the crash hit,
+	// or false if p ended first. It may run and kill intermediate resumes itself.
+	trigger func(t *testing.T, p *Proc, cl *fixture.Cluster) (string, bool)
+	// prepare runs before the scale-down starts, afterCrash before the resume.
+	prepare, afterCrash func(t *testing.T, cl *fixture.Cluster)
+}
+
+// crashThenResume starts a 4->1 scale-down, crashes it at c.trigger, then resumes it and
+// checks that it converged: no PVC of a live pod deleted, one decommission per node, the
+// operator (if any) restored.
+func crashThenResume(t *testing.T, crd *fixture.CRDInfo, c crashCase) {
+	summary.track(t)
 	ns := newNamespace(t)
-	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(4), LogsStorage: true})
+	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(4), LogsStorage: true,
+		Sim: fixture.SimOptions{DecommissionTime: c.decommissionTime}})
+	var op *appsv1.Deployment
+	if c.operator {
+		op = startOperator(t, ns, crd)
+	}
 	g := newPVCGuard(t, ns)
+	if c.prepare != nil {
+		c.prepare(t, cl)
+	}
 	p := startCassandra(t, ns, scaleArgs(cl, "dc1", "rack1", 1)...)
-	at, killed := trigger(p, cl)
+	at, killed := c.trigger(t, p, cl)
 	if !killed {
 		r := p.Wait(t, opTimeout)
-		t.Fatalf("the plugin ended before the crash point (%s):\n%s", label, r)
+		t.Fatalf("the plugin ended before the crash point (%s):\n%s", c.label, r)
 	}
-	summary.crash(label)
+	summary.crash(c.label)
+	if c.afterCrash != nil {
+		c.afterCrash(t, cl)
+	}
 	cp, hasCP := readCheckpoint(t, cl)
 	t.Logf("SIGKILL at %s; checkpoint present: %v", at, hasCP)
 	if hasCP {
@@ -86,27 +184,66 @@ func crashThenResume(t *testing.T, crd *fixture.CRDInfo, label string, trigger f
 		t.Logf("the crash landed after the checkpoint was removed; nothing to resume")
 	}
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 4, to: 1})
-	converged = !t.Failed()
+	if op != nil {
+		assertOperatorRestored(t, ns, op.Name)
+	}
+	summary.markConverged(t)
 }
 
-// testCrashEachStepKind crashes a 4->1 scale-down once in every step kind, each time in
-// a fresh cluster, at the moment the checkpoint says the step started. The pod whose step
-// triggers the crash varies (first, second, third node removed) so that the crash does
-// not always hit the same position of the plan.
+// crashKinds are the step kinds crashed in, in plan order: with an operator running, the
+// plan starts by pausing it and ends by restoring it.
+var crashKinds = append(append([]string{"pause-operator"}, fixture.StepKinds...), "resume-operator")
+
+// testCrashEachStepKind crashes a 4->1 scale-down once in every step kind, each time in a
+// fresh cluster with a CassKop operator running, at the moment the checkpoint says the step
+// started. The pod whose step triggers the crash varies (first, second, third node
+// removed) so that the crash does not always hit the same position of the plan.
 func testCrashEachStepKind(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
 	requireCommand(t, "resume")
-	for i, kind := range stepKinds {
+	for i, kind := range crashKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			pod := ""
-			if kind != "update-cluster" {
+			if slices.Contains(fixture.StepKinds[:5], kind) {
 				pod = fixture.PodName("cassandra-e2e", "dc1", "rack1", 3-i%3)
 			}
-			crashThenResume(t, crd, kind, func(p *Proc, cl *fixture.Cluster) (string, bool) {
+			c := crashCase{label: kind, operator: true}
+			c.trigger = func(t *testing.T, p *Proc, cl *fixture.Cluster) (string, bool) {
 				s, ok := killWhen(t, p, cl, startedKind(kind, pod))
 				return s.ID, ok
-			})
+			}
+			if kind == "wait-pod-gone" {
+				// kwok removes a deleted pod at once, so wait-pod-gone is usually already
+				// true when first checked. A finalizer makes the pod linger as a real one
+				// does for its grace period (CassKop gives Cassandra 1800 s).
+				var release func()
+				c.prepare = func(t *testing.T, cl *fixture.Cluster) { release = holdPod(t, cl.Namespace, pod) }
+				c.afterCrash = func(*testing.T, *fixture.Cluster) { release() }
+			}
+			if kind == "verify-left" {
+				// nodetool decommission blocks until the node is DECOMMISSIONED, so in a
+				// smooth run verify-left is already true when it is first checked, and never
+				// "started". It runs (and waits) when the decommission call ended early: crash
+				// in the decommission, resume while the node is still LEAVING, crash that
+				// resume in verify-left.
+				c.decommissionTime = 4 * time.Second
+				c.trigger = func(t *testing.T, p *Proc, cl *fixture.Cluster) (string, bool) {
+					if _, ok := killInDecommission(t, p, cl, pod); !ok {
+						return "", false
+					}
+					summary.crash("decommission")
+					summary.resumed()
+					p2 := startCassandra(t, cl.Namespace, resumeArgs(cl)...)
+					s, ok := killWhen(t, p2, cl, startedKind(kind, pod))
+					if !ok {
+						r := p2.Wait(t, opTimeout)
+						t.Fatalf("the resume ended before verify-left started:\n%s", r)
+					}
+					return s.ID, ok
+				}
+			}
+			crashThenResume(t, crd, c)
 		})
 	}
 }
@@ -129,7 +266,7 @@ func testCrashRandomMoments(t *testing.T, crd *fixture.CRDInfo) {
 		delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(6*time.Second)))
 		t.Run("delay-"+strconv.Itoa(i), func(t *testing.T) {
 			t.Parallel()
-			crashThenResume(t, crd, "random", func(p *Proc, cl *fixture.Cluster) (string, bool) {
+			crashThenResume(t, crd, crashCase{label: "random", trigger: func(t *testing.T, p *Proc, cl *fixture.Cluster) (string, bool) {
 				// The crash moment is the point of the test, not a wait for a state.
 				timer := time.NewTimer(delay)
 				defer timer.Stop()
@@ -147,35 +284,50 @@ func testCrashRandomMoments(t *testing.T, crd *fixture.CRDInfo) {
 				_ = p.cmd.Process.Signal(syscall.SIGKILL)
 				p.Wait(t, 30*time.Second)
 				return "random " + delay.Round(time.Millisecond).String() + " (~" + at + ")", true
-			})
+			}})
 		})
 	}
 }
 
-// testCrashChain crashes one 4->1 scale-down over and over: the scale is killed in its
-// first decommission, then each resume is killed in the next step kind, until a resume
-// finishes. Resume must pick up from any checkpoint, including one left by a resume.
+// testCrashChain crashes one 4->1 scale-down over and over, with a CassKop operator
+// running: the scale is killed while pausing the operator, then each resume is killed in
+// the next step kind of the plan, until a resume finishes. Resume must pick up from any
+// checkpoint, including one left by a killed resume. Decommissions take 3 s so that a
+// resume started after a crash in a decommission finds the node still LEAVING and has to
+// wait in verify-left.
 func testCrashChain(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
 	requireCommand(t, "resume")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
-	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(4)})
+	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(4), Sim: fixture.SimOptions{DecommissionTime: 3 * time.Second}})
+	op := startOperator(t, ns, crd)
 	g := newPVCGuard(t, ns)
+	// The first pod to go lingers (see holdPod) until the crash in wait-pod-gone.
+	release := holdPod(t, ns, fixture.PodName(cl.Name, "dc1", "rack1", 3))
 	p := startCassandra(t, ns, scaleArgs(cl, "dc1", "rack1", 1)...)
-	crashes := 0
-	for i, kind := range append(stepKinds[:len(stepKinds):len(stepKinds)], "decommission", "verify-left") {
-		s, killed := killWhen(t, p, cl, startedKind(kind, ""))
+	var hit []string
+	for i, kind := range crashKinds {
+		var s Step
+		var killed bool
+		if kind == "decommission" {
+			// Crash with the node really leaving, so that the next resume has to wait for
+			// it in verify-left (the next crash point).
+			s, killed = killInDecommission(t, p, cl, "")
+		} else {
+			s, killed = killWhen(t, p, cl, startedKind(kind, ""))
+		}
 		if !killed {
 			r := p.Wait(t, time.Minute)
 			require.Equal(t, exitOK, r.Code, "run %d ended before reaching %s:\n%s", i, kind, r)
 			t.Logf("run %d finished before reaching %s", i, kind)
 			break
 		}
-		crashes++
+		hit = append(hit, kind)
 		summary.crash(kind)
-		t.Logf("crash %d: SIGKILL at %s", crashes, s.ID)
+		if kind == "wait-pod-gone" {
+			release()
+		}
+		t.Logf("crash %d: SIGKILL at %s", len(hit), s.ID)
 		if _, ok := readCheckpoint(t, cl); !ok {
 			break
 		}
@@ -189,9 +341,13 @@ func testCrashChain(t *testing.T, crd *fixture.CRDInfo) {
 	if _, ok := readCheckpoint(t, cl); ok {
 		resume(t, cl)
 	}
-	assert.GreaterOrEqual(t, crashes, 4, "the chain injected crashes in most step kinds")
+	t.Logf("crashed in: %v", hit)
+	for _, k := range crashKinds {
+		assert.Contains(t, hit, k, "the chain crashed once in every step kind")
+	}
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 4, to: 1})
-	converged = !t.Failed()
+	assertOperatorRestored(t, ns, op.Name)
+	summary.markConverged(t)
 }
 
 // testSIGINTThenResume: Ctrl-C in the middle of a scale-down exits 4 with the resume
@@ -199,8 +355,6 @@ func testCrashChain(t *testing.T, crd *fixture.CRDInfo) {
 func testSIGINTThenResume(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
 	requireCommand(t, "resume")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(4)})
 	g := newPVCGuard(t, ns)
@@ -235,5 +389,5 @@ func testSIGINTThenResume(t *testing.T, crd *fixture.CRDInfo) {
 	t.Logf("interrupted with checkpoint %s", cp.OperationID)
 	resume(t, cl)
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 4, to: 1})
-	converged = !t.Failed()
+	summary.markConverged(t)
 }

@@ -7,5 +7,11 @@
 // missing (the first control-plane build takes ~20 min), starts one control plane for the
 // whole run in a private state dir on free ports, and always tears it down.
 //
-// Knobs: KCASS_E2E_KEEP=1 keeps the state dir (component logs, sim state) after the run.
+// The CRD-dependent scenarios (TestCassKop) run once per CassandraCluster CRD: CassKop
+// 2.1's and 2.3's when ../shared/casskop is next to the repo, else the project's stand-in
+// (testdata/crd-cassandracluster.yaml).
+//
+// Knobs: KCASS_E2E_KEEP=1 keeps the state dir (component logs, sim state) after the run;
+// KCASS_E2E_CRDS=fixture,orange-v2.1,cscetbon-v2.3 picks the CRDs; KCASS_E2E_SEED replays
+// the random crash delays of a run.
 package e2e

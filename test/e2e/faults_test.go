@@ -3,14 +3,15 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -103,17 +104,12 @@ func operatorDeployment(crd *fixture.CRDInfo) *appsv1.Deployment {
 	}
 }
 
-// testRefuseOperatorRunning: with the operator running in the namespace the plugin refuses
-// (exit 3) and changes nothing; once the operator is scaled to 0, the same command works.
-func testRefuseOperatorRunning(t *testing.T, crd *fixture.CRDInfo) {
-	requireCommand(t, "scale")
-	converged := false
-	summary.track(t, &converged)
-	ns := newNamespace(t)
-	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2)})
-	ctx := context.Background()
+// startOperator runs a CassKop operator Deployment (the chart's shape for the CRD under
+// test) in ns and waits until its pod is available.
+func startOperator(t *testing.T, ns string, crd *fixture.CRDInfo) *appsv1.Deployment {
+	t.Helper()
 	deps := suite.clients.Kube.AppsV1().Deployments(ns)
-	d, err := deps.Create(ctx, operatorDeployment(crd), metav1.CreateOptions{})
+	d, err := deps.Create(context.Background(), operatorDeployment(crd), metav1.CreateOptions{})
 	require.NoError(t, err)
 	waitFor(t, "operator deployment available", time.Minute, func(ctx context.Context) (bool, error) {
 		got, err := deps.Get(ctx, d.Name, metav1.GetOptions{})
@@ -122,41 +118,93 @@ func testRefuseOperatorRunning(t *testing.T, crd *fixture.CRDInfo) {
 		}
 		return got.Status.AvailableReplicas == 1, fmt.Errorf("available %d", got.Status.AvailableReplicas)
 	})
+	return d
+}
+
+// replicaRecorder records the spec.replicas values a Deployment goes through.
+type replicaRecorder struct {
+	mu     sync.Mutex
+	values []int32
+}
+
+func recordReplicas(t *testing.T, ns, name string) *replicaRecorder {
+	t.Helper()
+	rr := &replicaRecorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	deps := suite.clients.Kube.AppsV1().Deployments(ns)
+	w, err := deps.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && d.Spec.Replicas != nil {
+				rr.mu.Lock()
+				if n := len(rr.values); n == 0 || rr.values[n-1] != *d.Spec.Replicas {
+					rr.values = append(rr.values, *d.Spec.Replicas)
+				}
+				rr.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	return rr
+}
+
+func (rr *replicaRecorder) Values() []int32 {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return slices.Clone(rr.values)
+}
+
+// assertOperatorRestored: the operator Deployment is back at 1 replica.
+func assertOperatorRestored(t *testing.T, ns, name string) {
+	t.Helper()
+	d, err := suite.clients.Kube.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), *d.Spec.Replicas, "operator Deployment %s restored", name)
+}
+
+// testOperatorPausedAndRestored: with a CassKop operator running in the namespace,
+// --pause-operator=false refuses (exit 3) and changes nothing; by default the plugin scales
+// the operator to 0 for the operation (CassKop would regrow the StatefulSet) and restores
+// it at the end.
+func testOperatorPausedAndRestored(t *testing.T, crd *fixture.CRDInfo) {
+	requireCommand(t, "scale")
+	ns := newNamespace(t)
+	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2)})
+	d := startOperator(t, ns, crd)
 	before := takeSnapshot(t, cl)
-	r := cassandra(t, ns, opTimeout, scaleArgs(cl, "dc1", "rack1", 1)...)
+	r := cassandra(t, ns, opTimeout, append(scaleArgs(cl, "dc1", "rack1", 1), "--pause-operator=false")...)
 	assert.Equal(t, exitRefused, r.Code, "%s", r)
 	assert.Contains(t, strings.ToLower(r.Stderr), "operator", "the refusal names the operator:\n%s", r)
 	assertUnchanged(t, cl, before, true)
 
-	_, err = deps.UpdateScale(ctx, d.Name, &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 0}}, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	waitFor(t, "operator scaled to 0", time.Minute, func(ctx context.Context) (bool, error) {
-		got, err := deps.Get(ctx, d.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		return got.Status.Replicas == 0, fmt.Errorf("replicas %d", got.Status.Replicas)
-	})
+	rr := recordReplicas(t, ns, d.Name)
 	g := newPVCGuard(t, ns)
 	r = cassandra(t, ns, opTimeout, scaleArgs(cl, "dc1", "rack1", 1)...)
-	require.Equal(t, exitOK, r.Code, "with the operator stopped:\n%s", r)
+	require.Equal(t, exitOK, r.Code, "%s", r)
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
-	converged = !t.Failed()
+	assertOperatorRestored(t, ns, d.Name)
+	waitFor(t, "the replica watch to see the restore", 10*time.Second, func(context.Context) (bool, error) {
+		v := rr.Values()
+		return len(v) > 0 && v[len(v)-1] == 1, fmt.Errorf("replicas seen: %v", v)
+	})
+	assert.Equal(t, []int32{1, 0, 1}, rr.Values(), "operator paused during the operation, then restored")
+	summary.markConverged(t)
 }
 
 // testRefuseCassKopBusy: CassKop's status says a ScaleDown is in progress: refuse (exit 3),
 // write nothing.
 func testRefuseCassKopBusy(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2), Busy: true})
 	before := takeSnapshot(t, cl)
 	r := cassandra(t, ns, opTimeout, scaleArgs(cl, "dc1", "rack1", 1)...)
 	assert.Equal(t, exitRefused, r.Code, "%s", r)
 	assertUnchanged(t, cl, before, true)
-	converged = !t.Failed()
+	summary.markConverged(t)
 }
 
 // runToEnd runs a scale-down that may stop with an error (a fault), and resumes it until it
@@ -183,8 +231,6 @@ func runToEnd(t *testing.T, cl *fixture.Cluster, p *Proc, tries int) []Result {
 func testFaultRFRefusal(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
 	requireCommand(t, "resume")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2)})
 	victim := cl.Pods[1].Name
@@ -207,7 +253,7 @@ func testFaultRFRefusal(t *testing.T, crd *fixture.CRDInfo) {
 		require.Equal(t, exitOK, r.Code, "%s", r)
 	}
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
-	converged = !t.Failed()
+	summary.markConverged(t)
 }
 
 // testFaultStreamFailureRetry: the first decommission attempt fails while streaming (node
@@ -215,8 +261,6 @@ func testFaultRFRefusal(t *testing.T, crd *fixture.CRDInfo) {
 func testFaultStreamFailureRetry(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
 	requireCommand(t, "resume")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2)})
 	victim := cl.Pods[1].Name
@@ -228,7 +272,7 @@ func testFaultStreamFailureRetry(t *testing.T, crd *fixture.CRDInfo) {
 		assert.Contains(t, strings.ToLower(rs[0].Stderr), "stream", "the failure says what failed:\n%s", rs[0])
 	}
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1, decommissions: 2, exactAttempts: true})
-	converged = !t.Failed()
+	summary.markConverged(t)
 }
 
 // waitDecommissioning waits until the simulated node is running a decommission.
@@ -251,8 +295,6 @@ func waitDecommissioning(t *testing.T, cl *fixture.Cluster, pod string, p *Proc)
 func testFaultRestartMidDecommission(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
 	requireCommand(t, "resume")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2), Sim: fixture.SimOptions{DecommissionTime: 2 * time.Second}})
 	victim := cl.Pods[1].Name
@@ -265,16 +307,23 @@ func testFaultRestartMidDecommission(t *testing.T, crd *fixture.CRDInfo) {
 	require.Equal(t, sim.ModeNormal, v.Mode, "restarted node is NORMAL again")
 	runToEnd(t, cl, p, 2)
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1, decommissions: 2, exactAttempts: true})
-	converged = !t.Failed()
+	summary.markConverged(t)
 }
 
 // testFaultEmptyRing: nodetool status prints nothing (exit 0) on every pod while the node
 // leaves. An empty ring must never count as "the node left": the run waits (the rack is
 // not shrunk), and proceeds once status reads normally again.
 func testFaultEmptyRing(t *testing.T, crd *fixture.CRDInfo) {
+	testUnreadableRing(t, crd, sim.Fault{EmptyRing: true})
+}
+
+// testFaultGarbledRing: the same with status and netstats printing garbage (exit 0).
+func testFaultGarbledRing(t *testing.T, crd *fixture.CRDInfo) {
+	testUnreadableRing(t, crd, sim.Fault{Garbled: true})
+}
+
+func testUnreadableRing(t *testing.T, crd *fixture.CRDInfo, fault sim.Fault) {
 	requireCommand(t, "scale")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2)})
 	victim := cl.Pods[1].Name
@@ -282,7 +331,7 @@ func testFaultEmptyRing(t *testing.T, crd *fixture.CRDInfo) {
 	p := startCassandra(t, ns, scaleArgs(cl, "dc1", "rack1", 1)...)
 	waitDecommissioning(t, cl, victim, p)
 	for _, pod := range cl.Pods {
-		require.NoError(t, cl.Sim.SetFault(pod.Name, sim.Fault{EmptyRing: true}))
+		require.NoError(t, cl.Sim.SetFault(pod.Name, fault))
 	}
 	// Let the decommission finish, then watch the plugin for a while: no shrink may start.
 	waitFor(t, victim+" decommissioned", time.Minute, func(context.Context) (bool, error) {
@@ -302,7 +351,7 @@ func testFaultEmptyRing(t *testing.T, crd *fixture.CRDInfo) {
 		}
 		return false
 	})
-	require.ErrorIs(t, err, context.DeadlineExceeded, "the plugin went past verify-left on an empty ring")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the plugin went past verify-left on an unreadable ring (%+v)", fault)
 	require.False(t, p.Exited(), "the plugin keeps waiting on an unreadable ring:\n%s", p.Stderr())
 	sts, err := suite.clients.Kube.AppsV1().StatefulSets(ns).Get(context.Background(), fixture.StatefulSetName(cl.Name, "dc1", "rack1"), metav1.GetOptions{})
 	require.NoError(t, err)
@@ -314,7 +363,7 @@ func testFaultEmptyRing(t *testing.T, crd *fixture.CRDInfo) {
 	r := p.Wait(t, opTimeout)
 	require.Equal(t, exitOK, r.Code, "%s", r)
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
-	converged = !t.Failed()
+	summary.markConverged(t)
 }
 
 // testFaultExecCut: the plugin dies while `nodetool decommission` runs (the exec session is
@@ -323,8 +372,6 @@ func testFaultEmptyRing(t *testing.T, crd *fixture.CRDInfo) {
 func testFaultExecCut(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
 	requireCommand(t, "resume")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2), Sim: fixture.SimOptions{DecommissionTime: 2 * time.Second}})
 	victim := cl.Pods[1].Name
@@ -338,5 +385,19 @@ func testFaultExecCut(t *testing.T, crd *fixture.CRDInfo) {
 	t.Logf("killed during decommission: node mode %s, decommissioning %v", v.Mode, v.Decommissioning)
 	resume(t, cl)
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
-	converged = !t.Failed()
+	summary.markConverged(t)
+}
+
+// testRefuseNotEnoughSpace: the remaining node's data volume cannot take the leaving
+// node's Load (2 GiB volumes, 1.5 GiB per node): refuse before any change.
+func testRefuseNotEnoughSpace(t *testing.T, crd *fixture.CRDInfo) {
+	requireCommand(t, "scale")
+	ns := newNamespace(t)
+	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2), DataCapacity: "2Gi", Sim: fixture.SimOptions{Load: "1.5 GiB"}})
+	before := takeSnapshot(t, cl)
+	r := cassandra(t, ns, opTimeout, scaleArgs(cl, "dc1", "rack1", 1)...)
+	assert.Equal(t, exitRefused, r.Code, "%s", r)
+	assert.Contains(t, r.Stderr, "free space", "%s", r)
+	assertUnchanged(t, cl, before, true)
+	summary.markConverged(t)
 }

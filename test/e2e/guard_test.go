@@ -177,11 +177,18 @@ func (g *pvcGuard) Deleted() []string {
 }
 
 // Check fails the test for every PVC of a fixture pod that was deleted while the pod
-// existed. It first waits (bounded) until the watches have caught up with the present,
-// so that no deletion is missed.
+// existed (see violations).
 func (g *pvcGuard) Check(t *testing.T, cl *fixture.Cluster) {
 	t.Helper()
-	// Catch up: the PVC list's revision now is the latest the watch must have reached.
+	for _, v := range g.violations(t, cl) {
+		t.Error(v)
+	}
+}
+
+// violations lists the PVC deletions that broke the rule. It first waits (bounded) until
+// the watches have caught up with the present, so that no deletion is missed.
+func (g *pvcGuard) violations(t *testing.T, cl *fixture.Cluster) []string {
+	t.Helper()
 	l, err := suite.clients.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -197,8 +204,9 @@ func (g *pvcGuard) Check(t *testing.T, cl *fixture.Cluster) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	var out []string
 	for _, err := range g.errs {
-		t.Error(err)
+		out = append(out, err.Error())
 	}
 	owner := map[string]string{} // pvc name -> pod name
 	for _, p := range cl.Pods {
@@ -209,9 +217,8 @@ func (g *pvcGuard) Check(t *testing.T, cl *fixture.Cluster) {
 	for _, d := range g.deletes {
 		pod, ok := owner[d.pvc]
 		if !ok {
-			// Not a PVC of a Cassandra pod; e.g. a PVC of another cluster: flag it too,
-			// the plugin has no business deleting it.
-			t.Errorf("PVC %s (not a PVC of this cluster's pods) was deleted at %s", d.pvc, d.at.Format("15:04:05.000"))
+			// Not a PVC of this cluster's pods: the plugin has no business deleting it.
+			out = append(out, fmt.Sprintf("PVC %s (not a PVC of this cluster's pods) was deleted at %s", d.pvc, d.at.Format("15:04:05.000")))
 			continue
 		}
 		alive := false
@@ -221,9 +228,10 @@ func (g *pvcGuard) Check(t *testing.T, cl *fixture.Cluster) {
 			}
 		}
 		if alive {
-			t.Errorf("PVC %s was deleted (revision %d, %s) while its pod %s existed", d.pvc, d.rev, d.at.Format("15:04:05.000"), pod)
+			out = append(out, fmt.Sprintf("PVC %s was deleted (revision %d, %s) while its pod %s existed", d.pvc, d.rev, d.at.Format("15:04:05.000"), pod))
 		}
 	}
+	return out
 }
 
 func rev(rv string) uint64 {

@@ -82,7 +82,15 @@ func setup() (func(), error) {
 		return stop, err
 	}
 	suite.root = root
-	suite.crds = fixture.CRDVariants(root)
+	var only []string
+	if v := os.Getenv("KCASS_E2E_CRDS"); v != "" {
+		only = strings.Split(v, ",")
+	}
+	suite.crds = fixture.CRDVariants(root, only...)
+	if len(suite.crds) == 0 {
+		return stop, fmt.Errorf("KCASS_E2E_CRDS=%s matches no CRD (orange-v2.1, cscetbon-v2.3, fixture)", os.Getenv("KCASS_E2E_CRDS"))
+	}
+	logf("CassandraCluster CRDs under test: %v", crdNames(suite.crds))
 
 	binDir, cached, err := fixture.BinDir(ctx, root)
 	if err != nil {
@@ -169,6 +177,14 @@ func setup() (func(), error) {
 	return stop, nil
 }
 
+func crdNames(vs []fixture.CRDVariant) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
 // buildSim installs the simulated nodetool as `nodetool` in the dir on kwok's PATH.
 func buildSim(ctx context.Context, root, execBin string) error {
 	if _, err := os.Stat(filepath.Join(root, "test/nodetool-sim")); err != nil {
@@ -237,6 +253,7 @@ var summary = &runSummary{}
 
 type runSummary struct {
 	mu        sync.Mutex
+	converged map[string]bool // test name -> reached the expected end state
 	scenarios []scenarioResult
 	crashes   map[string]int // by the step kind (or "random") that was running when killed
 	resumes   int
@@ -265,17 +282,26 @@ func (s *runSummary) resumed() {
 	s.resumes++
 }
 
-// track records the scenario's outcome when t ends; converged (nil for scenarios that
-// change nothing) is read at that time.
-func (s *runSummary) track(t *testing.T, converged *bool) {
+// track records the test's outcome when it ends.
+func (s *runSummary) track(t *testing.T) {
 	start := time.Now()
 	t.Cleanup(func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.scenarios = append(s.scenarios, scenarioResult{
-			name: t.Name(), dur: time.Since(start), converged: converged != nil && *converged, failed: t.Failed(), skipped: t.Skipped(),
+			name: t.Name(), dur: time.Since(start), converged: s.converged[t.Name()] && !t.Failed(), failed: t.Failed(), skipped: t.Skipped(),
 		})
 	})
+}
+
+// markConverged notes that a scenario's cluster reached the expected end state.
+func (s *runSummary) markConverged(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.converged == nil {
+		s.converged = map[string]bool{}
+	}
+	s.converged[t.Name()] = true
 }
 
 func (s *runSummary) print(w io.Writer) {

@@ -276,8 +276,6 @@ func oneRack(nodes int) []fixture.DC {
 // without -c cassandra would run in the wrong container) and a logs PVC per pod.
 func testScale2to1(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2), NodesAtDCLevel: true, Sidecar: true, LogsStorage: true})
 	g := newPVCGuard(t, ns)
@@ -286,15 +284,13 @@ func testScale2to1(t *testing.T, crd *fixture.CRDInfo) {
 	t.Logf("scale 2->1 took %s", r.Duration.Round(time.Millisecond))
 	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
 	assert.ElementsMatch(t, cl.Pods[1].PVCs, g.Deleted(), "exactly the removed pod's PVCs were deleted")
-	converged = !t.Failed()
+	summary.markConverged(t)
 }
 
 // testScale4to1: three nodes, one at a time, highest ordinal first, count in
 // spec.nodesPerRacks.
 func testScale4to1(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(4)})
 	g := newPVCGuard(t, ns)
@@ -336,15 +332,13 @@ func testScale4to1(t *testing.T, crd *fixture.CRDInfo) {
 		}
 	}
 	assert.Equal(t, filtered, seen, "nodes decommissioned highest ordinal first")
-	converged = !t.Failed()
+	summary.markConverged(t)
 }
 
 // testScaleOneDCOfTwo: both DCs share spec.nodesPerRacks = 2; shrinking dc1's rack must
 // leave dc2 at 2 nodes, in the StatefulSet and in what the CR says for dc2.
 func testScaleOneDCOfTwo(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "scale")
-	converged := false
-	summary.track(t, &converged)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{
 		DCs: []fixture.DC{{Name: "dc1", Racks: []string{"rack1"}, Nodes: 2}, {Name: "dc2", Racks: []string{"rack1"}, Nodes: 2}},
@@ -358,5 +352,5 @@ func testScaleOneDCOfTwo(t *testing.T, crd *fixture.CRDInfo) {
 	n2, err := fixture.NodesPerRacks(cr, "dc2")
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), n2, "dc2's effective nodesPerRacks unchanged")
-	converged = !t.Failed()
+	summary.markConverged(t)
 }

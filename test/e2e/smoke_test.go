@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -43,7 +44,6 @@ func TestPluginRunsThroughKubectl(t *testing.T) {
 // testFixtureReady checks that the fixture is what CassKop would have made: names, labels,
 // serviceName, container order, PVCs Bound with the rack labels, the idle CR status.
 func testFixtureReady(t *testing.T, crd *fixture.CRDInfo) {
-	summary.track(t, nil)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{
 		Name:        "cassandra-demo",
@@ -117,7 +117,6 @@ func testFixtureReady(t *testing.T, crd *fixture.CRDInfo) {
 // testNodetoolThroughExec: `kubectl exec <pod> -c cassandra -- nodetool status` goes
 // through the apiserver to kwok, which runs the simulated nodetool as that pod's node.
 func testNodetoolThroughExec(t *testing.T, crd *fixture.CRDInfo) {
-	summary.track(t, nil)
 	ns := newNamespace(t)
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{
 		DCs: []fixture.DC{{Name: "dc1", Racks: []string{"rack1"}, Nodes: 3}}, Sidecar: true,
@@ -155,4 +154,28 @@ func lineWith(s, field string) string {
 		}
 	}
 	return ""
+}
+
+// testGuardsCatchViolations proves that the end-state checks can fail: a PVC deleted
+// under a live pod is reported by the PVC guard, and one deleted after its pod is not.
+func testGuardsCatchViolations(t *testing.T, crd *fixture.CRDInfo) {
+	ns := newNamespace(t)
+	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2)})
+	g := newPVCGuard(t, ns)
+	ctx := context.Background()
+	kc := suite.clients.Kube
+	// Live pod: pvc-protection keeps the PVC Terminating, the guard must flag it.
+	require.NoError(t, kc.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data-"+cl.Pods[0].Name, metav1.DeleteOptions{}))
+	// Pod gone first (scale the StatefulSet down by hand), then its PVC: allowed.
+	r := kubectl(t, time.Minute, "-n", ns, "scale", "statefulset", fixture.StatefulSetName(cl.Name, "dc1", "rack1"), "--replicas=1")
+	require.Equal(t, 0, r.Code, "%s", r)
+	waitFor(t, cl.Pods[1].Name+" gone", time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := kc.CoreV1().Pods(ns).Get(ctx, cl.Pods[1].Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), err
+	})
+	require.NoError(t, kc.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data-"+cl.Pods[1].Name, metav1.DeleteOptions{}))
+	v := g.violations(t, cl)
+	require.Len(t, v, 1, "violations: %v", v)
+	assert.Contains(t, v[0], "data-"+cl.Pods[0].Name)
+	assert.Contains(t, v[0], "while its pod "+cl.Pods[0].Name+" existed")
 }

@@ -13,27 +13,32 @@ import (
 type scenario struct {
 	name string
 	run  func(t *testing.T, crd *fixture.CRDInfo)
+	// group: the scenario is a set of subtests, each tracked in the summary on its own.
+	group bool
 }
 
 // scenarios lists every CRD-dependent case; TestCassKop runs them against each CRD.
 func scenarios() []scenario {
 	return []scenario{
-		{"fixture-ready", testFixtureReady},
-		{"nodetool-through-exec", testNodetoolThroughExec},
-		{"scale-2to1", testScale2to1},
-		{"scale-4to1", testScale4to1},
-		{"scale-one-dc-of-two", testScaleOneDCOfTwo},
-		{"refuse-operator-running", testRefuseOperatorRunning},
-		{"refuse-casskop-busy", testRefuseCassKopBusy},
-		{"sigint-then-resume", testSIGINTThenResume},
-		{"crash-each-step-kind", testCrashEachStepKind},
-		{"crash-random-moments", testCrashRandomMoments},
-		{"crash-chain-resume", testCrashChain},
-		{"fault-rf-refusal", testFaultRFRefusal},
-		{"fault-stream-failure-retry", testFaultStreamFailureRetry},
-		{"fault-restart-mid-decommission", testFaultRestartMidDecommission},
-		{"fault-empty-ring", testFaultEmptyRing},
-		{"fault-exec-cut-mid-decommission", testFaultExecCut},
+		{name: "fixture-ready", run: testFixtureReady},
+		{name: "nodetool-through-exec", run: testNodetoolThroughExec},
+		{name: "guards-catch-violations", run: testGuardsCatchViolations},
+		{name: "scale-2to1", run: testScale2to1},
+		{name: "scale-4to1", run: testScale4to1},
+		{name: "scale-one-dc-of-two", run: testScaleOneDCOfTwo},
+		{name: "operator-paused-and-restored", run: testOperatorPausedAndRestored},
+		{name: "refuse-casskop-busy", run: testRefuseCassKopBusy},
+		{name: "refuse-not-enough-space", run: testRefuseNotEnoughSpace},
+		{name: "sigint-then-resume", run: testSIGINTThenResume},
+		{name: "crash-each-step-kind", run: testCrashEachStepKind, group: true},
+		{name: "crash-random-moments", run: testCrashRandomMoments, group: true},
+		{name: "crash-chain-resume", run: testCrashChain},
+		{name: "fault-rf-refusal", run: testFaultRFRefusal},
+		{name: "fault-stream-failure-retry", run: testFaultStreamFailureRetry},
+		{name: "fault-restart-mid-decommission", run: testFaultRestartMidDecommission},
+		{name: "fault-empty-ring", run: testFaultEmptyRing},
+		{name: "fault-garbled-ring", run: testFaultGarbledRing},
+		{name: "fault-exec-cut-mid-decommission", run: testFaultExecCut},
 	}
 }
 
@@ -60,6 +65,9 @@ func TestCassKop(t *testing.T) {
 			for _, sc := range scenarios() {
 				t.Run(sc.name, func(t *testing.T) {
 					t.Parallel()
+					if !sc.group {
+						summary.track(t)
+					}
 					sc.run(t, crd)
 				})
 			}

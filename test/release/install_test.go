@@ -11,14 +11,15 @@ import (
 // TestKrewInstallArchive does what a user (and the krew-index submission checklist) does
 // with a release: `kubectl krew install --manifest=... --archive=<local archive>`, into an
 // empty KREW_ROOT and HOME, then runs the plugin through kubectl as `kubectl cassandra`,
-// and completes through the shim krew extracted, as the caveats tell users to set up.
+// and completes through the shim krew extracted, linked by the commands of the caveats.
 //
 // krew refuses a plugin name together with --manifest ("must specify either plugin names
 // ... or --manifest/--manifest-url; not both"), so none is given.
 func TestKrewInstallArchive(t *testing.T) {
 	requireKubectl(t)
 	s := snapshot(t)
-	version := readManifest(t, repoPath("krew-manifest.yaml")).Spec.Version
+	m := readManifest(t, repoPath("krew-manifest.yaml"))
+	version := m.Spec.Version
 	archive := hostArchive(t, s, version)
 	// --partial: with -short only the host's archive exists; the other platforms keep
 	// their sha256, which this install does not read.
@@ -83,8 +84,20 @@ func TestKrewInstallArchive(t *testing.T) {
 	if out := cmd("kubectl", "__complete", "cassandra", ""); strings.Contains(out, "version\t") {
 		t.Fatalf("kubectl completed plugin commands before the shim was on PATH:\n%s", out)
 	}
-	if err := os.Symlink(shim, filepath.Join(krewRoot, "bin", shimName)); err != nil {
-		t.Fatal(err)
+	// Run the caveats' own commands (the shell lines that set K and link), so that what
+	// users copy is what is tested.
+	var script []string
+	for _, line := range strings.Split(m.Spec.Caveats, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "K=") || strings.HasPrefix(l, "ln ") {
+			script = append(script, l)
+		}
+	}
+	if len(script) == 0 {
+		t.Fatal("caveats hold no ln command for the completion shim")
+	}
+	cmd("sh", "-c", strings.Join(script, "\n"))
+	if target, err := os.Readlink(filepath.Join(krewRoot, "bin", shimName)); err != nil || target != shim {
+		t.Fatalf("the caveats' commands linked %q (%v), want %s", target, err, shim)
 	}
 	out = cmd("kubectl", "__complete", "cassandra", "")
 	t.Logf("kubectl __complete cassandra \"\": %q", out)

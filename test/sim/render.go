@@ -241,7 +241,7 @@ func (st *state) streamTarget(n *node) *node {
 		if p == n || !p.listed() {
 			continue
 		}
-		if p.Spec.DC == n.Spec.DC && !p.Leaving && p.jvmUp() {
+		if p.Spec.DC == n.Spec.DC && !p.Leaving && !p.Joining && p.jvmUp() && !p.down() {
 			return p
 		}
 		if fallback == nil {
@@ -459,19 +459,22 @@ func (st *state) renderInfo(b *strings.Builder, n *node, inv invocation, now tim
 func (st *state) renderDescribeCluster(b *strings.Builder) {
 	o := st.Options
 	var live, down, all []string
-	leaving := 0
+	leaving, joining := 0, 0
 	for _, n := range st.Nodes {
 		if !n.listed() {
 			continue
 		}
 		all = append(all, n.Spec.Address+":"+storagePort)
-		if n.Fault.Down {
+		if n.down() {
 			down = append(down, n.Spec.Address)
 		} else {
 			live = append(live, n.Spec.Address)
 		}
 		if n.Leaving {
 			leaving++
+		}
+		if n.Joining {
+			joining++
 		}
 	}
 	b.WriteString("Cluster Information:\n")
@@ -491,7 +494,7 @@ func (st *state) renderDescribeCluster(b *strings.Builder) {
 		return
 	}
 	b.WriteString("Stats for all nodes:\n")
-	fmt.Fprintf(b, "\tLive: %d\n\tJoining: 0\n\tMoving: 0\n\tLeaving: %d\n\tUnreachable: %d\n", len(live), leaving, len(down))
+	fmt.Fprintf(b, "\tLive: %d\n\tJoining: %d\n\tMoving: 0\n\tLeaving: %d\n\tUnreachable: %d\n", len(live), joining, leaving, len(down))
 	if o.MixedReplication && !o.is50() {
 		b.WriteString("Error: " + noteMixed + "\n")
 	}

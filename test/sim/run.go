@@ -94,6 +94,7 @@ func parseArgs(o Options, args []string) invocation {
 var knownCommands = map[string]bool{
 	"status": true, "netstats": true, "info": true, "describecluster": true,
 	"gossipinfo": true, "decommission": true, "version": true, "help": true,
+	"drain": true, "cleanup": true,
 }
 
 // usageError is airline's parse error text, if the command line has one.
@@ -139,6 +140,9 @@ func (s *Store) Run(ctx context.Context, pod string, args []string, stdout, stde
 	inv := parseArgs(opts, args)
 	if inv.cmd == "decommission" {
 		return s.decommission(ctx, pod, inv, stdout, stderr)
+	}
+	if (inv.cmd == "drain" || inv.cmd == "cleanup") && inv.usageError() == "" {
+		return s.maintenance(pod, inv, stdout, stderr)
 	}
 	var out, errOut strings.Builder
 	code := ExitOK
@@ -228,6 +232,65 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// maintenance runs `nodetool drain` or `nodetool cleanup` (both print nothing and exit 0
+// on success):
+//   - drain: mode DRAINED (peers show the node DN) until the JVM restarts; a running
+//     decommission dies with it. Draining a drained node does nothing.
+//   - cleanup: refused while any node joins or leaves (pending ranges), like
+//     StorageService.forceKeyspaceCleanup; otherwise it only counts (Cleanups).
+func (s *Store) maintenance(pod string, inv invocation, stdout, stderr io.Writer) int {
+	var out, errOut strings.Builder
+	code := ExitOK
+	err := s.update(func(st *state, now time.Time) error {
+		n, err := st.node(pod)
+		if err != nil {
+			return err
+		}
+		if !n.jvmUp() {
+			connectError(&errOut, st.Options, inv)
+			code = ExitUsage
+			return nil
+		}
+		switch inv.cmd {
+		case "drain":
+			if n.Mode == ModeDrained || n.Mode == ModeDecommissioned {
+				return nil
+			}
+			n.abort(now)
+			n.Mode = ModeDrained
+			n.Drains++
+		case "cleanup":
+			if n.Mode == ModeDrained {
+				errOut.WriteString(javaError(st.Options, "java.lang.IllegalStateException", "Node is drained"))
+				code = ExitFailure
+				return nil
+			}
+			for _, p := range st.Nodes {
+				if p.listed() && (p.Joining || p.Leaving) {
+					errOut.WriteString(javaError(st.Options, "java.lang.RuntimeException", "Node is involved in cluster membership changes. Not safe to run cleanup."))
+					code = ExitFailure
+					return nil
+				}
+			}
+			n.Cleanups++
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "nodetool-sim: %v\n", err)
+		return ExitUsage
+	}
+	_, _ = io.WriteString(stdout, out.String())
+	_, _ = io.WriteString(stderr, errOut.String())
+	return code
+}
+
+// javaError is what NodeTool.err prints for a server-side exception: the message, the
+// marker line and the trace.
+func javaError(o Options, class, msg string) string {
+	return "error: " + msg + "\n-- StackTrace --\n" + class + ": " + msg + "\n" + javaFrames(o) + "\n"
 }
 
 // decommission runs `nodetool decommission`: it decides under the lock, then (if an
@@ -357,7 +420,7 @@ func (st *state) decide(n *node, force bool, now time.Time, out *strings.Builder
 	if !o.is311() && !force && n.Mode != ModeLeaving && !n.Leaving {
 		nodes := 0
 		for _, p := range st.Nodes {
-			if p.Spec.DC == n.Spec.DC && p.listed() && !p.Leaving {
+			if p.Spec.DC == n.Spec.DC && p.owner() {
 				nodes++
 			}
 		}
@@ -392,7 +455,7 @@ func (st *state) decide(n *node, force bool, now time.Time, out *strings.Builder
 func (st *state) ownersAfterAllLeft() int {
 	c := 0
 	for _, p := range st.Nodes {
-		if p.listed() && !p.Leaving {
+		if p.owner() {
 			if st.Options.is311() {
 				c += p.Spec.Tokens
 			} else {
@@ -464,8 +527,10 @@ const helpText = `usage: nodetool [(-h <host> | --host <host>)] [(-p <port> | --
         [(-u <username> | --username <username>)] <command> [<args>]
 
 The most commonly used nodetool commands are:
+    cleanup                      Triggers the immediate cleanup of keys no longer belonging to a node. By default, clean all keyspaces
     decommission                 Decommission the *node I am connecting to*
     describecluster              Print the name, snitch, partitioner and schema version of a cluster
+    drain                        Drain the node (stop accepting writes and flush all tables)
     gossipinfo                   Shows the gossip information for the cluster
     help                         Display help information
     info                         Print node information (uptime, load, ...)

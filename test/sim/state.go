@@ -52,6 +52,12 @@ type node struct {
 	Attempts      []*attempt `json:"attempts,omitempty"`
 	Started       int        `json:"decommissionsStarted"`
 	Calls         int        `json:"decommissionCalls"`
+	// Joining: bootstrapping since JoinStart (gossip BOOT, peers UJ).
+	Joining   bool      `json:"joining,omitempty"`
+	JoinStart time.Time `json:"joinStart,omitzero"`
+	Drains    int       `json:"drains,omitempty"`
+	Cleanups  int       `json:"cleanups,omitempty"`
+	Restarts  int       `json:"restarts,omitempty"`
 }
 
 // attempt is one decommission that started leaving.
@@ -133,11 +139,19 @@ func (n *node) attempt(id string) *attempt {
 // jvmUp: nodetool can connect.
 func (n *node) jvmUp() bool { return !n.Fault.Down && !n.Gone }
 
-// listed: the node is a token owner that status/describecluster show.
+// listed: the node is a token owner (or a joining node) that status/describecluster show.
 func (n *node) listed() bool { return !n.Left && !n.Gone && n.Mode != ModeDecommissioned }
 
-// member: the node is in its own token metadata (decommission's isMember check).
-func (n *node) member() bool { return n.listed() }
+// member: the node is in its own token metadata (decommission's isMember check); a
+// joining node is not yet.
+func (n *node) member() bool { return n.listed() && !n.Joining }
+
+// owner: a listed node that owns tokens and is not leaving (RF and ownership counts).
+func (n *node) owner() bool { return n.listed() && !n.Leaving && !n.Joining }
+
+// down: peers see the node down: its JVM is not running, or it was drained (gossip and
+// messaging stopped).
+func (n *node) down() bool { return n.Fault.Down || n.Mode == ModeDrained }
 
 // peerCode is the two-letter code other nodes print for it ("" when not listed).
 func (n *node) peerCode() string {
@@ -145,11 +159,14 @@ func (n *node) peerCode() string {
 		return ""
 	}
 	s, m := "U", "N"
-	if n.Fault.Down {
+	if n.down() {
 		s = "D"
 	}
 	if n.Leaving {
 		m = "L"
+	}
+	if n.Joining {
+		m = "J"
 	}
 	return s + m
 }
@@ -172,6 +189,7 @@ const (
 // the stored events and the clock, so any process may compute it; writers persist the
 // result, readers use it and throw it away.
 func (st *state) settle(now time.Time) {
+	st.settleJoins(now)
 	tl := st.Options.timeline()
 	for {
 		var next *event
@@ -254,6 +272,25 @@ func (n *node) trimHistory() {
 	n.Attempts = keep
 }
 
+// settleJoins ends the bootstrap of joining nodes whose JoinTime is up: NORMAL, or with
+// Fault.JoinFails JOINING_FAILED (5.0) / still JOINING (3.11, 4.x).
+func (st *state) settleJoins(now time.Time) {
+	for _, n := range st.Nodes {
+		if !n.Joining || n.Fault.Down || now.Before(n.JoinStart.Add(st.Options.JoinTime)) {
+			continue
+		}
+		if n.Fault.JoinFails {
+			if st.Options.is50() && n.Mode != ModeJoiningFailed {
+				n.Mode = ModeJoiningFailed
+			}
+			continue
+		}
+		n.Joining = false
+		n.Mode = ModeNormal
+		n.StatusVersion++
+	}
+}
+
 // abort ends running attempts because the JVM went away under them.
 func (n *node) abort(now time.Time) {
 	for _, a := range n.running() {
@@ -266,8 +303,16 @@ func (n *node) abort(now time.Time) {
 // DECOMMISSIONED node refuses to start (E4) and stays gone.
 func (n *node) start(now time.Time) {
 	n.abort(now)
+	n.Restarts++
 	if n.Gone || n.Mode == ModeDecommissioned {
 		n.Gone = true
+		return
+	}
+	if n.Joining {
+		// A bootstrap interrupted by a restart starts over.
+		n.Mode = ModeJoining
+		n.JoinStart = now
+		n.StartedAt = now
 		return
 	}
 	if n.Mode != ModeNormal || n.Leaving || n.Left {
@@ -332,5 +377,9 @@ func (st *state) view(n *node, now time.Time) NodeView {
 		DecommissionsStarted: n.Started,
 		DecommissionCalls:    n.Calls,
 		Fault:                n.Fault,
+		Joining:              n.Joining,
+		Drains:               n.Drains,
+		Cleanups:             n.Cleanups,
+		Restarts:             n.Restarts,
 	}
 }

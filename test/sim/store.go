@@ -273,14 +273,27 @@ func (s *Store) Options() (Options, error) {
 	return o, err
 }
 
-// AddNode adds a NORMAL node (e.g. a scale-up, or a replacement pod with a new host ID).
+// AddNode adds a node (e.g. a scale-up, or a replacement pod with a new host ID). It is
+// NORMAL at once, or, with Options.JoinTime > 0, JOINING (peers UJ) for that long.
 func (s *Store) AddNode(spec NodeSpec) error {
+	return s.AddNodeWithFault(spec, Fault{})
+}
+
+// AddNodeWithFault is AddNode with the node's fault set in place from the start (e.g.
+// JoinFails, or Down for a pod whose Cassandra never starts).
+func (s *Store) AddNodeWithFault(spec NodeSpec, f Fault) error {
 	return s.update(func(st *state, now time.Time) error {
 		if err := st.addNode(spec, now); err != nil {
 			return err
 		}
+		n := st.Nodes[len(st.Nodes)-1]
 		// A node joining now has just started, unlike the initial cluster.
-		st.Nodes[len(st.Nodes)-1].StartedAt = now
+		n.StartedAt = now
+		n.Fault = f
+		if st.Options.JoinTime > 0 {
+			n.Joining, n.JoinStart, n.Mode = true, now, ModeJoining
+			n.StatusVersion++
+		}
 		return nil
 	})
 }

@@ -34,6 +34,13 @@ const (
 	// ModeStarting is never entered (a restart is instantaneous); netstats renders it
 	// like nodetool does, without the statistics section.
 	ModeStarting = "STARTING"
+	// ModeJoining: a node added with Options.JoinTime > 0 bootstraps for that long (peers
+	// show it UJ), then turns NORMAL. ModeJoiningFailed is 5.0's mode when the join fails
+	// (Fault.JoinFails); 3.11/4.x stay JOINING.
+	ModeJoining       = "JOINING"
+	ModeJoiningFailed = "JOINING_FAILED"
+	// ModeDrained: after `nodetool drain` (peers show the node DN) until the JVM restarts.
+	ModeDrained = "DRAINED"
 )
 
 // Exit codes of nodetool (NODETOOL.md §1) and of a killed client.
@@ -74,6 +81,9 @@ type Options struct {
 	// plain `status` has no effective ownership: header "Owns", cells "?" and the
 	// "Non-system keyspaces don't have the same replication settings" note.
 	MixedReplication bool `json:"mixedReplication,omitempty"`
+	// JoinTime is how long a node added by AddNode bootstraps (mode JOINING, peers UJ)
+	// before it is NORMAL. 0 (default) = it joins at once, as before.
+	JoinTime time.Duration `json:"joinTime,omitempty"`
 }
 
 // NodeSpec is one Cassandra node (one pod).
@@ -118,6 +128,10 @@ type Fault struct {
 	Garbled bool `json:"garbled,omitempty"`
 	// EmptyRing makes status on the pod print nothing at all, exit 0.
 	EmptyRing bool `json:"emptyRing,omitempty"`
+	// JoinFails makes a joining node's bootstrap fail when its JoinTime is up: 5.0 goes
+	// to JOINING_FAILED, 3.11/4.x stay JOINING (peers UJ) forever. Clearing it lets the
+	// join complete.
+	JoinFails bool `json:"joinFails,omitempty"`
 }
 
 // NodeView is the effective state of one node at the moment Node was called.
@@ -150,6 +164,11 @@ type NodeView struct {
 	// DecommissionCalls counts every `nodetool decommission` invocation on the pod,
 	// whatever its outcome (refused, usage error, connect error, duplicate…).
 	DecommissionCalls int
+	// Joining is true while the node bootstraps (peers show UJ).
+	Joining bool
+	// Drains counts drains that took effect; Cleanups successful `nodetool cleanup`s;
+	// Restarts the JVM starts after the initial one (Restart, Down cleared).
+	Drains, Cleanups, Restarts int
 	// Fault is the node's current fault set (StreamFailures counts down).
 	Fault Fault
 }
@@ -162,6 +181,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.DecommissionTime < 0 {
 		return o, fmt.Errorf("sim: negative DecommissionTime")
+	}
+	if o.JoinTime < 0 {
+		return o, fmt.Errorf("sim: negative JoinTime")
 	}
 	switch {
 	case o.RF == 0:

@@ -67,6 +67,16 @@ type World struct {
 	running      map[int]bool
 	pvcDeletes   []string
 	execLog      []string
+
+	// Set by the options of the same names (see Opts); incarnations counts every pod
+	// and PVC created under a name (1 for the initial ones), nextIP the last address used.
+	statusSubresource bool
+	joinFails         map[string]bool
+	pendingPods       map[string]bool
+	incarnations      map[string]int
+	startTime         time.Duration
+	nextIP            int
+	podDeletes        []string
 }
 
 // CCGVR is the CassandraCluster resource of the fake world.
@@ -88,6 +98,21 @@ type Opts struct {
 	// Operator adds a running CassKop Deployment "casskop" (1 replica, one pod) that a
 	// fake Deployment controller scales.
 	Operator bool
+	// StatusSubresource makes the CassandraCluster CRD serve a /status subresource (the
+	// 2026 CRD): discovery lists cassandraclusters/status, writes to the main resource
+	// leave status alone and /status writes change only status. Without it (the 2022
+	// CRD) a /status request is NotFound and the main resource carries status.
+	StatusSubresource bool
+	// JoinTime is how long a node of a pod the StatefulSet controller creates bootstraps
+	// (JOINING, peers UJ) before it is UN; 0 = at once.
+	JoinTime time.Duration
+	// JoinFails lists pods whose node, once created, never finishes joining.
+	JoinFails []string
+	// PendingPods lists pods the StatefulSet controller creates unschedulable (Pending).
+	PendingPods []string
+	// StartTime is how long after the StatefulSet controller creates a pod its Cassandra
+	// starts and the pod turns Ready (0 = at once). A restarted node is down meanwhile.
+	StartTime time.Duration
 }
 
 // New builds a CassKop-shaped cluster "demo" in namespace "cassandra".
@@ -105,7 +130,14 @@ func New(t *testing.T, o Opts) *World {
 	if len(o.DCs) > 1 {
 		o.Topology = true
 	}
-	w := &World{t: t, NS: "cassandra", Name: "demo", Racks: o.Racks, Nodes: o.Nodes}
+	w := &World{t: t, NS: "cassandra", Name: "demo", Racks: o.Racks, Nodes: o.Nodes, statusSubresource: o.StatusSubresource,
+		joinFails: map[string]bool{}, pendingPods: map[string]bool{}, incarnations: map[string]int{}, startTime: o.StartTime}
+	for _, p := range o.JoinFails {
+		w.joinFails[p] = true
+	}
+	for _, p := range o.PendingPods {
+		w.pendingPods[p] = true
+	}
 	scheme := runtime.NewScheme()
 	cr := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "db.orange.com/v2", "kind": "CassandraCluster",
@@ -130,6 +162,9 @@ func New(t *testing.T, o Opts) *World {
 	w.Dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{CCGVR: "CassandraClusterList"}, cr)
 	w.Kube = kubefake.NewSimpleClientset()
 	w.Kube.Resources = []*metav1.APIResourceList{{GroupVersion: "db.orange.com/v2", APIResources: []metav1.APIResource{{Name: casskop.Resource, Namespaced: true, Kind: casskop.Kind}}}}
+	if o.StatusSubresource {
+		w.Kube.Resources[0].APIResources = append(w.Kube.Resources[0].APIResources, metav1.APIResource{Name: casskop.Resource + "/status", Namespaced: true, Kind: casskop.Kind})
+	}
 	var specs []sim.NodeSpec
 	ip := 10
 	for _, dc := range o.DCs {
@@ -149,13 +184,21 @@ func New(t *testing.T, o Opts) *World {
 				pod := fmt.Sprintf("%s-%d", sts, i)
 				ip++
 				addr := fmt.Sprintf("10.244.0.%d", ip)
+				w.incarnations["pod/"+pod] = 1
+				var vols []corev1.Volume
+				for _, tpl := range tpls {
+					vols = append(vols, corev1.Volume{Name: tpl.Name, VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: tpl.Name + "-" + pod}}})
+				}
 				w.add(&corev1.Pod{
 					ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: w.NS, Labels: labels, UID: types.UID("pod-" + pod), ResourceVersion: "1"},
+					Spec:       corev1.PodSpec{Volumes: vols},
 					Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: addr,
 						Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
 				})
 				for _, tpl := range tpls {
 					name := tpl.Name + "-" + pod
+					w.incarnations["pvc/"+name] = 1
 					w.add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.NS, Labels: labels, UID: types.UID("pvc-" + name), ResourceVersion: "1"},
 						Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}})
 				}
@@ -166,7 +209,8 @@ func New(t *testing.T, o Opts) *World {
 	if o.RF == 0 {
 		o.RF = 1
 	}
-	w.Cass = sim.NewMemory(sim.Options{Version: o.Version, RF: o.RF, DecommissionTime: o.DecommissionTime}, specs, nil)
+	w.nextIP = ip
+	w.Cass = sim.NewMemory(sim.Options{Version: o.Version, RF: o.RF, DecommissionTime: o.DecommissionTime, JoinTime: o.JoinTime}, specs, nil)
 	if o.Operator {
 		one := int32(1)
 		sel := map[string]string{"app": "casskop"}
@@ -214,6 +258,10 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		gvr := action.GetResource()
 		w.mu.Lock()
 		defer w.mu.Unlock()
+		before, err := w.crBefore(tracker, action)
+		if err != nil {
+			return true, nil, err
+		}
 		switch a := action.(type) {
 		case k8stesting.PatchAction:
 			if a.GetPatchType() == types.MergePatchType {
@@ -252,10 +300,21 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 					w.pvcDeletes = append(w.pvcDeletes, a.GetName())
 				}
 			}
+			if gvr.Resource == "pods" {
+				if err := w.checkPodDelete(tracker, a); err != nil {
+					return true, nil, err
+				}
+			}
 		}
 		handled, obj, err := apply(action)
 		if err != nil {
 			return handled, obj, err
+		}
+		if before != nil {
+			obj = w.crAfter(tracker, action, before, obj)
+		}
+		if verb == "delete" && gvr.Resource == "pods" {
+			w.podDeleted(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
 		}
 		if verb == "patch" || verb == "update" {
 			w.rv++
@@ -306,7 +365,8 @@ func metaOf(o runtime.Object) (metav1.Object, error) {
 }
 
 // statefulSetController deletes the pods at or above the replica count, as the real one
-// does on a scale-down (it leaves the PVCs).
+// does on a scale-down (it leaves the PVCs), and creates the missing pods below it (a
+// scale-up, or a deleted pod), with their PVCs and simulated nodes.
 func (w *World) statefulSetController(ns, name string) {
 	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), ns, name)
 	if err != nil {
@@ -323,6 +383,7 @@ func (w *World) statefulSetController(ns, name string) {
 			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
 		}
 	}
+	w.createMissingPods(sts)
 }
 
 // InjectFault makes API request number at (counting from 1, every verb) fail with err
@@ -386,8 +447,8 @@ func (w *World) DeploymentReplicas(name string) int32 {
 	return *obj.(*appsv1.Deployment).Spec.Replicas
 }
 
-// Exec runs the simulated nodetool "in" a pod; a decommission call is a side effect
-// (a crash point right after it returns).
+// Exec runs the simulated nodetool "in" a pod; a decommission, drain or cleanup call is
+// a side effect (a crash point right after it returns).
 func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
 	if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, pod); err != nil {
 		return "", "", fmt.Errorf("exec in %s: %w", pod, err)
@@ -406,7 +467,7 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 	if code != 0 {
 		err = fmt.Errorf("command terminated with non-zero exit code: %d", code)
 	}
-	if len(args) > 0 && args[0] == "decommission" {
+	if len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup") {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))

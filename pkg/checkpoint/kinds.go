@@ -1,0 +1,71 @@
+package checkpoint
+
+// ScaleUpSteps lists the steps of a scale-up: for each new node in order (lowest
+// ordinal first, rack by rack), grow the StatefulSet by one and wait until the node
+// joined; then the update of the cluster resource; with pause, the operator is paused
+// first and restored as soon as the cluster resource and the StatefulSets agree; then
+// `nodetool cleanup` on each of the cleanup nodes, one at a time.
+func ScaleUpSteps(newNodes, cleanup []Node, pause bool) []Step {
+	var steps []Step
+	if pause {
+		steps = append(steps, pending(StepPauseOperator, ""))
+	}
+	for _, n := range newNodes {
+		steps = append(steps, pending(StepGrowSTS, n.Pod), pending(StepWaitJoined, n.Pod))
+	}
+	steps = append(steps, pending(StepUpdateCluster, ""))
+	if pause {
+		steps = append(steps, pending(StepResumeOperator, ""))
+	}
+	for _, n := range cleanup {
+		steps = append(steps, pending(StepCleanup, n.Pod))
+	}
+	return steps
+}
+
+// RestartSteps lists the steps of a rolling restart: for each node in order (highest
+// ordinal first, rack by rack) drain it, delete its pod and wait for the new pod; with
+// pause, the operator is paused first and restored last.
+func RestartSteps(nodes []Node, pause bool) []Step {
+	var steps []Step
+	if pause {
+		steps = append(steps, pending(StepPauseOperator, ""))
+	}
+	for _, n := range nodes {
+		steps = append(steps, pending(StepDrain, n.Pod), pending(StepDeletePod, n.Pod), pending(StepWaitRestarted, n.Pod))
+	}
+	if pause {
+		steps = append(steps, pending(StepResumeOperator, ""))
+	}
+	return steps
+}
+
+// PendingStep is a step record of kind for pod, not started.
+func PendingStep(kind, pod string) Step { return pending(kind, pod) }
+
+func pending(kind, pod string) Step {
+	return Step{ID: StepID(kind, pod), Kind: kind, Pod: pod, State: StatePending}
+}
+
+// SameRacks reports whether the checkpoint targets exactly dc and racks.
+func (cp *Checkpoint) SameRacks(dc string, racks []string) bool {
+	if cp.Target.DC != dc || len(cp.Target.Racks) != len(racks) {
+		return false
+	}
+	for i := range racks {
+		if cp.Target.Racks[i] != racks[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Step returns the record of the step with id.
+func (cp *Checkpoint) Step(id string) (Step, bool) {
+	for _, s := range cp.Steps {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Step{}, false
+}

@@ -1,0 +1,127 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestDecodeSchema1 reads a checkpoint written by the schema 1 plugin (a 3 -> 1
+// scale-down with the operator paused, killed while decommissioning its first node;
+// produced by the code before schema 2, committed unchanged).
+func TestDecodeSchema1(t *testing.T) {
+	b, err := os.ReadFile("testdata/v1-scale-down.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := Decode(string(b), "cc-uid-1")
+	if err != nil {
+		t.Fatalf("schema 1 checkpoint refused: %v", err)
+	}
+	if cp.SchemaVersion != 1 || cp.Kind != KindScaleDown || len(cp.Nodes) != 2 || cp.PausedOperator == nil {
+		t.Fatalf("decoded %+v", cp)
+	}
+	if s, _ := cp.Step("decommission/demo-dc1-rack1-2"); s.State != StateStarted {
+		t.Fatalf("decommission step: %+v", s)
+	}
+	// Re-encoding keeps schema 1: an older plugin can still resume it.
+	out, err := Encode(cp)
+	if err != nil || !strings.Contains(out, `"schemaVersion":1,`) {
+		t.Fatalf("re-encode: %v\n%s", err, out)
+	}
+	// A schema 1 checkpoint without a kind is a scale-down (the only kind schema 1 had).
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	delete(m, "kind")
+	nokind, _ := json.Marshal(m)
+	if cp, err := Decode(string(nokind), ""); err != nil || cp.Kind != KindScaleDown {
+		t.Fatalf("schema 1 without kind: %v %+v", err, cp)
+	}
+	// Schema 1 cannot hold the new kinds.
+	m["kind"] = KindRestart
+	restart1, _ := json.Marshal(m)
+	if _, err := Decode(string(restart1), ""); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "needs schema 2") {
+		t.Fatalf("restart in schema 1: %v", err)
+	}
+}
+
+func TestSchemaFor(t *testing.T) {
+	if SchemaFor(KindScaleDown) != 1 || SchemaFor(KindScaleUp) != 2 || SchemaFor(KindRestart) != 2 || SchemaFor(KindRepairOperator) != 2 {
+		t.Fatal("schema versions")
+	}
+}
+
+func base(kind string) *Checkpoint {
+	return &Checkpoint{SchemaVersion: SchemaFor(kind), OperationID: "op", Kind: kind, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
+		Target: Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 3, From: map[string]int{"r1": 1}}}
+}
+
+func TestScaleUpCheckpoint(t *testing.T) {
+	cp := base(KindScaleUp)
+	newNodes := []Node{{Pod: "c-dc1-r1-1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", New: true},
+		{Pod: "c-dc1-r1-2", Ordinal: 2, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", New: true}}
+	old := []Node{{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h0"}}
+	cp.Nodes = append(append(cp.Nodes, old...), newNodes...)
+	cp.Steps = ScaleUpSteps(newNodes, old, true)
+	want := []string{"pause-operator", "grow-statefulset/c-dc1-r1-1", "wait-joined/c-dc1-r1-1", "grow-statefulset/c-dc1-r1-2", "wait-joined/c-dc1-r1-2",
+		"update-cluster", "resume-operator", "cleanup/c-dc1-r1-0"}
+	var got []string
+	for _, s := range cp.Steps {
+		got = append(got, s.ID)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("steps %v", got)
+	}
+	cp.PausedOperator = &PausedOperator{Namespace: "ns", Name: "casskop", UID: "d", Replicas: 1}
+	s, err := Encode(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s, `"schemaVersion":2,`) {
+		t.Fatalf("scale-up written with %s", s[:40])
+	}
+	if _, err := Decode(s, "uid"); err != nil {
+		t.Fatal(err)
+	}
+	// A scale-down step in a scale-up is corrupt; so is a new node in a restart.
+	cp.Steps = append(cp.Steps, PendingStep(StepDecommission, "c-dc1-r1-0"))
+	if _, err := Encode(cp); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("decommission in a scale-up: %v", err)
+	}
+	r := base(KindRestart)
+	r.Nodes = newNodes[:1]
+	r.Steps = RestartSteps(r.Nodes, false)
+	if _, err := Encode(r); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "only a scale-up") {
+		t.Fatalf("new node in a restart: %v", err)
+	}
+}
+
+func TestRestartAndRepairCheckpoints(t *testing.T) {
+	r := base(KindRestart)
+	r.Nodes = []Node{{Pod: "c-dc1-r1-1", PodUID: "u1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"},
+		{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"}}
+	r.Steps = RestartSteps(r.Nodes, false)
+	if len(r.Steps) != 6 || r.Steps[0].ID != "drain/c-dc1-r1-1" || r.Steps[5].ID != "wait-restarted/c-dc1-r1-0" {
+		t.Fatalf("restart steps %+v", r.Steps)
+	}
+	if _, err := Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	r.Nodes[0].PodUID = ""
+	if _, err := Encode(r); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("restart node without UID: %v", err)
+	}
+	// A repair may name a pod that is already gone (no UID), and needs no target count.
+	p := base(KindRepairOperator)
+	p.Target.Nodes = 0
+	p.Nodes = []Node{{Pod: "c-dc1-r1-1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h1"}}
+	p.Steps = []Step{PendingStep(StepDeletePVCs, "c-dc1-r1-1"), PendingStep(StepOperatorStatus, "c-dc1-r1-1")}
+	if _, err := Encode(p); err != nil {
+		t.Fatal(err)
+	}
+	if !p.SameRacks("dc1", []string{"r1"}) || p.SameRacks("dc1", []string{"r2"}) {
+		t.Fatal("SameRacks")
+	}
+}

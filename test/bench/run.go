@@ -1,0 +1,498 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
+)
+
+// Config is one `make bench`.
+type Config struct {
+	PluginBin string
+	Out       string // results JSON
+	Sizes     []int  // racks scaled to 1 node in-process (default 2, 10, 100)
+	// MemorySize is the rack the plugin binary scales to 1 node as a child process, for
+	// its peak RSS (0: no memory run).
+	MemorySize         int
+	Decommission       time.Duration // simulated decommission time
+	MemoryDecommission time.Duration // for the memory run (its RSS does not depend on it)
+	Poll               time.Duration
+	KwokNodes          int
+	ColdStartRuns      int
+	ColdStartWarmup    int
+	MicroCount         int
+	MicroBenchtime     string
+	SkipMicro          bool
+	Keep               bool
+	Stdout             io.Writer // the table and the raw micro-benchmark output
+	Progress           io.Writer // logs
+}
+
+// Targets of the issue.
+const (
+	TargetOverheadS     = 0.3
+	TargetLatencyP50MS  = 100
+	TargetLatencyP99MS  = 1000
+	TargetRequests      = 12
+	TargetColdStart     = 1.0
+	TargetRSSBytes      = 60e6
+	nsName              = "bench-%d"
+	memoryNamespace     = "bench-mem-%d"
+	cassandraSimVersion = "4.1"
+)
+
+func (c *Config) logf(format string, a ...any) {
+	fmt.Fprintf(c.Progress, "[bench %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+}
+
+// Run measures everything, always tears down what it started, and returns the report
+// (partial when a part failed: that part's figures say ERROR).
+func Run(ctx context.Context, cfg Config) *Report {
+	t0 := time.Now()
+	rep := &Report{Phases: map[string]float64{}}
+	phase := func(name string, start time.Time) { rep.Phases[name] = math.Round(time.Since(start).Seconds()*10) / 10 }
+	fail := func(format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		rep.Errors = append(rep.Errors, msg)
+		cfg.logf("ERROR: %s", msg)
+	}
+	rep.Settings = Settings{
+		PollInterval: cfg.Poll.String(), DecommissionTime: cfg.Decommission.String(), MemoryDecommission: cfg.MemoryDecommission.String(),
+		KwokNodes: cfg.KwokNodes, ColdStartRuns: cfg.ColdStartRuns, MicroCount: cfg.MicroCount, MicroBenchtime: cfg.MicroBenchtime,
+		CassandraVersion: cassandraSimVersion,
+	}
+	if st, err := os.Stat(cfg.PluginBin); err == nil {
+		rep.BinaryBytes = st.Size()
+	}
+	root, err := fixture.RepoRoot()
+	if err != nil {
+		fail("%v", err)
+		return finish(rep, cfg, t0)
+	}
+
+	// 1. Micro-benchmarks first, on a quiet machine (no control plane yet).
+	if !cfg.SkipMicro {
+		start := time.Now()
+		cfg.logf("micro-benchmarks: go test -bench . -count %d -benchtime %s %s", cfg.MicroCount, cfg.MicroBenchtime, strings.Join(MicroPackages, " "))
+		raw, micro, err := RunMicro(ctx, root, cfg.MicroCount, cfg.MicroBenchtime, cfg.Stdout)
+		rep.MicroRaw, rep.Micro = raw, micro
+		if err != nil {
+			fail("micro-benchmarks: %v", err)
+		}
+		phase("micro", start)
+	}
+	if ctx.Err() != nil {
+		return finish(rep, cfg, t0)
+	}
+
+	// 2. The control plane and the clusters.
+	start := time.Now()
+	env, stop, err := StartEnv(ctx, EnvOptions{PluginBin: cfg.PluginBin, KwokNodes: cfg.KwokNodes, Keep: cfg.Keep, Log: cfg.logf, Progress: cfg.Progress})
+	defer stop()
+	phase("controlPlaneStart", start)
+	if err != nil {
+		fail("starting the control plane: %v", err)
+		return finish(rep, cfg, t0)
+	}
+	rep.Settings.CRD = env.CRD.Variant.Name
+	start = time.Now()
+	var specs []ClusterSpec
+	for _, n := range cfg.Sizes {
+		specs = append(specs, ClusterSpec{Namespace: fmt.Sprintf(nsName, n), Nodes: n, Decommission: cfg.Decommission})
+	}
+	if cfg.MemorySize > 0 {
+		specs = append(specs, ClusterSpec{Namespace: fmt.Sprintf(memoryNamespace, cfg.MemorySize), Nodes: cfg.MemorySize, Decommission: cfg.MemoryDecommission})
+	}
+	total := 0
+	for _, s := range specs {
+		total += s.Nodes
+	}
+	cfg.logf("creating %d clusters (%d pods) concurrently", len(specs), total)
+	clusters, err := env.CreateClusters(ctx, specs)
+	phase("clusters", start)
+	if err != nil {
+		fail("%v", err)
+	}
+
+	// 3. Cold start, on the middle-sized cluster before it is scaled.
+	csSize := cfg.Sizes[len(cfg.Sizes)/2]
+	if cl := clusters[fmt.Sprintf(nsName, csSize)]; cl != nil && ctx.Err() == nil {
+		start = time.Now()
+		cfg.logf("cold start: status vs get -o yaml vs exec nodetool status on %s (%d pods), %d runs each", cl.Namespace, len(cl.Pods), cfg.ColdStartRuns)
+		cs, err := MeasureColdStart(ctx, env, cl.Namespace, cl.Pods[0].Name, cfg.ColdStartRuns, cfg.ColdStartWarmup, 5)
+		rep.ColdStart = cs
+		if err != nil {
+			fail("cold start: %v", err)
+		}
+		phase("coldStart", start)
+	}
+
+	// 4. Scale-downs in-process, every request recorded.
+	var runs []*ScaleRun
+	for _, n := range cfg.Sizes {
+		cl := clusters[fmt.Sprintf(nsName, n)]
+		if cl == nil || ctx.Err() != nil {
+			continue
+		}
+		start = time.Now()
+		cfg.logf("scale %d→1 in-process (--poll-interval %s, decommission %s)", n, cfg.Poll, cfg.Decommission)
+		r, err := RunInProcess(ctx, env, cl, 1, cfg.Decommission, cfg.Poll)
+		if err != nil {
+			fail("scale %d→1 in-process: %v", n, err)
+		}
+		if r != nil {
+			a := Analyze(r)
+			rep.Scale = append(rep.Scale, a)
+			runs = append(runs, r)
+			cfg.logf("scale %s: %.1f s, overhead %.3f s/node, %d requests", r.Label, a.WallS, a.OverheadPerNodeS, a.Requests.Total)
+		}
+		phase(fmt.Sprintf("scale%d", n), start)
+	}
+
+	// 5. The memory run: the plugin binary as a child process.
+	if cl := clusters[fmt.Sprintf(memoryNamespace, cfg.MemorySize)]; cl != nil && ctx.Err() == nil {
+		start = time.Now()
+		cfg.logf("scale %d→1 with the plugin binary as a child process (peak RSS; decommission %s)", cfg.MemorySize, cfg.MemoryDecommission)
+		r, err := RunBinary(ctx, env, cl, 1, cfg.MemoryDecommission, cfg.Poll)
+		if err != nil {
+			fail("scale %d→1 binary: %v", cfg.MemorySize, err)
+		}
+		if r != nil {
+			a := Analyze(r)
+			rep.Scale = append(rep.Scale, a)
+			cfg.logf("scale %s binary: %.1f s, peak RSS %.1f MiB", r.Label, a.WallS, float64(a.MaxRSS)/(1<<20))
+		}
+		phase("memory", start)
+	}
+	if ctx.Err() != nil {
+		fail("interrupted: %v", ctx.Err())
+	}
+	stopStart := time.Now()
+	stop()
+	phase("teardown", stopStart)
+	return finish(rep, cfg, t0)
+}
+
+func finish(rep *Report, cfg Config, t0 time.Time) *Report {
+	kubectl := ""
+	if rep.ColdStart != nil {
+		kubectl = rep.ColdStart.Kubectl
+	}
+	rep.Machine = DescribeMachine(kubectl)
+	rep.Figures = Figures(rep, cfg)
+	rep.RuntimeS = math.Round(time.Since(t0).Seconds()*10) / 10
+	return rep
+}
+
+// Figures turns the measurements into the table's rows, with a "why" for each FAIL.
+func Figures(rep *Report, cfg Config) []Figure {
+	var figs []Figure
+	add := func(f Figure) { figs = append(figs, f) }
+	byLabel := func(mode string, from int) *ScaleAnalysis {
+		for _, a := range rep.Scale {
+			if a.Mode == mode && a.From == from {
+				return a
+			}
+		}
+		return nil
+	}
+	missing := func(name, target string) Figure {
+		return Figure{Name: name, Display: "not measured (see the errors below)", Target: target, Result: Error}
+	}
+
+	// Overhead per removed node.
+	for _, n := range cfg.Sizes {
+		name := fmt.Sprintf("Overhead per removed node, %d→1 (in-process)", n)
+		a := byLabel(ModeInProcess, n)
+		if a == nil {
+			add(missing(name, "≤ 0.3 s"))
+			continue
+		}
+		f := Figure{Name: name, Value: a.OverheadPerNodeS, Unit: "s", Target: "≤ 0.3 s",
+			Display: fmt.Sprintf("%.3f s (wall %.1f s − decommission %.0f s − pod termination %.1f s, /%d)", a.OverheadPerNodeS, a.WallS, a.DecommissionS, a.TerminationS, a.Removed),
+			Result:  passIf(a.OverheadPerNodeS <= TargetOverheadS)}
+		if a.TerminationMissing > 0 {
+			f.Display += fmt.Sprintf(" [termination unseen for %d pods]", a.TerminationMissing)
+		}
+		if f.Result == Fail {
+			f.Why = overheadWhy(a)
+		}
+		add(f)
+	}
+	if cfg.MemorySize > 0 {
+		name := fmt.Sprintf("Overhead per removed node, %d→1 (plugin binary)", cfg.MemorySize)
+		if a := byLabel(ModeBinary, cfg.MemorySize); a != nil {
+			f := Figure{Name: name, Value: a.OverheadPerNodeS, Unit: "s", Target: "≤ 0.3 s",
+				Display: fmt.Sprintf("%.3f s (wall %.1f s, decommission %s each)", a.OverheadPerNodeS, a.WallS, cfg.MemoryDecommission),
+				Result:  passIf(a.OverheadPerNodeS <= TargetOverheadS)}
+			if f.Result == Fail {
+				f.Why = "same steps as the in-process run (no request recording in a child process); see the in-process rows"
+			}
+			add(f)
+		} else {
+			add(missing(name, "≤ 0.3 s"))
+		}
+	}
+
+	// Reaction latency.
+	var all, decomm, gone []float64
+	for _, a := range rep.Scale {
+		if a.Mode != ModeInProcess {
+			continue
+		}
+		decomm = append(decomm, a.LatencyDecommissionedMS...)
+		gone = append(gone, a.LatencyPodGoneMS...)
+	}
+	all = append(append(all, decomm...), gone...)
+	if len(all) == 0 {
+		add(missing("Reaction latency p50", "< 100 ms"))
+		add(missing("Reaction latency p99", "< 1 s"))
+	} else {
+		p50, p99 := Percentile(all, 50), Percentile(all, 99)
+		f50 := Figure{Name: fmt.Sprintf("Reaction latency p50 (state change → the write recording it, n=%d)", len(all)), Value: p50, Unit: "ms", Target: "< 100 ms",
+			Display: fmt.Sprintf("%.0f ms", p50), Result: passIf(p50 < TargetLatencyP50MS)}
+		f99 := Figure{Name: fmt.Sprintf("Reaction latency p99 (n=%d)", len(all)), Value: p99, Unit: "ms", Target: "< 1 s",
+			Display: fmt.Sprintf("%.0f ms", p99), Result: passIf(p99 < TargetLatencyP99MS)}
+		why := latencyWhy(rep, decomm, gone)
+		if f50.Result == Fail {
+			f50.Why = why
+		}
+		if f99.Result == Fail {
+			f99.Why = why
+		}
+		add(f50)
+		add(f99)
+		add(Figure{Name: fmt.Sprintf("  after node DECOMMISSIONED, p50 / p99 (n=%d)", len(decomm)), Value: Percentile(decomm, 50), Unit: "ms", Target: "—", Result: Info,
+			Display: fmt.Sprintf("%.0f / %.0f ms", Percentile(decomm, 50), Percentile(decomm, 99))})
+		add(Figure{Name: fmt.Sprintf("  after pod object gone, p50 / p99 (n=%d)", len(gone)), Value: Percentile(gone, 50), Unit: "ms", Target: "—", Result: Info,
+			Display: fmt.Sprintf("%.0f / %.0f ms", Percentile(gone, 50), Percentile(gone, 99))})
+	}
+
+	// API requests per removed node.
+	for _, n := range cfg.Sizes {
+		name := fmt.Sprintf("API requests per removed node, %d→1", n)
+		a := byLabel(ModeInProcess, n)
+		if a == nil || a.Requests == nil {
+			add(missing(name, "≤ 12"))
+			continue
+		}
+		rs := a.Requests
+		f := Figure{Name: name, Value: rs.PerNode, Unit: "requests", Target: "≤ 12",
+			Display: fmt.Sprintf("%.1f (reads %.1f, writes %.1f, watches %.1f, execs %.1f)", rs.PerNode, rs.ReadsPerNode, rs.WritesPerNode, rs.WatchesPerNode, rs.ExecsPerNode),
+			Result:  passIf(rs.PerNode <= TargetRequests)}
+		if f.Result == Fail {
+			f.Why = requestsWhy(a)
+		}
+		add(f)
+	}
+	if len(cfg.Sizes) >= 2 {
+		lo, hi := byLabel(ModeInProcess, cfg.Sizes[len(cfg.Sizes)-2]), byLabel(ModeInProcess, cfg.Sizes[len(cfg.Sizes)-1])
+		if lo != nil && hi != nil && lo.Requests != nil && hi.Requests != nil && hi.Removed > lo.Removed {
+			m := float64(hi.Requests.Total-lo.Requests.Total) / float64(hi.Removed-lo.Removed)
+			f := Figure{Name: fmt.Sprintf("  marginal per node (%s vs %s, start-up excluded)", hi.Label, lo.Label), Value: m, Unit: "requests", Target: "≤ 12",
+				Display: fmt.Sprintf("%.1f", m), Result: passIf(m <= TargetRequests)}
+			if f.Result == Fail {
+				f.Why = "the per-node loop itself is above target, not the start-up (discovery, preflight, plan); see the row above"
+			}
+			add(f)
+		}
+	}
+	if n := cfg.Sizes[len(cfg.Sizes)-1]; true {
+		name := fmt.Sprintf("Pod LISTs in the step loop, per removed node (%d→1)", n)
+		a := byLabel(ModeInProcess, n)
+		if a == nil || a.Requests == nil {
+			add(missing(name, "0"))
+		} else {
+			rs := a.Requests
+			per := float64(rs.PodListsInLoop) / float64(a.Removed)
+			avg := 0.0
+			if rs.PodLists > 0 {
+				avg = float64(rs.PodListBytes) / float64(rs.PodLists) / 1024
+			}
+			f := Figure{Name: name, Value: per, Unit: "LISTs", Target: "0 (none in a loop)",
+				Display: fmt.Sprintf("%.1f (%d in the loop, %d unselective; %.0f KiB each)", per, rs.PodListsInLoop, rs.PodListsUnselective, avg),
+				Result:  passIf(rs.PodListsInLoop == 0)}
+			if f.Result == Fail {
+				f.Why = podListWhy(a)
+			}
+			add(f)
+		}
+	}
+
+	// Cold start.
+	if cs := rep.ColdStart; cs != nil && len(cs.StatusMS) > 0 && len(cs.GetMS) > 0 {
+		st, get, ex := Median(cs.StatusMS), Median(cs.GetMS), Median(cs.ExecMS)
+		ratio := st / get
+		f := Figure{Name: fmt.Sprintf("Cold start: `kubectl cassandra status` / `kubectl get cassandraclusters -o yaml` (medians of %d)", len(cs.StatusMS)), Value: ratio, Unit: "x", Target: "≤ 1.0×",
+			Display: fmt.Sprintf("%.2f× (%.0f ms / %.0f ms)", ratio, st, get), Result: passIf(ratio <= TargetColdStart)}
+		if f.Result == Fail {
+			f.Why = coldStartWhy(cs, st, get, ex)
+		}
+		add(f)
+		add(Figure{Name: "  nodetool part alone: `kubectl exec <pod> -c cassandra -- nodetool status` (median)", Value: ex, Unit: "ms", Target: "—", Result: Info, Display: fmt.Sprintf("%.0f ms", ex)})
+		if w, nt, ok := cs.InProcess(); ok {
+			add(Figure{Name: "  status in-process (no process start; median of 5)", Value: w, Unit: "ms", Target: "—", Result: Info,
+				Display: fmt.Sprintf("%.0f ms, of which the nodetool call %.0f ms", w, nt)})
+			add(Figure{Name: "  status without its nodetool call / get", Value: (st - nt) / get, Unit: "x", Target: "—", Result: Info,
+				Display: fmt.Sprintf("%.2f× ((%.0f − %.0f) ms / %.0f ms)", (st-nt)/get, st, nt, get)})
+		}
+	} else {
+		add(missing("Cold start: status / get -o yaml", "≤ 1.0×"))
+	}
+
+	// Memory.
+	if cfg.MemorySize > 0 {
+		name := fmt.Sprintf("Peak RSS, %d→1 (plugin binary)", cfg.MemorySize)
+		if a := byLabel(ModeBinary, cfg.MemorySize); a != nil && (a.MaxRSS > 0 || a.VmHWM > 0) {
+			peak, how := a.MaxRSS, fmt.Sprintf("GNU time; VmHWM last read %.1f MiB", float64(a.VmHWM)/(1<<20))
+			if peak == 0 {
+				peak, how = a.VmHWM, "VmHWM, last read before exit"
+			}
+			f := Figure{Name: name, Value: float64(peak), Unit: "bytes", Target: "≤ 60 MB",
+				Display: fmt.Sprintf("%.1f MB = %.1f MiB (%s)", float64(peak)/1e6, float64(peak)/(1<<20), how),
+				Result:  passIf(float64(peak) <= TargetRSSBytes)}
+			if f.Result == Fail {
+				f.Why = "peak RSS of the plugin process alone (GNU time's ru_maxrss); no heap breakdown was taken: profile a 100→1 run (GODEBUG=gctrace=1, pprof) to see what holds memory"
+			}
+			add(f)
+		} else {
+			add(missing(name, "≤ 60 MB"))
+		}
+	}
+	if rep.BinaryBytes > 0 {
+		add(Figure{Name: "Binary size (make build: -trimpath -s -w)", Value: float64(rep.BinaryBytes), Unit: "bytes", Target: "—", Result: Info,
+			Display: fmt.Sprintf("%.1f MB (%.1f MiB)", float64(rep.BinaryBytes)/1e6, float64(rep.BinaryBytes)/(1<<20))})
+	}
+
+	// Micro-benchmarks.
+	for _, m := range rep.Micro {
+		add(Figure{Name: m.Name + fmt.Sprintf(" (median of %d)", len(m.NsPerOp)), Value: m.MedianNs, Unit: "ns/op", Target: "—", Result: Info,
+			Display: fmt.Sprintf("%s ns/op, %.0f B/op, %.0f allocs/op", fmtNs(m.MedianNs), m.BytesPerOp, m.AllocsPerOp)})
+	}
+	return figs
+}
+
+func passIf(ok bool) string {
+	if ok {
+		return Pass
+	}
+	return Fail
+}
+
+func fmtNs(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func overheadWhy(a *ScaleAnalysis) string {
+	var parts []string
+	n := float64(a.Removed)
+	if len(a.StepShares) > 0 {
+		var s []string
+		for _, sh := range a.StepShares {
+			if sh.Kind == "update-cluster" || sh.Kind == "pause-operator" || sh.Kind == "resume-operator" {
+				continue
+			}
+			s = append(s, fmt.Sprintf("%s %.2f", sh.Kind, sh.PerNodeS))
+		}
+		parts = append(parts, fmt.Sprintf("per node the steps took (s) %s, which hold %.2f s of simulated decommission and %.2f s of pod termination; start-up (discovery, RBAC checks, preflight, plan) %.2f s and the end %.2f s once per run",
+			strings.Join(s, ", "), a.DecommissionS/n, a.TerminationS/n, a.StartupS, a.FinishS))
+	}
+	var serial, calls float64
+	var cmds []string
+	for _, e := range a.Execs {
+		if strings.HasPrefix(e.Command, "nodetool decommission") {
+			continue
+		}
+		k := float64(e.Count - e.Concurrent)
+		serial += k * e.MeanMS / 1000
+		calls += k
+		cmds = append(cmds, fmt.Sprintf("%s %.1f×%.0f ms", strings.TrimPrefix(e.Command, "nodetool "), k/n, e.MeanMS))
+	}
+	if calls > 0 {
+		parts = append(parts, fmt.Sprintf("nodetool reads (pod exec) on the critical path %.1f per node = %.2f s/node (%s)", calls/n, serial/n, strings.Join(cmds, ", ")))
+	}
+	for _, e := range a.Execs {
+		if strings.HasPrefix(e.Command, "nodetool decommission") {
+			parts = append(parts, fmt.Sprintf("the decommission call lasts %.0f ms, %.0f ms over the simulated time (exec set-up and tear-down)", e.MeanMS, e.MeanMS-1000*a.DecommissionS/n))
+		}
+	}
+	if a.Requests != nil {
+		parts = append(parts, fmt.Sprintf("API requests of the step loop kept the plugin waiting %.2f s/node (%.1f requests/node)", a.Requests.LoopAPIS/n, a.Requests.LoopPerNode))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func latencyWhy(rep *Report, decomm, gone []float64) string {
+	parts := []string{fmt.Sprintf("after DECOMMISSIONED p50 %.0f ms / p99 %.0f ms, after pod gone p50 %.0f ms / p99 %.0f ms", Percentile(decomm, 50), Percentile(decomm, 99), Percentile(gone, 50), Percentile(gone, 99))}
+	var big *ScaleAnalysis
+	for _, a := range rep.Scale {
+		if a.Mode == ModeInProcess && (big == nil || a.From > big.From) {
+			big = a
+		}
+	}
+	if big != nil {
+		for _, kind := range []string{"decommissioned", "gone"} {
+			var ks []string
+			for k, v := range big.LatencyBetween[kind] {
+				ks = append(ks, fmt.Sprintf("%.1f %s", v, k))
+			}
+			sort.Strings(ks)
+			parts = append(parts, fmt.Sprintf("in %s, between %s and the write recording it the plugin sent on average: %s", big.Label, kind, strings.Join(ks, ", ")))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func requestsWhy(a *ScaleAnalysis) string {
+	rs := a.Requests
+	var top []string
+	for i, k := range rs.Breakdown {
+		if i == 6 {
+			break
+		}
+		top = append(top, fmt.Sprintf("%s %.1f", k.Key, k.PerNode))
+	}
+	s := fmt.Sprintf("top per node: %s", strings.Join(top, ", "))
+	s += fmt.Sprintf("; start-up (discovery, RBAC checks, plan) %d requests, step loop %.1f per node, %d lease renewals", rs.Startup, rs.LoopPerNode, rs.LeaseRenewals)
+	return s
+}
+
+func podListWhy(a *ScaleAnalysis) string {
+	rs := a.Requests
+	var sels []string
+	for _, p := range rs.PodListSelectors {
+		if p.InLoop > 0 {
+			sels = append(sels, fmt.Sprintf("%d× labelSelector %s (%.0f KiB each)", p.InLoop, p.Selector, p.MeanKiB))
+		}
+	}
+	return fmt.Sprintf("in the loop: %s. The selector matches every pod of the cluster, which here is every pod of the namespace: each LIST returns the whole rack. It is the ring read (steps.World.ring), which lists the cluster's pods to pick a Ready pod to run `nodetool status` on, on every verify-left check; verify-left is checked again by the shrink and delete-pvcs safety checks",
+		strings.Join(sels, "; "))
+}
+
+func coldStartWhy(cs *ColdStart, st, get, ex float64) string {
+	s := fmt.Sprintf("status %.0f ms vs get %.0f ms through kubectl; `kubectl exec … nodetool status` alone takes %.0f ms", st, get, ex)
+	if len(cs.Profiles) > 0 {
+		p := cs.Profiles[len(cs.Profiles)-1]
+		var top []string
+		for _, k := range p.Breakdown {
+			top = append(top, fmt.Sprintf("%s ×%d", k.Key, k.Count))
+		}
+		w, nt, _ := cs.InProcess()
+		s += fmt.Sprintf("; in-process status takes %.0f ms (median): one nodetool status exec (%.0f ms) plus %d API requests (%d discovery; %s) whose times sum to %.0f ms, where get makes 1 request on a warm discovery cache",
+			w, nt, p.Requests-len(p.Execs), p.Discovery, strings.Join(top, ", "), p.RequestMS)
+	}
+	return s
+}
