@@ -47,7 +47,7 @@ way to finish removing that node.
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
 	cmd.Flags().BoolVar(&forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
-	addOutputFlag(cmd.Flags(), &out, "text", "json", "yaml")
+	addOutputFlag(cmd, &out, "text", "json", "yaml")
 	return cmd
 }
 

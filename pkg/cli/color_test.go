@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,29 +10,6 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
-
-// knownBugs lists tests that show a bug in a file this suite's authors do not own; the
-// exact fix is in the report that came with the suite. They are skipped so the suite
-// stays green for everyone meanwhile; KCASS_KNOWN_BUGS=1 runs them (and they fail).
-// Delete an entry once its fix is in: the test then enforces it.
-var knownBugs = map[string]string{
-	"colour-alignment": "status.go colours the READY cells before tabwriter aligns them, so under colour the header no longer lines up with the rows",
-	"flag-completion":  "resume, abort, version (and newer commands) do not complete -o (status and scale do); --color does not complete",
-	"completion-usage": "`completion bogus` exits 1 (error), not 2 (bad usage)",
-	"color-flag":       "--color accepts any value (a typo silently means auto)",
-	"completion-hang":  "completion's 3s bound does not reach discovery (no context), so a hanging API server hangs TAB",
-}
-
-func knownBug(t *testing.T, id string) {
-	t.Helper()
-	reason, ok := knownBugs[id]
-	if !ok {
-		t.Fatalf("knownBug(%q): no such entry", id)
-	}
-	if os.Getenv("KCASS_KNOWN_BUGS") == "" {
-		t.Skipf("known bug %s: %s (KCASS_KNOWN_BUGS=1 runs it)", id, reason)
-	}
-}
 
 var reANSI = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 
@@ -105,7 +81,6 @@ func TestStatusColourAlways(t *testing.T) {
 		t.Errorf("without its escapes, the coloured status says something else:\n%s\nvs\n%s", stripANSI(always), never)
 	}
 	t.Run("aligned", func(t *testing.T) {
-		knownBug(t, "colour-alignment")
 		if stripANSI(always) != never {
 			t.Errorf("columns move under colour:\n%s\nvs\n%s", stripANSI(always), never)
 		}
@@ -234,7 +209,6 @@ func TestColourNeverAndNoColor(t *testing.T) {
 
 // TestColourFlagValidated: a typo in --color must be bad usage, not a silent "auto".
 func TestColourFlagValidated(t *testing.T) {
-	knownBug(t, "color-flag")
 	w := world.New(t, world.Opts{Nodes: 2})
 	_, stderr, code, _ := run(w, 0, "status", "demo", "-n", "cassandra", "--color=allways")
 	if code != 2 || !strings.Contains(stderr, "allways") {

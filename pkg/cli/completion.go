@@ -28,7 +28,7 @@ func newCompletionCmd(o *Options) *cobra.Command {
 		Short:     "Print the kubectl completion shim, or a shell completion script",
 		Example:   completionExample,
 		GroupID:   groupOther,
-		Args:      cobra.ExactArgs(1),
+		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		ValidArgs: []string{"kubectl-shim", "bash", "zsh", "fish", "powershell"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := cmd.Root()
@@ -60,41 +60,60 @@ func completionContext(cmd *cobra.Command) (context.Context, context.CancelFunc)
 	return context.WithTimeout(ctx, 3*time.Second)
 }
 
+// bounded runs a completion lookup with a deadline: discovery takes no context, so a
+// hanging API server must not hang the shell; on timeout there are no candidates.
+func bounded(cmd *cobra.Command, lookup func(ctx context.Context) []string) ([]string, cobra.ShellCompDirective) {
+	ctx, cancel := completionContext(cmd)
+	defer cancel()
+	out := make(chan []string, 1)
+	go func() { out <- lookup(ctx) }()
+	select {
+	case names := <-out:
+		return names, cobra.ShellCompDirectiveNoFileComp
+	case <-ctx.Done():
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // completeClusters lists CassandraCluster names; nothing (and no error spew) when the
 // cluster is unreachable.
 func (o *Options) completeClusters(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	ctx, cancel := completionContext(cmd)
-	defer cancel()
-	c, a, err := o.adapter(ctx)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	list, err := a.List(ctx, c.Namespace)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	var names []string
-	for _, l := range list {
-		names = append(names, l.Name)
-	}
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return bounded(cmd, func(ctx context.Context) []string {
+		c, a, err := o.adapter(ctx)
+		if err != nil {
+			return nil
+		}
+		ns := c.Namespace
+		if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
+			ns = *f
+		}
+		list, err := a.List(ctx, ns)
+		if err != nil {
+			return nil
+		}
+		var names []string
+		for _, l := range list {
+			names = append(names, l.Name)
+		}
+		return names
+	})
 }
 
 func (o *Options) completeTopology(cmd *cobra.Command, args []string, racks bool) ([]string, cobra.ShellCompDirective) {
-	ctx, cancel := completionContext(cmd)
-	defer cancel()
-	s, err := o.open(ctx, args)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	if !racks {
-		return s.cluster.DCNames(), cobra.ShellCompDirectiveNoFileComp
-	}
 	dc, _ := cmd.Flags().GetString("dc")
-	return s.cluster.RackNames(dc), cobra.ShellCompDirectiveNoFileComp
+	return bounded(cmd, func(ctx context.Context) []string {
+		s, err := o.open(ctx, args)
+		if err != nil {
+			return nil
+		}
+		if !racks {
+			return s.cluster.DCNames()
+		}
+		return s.cluster.RackNames(dc)
+	})
 }
 
 // completeRacks lists the racks of the cluster (of --dc when given).

@@ -197,7 +197,6 @@ func TestCompleteOutputValues(t *testing.T) {
 		expectValues(t, complete(t, w, cmd, "demo", "--output", ""), "text", "json", "yaml")
 	}
 	t.Run("every command with -o, and --color", func(t *testing.T) {
-		knownBug(t, "flag-completion")
 		for _, c := range NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard())).Commands() {
 			f := c.Flags().Lookup("output")
 			if !c.IsAvailableCommand() || f == nil {
@@ -311,7 +310,6 @@ func TestCompleteUnreachable(t *testing.T) {
 // TestCompleteHangingServer: an API server that accepts the connection and never answers
 // must not hang the user's shell: completion gives up within its own bound.
 func TestCompleteHangingServer(t *testing.T) {
-	knownBug(t, "completion-hang")
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -406,7 +404,6 @@ func TestCompletionBadShell(t *testing.T) {
 		}
 	}
 	t.Run("unknown shell is bad usage", func(t *testing.T) {
-		knownBug(t, "completion-usage")
 		stdout, stderr, code, _ := run(w, 0, "completion", "tcsh")
 		if code != 2 || stdout != "" || !strings.Contains(stderr, `"tcsh"`) {
 			t.Errorf("completion tcsh: exit %d, stdout %q, stderr %q", code, stdout, stderr)

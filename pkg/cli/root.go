@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
@@ -76,6 +75,14 @@ nodetool) on resume. An interrupted run is finished from any machine with "kubec
 		return exit.WithCode(exit.Usage, fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath()))
 	})
 	o.AddFlags(root.PersistentFlags())
+	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		switch o.Color {
+		case "auto", "always", "never":
+			return nil
+		}
+		return exit.Usagef("--color must be auto, always or never, got %q", o.Color)
+	}
 	root.AddGroup(
 		&cobra.Group{ID: groupOps, Title: "Operations:"},
 		&cobra.Group{ID: groupInspect, Title: "Inspection:"},
@@ -109,9 +116,10 @@ func isUsageError(err error) bool {
 	return false
 }
 
-// addOutputFlag registers -o/--output with the allowed formats.
-func addOutputFlag(fs *pflag.FlagSet, target *string, formats ...string) {
-	fs.StringVarP(target, "output", "o", formats[0], "Output format: "+strings.Join(formats, "|"))
+// addOutputFlag registers -o/--output with the allowed formats, and their completion.
+func addOutputFlag(cmd *cobra.Command, target *string, formats ...string) {
+	cmd.Flags().StringVarP(target, "output", "o", formats[0], "Output format: "+strings.Join(formats, "|"))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
 func checkOutput(value string, formats ...string) error {

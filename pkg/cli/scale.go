@@ -51,7 +51,7 @@ type runFlags struct {
 
 func (f *runFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
-	addOutputFlag(cmd.Flags(), &f.output, "text", "json", "yaml")
+	addOutputFlag(cmd, &f.output, "text", "json", "yaml")
 	cmd.Flags().DurationVar(&f.pollInterval, "poll-interval", 5*time.Second, "How often to read the node's state while waiting (each read is a nodetool exec)")
 	cmd.Flags().DurationVar(&f.stepTimeout, "timeout", 6*time.Hour, "How long one step may wait for its effect (a decommission streams the node's whole data)")
 	cmd.Flags().DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "Cassandra 4.0+: re-issue decommission when the node stays LEAVING with no stream this long")
@@ -124,7 +124,6 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 	f.runFlags.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
 	_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -151,8 +150,8 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 			return refuseOtherInFlight(s, existing)
 		}
 		if !existing.SameTarget(dc, racks, f.nodes) {
-			return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %v to %d nodes, started by %s at %s); finish it first: %s",
-				existing.OperationID, s.cluster.Name, existing.Target.DC, existing.Target.Racks, existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
+			return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
+				existing.OperationID, s.cluster.Name, existing.Target.DC, strings.Join(existing.Target.Racks, ","), existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
 		}
 		fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
 		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
@@ -210,7 +209,6 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 	if f.output == "text" {
 		o.printPlanText(o.Out, report, "Plan")
 	} else {
-		fmt.Fprintln(o.ErrOut, "Plan:")
 		o.printPlanText(o.ErrOut, report, "Plan")
 	}
 	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {

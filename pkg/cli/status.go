@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,8 +129,7 @@ func newStatusCmd(o *Options) *cobra.Command {
 			return nil
 		},
 	}
-	addOutputFlag(cmd.Flags(), &out, "text", "json", "yaml")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	addOutputFlag(cmd, &out, "text", "json", "yaml")
 	return cmd
 }
 
@@ -316,7 +316,7 @@ func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
 			op.CurrentStep = &cur
 		}
 		rep.Operation = op
-		rep.Next = s.resumeHint()
+		rep.Next = s.resumeHint() + " --yes"
 	} else if rep.Operation == nil {
 		rep.Next = fmt.Sprintf("kubectl cassandra scale -n %s %s --rack RACK --nodes N", cl.Namespace, cl.Name)
 	}
@@ -347,7 +347,7 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 			if op.CurrentStep.LastError != "" {
 				errText = ", last error: " + op.CurrentStep.LastError
 			}
-			fmt.Fprintf(w, "            current step %s (%s, %d attempts%s)\n", op.CurrentStep.ID, op.CurrentStep.State, op.CurrentStep.Attempts, errText)
+			fmt.Fprintf(w, "            current step %s (%s, attempts: %d%s)\n", op.CurrentStep.ID, op.CurrentStep.State, op.CurrentStep.Attempts, errText)
 		}
 	}
 	if lo := rep.LastOperation; lo != nil {
@@ -359,7 +359,7 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 	if op := rep.Operation; op != nil && op.PausedOperator != nil {
 		po := op.PausedOperator
 		fmt.Fprintf(w, "Operator:   %s %s/%s PAUSED by kubectl-cassandra (replicas %d -> 0) for operation %s; restored to %d at its end, by resume or by abort\n",
-			p.Bad("[!!]"), po.Namespace, po.Name, po.Replicas, op.ID, po.Replicas)
+			p.Warn("[!!]"), po.Namespace, po.Name, po.Replicas, op.ID, po.Replicas)
 	}
 	for _, b := range rep.OperatorBusy {
 		fmt.Fprintf(w, "CassKop:    %s %s\n", p.Warn("[!!]"), b)
@@ -376,15 +376,17 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 				mark = p.Warn("[!!]")
 			}
 			fmt.Fprintf(w, "  Rack %s: %s StatefulSet %s, %d/%d ready\n", r.Name, mark, r.StatefulSet, r.ReadyReplicas, r.Replicas)
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			// Align plain text first, colour after: escape codes would skew tabwriter.
+			var table bytes.Buffer
+			tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "    POD\tREADY\tNODE\tHOST ID\tIP")
 			for _, pod := range r.Pods {
-				ready := p.OK("[OK]")
+				ready := "[OK]"
 				if !pod.Ready {
-					ready = p.Bad("[XX]")
+					ready = "[XX]"
 				}
 				if pod.Terminating {
-					ready = p.Warn("[!!] terminating")
+					ready = "[!!] terminating"
 				}
 				state := pod.NodeState
 				if state == "" {
@@ -393,7 +395,7 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 				fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", pod.Name, ready, state, dash(pod.HostID), dash(pod.IP))
 			}
 			_ = tw.Flush()
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			tw = tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "    PVC\tPHASE\tPOD")
 			for _, c := range r.PVCs {
 				phase := c.Phase
@@ -402,11 +404,12 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 				}
 				pod := "exists"
 				if !c.PodExists {
-					pod = p.Warn("gone")
+					pod = "gone"
 				}
 				fmt.Fprintf(tw, "    %s\t%s\t%s\n", c.Name, phase, pod)
 			}
 			_ = tw.Flush()
+			fmt.Fprint(w, strings.NewReplacer("[!!] terminating", p.Warn("[!!] terminating"), "[OK]", p.OK("[OK]"), "[XX]", p.Bad("[XX]"), "  gone\n", "  "+p.Warn("gone")+"\n").Replace(table.String()))
 		}
 	}
 	for _, wmsg := range rep.Warnings {

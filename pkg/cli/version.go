@@ -59,7 +59,7 @@ func newVersionCmd(o *Options) *cobra.Command {
 			return nil
 		},
 	}
-	addOutputFlag(cmd.Flags(), &output, "text", "json", "yaml")
+	addOutputFlag(cmd, &output, "text", "json", "yaml")
 	cmd.Flags().BoolVar(&client, "client", false, "Do not contact the cluster")
 	return cmd
 }

@@ -60,19 +60,19 @@ func Summary(cp *checkpoint.Checkpoint) string {
 	}
 	switch cp.Kind {
 	case checkpoint.KindScaleUp:
-		s := fmt.Sprintf("datacenter %s racks %v scaled to %d nodes (%d added)", cp.Target.DC, cp.Target.Racks, cp.Target.Nodes, count(checkpoint.StepGrowSTS))
+		s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, count(checkpoint.StepGrowSTS))
 		if c := count(checkpoint.StepCleanup); c > 0 {
 			s += fmt.Sprintf(", nodetool cleanup on %d nodes", c)
 		}
 		return s
 	case checkpoint.KindRestart:
-		return fmt.Sprintf("datacenter %s racks %v restarted (%d pods, one at a time)", cp.Target.DC, cp.Target.Racks, count(checkpoint.StepDeletePod))
+		return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), count(checkpoint.StepDeletePod))
 	case checkpoint.KindRepairOperator:
 		var pods []string
 		for _, n := range cp.Nodes {
 			pods = append(pods, n.Pod)
 		}
-		return fmt.Sprintf("CassKop's stuck decommission of %s finished and marked done (datacenter %s racks %v)", strings.Join(pods, ", "), cp.Target.DC, cp.Target.Racks)
+		return fmt.Sprintf("CassKop's stuck decommission of %s finished and marked done (datacenter %s racks %s)", strings.Join(pods, ", "), cp.Target.DC, strings.Join(cp.Target.Racks, ","))
 	}
-	return fmt.Sprintf("datacenter %s racks %v scaled to %d nodes (%d removed)", cp.Target.DC, cp.Target.Racks, cp.Target.Nodes, len(cp.Nodes))
+	return fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d removed)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, len(cp.Nodes))
 }
