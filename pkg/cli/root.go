@@ -4,7 +4,9 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
 )
@@ -30,10 +33,22 @@ func StdStreams() genericiooptions.IOStreams {
 
 // Main runs the plugin with args and returns the process exit code.
 func Main(args []string, streams genericiooptions.IOStreams) int {
+	quietKlog()
 	o := NewOptions(streams)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return o.Execute(ctx, args)
+}
+
+// quietKlog silences client-go's internal logging (e.g. "Copying stderr failed" when an
+// exec stream is cut by Ctrl-C): the plugin reports what matters itself.
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
 }
 
 // Execute runs the root command with args, prints the error if any, and returns the exit code.

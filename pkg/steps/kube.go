@@ -290,6 +290,60 @@ func (s *DeletePVCs) Do(ctx context.Context) error {
 	return nil
 }
 
+// Wait watches each remaining claim until it is deleted, instead of sleeping a poll
+// interval: the PVC-protection finalizer goes within a second of the pod.
+func (s *DeletePVCs) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepDeletePVCs, s.n.Pod)
+	start := s.w.now()
+	for {
+		left, err := s.remaining(ctx)
+		if err == nil && len(left) == 0 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			s.w.Reporter.Waiting(id, "cannot read the PVCs: "+err.Error(), s.w.now().Sub(start))
+			if err := sleep(ctx, s.w.poll()); err != nil {
+				return err
+			}
+			continue
+		}
+		pvc := left[0]
+		s.w.Reporter.Waiting(id, "waiting for PVC "+pvc.Name+" to be deleted", s.w.now().Sub(start))
+		wi, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Watch(ctx, metav1.ListOptions{
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", pvc.Name).String(),
+			ResourceVersion: pvc.ResourceVersion,
+		})
+		if err != nil {
+			if err := sleep(ctx, s.w.poll()); err != nil {
+				return err
+			}
+			continue
+		}
+		timeout := time.NewTimer(progressEvery(s.w) * 6)
+	events:
+		for {
+			select {
+			case <-ctx.Done():
+				break events
+			case <-timeout.C:
+				break events // re-read: also covers a missed event
+			case ev, ok := <-wi.ResultChan():
+				if !ok || ev.Type == watch.Error {
+					break events
+				}
+				if c, isPVC := ev.Object.(*corev1.PersistentVolumeClaim); ev.Type == watch.Deleted && isPVC && c.Name == pvc.Name {
+					break events
+				}
+			}
+		}
+		timeout.Stop()
+		wi.Stop()
+	}
+}
+
 // UpdateCluster brings the operator's cluster resource in line with the StatefulSets.
 type UpdateCluster struct {
 	w      *World
