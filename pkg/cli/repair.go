@@ -66,7 +66,6 @@ restored at the end. An interrupted repair is finished with "kubectl cassandra r
 	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during the repair and restore it at the end; with false, refuse while it runs")
 	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
 	f.runFlags.add(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -68,7 +68,6 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 	f.runFlags.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
 	_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

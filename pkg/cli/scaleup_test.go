@@ -19,7 +19,7 @@ func TestScaleUpRuns(t *testing.T) {
 	if n, _ := w.Cass.Node("demo-dc1-rack1-0"); n.Cleanups != 1 {
 		t.Fatalf("cleanups on the pre-existing node: %d", n.Cleanups)
 	}
-	if !strings.Contains(stdout, "Done: datacenter dc1 racks [rack1] scaled to 3 nodes (2 added), nodetool cleanup on 1 nodes") {
+	if !strings.Contains(stdout, "Done: datacenter dc1 racks rack1 scaled to 3 nodes (2 added), nodetool cleanup on 1 nodes") {
 		t.Fatalf("stdout:\n%s", stdout)
 	}
 }

@@ -280,7 +280,7 @@ func (e *Engine) doneWithRetry(ctx context.Context, id string, st Step) (bool, e
 			return false, err
 		}
 		if e.now().Sub(start) > e.StepTimeout {
-			return false, fmt.Errorf("cannot tell whether %s is done: %w", id, err)
+			return false, &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s: cannot tell whether %s is done: %w", e.StepTimeout, id, err)}
 		}
 		e.Reporter.Waiting(id, "state unknown ("+err.Error()+"), reading again", e.now().Sub(start))
 		if err := e.sleep(ctx, e.Poll); err != nil {
@@ -296,7 +296,7 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 	if w, ok := st.(Waiter); ok {
 		err := w.Wait(wctx)
 		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
-			return fmt.Errorf("timed out after %s waiting for %s: %w", e.StepTimeout, id, err)
+			return &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s: %w", e.StepTimeout, id, err)}
 		}
 		return err
 	}
@@ -310,7 +310,7 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 			return ErrInterrupted
 		}
 		if wctx.Err() != nil {
-			return fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)
+			return &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)}
 		}
 		what := "waiting"
 		if err != nil {
@@ -321,7 +321,7 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 			if ctx.Err() != nil {
 				return ErrInterrupted
 			}
-			return fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)
+			return &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)}
 		}
 	}
 }

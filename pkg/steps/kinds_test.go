@@ -115,7 +115,7 @@ func TestGrowStatefulSetStep(t *testing.T) {
 func TestWaitJoinedStep(t *testing.T) {
 	ctx := context.Background()
 	n := newNode(1)
-	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: 50 * time.Millisecond}, checkpoint.KindScaleUp, n)
+	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: 500 * time.Millisecond}, checkpoint.KindScaleUp, n)
 	st := &WaitJoined{w: sw, n: n}
 	mustDone(t, st, false) // no pod yet
 	mustDo(t, &GrowStatefulSet{w: sw, n: n})
@@ -141,9 +141,9 @@ func TestWaitJoinedStep(t *testing.T) {
 	// deadline, an error saying where it is stuck and what to check.
 	rec := &warnings{}
 	_, sw3 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
-	sw3.Reporter, sw3.StallAfter = rec, 5*time.Millisecond
+	sw3.Reporter, sw3.StallAfter = rec, 20*time.Millisecond
 	mustDo(t, &GrowStatefulSet{w: sw3, n: n})
-	wctx, cancel := context.WithTimeout(ctx, 60*time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	err = (&WaitJoined{w: sw3, n: n}).Wait(wctx)
 	if err == nil || !strings.Contains(err.Error(), "is UJ: joining") || !strings.Contains(err.Error(), "nodetool netstats (bootstrap streams)") {
@@ -156,7 +156,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	// An unschedulable pod says so.
 	_, sw4 := kindWorld(t, world.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, checkpoint.KindScaleUp, n)
 	mustDo(t, &GrowStatefulSet{w: sw4, n: n})
-	wctx2, cancel2 := context.WithTimeout(ctx, 20*time.Millisecond)
+	wctx2, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel2()
 	if err := (&WaitJoined{w: sw4, n: n}).Wait(wctx2); err == nil || !strings.Contains(err.Error(), "not scheduled (Unschedulable") {
 		t.Fatalf("pending pod: %v", err)
@@ -242,7 +242,7 @@ func TestDeletePodStep(t *testing.T) {
 
 func TestWaitRestartedStep(t *testing.T) {
 	ctx := context.Background()
-	w, sw := kindWorld(t, world.Opts{Nodes: 3, StartTime: 30 * time.Millisecond}, checkpoint.KindRestart)
+	w, sw := kindWorld(t, world.Opts{Nodes: 3, StartTime: 500 * time.Millisecond}, checkpoint.KindRestart)
 	n := existing(w, 1)
 	st := &WaitRestarted{w: sw, n: n}
 	mustDone(t, st, false) // the old pod

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -180,8 +181,11 @@ func (s *WaitJoined) Wait(ctx context.Context) error {
 		}
 		if err != nil {
 			what = "state unknown: " + err.Error()
-		} else if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil && ns.Mode == nodetool.ModeJoiningFailed {
-			return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
+		} else if strings.HasPrefix(what, "node ") {
+			// The pod runs and its node is not UN yet: did its bootstrap fail (5.0)?
+			if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil && ns.Mode == nodetool.ModeJoiningFailed {
+				return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
+			}
 		}
 		last = what
 		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))

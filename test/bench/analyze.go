@@ -14,9 +14,11 @@ type KeyStat struct {
 	Key     string  `json:"key"`
 	Count   int     `json:"count"`
 	PerNode float64 `json:"perNode"`
-	// Bytes is the response bytes read; MeanMS the mean time to the response headers.
-	Bytes  int64   `json:"bytes"`
-	MeanMS float64 `json:"meanMs"`
+	// Bytes is the response bytes read; MeanMS the mean time until the response was
+	// complete (body read); TotalPerNodeS that time summed, per removed node.
+	Bytes         int64   `json:"bytes"`
+	MeanMS        float64 `json:"meanMs"`
+	TotalPerNodeS float64 `json:"totalPerNodeS"`
 }
 
 // RequestStats counts the requests of one in-process run, client-side.
@@ -282,7 +284,7 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 			}
 		}
 		if inLoop && c.Class != ClassExec && c.Class != ClassWatch {
-			apiIntervals = append(apiIntervals, [2]time.Time{c.Start, c.End})
+			apiIntervals = append(apiIntervals, [2]time.Time{c.Start, c.Done()})
 		}
 		k := c.Key()
 		ks := byKey[k]
@@ -292,7 +294,7 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 		}
 		ks.Count++
 		ks.Bytes += c.RespBytes()
-		durByKey[k] += c.End.Sub(c.Start)
+		durByKey[k] += c.Done().Sub(c.Start)
 	}
 	rs.PerNode = float64(rs.Total) / n
 	rs.ReadsPerNode = float64(rs.Reads) / n
@@ -310,6 +312,7 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 	for k, ks := range byKey {
 		ks.PerNode = float64(ks.Count) / n
 		ks.MeanMS = ms(durByKey[k]) / float64(ks.Count)
+		ks.TotalPerNodeS = durByKey[k].Seconds() / n
 		rs.Breakdown = append(rs.Breakdown, *ks)
 	}
 	sort.Slice(rs.Breakdown, func(i, j int) bool {

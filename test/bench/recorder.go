@@ -47,6 +47,18 @@ type Call struct {
 	respBytes atomic.Int64
 	mu        sync.Mutex
 	dataReads []time.Time // watches only: when response data arrived (≈ each event)
+	bodyDone  time.Time   // when the response body was read to its end or closed
+}
+
+// Done is when the response was complete: its body read to the end (or closed), else
+// its headers back. For a watch it is when the watch ended.
+func (c *Call) Done() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.bodyDone.IsZero() {
+		return c.bodyDone
+	}
+	return c.End
 }
 
 // DataReads returns, for a watch, the times at which its response body delivered data
@@ -196,7 +208,25 @@ func (b *countingBody) Read(p []byte) (int, error) {
 			b.c.mu.Unlock()
 		}
 	}
+	if err != nil {
+		b.done()
+	}
 	return n, err
+}
+
+func (b *countingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.done()
+	return err
+}
+
+func (b *countingBody) done() {
+	t := time.Now()
+	b.c.mu.Lock()
+	if b.c.bodyDone.IsZero() {
+		b.c.bodyDone = t
+	}
+	b.c.mu.Unlock()
 }
 
 // Classify parses a request to the Kubernetes API into a Call (without times).

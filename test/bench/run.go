@@ -430,7 +430,19 @@ func overheadWhy(a *ScaleAnalysis) string {
 		}
 	}
 	if a.Requests != nil {
-		parts = append(parts, fmt.Sprintf("API requests of the step loop kept the plugin waiting %.2f s/node (%.1f requests/node)", a.Requests.LoopAPIS/n, a.Requests.LoopPerNode))
+		top := append([]KeyStat(nil), a.Requests.Breakdown...)
+		sort.Slice(top, func(i, j int) bool { return top[i].TotalPerNodeS > top[j].TotalPerNodeS })
+		var t []string
+		for _, k := range top {
+			if len(t) == 3 {
+				break
+			}
+			if strings.HasPrefix(k.Key, "EXEC ") || strings.HasPrefix(k.Key, "WATCH ") {
+				continue
+			}
+			t = append(t, fmt.Sprintf("%s %.1f×%.0f ms (%.0f KiB answers)", k.Key, k.PerNode, k.MeanMS, float64(k.Bytes)/float64(k.Count)/1024))
+		}
+		parts = append(parts, fmt.Sprintf("API requests of the step loop kept the plugin waiting %.2f s/node (%.1f requests/node), most of all %s", a.Requests.LoopAPIS/n, a.Requests.LoopPerNode, strings.Join(t, ", ")))
 	}
 	return strings.Join(parts, "; ")
 }

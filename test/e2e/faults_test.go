@@ -325,7 +325,9 @@ func testFaultGarbledRing(t *testing.T, crd *fixture.CRDInfo) {
 func testUnreadableRing(t *testing.T, crd *fixture.CRDInfo, fault sim.Fault) {
 	requireCommand(t, "scale")
 	ns := newNamespace(t)
-	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2)})
+	// 2 s: the faults must be in place before the decommission call returns and the
+	// plugin reads the ring.
+	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(2), Sim: fixture.SimOptions{DecommissionTime: 2 * time.Second}})
 	victim := cl.Pods[1].Name
 	g := newPVCGuard(t, ns)
 	p := startCassandra(t, ns, scaleArgs(cl, "dc1", "rack1", 1)...)
