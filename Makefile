@@ -28,7 +28,7 @@ lint:
 
 ## unit: unit tests with the race detector (e2e tests skip themselves here)
 unit:
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 40m ./...
 
 ## test: everything CI runs — lint, unit tests, then the e2e suite on a local control plane
 test: lint unit e2e

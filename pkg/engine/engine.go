@@ -326,18 +326,20 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 	}
 }
 
-func (e *Engine) markDone(ctx context.Context, rec *checkpoint.Step) error {
+// markDone records a step as done in memory only: the next write (the next step's
+// "started", an error, a release, or clearing the checkpoint at the end) carries it. A
+// crash before that leaves the step "started", which resume re-checks in the real world
+// anyway — and the run saves one API write per step.
+func (e *Engine) markDone(_ context.Context, rec *checkpoint.Step) error {
 	e.mu.Lock()
-	done := rec.State == checkpoint.StateDone
-	e.mu.Unlock()
-	if done {
-		return nil
-	}
-	return e.commit(ctx, func(now time.Time) {
+	defer e.mu.Unlock()
+	if rec.State != checkpoint.StateDone {
+		now := e.now()
 		rec.State = checkpoint.StateDone
 		rec.FinishedAt = &now
 		rec.LastError = ""
-	})
+	}
+	return nil
 }
 
 // recordError keeps the last error in the checkpoint (best effort: the run is stopping

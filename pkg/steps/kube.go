@@ -53,7 +53,7 @@ func (s *ShrinkStatefulSet) Done(ctx context.Context) (bool, error) {
 // Safe: the node is confirmed gone from the ring and the pod is the highest ordinal
 // (replicas is still ordinal+1).
 func (s *ShrinkStatefulSet) Safe(ctx context.Context) error {
-	left, err := (&VerifyLeft{w: s.w, n: s.n}).Done(ctx)
+	left, err := s.w.nodeLeft(ctx, s.n)
 	if err != nil {
 		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
 	}
@@ -249,7 +249,7 @@ func (s *DeletePVCs) Safe(ctx context.Context) error {
 	if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("cannot confirm pod %s is gone: %w", s.n.Pod, err)
 	}
-	left, err := (&VerifyLeft{w: s.w, n: s.n}).Done(ctx)
+	left, err := s.w.nodeLeft(ctx, s.n)
 	if err != nil {
 		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
 	}

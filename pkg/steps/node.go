@@ -214,11 +214,20 @@ func (s *VerifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	if modeErr != nil && !errors.As(modeErr, &unreachable) {
 		return false, mode, modeErr
 	}
+	s.w.setLeft(s.n.Pod)
 	return true, mode, nil
 }
 
 // Safe: nothing is changed by this step.
 func (s *VerifyLeft) Safe(context.Context) error { return nil }
+
+// nodeLeft is VerifyLeft's confirmation, remembered for the rest of this run once given.
+func (w *World) nodeLeft(ctx context.Context, n checkpoint.Node) (bool, error) {
+	if w.confirmedLeft(n.Pod) {
+		return true, nil
+	}
+	return (&VerifyLeft{w: w, n: n}).Done(ctx)
+}
 
 // Do: nothing to do, the step waits.
 func (s *VerifyLeft) Do(context.Context) error { return nil }

@@ -63,6 +63,26 @@ type World struct {
 
 	mu     sync.Mutex
 	failed map[string]string // pod -> last failure seen by this process's own decommission call
+	// left remembers, for this run only, the nodes confirmed out of the ring, so the
+	// guards of later steps need not ask nodetool again (a new run asks again).
+	left map[string]bool
+	// readers caches the Ready pods outside the plan that can read the ring.
+	readers []string
+}
+
+func (w *World) confirmedLeft(pod string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.left[pod]
+}
+
+func (w *World) setLeft(pod string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.left == nil {
+		w.left = map[string]bool{}
+	}
+	w.left[pod] = true
 }
 
 func (w *World) now() time.Time {
@@ -122,6 +142,15 @@ func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone
 // Ready candidate in turn. Only a successful, non-empty read is returned: an unreadable
 // ring is "unknown", never "the node left" (cass-operator #973).
 func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
+	w.mu.Lock()
+	cached := append([]string{}, w.readers...)
+	w.mu.Unlock()
+	for _, p := range cached {
+		if r, err := w.Nodetool.Status(ctx, p); err == nil && len(r.Nodes) > 0 {
+			return r, p, nil
+		}
+	}
+	// No cached reader answered: list the candidates again.
 	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
 	if err != nil {
 		return nodetool.Ring{}, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
@@ -141,9 +170,15 @@ func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
 		return nodetool.Ring{}, "", errors.New("no Ready pod outside the plan to read the ring from")
 	}
 	var errs []string
-	for _, p := range cands {
+	for i, p := range cands {
 		r, err := w.Nodetool.Status(ctx, p.Name)
 		if err == nil && len(r.Nodes) > 0 {
+			w.mu.Lock()
+			w.readers = nil
+			for _, c := range cands[i:] {
+				w.readers = append(w.readers, c.Name)
+			}
+			w.mu.Unlock()
 			return r, p.Name, nil
 		}
 		if err == nil {
