@@ -19,6 +19,9 @@ type KeyStat struct {
 	Bytes         int64   `json:"bytes"`
 	MeanMS        float64 `json:"meanMs"`
 	TotalPerNodeS float64 `json:"totalPerNodeS"`
+	// ByStep is, per removed node, how many were sent while each kind of step was being
+	// worked on (checked, done or waited for).
+	ByStep map[string]float64 `json:"byStep,omitempty"`
 }
 
 // RequestStats counts the requests of one in-process run, client-side.
@@ -61,6 +64,8 @@ type PodListStat struct {
 	Count    int     `json:"count"`
 	InLoop   int     `json:"inLoop"`
 	MeanKiB  float64 `json:"meanKiB"`
+	// ByStep: how many were sent while each kind of step was being worked on.
+	ByStep map[string]int `json:"byStep"`
 }
 
 // ExecStat summarises the nodetool calls of one command.
@@ -107,8 +112,9 @@ type ScaleAnalysis struct {
 	// Reaction latencies (ms): state change → the plugin's next write.
 	LatencyDecommissionedMS []float64 `json:"latencyDecommissionedMs,omitempty"`
 	LatencyPodGoneMS        []float64 `json:"latencyPodGoneMs,omitempty"`
+	LatencyRecordedMS       []float64 `json:"latencyRecordedMs,omitempty"`
 	// LatencyBetween: per kind of change, the requests the plugin sent between the change
-	// and the recording write, on average per sample.
+	// and its next write, on average per sample.
 	LatencyBetween map[string]map[string]float64 `json:"latencyBetween,omitempty"`
 	LatencyMissing int                           `json:"latencyMissing,omitempty"`
 	LatencySamples []LatencySample               `json:"latencySamples,omitempty"`
@@ -125,7 +131,11 @@ type LatencySample struct {
 	// "plugin" (its watch, GET or decommission call, recorded by the round-tripper).
 	Source string  `json:"source"`
 	MS     float64 `json:"ms"`
-	// Between are the requests sent between the change and the recording write.
+	// MS is the time to the next write (NextWrite), RecordedMS to the checkpoint write
+	// that records the step which waited for the change.
+	NextWrite  string  `json:"nextWrite"`
+	RecordedMS float64 `json:"recordedMs"`
+	// Between are the requests sent between the change and the next write.
 	Between []string `json:"between,omitempty"`
 }
 
@@ -229,6 +239,24 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 		a.FinishS = r.End.Sub(loopEnd).Seconds()
 		a.StepShares = stepShares(cps, n)
 	}
+	// phase names what the plugin was working on when a request left: the first step not
+	// yet done in the last checkpoint written before it ("start-up" before the first).
+	phase := func(t time.Time) string {
+		i := sort.Search(len(cps), func(i int) bool { return cps[i].call.Start.After(t) })
+		if i == 0 {
+			return "start-up"
+		}
+		w := cps[i-1]
+		if w.finish {
+			return "finish"
+		}
+		for _, st := range w.steps {
+			if st.State != "done" {
+				return st.Kind
+			}
+		}
+		return "finish"
+	}
 
 	// Requests.
 	rs := &RequestStats{}
@@ -272,12 +300,13 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 			}
 			ps := listBySel[sel]
 			if ps == nil {
-				ps = &PodListStat{Selector: sel}
+				ps = &PodListStat{Selector: sel, ByStep: map[string]int{}}
 				listBySel[sel] = ps
 				selOrder = append(selOrder, sel)
 			}
 			ps.Count++
 			ps.MeanKiB += float64(c.RespBytes()) / 1024
+			ps.ByStep[phase(c.Start)]++
 			if inLoop {
 				rs.PodListsInLoop++
 				ps.InLoop++
@@ -294,6 +323,10 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 		}
 		ks.Count++
 		ks.Bytes += c.RespBytes()
+		if ks.ByStep == nil {
+			ks.ByStep = map[string]float64{}
+		}
+		ks.ByStep[phase(c.Start)] += 1 / n
 		durByKey[k] += c.Done().Sub(c.Start)
 	}
 	rs.PerNode = float64(rs.Total) / n
@@ -326,13 +359,21 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 	// nodetool calls.
 	a.Execs = execStats(r.Execs, n)
 
-	// Reaction latency: from a state change to the checkpoint write that records the step
-	// which waited for it (decommission/<pod> done after DECOMMISSIONED, wait-pod-gone/<pod>
-	// done after the pod is gone). Taking merely the next write would often pick a write
-	// already under way for the previous step (an Event, a lease renewal), which reacts to
-	// nothing. The change is dated at the first sighting: the observer's, or the plugin's
+	// Reaction latency: from a state change to the plugin's next write. The change is
+	// dated at its first sighting: the observer's (sim poll, pod watch), or the plugin's
 	// own when earlier (data on its watch of the pod, a 404 on its GET of the pod, its
-	// decommission call returning).
+	// decommission call returning). The next write is the first one the plugin sent once
+	// it could have seen the change (after its own sighting when known), so that a write
+	// already under way for the previous step does not count as a reaction; lease
+	// renewals react to nothing and are left out. Also kept: the time to the checkpoint
+	// write that records the step which waited for the change.
+	var writes []*Call
+	for _, c := range r.Calls {
+		if c.Class == ClassWrite && !renewal[c] {
+			writes = append(writes, c)
+		}
+	}
+	sort.Slice(writes, func(i, j int) bool { return writes[i].Start.Before(writes[j].Start) })
 	doneWrite := map[string]*Call{}
 	for _, w := range cps {
 		for _, st := range w.steps {
@@ -342,9 +383,9 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 		}
 	}
 	pluginSaw := map[string]time.Time{}
-	saw := func(pod string, t time.Time) {
-		if old, ok := pluginSaw[pod]; !ok || t.Before(old) {
-			pluginSaw[pod] = t
+	saw := func(key string, t time.Time) {
+		if old, ok := pluginSaw[key]; !ok || t.Before(old) {
+			pluginSaw[key] = t
 		}
 	}
 	for _, c := range r.Calls {
@@ -371,16 +412,28 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 	count := map[string]int{}
 	sample := func(kind, pod, stepID string, observed time.Time, seen bool) {
 		t, src := observed, "observer"
-		if pt, ok := pluginSaw[kind+"/"+pod]; ok && (!seen || pt.Before(t)) {
+		pt, pok := pluginSaw[kind+"/"+pod]
+		if pok && (!seen || pt.Before(t)) {
 			t, src, seen = pt, "plugin", true
 		}
-		w := doneWrite[stepID]
-		if !seen || w == nil {
+		if !seen {
 			a.LatencyMissing++
 			return
 		}
-		l := ms(w.Start.Sub(t))
-		ls := LatencySample{Kind: kind, Pod: pod, Source: src, MS: l}
+		from := t
+		if pok && pt.After(from) {
+			from = pt
+		}
+		i := sort.Search(len(writes), func(i int) bool { return !writes[i].Start.Before(from) })
+		if i == len(writes) {
+			a.LatencyMissing++
+			return
+		}
+		w := writes[i]
+		ls := LatencySample{Kind: kind, Pod: pod, Source: src, MS: ms(w.Start.Sub(t)), NextWrite: w.Key()}
+		if rw := doneWrite[stepID]; rw != nil {
+			ls.RecordedMS = ms(rw.Start.Sub(t))
+		}
 		if a.LatencyBetween[kind] == nil {
 			a.LatencyBetween[kind] = map[string]float64{}
 		}
@@ -393,10 +446,11 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 		}
 		a.LatencySamples = append(a.LatencySamples, ls)
 		if kind == "decommissioned" {
-			a.LatencyDecommissionedMS = append(a.LatencyDecommissionedMS, l)
+			a.LatencyDecommissionedMS = append(a.LatencyDecommissionedMS, ls.MS)
 		} else {
-			a.LatencyPodGoneMS = append(a.LatencyPodGoneMS, l)
+			a.LatencyPodGoneMS = append(a.LatencyPodGoneMS, ls.MS)
 		}
+		a.LatencyRecordedMS = append(a.LatencyRecordedMS, ls.RecordedMS)
 	}
 	for _, pod := range removedPods(r) {
 		t, ok := r.Obs.Decommissioned[pod]
@@ -553,12 +607,3 @@ func mean(xs []float64) float64 {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

@@ -68,7 +68,9 @@ type Report struct {
 	BinaryBytes int64              `json:"binaryBytes"`
 	Phases      map[string]float64 `json:"phasesS"`
 	RuntimeS    float64            `json:"runtimeS"`
-	Errors      []string           `json:"errors,omitempty"`
+	// Contention samples the machine at the start and end of each measuring phase.
+	Contention []Contention `json:"contention,omitempty"`
+	Errors     []string     `json:"errors,omitempty"`
 }
 
 // DescribeMachine reads the CPU, memory and tool versions.
@@ -116,6 +118,9 @@ func (r *Report) PrintTable(w io.Writer) {
 	fmt.Fprintf(w, "\nkubectl-cassandra benchmarks — %d cores (%s), %.0f GiB, %s, %s\n", r.Machine.Cores, r.Machine.CPU, r.Machine.MemoryGiB, r.Machine.Go, r.Machine.Kubectl)
 	fmt.Fprintf(w, "local control plane (kube-apiserver/etcd/KCM/scheduler + %d kwok nodes), simulated nodetool (Cassandra %s), decommission %s, --poll-interval %s\n\n",
 		r.Settings.KwokNodes, r.Settings.CassandraVersion, r.Settings.DecommissionTime, r.Settings.PollInterval)
+	if w2 := r.ContentionWarning(); w2 != "" {
+		fmt.Fprintf(w, "WARNING: %s\n\n", w2)
+	}
 	head := []string{"Figure", "Value", "Target", "Result"}
 	rows := [][]string{head}
 	for _, f := range r.Figures {
@@ -172,4 +177,20 @@ func (r *Report) PrintTable(w io.Writer) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "! %s\n", e)
 	}
+}
+
+// ContentionWarning says which measuring phases ran next to foreign test runs.
+func (r *Report) ContentionWarning() string {
+	var phases []string
+	seen := map[string]bool{}
+	for _, c := range r.Contention {
+		if len(c.Foreign) > 0 && !seen[c.Phase] {
+			seen[c.Phase] = true
+			phases = append(phases, fmt.Sprintf("%s (%s; load %.1f)", c.Phase, strings.Join(c.Foreign, ", "), c.Load1))
+		}
+	}
+	if len(phases) == 0 {
+		return ""
+	}
+	return "other test runs shared this machine during: " + strings.Join(phases, "; ") + ". Those figures are perturbed; run make bench again on a quiet machine."
 }

@@ -36,6 +36,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/cli"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
 // safetyScenarios are the safety checks: a stand-in operator fighting the plugin, the
@@ -260,7 +261,7 @@ func testSafetyOperatorStandin(t *testing.T, crd *fixture.CRDInfo) {
 	endReconciles, _, inc := si.state()
 	assert.Empty(t, inc, "the stand-in never grew a StatefulSet back during the run")
 
-	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 4, to: 1})
+	assertConvergedSettled(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 4, to: 1})
 	assertOperatorRestored(t, ns, d.Name)
 	// Restarted, the stand-in finds nothing to change.
 	waitFor(t, "3 reconciles of the restarted stand-in", 30*time.Second, func(context.Context) (bool, error) {
@@ -431,7 +432,7 @@ func testSafetyRBAC(t *testing.T, crd *fixture.CRDInfo) {
 	r = cassandra(t, ns, opTimeout, append([]string{"--kubeconfig", cfg}, scaleArgs(cl, "dc1", "rack1", 1)...)...)
 	require.Equal(t, exitOK, r.Code, "as the ServiceAccount bound to docs/rbac.yaml: %s", r)
 	assert.NotContains(t, r.Stderr, "cannot record Events", "events allowed by the documented Role:\n%s", r)
-	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
+	assertConvergedSettled(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
 	summary.markConverged(t)
 }
 
@@ -617,7 +618,7 @@ func testSafetyConcurrent(t *testing.T, crd *fixture.CRDInfo) {
 	}
 	t.Logf("exit codes: %v", codes)
 	assert.Equal(t, 1, deciders, "exactly one process printed \"[..] decommission\"")
-	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 4, to: 1})
+	assertConvergedSettled(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 4, to: 1})
 	summary.markConverged(t)
 }
 
@@ -751,7 +752,7 @@ func testSafetyAPIFaultsHTTP(t *testing.T, crd *fixture.CRDInfo) {
 	require.Equal(t, exitOK, r.Code, "reference run: %s", r)
 	total := int(ref.count.Load())
 	require.Positive(t, total, "the reference run made API requests through WrapTransport")
-	assertConverged(t, cl, nil, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
+	assertConvergedSettled(t, cl, nil, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
 	points := faultPoints(total, 40)
 	// Every watch request of the reference run is a point too (a dropped connection).
 	ref.mu.Lock()
@@ -865,7 +866,7 @@ func faultRun(t *testing.T, crd *fixture.CRDInfo, k int64, kind string) string {
 			t.Logf("exit %d without checkpoint after the work was done (fault on the last answer): %s", r.Code, hit)
 		}
 	}
-	assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
+	assertConvergedSettled(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
 	return outcome
 }
 
@@ -911,7 +912,7 @@ func testSafetyAbort(t *testing.T, crd *fixture.CRDInfo) {
 		require.True(t, ok, "the checkpoint is kept by a refused abort")
 		assert.NotEmpty(t, cp.OperationID)
 		resume(t, cl)
-		assertConverged(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
+		assertConvergedSettled(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
 		assertOperatorRestored(t, ns, d.Name)
 		summary.markConverged(t)
 	})
@@ -949,14 +950,33 @@ func abortAfterPause(t *testing.T, crd *fixture.CRDInfo) (bool, string) {
 	d := startCassKopDeployment(t, ns)
 	g := newPVCGuard(t, ns)
 	p := startCassandra(t, ns, scaleArgs(cl, "dc1", "rack1", 1)...)
+	// The engine keeps a step's "done" in memory and writes it with the next step's
+	// "started" (or with a lease renewal, every lease/3 = 20 s). The next step checks its
+	// node with nodetool before recording the decommission "started": once the pause
+	// started, every nodetool answer takes 30 s (the simulator's Slow fault), so the lease
+	// renewal writes "pause-operator done" while the decommission is still pending, and
+	// the kill lands there.
+	slowed := false
 	killAt(t, p, cl, func(cp *Checkpoint) bool {
 		for _, s := range cp.Steps {
-			if s.Kind == "pause-operator" && s.State == "done" {
+			if s.Kind != "pause-operator" {
+				continue
+			}
+			if s.State != "pending" && !slowed {
+				slowed = true
+				for _, pod := range cl.Pods {
+					require.NoError(t, cl.Sim.UpdateFault(pod.Name, func(f *sim.Fault) { f.Slow = 30 * time.Second }))
+				}
+			}
+			if s.State == "done" {
 				return true
 			}
 		}
 		return false
 	})
+	for _, pod := range cl.Pods {
+		require.NoError(t, cl.Sim.UpdateFault(pod.Name, func(f *sim.Fault) { f.Slow = 0 }))
+	}
 	cp, ok := readCheckpoint(t, cl)
 	require.True(t, ok, "checkpoint after the crash")
 	for _, s := range cp.Steps {
@@ -1020,4 +1040,21 @@ func cassandraObjects(t *testing.T, cl *fixture.Cluster) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// assertConvergedSettled is assertConverged once the rack's StatefulSet status caught up
+// with its spec (the StatefulSet controller updates readyReplicas shortly after the pod
+// is gone; `status` reports that field).
+func assertConvergedSettled(t *testing.T, cl *fixture.Cluster, g *pvcGuard, e expectation) {
+	t.Helper()
+	name := fixture.StatefulSetName(cl.Name, e.dc, e.rack)
+	waitFor(t, "statefulset "+name+" status settled", 30*time.Second, func(ctx context.Context) (bool, error) {
+		sts, err := suite.clients.Kube.AppsV1().StatefulSets(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		ok := sts.Status.ObservedGeneration == sts.Generation && sts.Status.Replicas == *sts.Spec.Replicas && sts.Status.ReadyReplicas == *sts.Spec.Replicas
+		return ok, fmt.Errorf("spec %d, status replicas %d ready %d (observed generation %d/%d)", *sts.Spec.Replicas, sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.ObservedGeneration, sts.Generation)
+	})
+	assertConverged(t, cl, g, e)
 }
