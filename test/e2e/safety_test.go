@@ -1042,19 +1042,9 @@ func cassandraObjects(t *testing.T, cl *fixture.Cluster) []string {
 	return out
 }
 
-// assertConvergedSettled is assertConverged once the rack's StatefulSet status caught up
-// with its spec (the StatefulSet controller updates readyReplicas shortly after the pod
-// is gone; `status` reports that field).
+// assertConvergedSettled is assertConverged (which now waits for the StatefulSet status
+// to settle itself).
 func assertConvergedSettled(t *testing.T, cl *fixture.Cluster, g *pvcGuard, e expectation) {
 	t.Helper()
-	name := fixture.StatefulSetName(cl.Name, e.dc, e.rack)
-	waitFor(t, "statefulset "+name+" status settled", 30*time.Second, func(ctx context.Context) (bool, error) {
-		sts, err := suite.clients.Kube.AppsV1().StatefulSets(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		ok := sts.Status.ObservedGeneration == sts.Generation && sts.Status.Replicas == *sts.Spec.Replicas && sts.Status.ReadyReplicas == *sts.Spec.Replicas
-		return ok, fmt.Errorf("spec %d, status replicas %d ready %d (observed generation %d/%d)", *sts.Spec.Replicas, sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.ObservedGeneration, sts.Generation)
-	})
 	assertConverged(t, cl, g, e)
 }

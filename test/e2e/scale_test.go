@@ -94,6 +94,17 @@ func assertConverged(t *testing.T, cl *fixture.Cluster, g *pvcGuard, e expectati
 	if e.decommissions == 0 {
 		e.decommissions, e.exactAttempts = 1, true
 	}
+	// The StatefulSet controller updates readyReplicas shortly after the pod is gone, and
+	// `status` reports that field: wait until the status caught up with the spec.
+	stsName := fixture.StatefulSetName(cl.Name, e.dc, e.rack)
+	waitFor(t, "statefulset "+stsName+" status settled", 30*time.Second, func(ctx context.Context) (bool, error) {
+		sts, err := kc.AppsV1().StatefulSets(ns).Get(ctx, stsName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		ok := sts.Status.ObservedGeneration == sts.Generation && sts.Status.Replicas == *sts.Spec.Replicas && sts.Status.ReadyReplicas == *sts.Spec.Replicas
+		return ok, fmt.Errorf("spec %d, status replicas %d ready %d (observed generation %d/%d)", *sts.Spec.Replicas, sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.ObservedGeneration, sts.Generation)
+	})
 
 	sts, err := kc.AppsV1().StatefulSets(ns).Get(ctx, fixture.StatefulSetName(cl.Name, e.dc, e.rack), metav1.GetOptions{})
 	require.NoError(t, err)
