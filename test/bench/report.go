@@ -184,6 +184,10 @@ func (r *Report) ContentionWarning() string {
 	var phases []string
 	seen := map[string]bool{}
 	for _, c := range r.Contention {
+		switch c.Phase {
+		case "controlPlaneStart", "clusters", "teardown":
+			continue // nothing is measured then
+		}
 		if len(c.Foreign) > 0 && !seen[c.Phase] {
 			seen[c.Phase] = true
 			phases = append(phases, fmt.Sprintf("%s (%s; load %.1f)", c.Phase, strings.Join(c.Foreign, ", "), c.Load1))

@@ -262,8 +262,9 @@ func testCrashRandomMoments(t *testing.T, crd *fixture.CRDInfo) {
 	t.Logf("random crash seed: %d (KCASS_E2E_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for i := range 3 {
-		// A 4->1 run lasts ~3 x (decommission 1 s + a few API round trips).
-		delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(6*time.Second)))
+		// A 4->1 run lasts at least 3 x decommission (1 s) plus API round trips: a delay
+		// under 3.3 s always lands inside it.
+		delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(3*time.Second)))
 		t.Run("delay-"+strconv.Itoa(i), func(t *testing.T) {
 			t.Parallel()
 			crashThenResume(t, crd, crashCase{label: "random", trigger: func(t *testing.T, p *Proc, cl *fixture.Cluster) (string, bool) {

@@ -219,6 +219,17 @@ func opsFirst(u []types.UID) types.UID {
 // nodesPerRack, no operation in flight, the last one succeeded.
 func opsAssertStatusUN(t *testing.T, cl *fixture.Cluster, nodes int) {
 	t.Helper()
+	// readyReplicas lags the pods by a moment after a restart or a scale-up: wait until
+	// the StatefulSet status caught up before reading `status`.
+	stsName := fixture.StatefulSetName(cl.Name, "dc1", "rack1")
+	waitFor(t, "statefulset "+stsName+" status settled", 30*time.Second, func(ctx context.Context) (bool, error) {
+		sts, err := suite.clients.Kube.AppsV1().StatefulSets(cl.Namespace).Get(ctx, stsName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		ok := sts.Status.ObservedGeneration == sts.Generation && sts.Status.ReadyReplicas == *sts.Spec.Replicas && int(sts.Status.ReadyReplicas) == nodes
+		return ok, fmt.Errorf("spec %d, ready %d (observed generation %d/%d)", *sts.Spec.Replicas, sts.Status.ReadyReplicas, sts.Status.ObservedGeneration, sts.Generation)
+	})
 	r := cassandra(t, cl.Namespace, time.Minute, "status", cl.Name, "-o", "json")
 	require.Equal(t, exitOK, r.Code, "%s", r)
 	var st statusJSON
