@@ -219,21 +219,26 @@ func opsFirst(u []types.UID) types.UID {
 // nodesPerRack, no operation in flight, the last one succeeded.
 func opsAssertStatusUN(t *testing.T, cl *fixture.Cluster, nodes int) {
 	t.Helper()
-	// readyReplicas lags the pods by a moment after a restart or a scale-up: wait until
-	// the StatefulSet status caught up before reading `status`.
-	stsName := fixture.StatefulSetName(cl.Name, "dc1", "rack1")
-	waitFor(t, "statefulset "+stsName+" status settled", 30*time.Second, func(ctx context.Context) (bool, error) {
-		sts, err := suite.clients.Kube.AppsV1().StatefulSets(cl.Namespace).Get(ctx, stsName, metav1.GetOptions{})
-		if err != nil {
+	// readyReplicas lags the pods by a moment after a restart or a scale-up (the
+	// StatefulSet controller may still count a pod it has not seen deleted): read
+	// `status` until it reports every replica Ready, then check the rest of it.
+	var r Result
+	var st statusJSON
+	waitFor(t, "status reports "+strconv.Itoa(nodes)+" ready replicas", 30*time.Second, func(ctx context.Context) (bool, error) {
+		r = cassandra(t, cl.Namespace, time.Minute, "status", cl.Name, "-o", "json")
+		if r.Code != exitOK {
+			return false, fmt.Errorf("status exited %d", r.Code)
+		}
+		st = statusJSON{}
+		if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
 			return false, err
 		}
-		ok := sts.Status.ObservedGeneration == sts.Generation && sts.Status.ReadyReplicas == *sts.Spec.Replicas && int(sts.Status.ReadyReplicas) == nodes
-		return ok, fmt.Errorf("spec %d, ready %d (observed generation %d/%d)", *sts.Spec.Replicas, sts.Status.ReadyReplicas, sts.Status.ObservedGeneration, sts.Generation)
+		if len(st.Datacenters) != 1 || len(st.Datacenters[0].Racks) != 1 {
+			return false, fmt.Errorf("unexpected topology:\n%s", r.Stdout)
+		}
+		ready := st.Datacenters[0].Racks[0].ReadyReplicas
+		return ready == nodes, fmt.Errorf("ready replicas %d", ready)
 	})
-	r := cassandra(t, cl.Namespace, time.Minute, "status", cl.Name, "-o", "json")
-	require.Equal(t, exitOK, r.Code, "%s", r)
-	var st statusJSON
-	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &st), "status -o json:\n%s", r.Stdout)
 	assert.Nil(t, st.Operation, "no operation in flight")
 	if assert.NotNil(t, st.LastOperation) {
 		assert.Equal(t, "succeeded", st.LastOperation.Result)
