@@ -112,7 +112,7 @@ func TestBadInput(t *testing.T) {
 		}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "pod demo-dc1-rack1-0 is not Ready"},
 		{name: "node down in ring", setup: func(t *testing.T, w *world.World) {
 			_ = w.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{Down: true})
-		}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "cannot read the Host ID of demo-dc1-rack1-1"},
+		}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "not every node of datacenter dc1 is Up/Normal"},
 		{name: "ring unreadable", setup: func(t *testing.T, w *world.World) {
 			_ = w.Cass.SetFault("demo-dc1-rack1-0", sim.Fault{EmptyRing: true})
 		}, args: scale("--rack", "rack1", "--nodes", "1"), code: exit.Refused, msg: "cannot read the ring from demo-dc1-rack1-0"},

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -21,10 +22,20 @@ func run(w *world.World, crashAt int, args ...string) (stdout, stderr string, co
 
 // runCtx is run with a context (cancelling it is what SIGINT/SIGTERM do).
 func runCtx(parent context.Context, w *world.World, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runExec(parent, w, w, crashAt, args...)
+}
+
+// runWith is run with another pod exec in front of the world's (to count calls).
+func runWith(w *world.World, ex nodetool.Execer, args ...string) (stdout, stderr string, code int) {
+	stdout, stderr, code, _ = runExec(context.Background(), w, ex, 0, args...)
+	return stdout, stderr, code
+}
+
+func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
 	var out, errb bytes.Buffer
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
-	o.Execer = w
+	o.Execer = ex
 	pid := w.StartProcess()
 	defer w.EndProcess(pid)
 	o.Identity = func() checkpoint.Holder {

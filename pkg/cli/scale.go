@@ -337,6 +337,7 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		Inner: progress, Client: s.c.Kube, Host: self.Host, Now: o.Now,
 		Object: kube.NewObjectReference(s.cluster.APIVersion, casskop.Kind, cp.Namespace, cp.Cluster, cp.ClusterUID),
 	}
+	defer reporter.Flush()
 	var rackSTS []string
 	if dc, ok := s.cluster.DC(cp.Target.DC); ok {
 		for _, r := range dc.Racks {

@@ -32,6 +32,13 @@ type Waiter interface {
 	Wait(ctx context.Context) error
 }
 
+// ObservationKeeper is implemented by steps whose Do leaves the run's kept reads of
+// the world true (it records or drops what it changed). After the Do of any other step
+// the engine calls Forget, so the next check reads afresh.
+type ObservationKeeper interface {
+	KeepsObservations()
+}
+
 // Describer gives a human description of a step for plans and progress.
 type Describer interface {
 	Describe() string
@@ -99,6 +106,10 @@ type Engine struct {
 	// Lease, when set, makes the engine renew the holder's lease every Lease/3 while it
 	// runs, so other runs can tell a live holder from a dead one.
 	Lease time.Duration
+	// Forget, when set, drops the reads of the world the steps keep between their
+	// checks: called after every sleep (time passed) and after an action that does not
+	// keep them up to date (steps.World.Forget).
+	Forget func()
 
 	// mu serializes changes to CP and their writes (the lease renewer writes too).
 	mu      sync.Mutex
@@ -182,6 +193,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		e.Reporter.StepStarted(rec.ID, desc, rec.Attempts)
 		err := st.Do(ctx)
+		if _, keeps := st.(ObservationKeeper); !keeps {
+			e.forget()
+		}
 		var rt *Retryable
 		var fatal *Fatal
 		switch {
@@ -425,7 +439,15 @@ func (e *Engine) now() time.Time {
 	return time.Now().UTC()
 }
 
+func (e *Engine) forget() {
+	if e.Forget != nil {
+		e.Forget()
+	}
+}
+
+// sleep waits d; what the steps read before is forgotten: time passed.
 func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
+	defer e.forget()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

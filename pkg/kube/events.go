@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,10 +22,21 @@ type reporter interface {
 	Warn(id, msg string)
 }
 
+// DefaultEventBatch is how long step transitions wait to be written together.
+const DefaultEventBatch = 2 * time.Second
+
 // EventReporter forwards progress to Inner and records each step's start, end and
-// failure as a Kubernetes Event on the cluster resource, so `kubectl describe` tells
-// the story to whoever looks next. Events are best effort: a failure to record one is
-// reported once and never stops the operation.
+// failure as Kubernetes Events on the cluster resource, so `kubectl describe` tells the
+// story to whoever looks next.
+//
+// Transitions are batched: the first one starts a Batch-long window and every
+// transition of that window goes into one Event (reason StepStarted/StepDone when it is
+// alone, StepsProgressed with the transitions joined by " | " otherwise). A step that
+// finishes within seconds of the next one starting would otherwise cost two Event
+// writes per step, more than the steps' own requests. Failures and warnings are written
+// at once (with whatever is pending before them); Flush writes the rest when the run
+// ends. Events are best effort: a failure to record one is reported once and never
+// stops the operation.
 type EventReporter struct {
 	Inner  reporter
 	Client kubernetes.Interface
@@ -32,20 +44,76 @@ type EventReporter struct {
 	Object corev1.ObjectReference
 	Host   string
 	Now    func() time.Time
+	// Batch is the window (DefaultEventBatch when 0; negative writes every transition
+	// alone, at once).
+	Batch time.Duration
 
-	once sync.Once
+	once    sync.Once
+	mu      sync.Mutex // guards pending and timer; held while writing, so Events keep their order
+	pending []transition
+	timer   *time.Timer
 }
+
+type transition struct{ reason, msg string }
 
 // NewObjectReference builds the reference for a namespaced custom resource.
 func NewObjectReference(apiVersion, kind, ns, name, uid string) corev1.ObjectReference {
 	return corev1.ObjectReference{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name, UID: types.UID(uid)}
 }
 
-func (r *EventReporter) emit(typ, reason, msg string) {
-	now := time.Now()
+func (r *EventReporter) now() time.Time {
 	if r.Now != nil {
-		now = r.Now()
+		return r.Now()
 	}
+	return time.Now()
+}
+
+// add queues a Normal transition, writing it at the end of the current window.
+func (r *EventReporter) add(reason, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = append(r.pending, transition{reason, msg})
+	switch {
+	case r.Batch < 0:
+		r.flushLocked()
+	case r.timer == nil:
+		d := r.Batch
+		if d == 0 {
+			d = DefaultEventBatch
+		}
+		r.timer = time.AfterFunc(d, r.Flush)
+	}
+}
+
+// Flush writes the pending transitions now (the run calls it when it ends).
+func (r *EventReporter) Flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushLocked()
+}
+
+func (r *EventReporter) flushLocked() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	if len(r.pending) == 0 {
+		return
+	}
+	reason, msg := r.pending[0].reason, r.pending[0].msg
+	if len(r.pending) > 1 {
+		parts := make([]string, len(r.pending))
+		for i, t := range r.pending {
+			parts[i] = t.reason + ": " + t.msg
+		}
+		reason, msg = "StepsProgressed", strings.Join(parts, " | ")
+	}
+	r.pending = nil
+	r.write(corev1.EventTypeNormal, reason, msg)
+}
+
+func (r *EventReporter) write(typ, reason, msg string) {
+	now := r.now()
 	ts := metav1.NewTime(now)
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
@@ -72,10 +140,18 @@ func (r *EventReporter) emit(typ, reason, msg string) {
 	}
 }
 
+// warning writes what is pending, then a Warning Event at once.
+func (r *EventReporter) warning(reason, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushLocked()
+	r.write(corev1.EventTypeWarning, reason, msg)
+}
+
 // StepStarted implements engine.Reporter.
 func (r *EventReporter) StepStarted(id, desc string, attempt int) {
 	r.Inner.StepStarted(id, desc, attempt)
-	r.emit(corev1.EventTypeNormal, "StepStarted", fmt.Sprintf("%s (attempt %d)", desc, attempt))
+	r.add("StepStarted", fmt.Sprintf("%s (attempt %d)", desc, attempt))
 }
 
 // StepDone implements engine.Reporter.
@@ -84,13 +160,13 @@ func (r *EventReporter) StepDone(id, desc string, already bool) {
 	if already {
 		desc += " (found already done)"
 	}
-	r.emit(corev1.EventTypeNormal, "StepDone", desc)
+	r.add("StepDone", desc)
 }
 
 // StepFailed implements engine.Reporter.
 func (r *EventReporter) StepFailed(id, desc string, err error) {
 	r.Inner.StepFailed(id, desc, err)
-	r.emit(corev1.EventTypeWarning, "StepFailed", fmt.Sprintf("%s: %v", desc, err))
+	r.warning("StepFailed", fmt.Sprintf("%s: %v", desc, err))
 }
 
 // Waiting implements engine.Reporter (not recorded: too frequent).
@@ -101,5 +177,5 @@ func (r *EventReporter) Waiting(id, what string, elapsed time.Duration) {
 // Warn implements engine.Reporter.
 func (r *EventReporter) Warn(id, msg string) {
 	r.Inner.Warn(id, msg)
-	r.emit(corev1.EventTypeWarning, "Warning", msg)
+	r.warning("Warning", msg)
 }

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 
@@ -140,19 +141,31 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 				return nil, exit.Refusedf("pod %s is not Ready; every pod of rack %s must be Ready before a scale-down (check: kubectl describe pod -n %s %s)", pod.Name, st.rack.Name, cl.Namespace, pod.Name)
 			}
 		}
+	}
+	// One ring read gives every node's Host ID by address (no exec per leaving node);
+	// `nodetool info` on the node itself is asked only when its address is not in it.
+	ring, err := p.preflightRing(ctx, cl, dc, states[0].pods[0].Name)
+	if err != nil {
+		return nil, err
+	}
+	claims := map[string]*corev1.PersistentVolumeClaim{}
+	for _, st := range states {
+		p.listClaims(ctx, cl.Namespace, st.sts, claims)
+	}
+	for _, st := range states {
 		for i := st.cur - 1; i >= req.Nodes; i-- {
 			pod := st.pods[i]
-			info, err := p.Nodetool.Info(ctx, pod.Name)
+			hostID, err := p.hostID(ctx, ring, pod)
 			if err != nil {
-				return nil, exit.Refusedf("cannot read the Host ID of %s: %v; nothing changed", pod.Name, err)
+				return nil, err
 			}
 			n := checkpoint.Node{
 				Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.rack.DC, Rack: st.rack.Name,
-				StatefulSet: st.sts.Name, HostID: info.ID, Address: pod.Status.PodIP,
+				StatefulSet: st.sts.Name, HostID: hostID, Address: pod.Status.PodIP,
 			}
 			for _, tpl := range st.sts.Spec.VolumeClaimTemplates {
 				name := tpl.Name + "-" + pod.Name
-				pvc, err := p.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
+				pvc, err := p.claim(ctx, cl.Namespace, name, claims)
 				if apierrors.IsNotFound(err) {
 					plan.Warnings = append(plan.Warnings, fmt.Sprintf("PVC %s does not exist", name))
 					continue
@@ -166,9 +179,10 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 		}
 	}
 	var leavingNodes, remaining []rackNode
-	ring, err := p.preflightRing(ctx, cl, dc, states[0].pods[0].Name, nodes)
-	if err != nil {
-		return nil, err
+	for _, n := range nodes {
+		if _, ok := ring.ByHostID(n.HostID); !ok {
+			return nil, exit.Refusedf("node %s (Host ID %s) is not in the ring read from %s; nothing changed", n.Pod, n.HostID, states[0].pods[0].Name)
+		}
 	}
 	for _, n := range nodes {
 		rn := rackNode{rack: n.Rack, load: -1}
@@ -189,7 +203,7 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 				}
 			}
 			if tpl := dataTemplate(st.sts); tpl != "" {
-				if pvc, err := p.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).Get(ctx, tpl+"-"+pod.Name, metav1.GetOptions{}); err == nil {
+				if pvc, err := p.claim(ctx, cl.Namespace, tpl+"-"+pod.Name, claims); err == nil {
 					rn.capacity = dataCapacity(pvc)
 				}
 			}
@@ -262,7 +276,7 @@ func dataTemplate(sts *appsv1.StatefulSet) string {
 
 // preflightRing refuses when the DC's ring is unreadable or not all Up/Normal, or a
 // node to remove is not a ring member.
-func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string, nodes []checkpoint.Node) (nodetool.Ring, error) {
+func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string) (nodetool.Ring, error) {
 	r, err := p.Nodetool.Status(ctx, reader)
 	if err != nil {
 		return r, exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
@@ -276,12 +290,45 @@ func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc top
 	if len(bad) > 0 {
 		return r, exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed", dc.Name, strings.Join(bad, ", "), cl.Name)
 	}
-	for _, n := range nodes {
-		if _, ok := r.ByHostID(n.HostID); !ok {
-			return r, exit.Refusedf("node %s (Host ID %s) is not in the ring read from %s; nothing changed", n.Pod, n.HostID, reader)
-		}
-	}
 	return r, nil
+}
+
+// hostID is the Host ID of the node on pod: the ring's entry for the pod's address, or
+// what the node itself says when the ring has no entry for that address (a broadcast
+// address other than the pod IP).
+func (p *Planner) hostID(ctx context.Context, ring nodetool.Ring, pod corev1.Pod) (string, error) {
+	if row, ok := ring.ByAddress(pod.Status.PodIP); ok && pod.Status.PodIP != "" && row.HostID != "" {
+		return row.HostID, nil
+	}
+	info, err := p.Nodetool.Info(ctx, pod.Name)
+	if err != nil {
+		return "", exit.Refusedf("cannot read the Host ID of %s: %v; nothing changed", pod.Name, err)
+	}
+	return info.ID, nil
+}
+
+// listClaims adds the claims of a StatefulSet to into, with one LIST by the labels the
+// StatefulSet controller puts on the claims it creates (its selector). Best effort: a
+// claim the LIST missed (other labels, no permission to list) is read by name.
+func (p *Planner) listClaims(ctx context.Context, ns string, sts *appsv1.StatefulSet, into map[string]*corev1.PersistentVolumeClaim) {
+	if sts.Spec.Selector == nil || len(sts.Spec.Selector.MatchLabels) == 0 || len(sts.Spec.VolumeClaimTemplates) == 0 {
+		return
+	}
+	l, err := p.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sts.Spec.Selector.MatchLabels).String()})
+	if err != nil {
+		return
+	}
+	for i := range l.Items {
+		into[l.Items[i].Name] = &l.Items[i]
+	}
+}
+
+// claim is a claim from the LIST, or read by name when the LIST did not have it.
+func (p *Planner) claim(ctx context.Context, ns, name string, listed map[string]*corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, error) {
+	if c, ok := listed[name]; ok {
+		return c, nil
+	}
+	return p.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
 // rackPods maps ordinal → pod for the pods of a rack.

@@ -58,7 +58,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 	if err != nil {
 		return nil, err
 	}
-	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient}
+	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient, Forget: w.Forget}
 	if err := r.eng.Run(ctx); err != nil {
 		var lost *engine.Fatal
 		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
@@ -133,18 +132,6 @@ func (w *World) maintenance() (Maintenance, error) {
 		return nil, errors.New("this nodetool client cannot drain or clean up")
 	}
 	return m, nil
-}
-
-// getPod reads a pod by name; nil when it does not exist.
-func (w *World) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
-	p, err := w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot read pod %s: %w", name, err)
-	}
-	return p, nil
 }
 
 // ringExcept reads `nodetool status` from a Ready pod of the cluster other than except

@@ -48,6 +48,7 @@ func kindWorld(t *testing.T, o world.Opts, kind string, nodes ...checkpoint.Node
 		RackStatefulSets: []string{"demo-dc1-rack1"}, CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
 		Spec:     casskop.DCSpec{A: a, NS: w.NS, Name: w.Name, DC: "dc1"},
 		Operator: casskop.OperatorStatus{A: a, NS: w.NS, Name: w.Name}}
+	sw.uncached = true
 	return w, sw
 }
 

@@ -33,9 +33,9 @@ func (s *ShrinkStatefulSet) Describe() string {
 }
 
 func (s *ShrinkStatefulSet) replicas(ctx context.Context) (int, string, error) {
-	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, s.n.StatefulSet, metav1.GetOptions{})
+	sts, err := s.w.getSTS(ctx, s.n.StatefulSet)
 	if err != nil {
-		return 0, "", fmt.Errorf("cannot read StatefulSet %s: %w", s.n.StatefulSet, err)
+		return 0, "", err
 	}
 	r := 1
 	if sts.Spec.Replicas != nil {
@@ -88,12 +88,24 @@ func (s *ShrinkStatefulSet) Do(ctx context.Context) error {
 		"metadata": map[string]any{"resourceVersion": rv},
 		"spec":     map[string]any{"replicas": s.n.Ordinal},
 	})
-	_, err = s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Patch(ctx, s.n.StatefulSet, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	// The StatefulSet controller removes the pod from now on: forget it.
+	s.w.dropPod(s.n.Pod)
+	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Patch(ctx, s.n.StatefulSet, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	if err != nil {
+		s.w.Forget()
+	}
 	if apierrors.IsConflict(err) {
 		return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s changed while shrinking it: %w", s.n.StatefulSet, err)}
 	}
+	if err == nil {
+		s.w.keepSTS(sts)
+	}
 	return err
 }
+
+// KeepsObservations implements engine.ObservationKeeper: Do records the StatefulSet as
+// the write returned it and forgets the pod.
+func (s *ShrinkStatefulSet) KeepsObservations() {}
 
 // WaitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
 type WaitPodGone struct {
@@ -107,12 +119,12 @@ func (s *WaitPodGone) Describe() string { return "wait until pod " + s.n.Pod + "
 // Done: no pod with the planned UID exists. A pod of the same name with another UID
 // means the StatefulSet was grown again: that is an error, not "gone".
 func (s *WaitPodGone) Done(ctx context.Context) (bool, error) {
-	p, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Get(ctx, s.n.Pod, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
+	p, err := s.w.getPod(ctx, s.n.Pod)
 	if err != nil {
-		return false, fmt.Errorf("cannot read pod %s: %w", s.n.Pod, err)
+		return false, err
+	}
+	if p == nil {
+		return true, nil
 	}
 	if string(p.UID) != s.n.PodUID {
 		return false, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s, planned %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.n.PodUID, s.n.StatefulSet)}
@@ -126,6 +138,9 @@ func (s *WaitPodGone) Safe(context.Context) error { return nil }
 // Do: nothing; the StatefulSet controller deletes the pod.
 func (s *WaitPodGone) Do(context.Context) error { return nil }
 
+// KeepsObservations implements engine.ObservationKeeper: Do changes nothing.
+func (s *WaitPodGone) KeepsObservations() {}
+
 // Wait watches the pod until it is deleted (re-opening the watch if the server closes it).
 func (s *WaitPodGone) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepWaitPodGone, s.n.Pod)
@@ -133,16 +148,16 @@ func (s *WaitPodGone) Wait(ctx context.Context) error {
 	tick := time.NewTicker(progressEvery(s.w))
 	defer tick.Stop()
 	for {
-		p, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Get(ctx, s.n.Pod, metav1.GetOptions{})
+		p, err := s.w.getPod(ctx, s.n.Pod)
 		switch {
-		case apierrors.IsNotFound(err):
+		case err == nil && p == nil:
 			return nil
 		case err != nil:
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			s.w.Reporter.Waiting(id, "cannot read pod: "+err.Error(), s.w.now().Sub(start))
-			if err := sleep(ctx, s.w.poll()); err != nil {
+			if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 				return err
 			}
 			continue
@@ -157,13 +172,19 @@ func (s *WaitPodGone) Wait(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if err := sleep(ctx, s.w.poll()); err != nil {
+			if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 				return err
 			}
 			continue
 		}
 		gone, err := s.watch(ctx, w, id, start, tick.C)
 		w.Stop()
+		// Time passed while watching: what was read before is stale. The watch's own
+		// last word on the pod is not.
+		s.w.Forget()
+		if gone {
+			s.w.keepPod(s.n.Pod, nil)
+		}
 		if gone || err != nil {
 			return err
 		}
@@ -219,12 +240,12 @@ func (s *DeletePVCs) Describe() string {
 func (s *DeletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
 	var left []corev1.PersistentVolumeClaim
 	for _, c := range s.n.PVCs {
-		pvc, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+		pvc, err := s.w.getPVC(ctx, c.Name)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read PVC %s: %w", c.Name, err)
+			return nil, err
+		}
+		if pvc == nil {
+			continue
 		}
 		if string(pvc.UID) != c.UID {
 			continue // ours is gone; a claim of the same name now belongs to someone else
@@ -242,12 +263,12 @@ func (s *DeletePVCs) Done(ctx context.Context) (bool, error) {
 
 // Safe: never delete a claim whose pod exists or whose node was not confirmed gone.
 func (s *DeletePVCs) Safe(ctx context.Context) error {
-	p, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Get(ctx, s.n.Pod, metav1.GetOptions{})
-	if err == nil {
-		return fmt.Errorf("pod %s exists (UID %s): its claims are in use", s.n.Pod, p.UID)
-	}
-	if !apierrors.IsNotFound(err) {
+	p, err := s.w.getPod(ctx, s.n.Pod)
+	if err != nil {
 		return fmt.Errorf("cannot confirm pod %s is gone: %w", s.n.Pod, err)
+	}
+	if p != nil {
+		return fmt.Errorf("pod %s exists (UID %s): its claims are in use", s.n.Pod, p.UID)
 	}
 	left, err := s.w.nodeLeft(ctx, s.n)
 	if err != nil {
@@ -280,6 +301,7 @@ func (s *DeletePVCs) Do(ctx context.Context) error {
 			continue
 		}
 		uid := pvc.UID
+		s.w.dropPVC(pvc.Name)
 		err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Delete(ctx, pvc.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid},
 		})
@@ -289,6 +311,9 @@ func (s *DeletePVCs) Do(ctx context.Context) error {
 	}
 	return nil
 }
+
+// KeepsObservations implements engine.ObservationKeeper: Do forgets the claims it deletes.
+func (s *DeletePVCs) KeepsObservations() {}
 
 // Wait watches each remaining claim until it is deleted, instead of sleeping a poll
 // interval: the PVC-protection finalizer goes within a second of the pod.
@@ -305,7 +330,7 @@ func (s *DeletePVCs) Wait(ctx context.Context) error {
 		}
 		if err != nil {
 			s.w.Reporter.Waiting(id, "cannot read the PVCs: "+err.Error(), s.w.now().Sub(start))
-			if err := sleep(ctx, s.w.poll()); err != nil {
+			if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 				return err
 			}
 			continue
@@ -317,7 +342,7 @@ func (s *DeletePVCs) Wait(ctx context.Context) error {
 			ResourceVersion: pvc.ResourceVersion,
 		})
 		if err != nil {
-			if err := sleep(ctx, s.w.poll()); err != nil {
+			if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 				return err
 			}
 			continue
@@ -341,6 +366,7 @@ func (s *DeletePVCs) Wait(ctx context.Context) error {
 		}
 		timeout.Stop()
 		wi.Stop()
+		s.w.Forget() // time passed while watching
 	}
 }
 
@@ -358,9 +384,9 @@ func (s *UpdateCluster) Describe() string {
 func (s *UpdateCluster) statefulSetsAtTarget(ctx context.Context) error {
 	var off []string
 	for _, name := range s.w.RackStatefulSets {
-		sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
+		sts, err := s.w.getSTS(ctx, name)
 		if err != nil {
-			return fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
+			return err
 		}
 		r := 1
 		if sts.Spec.Replicas != nil {

@@ -24,8 +24,13 @@ type Decommission struct {
 func (s *Decommission) Describe() string { return "decommission " + s.n.Pod }
 
 // Done: the node reports LEAVING or DECOMMISSIONED, or its pod is gone and a ring read
-// no longer lists it.
+// no longer lists it. The node is asked first; the pod is read only when the node
+// cannot answer or is not leaving (it may be another incarnation, on a new volume).
 func (s *Decommission) Done(ctx context.Context) (bool, error) {
+	ns, nerr := s.w.netstats(ctx, s.n.Pod)
+	if nerr == nil && (ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned) {
+		return true, nil
+	}
 	_, gone, err := s.w.pod(ctx, s.n)
 	if err != nil {
 		return false, err
@@ -38,11 +43,7 @@ func (s *Decommission) Done(ctx context.Context) (bool, error) {
 		_, member := inRing(r, s.n)
 		return !member, nil
 	}
-	ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
-	if err != nil {
-		return false, err
-	}
-	return ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned, nil
+	return false, nerr
 }
 
 // Safe: the planned pod exists, and the node is in a state where decommission may be
@@ -58,7 +59,7 @@ func (s *Decommission) Safe(ctx context.Context) error {
 	if p.DeletionTimestamp != nil {
 		return fmt.Errorf("pod %s is being deleted", s.n.Pod)
 	}
-	ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
+	ns, err := s.w.netstats(ctx, s.n.Pod)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (s *Decommission) Wait(ctx context.Context) error {
 		what := "waiting for " + s.n.Pod + " to start leaving"
 		if err != nil {
 			what = "state unknown: " + err.Error()
-		} else if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil {
+		} else if ns, nerr := s.w.netstats(ctx, s.n.Pod); nerr == nil {
 			switch ns.Mode {
 			case nodetool.ModeDecommissionFailed:
 				return &engine.Redo{StepID: id, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED)", s.n.Pod)}
@@ -136,7 +137,7 @@ func (s *Decommission) Wait(ctx context.Context) error {
 			what = fmt.Sprintf("node %s is %s", s.n.Pod, ns.Mode)
 		}
 		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
-		if err := sleep(ctx, s.w.poll()); err != nil {
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 			return err
 		}
 	}
@@ -182,23 +183,26 @@ func (s *VerifyLeft) Done(ctx context.Context) (bool, error) {
 }
 
 // check returns whether the node left, and the node's own mode when it could be read.
+// The node is asked first (right after a decommission its answer is already known); the
+// pod is read only when the node cannot answer.
 func (s *VerifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
-	_, gone, err := s.w.pod(ctx, s.n)
-	if err != nil {
-		return false, "", err
-	}
 	var mode nodetool.Mode
-	var modeErr error
-	if !gone {
-		ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
+	ns, modeErr := s.w.netstats(ctx, s.n.Pod)
+	if modeErr != nil || ns.Mode != nodetool.ModeDecommissioned {
+		_, gone, err := s.w.pod(ctx, s.n)
 		if err != nil {
-			modeErr = err
-		} else {
-			mode = ns.Mode
-			if mode != nodetool.ModeDecommissioned {
-				return false, mode, nil
-			}
+			return false, mode, err
 		}
+		if !gone && modeErr == nil {
+			return false, ns.Mode, nil
+		}
+		if gone {
+			// No pod, or another incarnation (its node is not the planned one): the
+			// ring alone decides.
+			modeErr = nil
+		}
+	} else {
+		mode = ns.Mode
 	}
 	r, _, err := s.w.ring(ctx)
 	if err != nil {
@@ -232,6 +236,9 @@ func (w *World) nodeLeft(ctx context.Context, n checkpoint.Node) (bool, error) {
 // Do: nothing to do, the step waits.
 func (s *VerifyLeft) Do(context.Context) error { return nil }
 
+// KeepsObservations implements engine.ObservationKeeper: Do changes nothing.
+func (s *VerifyLeft) KeepsObservations() {}
+
 // Wait polls until the node left, and asks for the decommission to be redone when the
 // node shows it is not leaving any more (restarted → NORMAL, 5.0 DECOMMISSION_FAILED, a
 // failure seen by this process, or LEAVING with no stream for StallAfter on 4.0+).
@@ -261,7 +268,7 @@ func (s *VerifyLeft) Wait(ctx context.Context) error {
 				return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
 			}
 			what = "node " + s.n.Pod + " is LEAVING"
-			if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil && !ns.Streaming {
+			if ns, nerr := s.w.netstats(ctx, s.n.Pod); nerr == nil && !ns.Streaming {
 				if stalledSince.IsZero() {
 					stalledSince = s.w.now()
 				}
@@ -279,7 +286,7 @@ func (s *VerifyLeft) Wait(ctx context.Context) error {
 			what = fmt.Sprintf("node %s is in mode %s", s.n.Pod, mode)
 		}
 		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
-		if err := sleep(ctx, s.w.poll()); err != nil {
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 			return err
 		}
 	}

@@ -202,7 +202,7 @@ func (s *WaitRestarted) Wait(ctx context.Context) error {
 		last = what
 		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
 		stall.check(what, s.hint())
-		if err := sleep(ctx, s.w.poll()); err != nil {
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 			return fmt.Errorf("pod %s is not back: %s; %s", s.n.Pod, last, s.hint())
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -68,6 +67,11 @@ type World struct {
 	left map[string]bool
 	// readers caches the Ready pods outside the plan that can read the ring.
 	readers []string
+	// obs are this run's latest reads, until time passes (observe.go).
+	obs observations
+	// uncached makes every read go to the world (tests of one step's answers, which
+	// change the world between two questions without letting time pass).
+	uncached bool
 }
 
 func (w *World) confirmedLeft(pod string) bool {
@@ -128,12 +132,12 @@ func (w *World) failure(pod string) string {
 // pod reads the planned pod; gone is true when it does not exist or is another
 // incarnation (another UID).
 func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone bool, err error) {
-	p, err = w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, n.Pod, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, true, nil
-	}
+	p, err = w.getPod(ctx, n.Pod)
 	if err != nil {
-		return nil, false, fmt.Errorf("cannot read pod %s: %w", n.Pod, err)
+		return nil, false, err
+	}
+	if p == nil {
+		return nil, true, nil
 	}
 	return p, string(p.UID) != n.PodUID, nil
 }
@@ -143,8 +147,22 @@ func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone
 // ring is "unknown", never "the node left" (cass-operator #973).
 func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
 	w.mu.Lock()
+	if k := w.obs.ring; k != nil && !w.uncached {
+		w.mu.Unlock()
+		return k.r, k.reader, nil
+	}
 	cached := append([]string{}, w.readers...)
 	w.mu.Unlock()
+	r, reader, err := w.readRing(ctx, cached)
+	if err == nil {
+		w.mu.Lock()
+		w.obs.ring = &ringRead{r: r, reader: reader}
+		w.mu.Unlock()
+	}
+	return r, reader, err
+}
+
+func (w *World) readRing(ctx context.Context, cached []string) (nodetool.Ring, string, error) {
 	for _, p := range cached {
 		if r, err := w.Nodetool.Status(ctx, p); err == nil && len(r.Nodes) > 0 {
 			return r, p, nil

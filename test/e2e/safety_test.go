@@ -531,6 +531,35 @@ func testSafetyEvents(t *testing.T, crd *fixture.CRDInfo) {
 	for _, it := range list.Items {
 		assert.Equal(t, "CassandraCluster", it.InvolvedObject.Kind, "event on the CR: %s %s", it.Reason, it.Message)
 	}
+	// Transitions close in time share one StepsProgressed Event ("Reason: message | …"):
+	// expand them, so each transition is checked as if it had its own Event.
+	type transition struct{ Reason, Message string }
+	var trs []transition
+	batched := false
+	for _, it := range list.Items {
+		if it.Reason != "StepsProgressed" {
+			trs = append(trs, transition{it.Reason, it.Message})
+			continue
+		}
+		batched = true
+		for _, part := range strings.Split(it.Message, " | ") {
+			reason, msg, ok := strings.Cut(part, ": ")
+			require.True(t, ok, "a batched transition is \"Reason: message\": %q", part)
+			trs = append(trs, transition{reason, msg})
+		}
+	}
+	assert.True(t, batched, "a 2→1 scale-down's transitions come close enough to be batched")
+	list.Items = nil
+	for _, tr := range trs {
+		list.Items = append(list.Items, struct {
+			Reason         string `json:"reason"`
+			Message        string `json:"message"`
+			InvolvedObject struct {
+				Kind string `json:"kind"`
+				UID  string `json:"uid"`
+			} `json:"involvedObject"`
+		}{Reason: tr.Reason, Message: tr.Message})
+	}
 	kinds := append(append([]string{"pause-operator"}, fixture.StepKinds...), "resume-operator")
 	// A step found already done when its turn comes (verify-left after a decommission
 	// that waited for the node to leave, wait-pod-gone after the shrink) is reported
@@ -587,6 +616,7 @@ func testSafetyEvents(t *testing.T, crd *fixture.CRDInfo) {
 	require.Equal(t, 0, d.Code, "%s", d)
 	assert.Contains(t, d.Stdout, "StepStarted", "describe shows the events:\n%s", d.Stdout)
 	assert.Contains(t, d.Stdout, "StepDone", "describe shows the events:\n%s", d.Stdout)
+	assert.Contains(t, d.Stdout, "StepsProgressed", "describe shows the batched events:\n%s", d.Stdout)
 	assert.Contains(t, d.Stdout, "decommission "+cl.Pods[1].Name, "describe shows the decommission:\n%s", d.Stdout)
 }
 

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// countingExec counts nodetool calls by command on top of the fake world's exec.
+type countingExec struct {
+	w  *world.World
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingExec) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	cmd := "?"
+	for i, a := range argv {
+		if a == "nodetool" && i+1 < len(argv) {
+			cmd = argv[i+1]
+		}
+	}
+	c.mu.Lock()
+	c.n["exec "+cmd]++
+	c.mu.Unlock()
+	return c.w.Exec(ctx, pod, argv)
+}
+
+// requestsOfScale runs one scale-down from `from` nodes to 1 and returns its requests by
+// kind ("verb resource" and "exec <nodetool command>").
+func requestsOfScale(t *testing.T, from int) map[string]int {
+	t.Helper()
+	w := world.New(t, world.Opts{Nodes: from, Version: "4.1"})
+	w.Kube.ClearActions()
+	w.Dyn.ClearActions()
+	ex := &countingExec{w: w, n: map[string]int{}}
+	_, stderr, code := runWith(w, ex, scale41...)
+	if code != 0 {
+		t.Fatalf("scale %d→1: exit %d\n%s", from, code, stderr)
+	}
+	w.AssertConverged(1, fmt.Sprintf("budget %d→1", from))
+	out := map[string]int{}
+	for _, a := range append(w.Kube.Actions(), w.Dyn.Actions()...) {
+		out[actionKey(a)]++
+	}
+	for k, v := range ex.n {
+		out[k] += v
+	}
+	return out
+}
+
+func actionKey(a k8stesting.Action) string {
+	r := a.GetResource().Resource
+	if s := a.GetSubresource(); s != "" {
+		r += "/" + s
+	}
+	return a.GetVerb() + " " + r
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// TestRequestBudgetPerNode: each node a scale-down removes costs at most 12 API requests
+// (execs included, watch events excluded), counted as the difference between two runs
+// so the per-run start-up (discovery, preflight, plan) is not spread over the nodes.
+// The same budget is measured on the real control plane by `make bench`.
+func TestRequestBudgetPerNode(t *testing.T) {
+	const lo, hi = 3, 7
+	a, b := requestsOfScale(t, lo), requestsOfScale(t, hi)
+	per := float64(total(b)-total(a)) / float64(hi-lo)
+	var keys []string
+	for k := range b {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var lines []string
+	for _, k := range keys {
+		lines = append(lines, fmt.Sprintf("  %-40s %5.2f per node (%d→1: %d, %d→1: %d)", k, float64(b[k]-a[k])/float64(hi-lo), hi, b[k], lo, a[k]))
+	}
+	t.Logf("requests per removed node: %.2f (%d→1: %d in all, %d→1: %d)\n%s", per, hi, total(b), lo, total(a), strings.Join(lines, "\n"))
+	if per > 12 {
+		t.Fatalf("%.2f requests per removed node, budget 12", per)
+	}
+}
