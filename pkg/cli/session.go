@@ -33,12 +33,17 @@ func (o *Options) adapter(ctx context.Context) (*Clients, *casskop.Adapter, erro
 	}
 	a := &casskop.Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
 	if _, err := a.Resolve(ctx); err != nil {
-		if errors.Is(err, casskop.ErrNoCRD) {
-			return nil, nil, exit.Refusedf("%v", err)
-		}
-		return nil, nil, fmt.Errorf("cannot reach the cluster: %w", err)
+		return nil, nil, adapterError(err)
 	}
 	return c, a, nil
+}
+
+// adapterError explains a failure to find the CassandraCluster resource.
+func adapterError(err error) error {
+	if errors.Is(err, casskop.ErrNoCRD) {
+		return exit.Refusedf("%v", err)
+	}
+	return fmt.Errorf("cannot reach the cluster: %w", err)
 }
 
 // open resolves the CassandraCluster named in args (or the only one in the namespace).
@@ -47,6 +52,23 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	return o.openWith(ctx, c, a, args)
+}
+
+// openAssumed is open without the discovery round trip: its first read names
+// CassKop's preferred version directly, and asks discovery only when the server answers
+// NotFound. Read-only commands that must start fast (status) use it.
+func (o *Options) openAssumed(ctx context.Context, args []string) (*session, error) {
+	c, err := o.clients()
+	if err != nil {
+		return nil, err
+	}
+	a := &casskop.Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
+	a.Assume()
+	return o.openWith(ctx, c, a, args)
+}
+
+func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, args []string) (*session, error) {
 	ns := c.Namespace
 	if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
 		ns = *f
@@ -56,6 +78,9 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 		name = args[0]
 	} else {
 		list, err := a.List(ctx, ns)
+		if errors.Is(err, casskop.ErrNoCRD) {
+			return nil, adapterError(err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cannot list CassandraClusters in namespace %s: %w", ns, err)
 		}
@@ -73,6 +98,9 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 		}
 	}
 	cl, _, err := a.Get(ctx, ns, name)
+	if errors.Is(err, casskop.ErrNoCRD) {
+		return nil, adapterError(err)
+	}
 	if apierrors.IsNotFound(err) {
 		hint := ""
 		if list, lerr := a.List(ctx, ns); lerr == nil && len(list) > 0 {

@@ -117,7 +117,7 @@ func newStatusCmd(o *Options) *cobra.Command {
 			if err := checkOutput(out, "text", "json", "yaml"); err != nil {
 				return err
 			}
-			s, err := o.open(cmd.Context(), args)
+			s, err := o.openAssumed(cmd.Context(), args)
 			if err != nil {
 				return err
 			}

@@ -39,6 +39,16 @@ type ObservationKeeper interface {
 	KeepsObservations()
 }
 
+// Evident is implemented by steps whose effect the world shows in full (Done alone
+// tells whether the action happened: a StatefulSet's replicas, a claim being deleted),
+// or that do not act at all. The engine records their start in memory and lets the
+// next checkpoint write carry it: a crash in between leaves them "pending", and resume
+// asks the world anyway. Steps whose effect the world cannot show in full (a nodetool
+// decommission, drain or cleanup) are written "started" before they act.
+type Evident interface {
+	Evident()
+}
+
 // Describer gives a human description of a step for plans and progress.
 type Describer interface {
 	Describe() string
@@ -179,8 +189,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 			return fmt.Errorf("not safe to %s: %w", desc, err)
 		}
-		// The checkpoint says "started" before the action happens.
-		if err := e.commit(ctx, func(now time.Time) {
+		start := func(now time.Time) {
 			rec.State = checkpoint.StateStarted
 			rec.Attempts++
 			rec.StartedAt = &now
@@ -188,7 +197,13 @@ func (e *Engine) Run(ctx context.Context) error {
 			if reason != "" {
 				rec.LastError = reason
 			}
-		}); err != nil {
+		}
+		if _, evident := st.(Evident); evident {
+			e.mu.Lock()
+			start(e.now())
+			e.mu.Unlock()
+		} else if err := e.commit(ctx, start); err != nil {
+			// The checkpoint says "started" before the action happens.
 			return err
 		}
 		e.Reporter.StepStarted(rec.ID, desc, rec.Attempts)

@@ -23,7 +23,7 @@ type reporter interface {
 }
 
 // DefaultEventBatch is how long step transitions wait to be written together.
-const DefaultEventBatch = 2 * time.Second
+const DefaultEventBatch = 5 * time.Second
 
 // EventReporter forwards progress to Inner and records each step's start, end and
 // failure as Kubernetes Events on the cluster resource, so `kubectl describe` tells the

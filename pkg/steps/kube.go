@@ -107,6 +107,9 @@ func (s *ShrinkStatefulSet) Do(ctx context.Context) error {
 // the write returned it and forgets the pod.
 func (s *ShrinkStatefulSet) KeepsObservations() {}
 
+// Evident implements engine.Evident: the replicas show whether it shrank.
+func (s *ShrinkStatefulSet) Evident() {}
+
 // WaitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
 type WaitPodGone struct {
 	w *World
@@ -140,6 +143,9 @@ func (s *WaitPodGone) Do(context.Context) error { return nil }
 
 // KeepsObservations implements engine.ObservationKeeper: Do changes nothing.
 func (s *WaitPodGone) KeepsObservations() {}
+
+// Evident implements engine.Evident: it does not act.
+func (s *WaitPodGone) Evident() {}
 
 // Wait watches the pod until it is deleted (re-opening the watch if the server closes it).
 func (s *WaitPodGone) Wait(ctx context.Context) error {
@@ -255,10 +261,22 @@ func (s *DeletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeCl
 	return left, nil
 }
 
-// Done: none of the planned claims exists any more.
+// Done: none of the planned claims exists any more, or is not being deleted. A claim
+// whose deletion was accepted is done: deletion cannot be undone, and the
+// pvc-protection finalizer lets it go once no pod uses it (the pod is gone already).
+// Waiting for the object itself to go would cost a read and a watch per node for
+// nothing the operation depends on.
 func (s *DeletePVCs) Done(ctx context.Context) (bool, error) {
 	left, err := s.remaining(ctx)
-	return err == nil && len(left) == 0, err
+	if err != nil {
+		return false, err
+	}
+	for _, pvc := range left {
+		if pvc.DeletionTimestamp == nil {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Safe: never delete a claim whose pod exists or whose node was not confirmed gone.
@@ -288,7 +306,8 @@ func (s *DeletePVCs) Safe(ctx context.Context) error {
 }
 
 // Do deletes each remaining claim with a UID precondition; a claim already terminating
-// is left to finish.
+// is left to finish. What the server answered is kept: an accepted deletion is
+// recorded as the claim terminating, so Done needs no second read.
 func (s *DeletePVCs) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
@@ -305,70 +324,28 @@ func (s *DeletePVCs) Do(ctx context.Context) error {
 		err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Delete(ctx, pvc.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid},
 		})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		switch {
+		case err == nil:
+			now := metav1.NewTime(s.w.now())
+			gone := pvc.DeepCopy()
+			gone.DeletionTimestamp = &now
+			s.w.keepPVC(pvc.Name, gone)
+		case apierrors.IsNotFound(err):
+			s.w.keepPVC(pvc.Name, nil)
+		case apierrors.IsConflict(err):
+			// Another claim of that name (another UID): ours is gone; read again.
+		default:
 			return &engine.Retryable{Err: fmt.Errorf("cannot delete PVC %s: %w", pvc.Name, err)}
 		}
 	}
 	return nil
 }
 
-// KeepsObservations implements engine.ObservationKeeper: Do forgets the claims it deletes.
+// KeepsObservations implements engine.ObservationKeeper: Do records what it deleted.
 func (s *DeletePVCs) KeepsObservations() {}
 
-// Wait watches each remaining claim until it is deleted, instead of sleeping a poll
-// interval: the PVC-protection finalizer goes within a second of the pod.
-func (s *DeletePVCs) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepDeletePVCs, s.n.Pod)
-	start := s.w.now()
-	for {
-		left, err := s.remaining(ctx)
-		if err == nil && len(left) == 0 {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			s.w.Reporter.Waiting(id, "cannot read the PVCs: "+err.Error(), s.w.now().Sub(start))
-			if err := s.w.sleep(ctx, s.w.poll()); err != nil {
-				return err
-			}
-			continue
-		}
-		pvc := left[0]
-		s.w.Reporter.Waiting(id, "waiting for PVC "+pvc.Name+" to be deleted", s.w.now().Sub(start))
-		wi, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Watch(ctx, metav1.ListOptions{
-			FieldSelector:   fields.OneTermEqualSelector("metadata.name", pvc.Name).String(),
-			ResourceVersion: pvc.ResourceVersion,
-		})
-		if err != nil {
-			if err := s.w.sleep(ctx, s.w.poll()); err != nil {
-				return err
-			}
-			continue
-		}
-		timeout := time.NewTimer(progressEvery(s.w) * 6)
-	events:
-		for {
-			select {
-			case <-ctx.Done():
-				break events
-			case <-timeout.C:
-				break events // re-read: also covers a missed event
-			case ev, ok := <-wi.ResultChan():
-				if !ok || ev.Type == watch.Error {
-					break events
-				}
-				if c, isPVC := ev.Object.(*corev1.PersistentVolumeClaim); ev.Type == watch.Deleted && isPVC && c.Name == pvc.Name {
-					break events
-				}
-			}
-		}
-		timeout.Stop()
-		wi.Stop()
-		s.w.Forget() // time passed while watching
-	}
-}
+// Evident implements engine.Evident: the claims show whether they are being deleted.
+func (s *DeletePVCs) Evident() {}
 
 // UpdateCluster brings the operator's cluster resource in line with the StatefulSets.
 type UpdateCluster struct {

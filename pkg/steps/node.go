@@ -143,9 +143,19 @@ func (s *Decommission) Wait(ctx context.Context) error {
 	}
 }
 
+// decommissionProgressEvery is the shortest interval between two progress reports (and
+// nodetool calls) while a decommission call runs.
+const decommissionProgressEvery = 5 * time.Second
+
 func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
-	t := time.NewTicker(progressEvery(s.w))
+	// Each report is a nodetool call: a decommission lasts minutes to hours, and a
+	// report every few seconds is plenty.
+	every := progressEvery(s.w)
+	if every < decommissionProgressEvery {
+		every = decommissionProgressEvery
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -238,6 +248,9 @@ func (s *VerifyLeft) Do(context.Context) error { return nil }
 
 // KeepsObservations implements engine.ObservationKeeper: Do changes nothing.
 func (s *VerifyLeft) KeepsObservations() {}
+
+// Evident implements engine.Evident: it does not act.
+func (s *VerifyLeft) Evident() {}
 
 // Wait polls until the node left, and asks for the decommission to be redone when the
 // node shows it is not leaving any more (restarted → NORMAL, 5.0 DECOMMISSION_FAILED, a

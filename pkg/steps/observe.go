@@ -126,13 +126,18 @@ func (w *World) getPVC(ctx context.Context, name string) (*corev1.PersistentVolu
 	if err != nil {
 		return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
 	}
+	w.keepPVC(name, c)
+	return c, nil
+}
+
+// keepPVC records what a read or a write showed of a claim (nil: gone).
+func (w *World) keepPVC(name string, c *corev1.PersistentVolumeClaim) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.obs.pvcs == nil {
 		w.obs.pvcs = map[string]*corev1.PersistentVolumeClaim{}
 	}
 	w.obs.pvcs[name] = c
-	w.mu.Unlock()
-	return c, nil
 }
 
 // dropPVC forgets a claim (it was just deleted).

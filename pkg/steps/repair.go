@@ -66,10 +66,10 @@ func (s *OperatorStatusStep) Safe(ctx context.Context) error {
 	if node, member := inRing(r, s.n); member {
 		return fmt.Errorf("the node of pod %s (Host ID %s) is still in the ring read from %s, as %s", s.n.Pod, node.HostID, reader, node.Code())
 	}
-	if left, err := (&DeletePVCs{w: s.w, n: s.n}).remaining(ctx); err != nil {
+	if done, err := (&DeletePVCs{w: s.w, n: s.n}).Done(ctx); err != nil {
 		return err
-	} else if len(left) > 0 {
-		return fmt.Errorf("PVC %s of pod %s still exists", left[0].Name, s.n.Pod)
+	} else if !done {
+		return fmt.Errorf("a PVC of pod %s still exists and is not being deleted", s.n.Pod)
 	}
 	ro, err := s.w.Operator.RackOperation(ctx, s.n.DC, s.n.Rack)
 	if err != nil {

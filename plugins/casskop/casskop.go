@@ -51,6 +51,32 @@ type Adapter struct {
 	Kube      kubernetes.Interface
 	// Version is the API version to use; Resolve sets it.
 	Version string
+	// assumed: Version was set by Assume, not by discovery.
+	assumed bool
+}
+
+// Assume uses the preferred version without asking discovery first: kubectl pays a
+// discovery round trip before its first read, a plugin that knows its resource need
+// not. Get and List fall back to discovery when the server answers NotFound (it may
+// serve only an older version, or no CassandraCluster at all: ErrNoCRD).
+func (a *Adapter) Assume() {
+	if a.Version == "" {
+		a.Version, a.assumed = Versions[0], true
+	}
+}
+
+// rediscover handles err of a read made with an assumed version: on NotFound it asks
+// discovery, and reports whether the read should be made again with another version.
+func (a *Adapter) rediscover(ctx context.Context, err error) (retry bool, _ error) {
+	if !a.assumed || !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	was := a.Version
+	a.Version, a.assumed = "", false
+	if _, rerr := a.Resolve(ctx); rerr != nil {
+		return false, rerr
+	}
+	return a.Version != was, err
 }
 
 // ErrNoCRD means the API server serves no CassandraCluster resource.
@@ -104,8 +130,13 @@ func (a *Adapter) Get(ctx context.Context, ns, name string) (topology.Cluster, *
 	}
 	u, err := c.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return topology.Cluster{}, nil, err
+		if retry, err := a.rediscover(ctx, err); retry {
+			return a.Get(ctx, ns, name)
+		} else {
+			return topology.Cluster{}, nil, err
+		}
 	}
+	a.assumed = false // the server serves it
 	cl, err := a.FromObject(u)
 	return cl, u, err
 }
@@ -118,8 +149,13 @@ func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, erro
 	}
 	l, err := c.List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, err
+		if retry, err := a.rediscover(ctx, err); retry {
+			return a.List(ctx, ns)
+		} else {
+			return nil, err
+		}
 	}
+	a.assumed = false
 	var out []topology.Cluster
 	for i := range l.Items {
 		cl, err := a.FromObject(&l.Items[i])

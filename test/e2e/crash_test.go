@@ -4,8 +4,10 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -62,6 +64,76 @@ func killWhen(t *testing.T, p *Proc, cl *fixture.Cluster, pred func(Step) bool) 
 	case <-time.After(opTimeout):
 		t.Fatalf("no matching step within %s; plugin stderr so far:\n%s", opTimeout, p.Stderr())
 		return Step{}, false
+	}
+}
+
+// evidentKinds are the step kinds the engine records "started" in memory only (their
+// effect is visible in the world, or they do not act): the checkpoint shows them started
+// only when a later write carries it. A run is in one of them when its progress output
+// says so.
+var evidentKinds = map[string]bool{"verify-left": true, "shrink-statefulset": true, "wait-pod-gone": true, "delete-pvcs": true}
+
+// startedLine matches the progress line the plugin prints when it starts a step of kind
+// (on pod, or on any pod when pod is ""): "[..] <the step's description>".
+func startedLine(kind, pod string) func(line string) bool {
+	anyPod := `\S+`
+	if pod != "" {
+		anyPod = regexp.QuoteMeta(pod)
+	}
+	var re string
+	switch kind {
+	case "verify-left":
+		re = `verify ` + anyPod + ` left the ring`
+	case "shrink-statefulset":
+		if pod == "" {
+			re = `shrink StatefulSet \S+ to \d+ replicas`
+		} else {
+			i := strings.LastIndex(pod, "-")
+			re = `shrink StatefulSet ` + regexp.QuoteMeta(pod[:i]) + ` to ` + pod[i+1:] + ` replicas`
+		}
+	case "wait-pod-gone":
+		re = `wait until pod ` + anyPod + ` is gone`
+	case "delete-pvcs":
+		re = `delete (PVC \S*` + anyPod + `|the PVCs of ` + anyPod + `)`
+	default:
+		panic("no progress line known for step kind " + kind)
+	}
+	rx := regexp.MustCompile(`\[\.\.\] ` + re)
+	return func(line string) bool { return rx.MatchString(line) }
+}
+
+// killAtStart SIGKILLs p as soon as it starts a step of kind (on pod, or any pod): for
+// the steps written "started" before they act, when the checkpoint shows it; for the
+// evident ones, when the progress output shows it (the kill then lands right before or
+// right after the step's action).
+func killAtStart(t *testing.T, p *Proc, cl *fixture.Cluster, kind, pod string) (Step, bool) {
+	t.Helper()
+	if !evidentKinds[kind] {
+		return killWhen(t, p, cl, startedKind(kind, pod))
+	}
+	match := startedLine(kind, pod)
+	deadline := time.After(opTimeout)
+	for {
+		out, grew := p.stderr.changed()
+		for _, line := range strings.Split(out, "\n") {
+			if match(line) {
+				_ = p.cmd.Process.Signal(syscall.SIGKILL)
+				p.Wait(t, 30*time.Second)
+				return Step{ID: kind + "/" + pod, Kind: kind, Pod: pod}, true
+			}
+		}
+		select {
+		case <-grew:
+		case <-p.Done():
+			// It may have printed the line and ended in the same instant.
+			if slices.ContainsFunc(strings.Split(p.Stderr(), "\n"), match) {
+				return Step{ID: kind + "/" + pod, Kind: kind, Pod: pod}, false
+			}
+			return Step{}, false
+		case <-deadline:
+			t.Fatalf("no %s started within %s; plugin stderr so far:\n%s", kind, opTimeout, p.Stderr())
+			return Step{}, false
+		}
 	}
 }
 
@@ -210,7 +282,7 @@ func testCrashEachStepKind(t *testing.T, crd *fixture.CRDInfo) {
 			}
 			c := crashCase{label: kind, operator: true}
 			c.trigger = func(t *testing.T, p *Proc, cl *fixture.Cluster) (string, bool) {
-				s, ok := killWhen(t, p, cl, startedKind(kind, pod))
+				s, ok := killAtStart(t, p, cl, kind, pod)
 				return s.ID, ok
 			}
 			if kind == "wait-pod-gone" {
@@ -235,7 +307,7 @@ func testCrashEachStepKind(t *testing.T, crd *fixture.CRDInfo) {
 					summary.crash("decommission")
 					summary.resumed()
 					p2 := startCassandra(t, cl.Namespace, resumeArgs(cl)...)
-					s, ok := killWhen(t, p2, cl, startedKind(kind, pod))
+					s, ok := killAtStart(t, p2, cl, kind, pod)
 					if !ok {
 						r := p2.Wait(t, opTimeout)
 						t.Fatalf("the resume ended before verify-left started:\n%s", r)
@@ -315,7 +387,7 @@ func testCrashChain(t *testing.T, crd *fixture.CRDInfo) {
 			// it in verify-left (the next crash point).
 			s, killed = killInDecommission(t, p, cl, "")
 		} else {
-			s, killed = killWhen(t, p, cl, startedKind(kind, ""))
+			s, killed = killAtStart(t, p, cl, kind, "")
 		}
 		if !killed {
 			r := p.Wait(t, time.Minute)

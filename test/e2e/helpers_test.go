@@ -209,12 +209,28 @@ func (p *Proc) Stderr() string { return p.stderr.String() }
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// grew is closed (and replaced) on every write, to wake who waits for some output.
+	grew chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.grew != nil {
+		close(s.grew)
+		s.grew = nil
+	}
 	return s.b.Write(p)
+}
+
+// changed returns the buffer so far and a channel closed at the next write.
+func (s *syncBuffer) changed() (string, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grew == nil {
+		s.grew = make(chan struct{})
+	}
+	return s.b.String(), s.grew
 }
 
 func (s *syncBuffer) String() string {
