@@ -161,6 +161,21 @@ func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
 	}
 	ns := cl.Namespace
 	sel := casskop.LabelCluster + "=" + cl.Name
+	// The ring is read from the first pod of the first rack while the lists run: nodetool
+	// is the slowest read. Its answer is used only if that pod turns out Ready.
+	type ringAnswer struct {
+		r   nodetool.Ring
+		err error
+	}
+	var early string
+	earlyRing := make(chan ringAnswer, 1)
+	if len(cl.DCs) > 0 && len(cl.DCs[0].Racks) > 0 {
+		early = cl.DCs[0].Racks[0].StatefulSet + "-0"
+		go func() {
+			r, err := s.nt.Status(ctx, early)
+			earlyRing <- ringAnswer{r, err}
+		}()
+	}
 	wg.Add(5)
 	go func() {
 		defer wg.Done()
@@ -225,6 +240,22 @@ func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
 	ringOK := false
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	for _, p := range pods {
+		if p.Name == early && steps.PodReady(&p) && p.DeletionTimestamp == nil {
+			if a := <-earlyRing; a.err == nil {
+				ring, ringOK = a.r, true
+			} else {
+				warn("cannot read the ring from %s: %v", p.Name, a.err)
+			}
+			break
+		}
+	}
+	for _, p := range pods {
+		if ringOK {
+			break
+		}
+		if p.Name == early {
+			continue // asked already, or not Ready
+		}
 		if steps.PodReady(&p) && p.DeletionTimestamp == nil {
 			r, err := s.nt.Status(ctx, p.Name)
 			if err != nil {

@@ -76,6 +76,10 @@ func (s *Decommission) Safe(ctx context.Context) error {
 	}
 }
 
+// KeepsObservations implements engine.ObservationKeeper: Do forgets what was read
+// before the call itself (and starts the ring read verify-left will need).
+func (s *Decommission) KeepsObservations() {}
+
 // Do calls decommission and blocks while it runs, reporting the node's mode meanwhile.
 func (s *Decommission) Do(ctx context.Context) error {
 	s.w.setFailed(s.n.Pod, "")
@@ -83,6 +87,13 @@ func (s *Decommission) Do(ctx context.Context) error {
 	go s.progress(ctx, done)
 	outcome, msg := s.w.Nodetool.Decommission(ctx, s.n.Pod, s.w.CP.Force)
 	close(done)
+	// The call lasted as long as the decommission: what was read before is stale.
+	s.w.Forget()
+	if outcome == nodetool.OutcomeReturned || outcome == nodetool.OutcomeAlreadyDone {
+		// The node has almost surely left: read the ring from a remaining node while the
+		// next check asks the node itself, instead of one after the other.
+		go func() { _, _, _ = s.w.ring(ctx) }()
+	}
 	switch outcome {
 	case nodetool.OutcomeRefused:
 		return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("cassandra refused to decommission %s: %s. The node did not start leaving and nothing was removed; fix the cause (or re-plan with --force where Cassandra allows it), then run resume", s.n.Pod, msg)}

@@ -38,6 +38,7 @@ func (w *World) Forget() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.obs = observations{}
+	w.gen++
 }
 
 // sleep waits d, then forgets: the world may have changed meanwhile.

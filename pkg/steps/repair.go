@@ -66,10 +66,14 @@ func (s *OperatorStatusStep) Safe(ctx context.Context) error {
 	if node, member := inRing(r, s.n); member {
 		return fmt.Errorf("the node of pod %s (Host ID %s) is still in the ring read from %s, as %s", s.n.Pod, node.HostID, reader, node.Code())
 	}
-	if done, err := (&DeletePVCs{w: s.w, n: s.n}).Done(ctx); err != nil {
+	left, err := (&DeletePVCs{w: s.w, n: s.n}).remaining(ctx)
+	if err != nil {
 		return err
-	} else if !done {
-		return fmt.Errorf("a PVC of pod %s still exists and is not being deleted", s.n.Pod)
+	}
+	for _, c := range left {
+		if c.DeletionTimestamp == nil { // one being deleted is as good as gone
+			return fmt.Errorf("PVC %s of pod %s still exists", c.Name, s.n.Pod)
+		}
 	}
 	ro, err := s.w.Operator.RackOperation(ctx, s.n.DC, s.n.Rack)
 	if err != nil {

@@ -251,6 +251,12 @@ func crashThenResume(t *testing.T, crd *fixture.CRDInfo, c crashCase) {
 	if hasCP {
 		assert.Equal(t, string(cl.UID), cp.ClusterUID, "checkpoint tied to the CR's UID")
 		resume(t, cl)
+	} else if cr, err := cl.Get(context.Background()); err == nil && lastOperation(t, cr) == nil {
+		// The kill landed before the plan was written: nothing changed, so the user's
+		// recovery is to run the same command again.
+		t.Logf("the crash landed before the checkpoint was written; running the scale again")
+		r := cassandra(t, ns, opTimeout, scaleArgs(cl, "dc1", "rack1", 1)...)
+		require.Equal(t, exitOK, r.Code, "%s", r)
 	} else {
 		// The kill landed after the plugin finished (possible only at the very end).
 		t.Logf("the crash landed after the checkpoint was removed; nothing to resume")
