@@ -239,25 +239,25 @@ func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
 	var ring nodetool.Ring
 	ringOK := false
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	// Readers in turn: the pod asked early first (its answer is on its way), then the others.
+	readers := make([]corev1.Pod, 0, len(pods))
 	for _, p := range pods {
-		if p.Name == early && steps.PodReady(&p) && p.DeletionTimestamp == nil {
-			if a := <-earlyRing; a.err == nil {
-				ring, ringOK = a.r, true
-			} else {
-				warn("cannot read the ring from %s: %v", p.Name, a.err)
-			}
-			break
+		if p.Name == early {
+			readers = append([]corev1.Pod{p}, readers...)
+		} else {
+			readers = append(readers, p)
 		}
 	}
-	for _, p := range pods {
-		if ringOK {
-			break
-		}
-		if p.Name == early {
-			continue // asked already, or not Ready
-		}
+	for _, p := range readers {
 		if steps.PodReady(&p) && p.DeletionTimestamp == nil {
-			r, err := s.nt.Status(ctx, p.Name)
+			var r nodetool.Ring
+			var err error
+			if p.Name == early {
+				a := <-earlyRing
+				r, err = a.r, a.err
+			} else {
+				r, err = s.nt.Status(ctx, p.Name)
+			}
 			if err != nil {
 				warn("cannot read the ring from %s: %v", p.Name, err)
 				continue

@@ -205,7 +205,8 @@ func (s *VerifyLeft) Done(ctx context.Context) (bool, error) {
 
 // check returns whether the node left, and the node's own mode when it could be read.
 // The node is asked first (right after a decommission its answer is already known); the
-// pod is read only when the node cannot answer.
+// pod is read only when the node cannot answer or is not DECOMMISSIONED (another
+// incarnation's answer says nothing of the planned node).
 func (s *VerifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	var mode nodetool.Mode
 	ns, modeErr := s.w.netstats(ctx, s.n.Pod)

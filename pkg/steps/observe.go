@@ -32,6 +32,48 @@ type ringRead struct {
 	reader string
 }
 
+// The maps of observations, picked by kind (observations is replaced whole by Forget,
+// so the maps are reached through it, under the lock).
+func podsOf(o *observations) *map[string]*corev1.Pod                   { return &o.pods }
+func stsOf(o *observations) *map[string]*appsv1.StatefulSet            { return &o.sts }
+func pvcsOf(o *observations) *map[string]*corev1.PersistentVolumeClaim { return &o.pvcs }
+func netstatsOf(o *observations) *map[string]nodetool.Netstats         { return &o.netstats }
+
+// observe returns the kept answer for key, or reads it and keeps it.
+func observe[V any](w *World, of func(*observations) *map[string]V, key string, read func() (V, error)) (V, error) {
+	w.mu.Lock()
+	v, ok := (*of(&w.obs))[key]
+	ok = ok && !w.uncached
+	w.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := read()
+	if err != nil {
+		return v, err
+	}
+	keep(w, of, key, v)
+	return v, nil
+}
+
+// keep records what a read, a watch event or a write showed.
+func keep[V any](w *World, of func(*observations) *map[string]V, key string, v V) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := of(&w.obs)
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[key] = v
+}
+
+// drop forgets one answer (a write made it stale).
+func drop[V any](w *World, of func(*observations) *map[string]V, key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(*of(&w.obs), key)
+}
+
 // Forget drops every kept observation (the engine calls it after its sleeps and after
 // the action of a step that does not keep them up to date itself).
 func (w *World) Forget() {
@@ -49,123 +91,61 @@ func (w *World) sleep(ctx context.Context, d time.Duration) error {
 
 // getPod reads a pod; (nil, nil) when it does not exist.
 func (w *World) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
-	w.mu.Lock()
-	p, ok := w.obs.pods[name]
-	ok = ok && !w.uncached
-	w.mu.Unlock()
-	if ok {
+	return observe(w, podsOf, name, func() (*corev1.Pod, error) {
+		p, err := w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read pod %s: %w", name, err)
+		}
 		return p, nil
-	}
-	p, err := w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		p, err = nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot read pod %s: %w", name, err)
-	}
-	w.keepPod(name, p)
-	return p, nil
+	})
 }
 
 // keepPod records what a read, a watch event or a write showed of a pod (nil: gone).
-func (w *World) keepPod(name string, p *corev1.Pod) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.obs.pods == nil {
-		w.obs.pods = map[string]*corev1.Pod{}
-	}
-	w.obs.pods[name] = p
-}
+func (w *World) keepPod(name string, p *corev1.Pod) { keep(w, podsOf, name, p) }
 
 // dropPod forgets a pod (a write made its kept state stale).
-func (w *World) dropPod(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.obs.pods, name)
-}
+func (w *World) dropPod(name string) { drop(w, podsOf, name) }
 
 // getSTS reads a StatefulSet.
 func (w *World) getSTS(ctx context.Context, name string) (*appsv1.StatefulSet, error) {
-	w.mu.Lock()
-	s, ok := w.obs.sts[name]
-	ok = ok && !w.uncached
-	w.mu.Unlock()
-	if ok {
+	return observe(w, stsOf, name, func() (*appsv1.StatefulSet, error) {
+		s, err := w.Kube.AppsV1().StatefulSets(w.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
+		}
 		return s, nil
-	}
-	s, err := w.Kube.AppsV1().StatefulSets(w.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
-	}
-	w.keepSTS(s)
-	return s, nil
+	})
 }
 
 // keepSTS records a StatefulSet as read or as a write returned it.
-func (w *World) keepSTS(s *appsv1.StatefulSet) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.obs.sts == nil {
-		w.obs.sts = map[string]*appsv1.StatefulSet{}
-	}
-	w.obs.sts[s.Name] = s
-}
+func (w *World) keepSTS(s *appsv1.StatefulSet) { keep(w, stsOf, s.Name, s) }
 
 // getPVC reads a claim; (nil, nil) when it does not exist.
 func (w *World) getPVC(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error) {
-	w.mu.Lock()
-	c, ok := w.obs.pvcs[name]
-	ok = ok && !w.uncached
-	w.mu.Unlock()
-	if ok {
+	return observe(w, pvcsOf, name, func() (*corev1.PersistentVolumeClaim, error) {
+		c, err := w.Kube.CoreV1().PersistentVolumeClaims(w.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
+		}
 		return c, nil
-	}
-	c, err := w.Kube.CoreV1().PersistentVolumeClaims(w.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		c, err = nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
-	}
-	w.keepPVC(name, c)
-	return c, nil
+	})
 }
 
 // keepPVC records what a read or a write showed of a claim (nil: gone).
-func (w *World) keepPVC(name string, c *corev1.PersistentVolumeClaim) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.obs.pvcs == nil {
-		w.obs.pvcs = map[string]*corev1.PersistentVolumeClaim{}
-	}
-	w.obs.pvcs[name] = c
-}
+func (w *World) keepPVC(name string, c *corev1.PersistentVolumeClaim) { keep(w, pvcsOf, name, c) }
 
 // dropPVC forgets a claim (it was just deleted).
-func (w *World) dropPVC(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.obs.pvcs, name)
-}
+func (w *World) dropPVC(name string) { drop(w, pvcsOf, name) }
 
 // netstats asks the node on pod for its mode.
 func (w *World) netstats(ctx context.Context, pod string) (nodetool.Netstats, error) {
-	w.mu.Lock()
-	ns, ok := w.obs.netstats[pod]
-	ok = ok && !w.uncached
-	w.mu.Unlock()
-	if ok {
-		return ns, nil
-	}
-	ns, err := w.Nodetool.Netstats(ctx, pod)
-	if err != nil {
-		return ns, err
-	}
-	w.mu.Lock()
-	if w.obs.netstats == nil {
-		w.obs.netstats = map[string]nodetool.Netstats{}
-	}
-	w.obs.netstats[pod] = ns
-	w.mu.Unlock()
-	return ns, nil
+	return observe(w, netstatsOf, pod, func() (nodetool.Netstats, error) {
+		return w.Nodetool.Netstats(ctx, pod)
+	})
 }

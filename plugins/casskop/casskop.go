@@ -130,11 +130,11 @@ func (a *Adapter) Get(ctx context.Context, ns, name string) (topology.Cluster, *
 	}
 	u, err := c.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		if retry, err := a.rediscover(ctx, err); retry {
+		retry, err := a.rediscover(ctx, err)
+		if retry {
 			return a.Get(ctx, ns, name)
-		} else {
-			return topology.Cluster{}, nil, err
 		}
+		return topology.Cluster{}, nil, err
 	}
 	a.assumed = false // the server serves it
 	cl, err := a.FromObject(u)
@@ -149,11 +149,11 @@ func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, erro
 	}
 	l, err := c.List(ctx, metav1.ListOptions{})
 	if err != nil {
-		if retry, err := a.rediscover(ctx, err); retry {
+		retry, err := a.rediscover(ctx, err)
+		if retry {
 			return a.List(ctx, ns)
-		} else {
-			return nil, err
 		}
+		return nil, err
 	}
 	a.assumed = false
 	var out []topology.Cluster

@@ -517,15 +517,16 @@ func testSafetyEvents(t *testing.T, crd *fixture.CRDInfo) {
 
 	ev := kubectl(t, time.Minute, "get", "events", "-n", ns, "--field-selector", "involvedObject.name="+cl.Name, "-o", "json")
 	require.Equal(t, 0, ev.Code, "%s", ev)
+	type event struct {
+		Reason         string `json:"reason"`
+		Message        string `json:"message"`
+		InvolvedObject struct {
+			Kind string `json:"kind"`
+			UID  string `json:"uid"`
+		} `json:"involvedObject"`
+	}
 	var list struct {
-		Items []struct {
-			Reason         string `json:"reason"`
-			Message        string `json:"message"`
-			InvolvedObject struct {
-				Kind string `json:"kind"`
-				UID  string `json:"uid"`
-			} `json:"involvedObject"`
-		} `json:"items"`
+		Items []event `json:"items"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(ev.Stdout), &list))
 	for _, it := range list.Items {
@@ -533,33 +534,22 @@ func testSafetyEvents(t *testing.T, crd *fixture.CRDInfo) {
 	}
 	// Transitions close in time share one StepsProgressed Event ("Reason: message | …"):
 	// expand them, so each transition is checked as if it had its own Event.
-	type transition struct{ Reason, Message string }
-	var trs []transition
+	var expanded []event
 	batched := false
 	for _, it := range list.Items {
 		if it.Reason != "StepsProgressed" {
-			trs = append(trs, transition{it.Reason, it.Message})
+			expanded = append(expanded, it)
 			continue
 		}
 		batched = true
 		for _, part := range strings.Split(it.Message, " | ") {
 			reason, msg, ok := strings.Cut(part, ": ")
 			require.True(t, ok, "a batched transition is \"Reason: message\": %q", part)
-			trs = append(trs, transition{reason, msg})
+			expanded = append(expanded, event{Reason: reason, Message: msg, InvolvedObject: it.InvolvedObject})
 		}
 	}
 	assert.True(t, batched, "a 2→1 scale-down's transitions come close enough to be batched")
-	list.Items = nil
-	for _, tr := range trs {
-		list.Items = append(list.Items, struct {
-			Reason         string `json:"reason"`
-			Message        string `json:"message"`
-			InvolvedObject struct {
-				Kind string `json:"kind"`
-				UID  string `json:"uid"`
-			} `json:"involvedObject"`
-		}{Reason: tr.Reason, Message: tr.Message})
-	}
+	list.Items = expanded
 	kinds := append(append([]string{"pause-operator"}, fixture.StepKinds...), "resume-operator")
 	// A step found already done when its turn comes (verify-left after a decommission
 	// that waited for the node to leave, wait-pod-gone after the shrink) is reported
