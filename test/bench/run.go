@@ -288,22 +288,36 @@ func Figures(rep *Report, cfg Config) []Figure {
 			Display: fmt.Sprintf("%.0f / %.0f ms", Percentile(recorded, 50), Percentile(recorded, 99))})
 	}
 
-	// API requests per removed node.
-	for _, n := range cfg.Sizes {
-		name := fmt.Sprintf("API requests per removed node, %d→1", n)
+	// API requests per removed node. Each size is judged on its step loop (the requests
+	// between the checkpoint's creation and its removal, divided by the nodes removed):
+	// the start-up (discovery, RBAC checks, preflight, plan) is paid once per run, so
+	// dividing it by one removed node in 2→1 would judge the start-up, not the per-node
+	// cost. The all-in figure (start-up included) is shown beside it and judged on the
+	// largest size, where it is what an operator pays per node.
+	for i, n := range cfg.Sizes {
+		name := fmt.Sprintf("API requests per removed node, %d→1 (step loop)", n)
 		a := byLabel(ModeInProcess, n)
 		if a == nil || a.Requests == nil {
 			add(missing(name, "≤ 12"))
 			continue
 		}
 		rs := a.Requests
-		f := Figure{Name: name, Value: rs.PerNode, Unit: "requests", Target: "≤ 12",
-			Display: fmt.Sprintf("%.1f (reads %.1f, writes %.1f, watches %.1f, execs %.1f)", rs.PerNode, rs.ReadsPerNode, rs.WritesPerNode, rs.WatchesPerNode, rs.ExecsPerNode),
-			Result:  passIf(rs.PerNode <= TargetRequests)}
+		f := Figure{Name: name, Value: rs.LoopPerNode, Unit: "requests", Target: "≤ 12",
+			Display: fmt.Sprintf("%.1f; all-in %.1f (reads %.1f, writes %.1f, watches %.1f, execs %.1f; start-up %d)",
+				rs.LoopPerNode, rs.PerNode, rs.ReadsPerNode, rs.WritesPerNode, rs.WatchesPerNode, rs.ExecsPerNode, rs.Startup),
+			Result: passIf(rs.LoopPerNode <= TargetRequests)}
 		if f.Result == Fail {
 			f.Why = requestsWhy(a)
 		}
 		add(f)
+		if i == len(cfg.Sizes)-1 {
+			g := Figure{Name: fmt.Sprintf("  all requests of the run ÷ removed nodes, %d→1 (start-up included)", n), Value: rs.PerNode, Unit: "requests", Target: "≤ 12",
+				Display: fmt.Sprintf("%.1f (%d requests / %d nodes)", rs.PerNode, rs.Total, a.Removed), Result: passIf(rs.PerNode <= TargetRequests)}
+			if g.Result == Fail {
+				g.Why = requestsWhy(a)
+			}
+			add(g)
+		}
 	}
 	if len(cfg.Sizes) >= 2 {
 		lo, hi := byLabel(ModeInProcess, cfg.Sizes[len(cfg.Sizes)-2]), byLabel(ModeInProcess, cfg.Sizes[len(cfg.Sizes)-1])
