@@ -5,9 +5,13 @@
 package checkpoint
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -25,7 +29,38 @@ const (
 // repair-operator-state), their step kinds and nodes the operation creates (New). A
 // checkpoint is written with the oldest version that can hold it (SchemaFor), so a
 // scale-down stays readable by older plugins; version 1 checkpoints are still read.
-const SchemaVersion = 2
+// Version 3 is an envelope around a version 1 or 2 checkpoint whose JSON is large: it
+// is stored gzip-compressed (see compressAbove), and a build that reads only up to
+// version 2 says "upgrade the plugin" instead of "corrupt".
+const SchemaVersion = 3
+
+// schemaEnvelope is the version of the compressed envelope; newestPlain the newest
+// version of a checkpoint itself.
+const (
+	schemaEnvelope = 3
+	newestPlain    = 2
+)
+
+// EncodingGzip is the envelope's encoding: the checkpoint's JSON, gzip-compressed, in
+// standard base64.
+const EncodingGzip = "gzip+base64"
+
+// compressAbove: a checkpoint whose JSON is larger is written compressed. Every step
+// rewrites the whole annotation, and the API server's time for a write grows with the
+// object (a 100-node scale-down's plan is about 100 KiB of JSON, which compresses about
+// tenfold); annotations are also limited to 256 KiB in all. Smaller plans stay plain
+// JSON, readable with kubectl get -o yaml.
+const compressAbove = 32 << 10
+
+// maxInflated bounds what a compressed checkpoint may inflate to (a broken or hostile
+// annotation must not exhaust memory).
+const maxInflated = 32 << 20
+
+type envelope struct {
+	SchemaVersion int    `json:"schemaVersion"`
+	Encoding      string `json:"encoding"`
+	Data          string `json:"data"`
+}
 
 // Operation kinds.
 const (
@@ -45,7 +80,7 @@ func SchemaFor(kind string) int {
 	if kind == KindScaleDown {
 		return 1
 	}
-	return SchemaVersion
+	return newestPlain
 }
 
 // Step kinds of a scale-down, in the order they run for each node.
@@ -246,18 +281,70 @@ func Encode(cp *Checkpoint) (string, error) {
 		return "", err
 	}
 	b, err := json.Marshal(cp)
-	return string(b), err
+	if err != nil || len(b) <= compressAbove {
+		return string(b), err
+	}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed) // the level is valid
+	if _, err := zw.Write(b); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	e, err := json.Marshal(envelope{SchemaVersion: schemaEnvelope, Encoding: EncodingGzip, Data: base64.StdEncoding.EncodeToString(z.Bytes())})
+	return string(e), err
+}
+
+// Unwrap returns the checkpoint JSON an annotation value holds: the value itself, or
+// what a compressed envelope holds.
+func Unwrap(s string) (string, error) {
+	var head struct {
+		SchemaVersion *int   `json:"schemaVersion"`
+		Encoding      string `json:"encoding"`
+		Data          string `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(s), &head); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if head.Encoding == "" {
+		return s, nil
+	}
+	if head.Encoding != EncodingGzip {
+		return "", fmt.Errorf("%w: unknown encoding %q", ErrCorrupt, head.Encoding)
+	}
+	z, err := base64.StdEncoding.DecodeString(head.Data)
+	if err != nil {
+		return "", fmt.Errorf("%w: compressed data: %v", ErrCorrupt, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return "", fmt.Errorf("%w: compressed data: %v", ErrCorrupt, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(zr, maxInflated+1))
+	if err != nil {
+		return "", fmt.Errorf("%w: compressed data: %v", ErrCorrupt, err)
+	}
+	if len(b) > maxInflated {
+		return "", fmt.Errorf("%w: compressed data inflates beyond %d MiB", ErrCorrupt, maxInflated>>20)
+	}
+	return string(b), nil
 }
 
 // Decode parses and validates an annotation value. clusterUID, when not empty, must match.
 func Decode(s, clusterUID string) (*Checkpoint, error) {
+	return decode(s, clusterUID, true)
+}
+
+func decode(s, clusterUID string, envelopeOK bool) (*Checkpoint, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("%w: annotation %s is empty", ErrCorrupt, Annotation)
 	}
 	// Read the version first, so a newer schema is reported as such even if it no
 	// longer fits this struct.
 	var head struct {
-		SchemaVersion *int `json:"schemaVersion"`
+		SchemaVersion *int   `json:"schemaVersion"`
+		Encoding      string `json:"encoding"`
 	}
 	if err := json.Unmarshal([]byte(s), &head); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -267,6 +354,16 @@ func Decode(s, clusterUID string) (*Checkpoint, error) {
 	}
 	if *head.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("%w (schema %d, this build reads up to %d): upgrade the plugin", ErrNewerSchema, *head.SchemaVersion, SchemaVersion)
+	}
+	switch {
+	case head.Encoding != "" && !envelopeOK:
+		return nil, fmt.Errorf("%w: a compressed checkpoint inside a compressed checkpoint", ErrCorrupt)
+	case head.Encoding != "":
+		inner, err := Unwrap(s)
+		if err != nil {
+			return nil, err
+		}
+		return decode(inner, clusterUID, false)
 	}
 	var cp Checkpoint
 	dec := json.NewDecoder(strings.NewReader(s))
@@ -292,6 +389,8 @@ func (cp *Checkpoint) Validate(clusterUID string) error {
 		return bad("schemaVersion %d", cp.SchemaVersion)
 	case cp.SchemaVersion > SchemaVersion:
 		return fmt.Errorf("%w (schema %d)", ErrNewerSchema, cp.SchemaVersion)
+	case cp.SchemaVersion > newestPlain:
+		return bad("schema %d is a compressed checkpoint, but it has no encoding", cp.SchemaVersion)
 	case cp.OperationID == "":
 		return bad("no operationID")
 	case kindSteps[cp.Kind] == nil:

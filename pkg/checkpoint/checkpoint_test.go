@@ -1,7 +1,11 @@
 package checkpoint
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,7 +17,7 @@ import (
 )
 
 func sample(n int) *Checkpoint {
-	cp := &Checkpoint{SchemaVersion: SchemaVersion, OperationID: "op", Kind: KindScaleDown, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
+	cp := &Checkpoint{SchemaVersion: newestPlain, OperationID: "op", Kind: KindScaleDown, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
 		Target: Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 1, From: map[string]int{"r1": n + 1}}}
 	for i := n; i >= 1; i-- {
 		pod := fmt.Sprintf("c-dc1-r1-%d", i)
@@ -45,9 +49,72 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			t.Errorf("%q: %v, want ErrCorrupt", bad, err)
 		}
 	}
-	if _, err := Decode(`{"schemaVersion":3,"whatever":true}`, ""); !errors.Is(err, ErrNewerSchema) {
+	if _, err := Decode(`{"schemaVersion":4,"whatever":true}`, ""); !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("newer: %v", err)
 	}
+}
+
+// A large plan is written compressed in a schema 3 envelope (an older build, which
+// reads up to 2, asks for an upgrade); a small one stays plain JSON.
+func TestLargeCheckpointCompressed(t *testing.T) {
+	small, err := Encode(sample(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(small, `{"schemaVersion":2,`) {
+		t.Fatalf("10 nodes: %.60s…, want plain JSON", small)
+	}
+	plain, _ := json.Marshal(sample(100))
+	big, err := Encode(sample(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(big, `{"schemaVersion":3,"encoding":"gzip+base64","data":"`) || len(big)*4 > len(plain) {
+		t.Fatalf("100 nodes: %d bytes (plain %d), %.60s…; want a compressed envelope under a quarter", len(big), len(plain), big)
+	}
+	cp, err := Decode(big, "uid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := json.Marshal(cp)
+	if string(again) != string(plain) {
+		t.Fatal("the envelope does not give back the checkpoint")
+	}
+	inner, err := Unwrap(big)
+	if err != nil || inner != string(plain) {
+		t.Fatalf("Unwrap: %v", err)
+	}
+	if u, _ := Unwrap(small); u != small {
+		t.Fatal("Unwrap changed a plain checkpoint")
+	}
+	env := func(enc, data string) string {
+		b, _ := json.Marshal(envelope{SchemaVersion: 3, Encoding: enc, Data: data})
+		return string(b)
+	}
+	var inside struct{ Data string }
+	_ = json.Unmarshal([]byte(big), &inside)
+	nested := env(EncodingGzip, gz(t, big))
+	for name, bad := range map[string]string{
+		"unknown encoding":   env("zstd", inside.Data),
+		"not base64":         env(EncodingGzip, "%%%"),
+		"not gzip":           env(EncodingGzip, "aGVsbG8="),
+		"truncated":          env(EncodingGzip, inside.Data[:len(inside.Data)/2]),
+		"envelope in one":    nested,
+		"plain with schema3": strings.Replace(small, `"schemaVersion":2`, `"schemaVersion":3`, 1),
+	} {
+		if _, err := Decode(bad, ""); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+func gz(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, _ = zw.Write([]byte(s))
+	_ = zw.Close()
+	return base64.StdEncoding.EncodeToString(b.Bytes())
 }
 
 func TestScaleDownStepsWithPause(t *testing.T) {

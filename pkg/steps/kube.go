@@ -3,11 +3,14 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,26 +35,47 @@ func (s *ShrinkStatefulSet) Describe() string {
 	return fmt.Sprintf("shrink StatefulSet %s to %d replicas", s.n.StatefulSet, s.n.Ordinal)
 }
 
-func (s *ShrinkStatefulSet) replicas(ctx context.Context) (int, string, error) {
-	sts, err := s.w.getSTS(ctx, s.n.StatefulSet)
-	if err != nil {
-		return 0, "", err
+func replicasOf(sts *appsv1.StatefulSet) int {
+	if sts.Spec.Replicas == nil {
+		return 1
 	}
-	r := 1
-	if sts.Spec.Replicas != nil {
-		r = int(*sts.Spec.Replicas)
-	}
-	return r, sts.ResourceVersion, nil
+	return int(*sts.Spec.Replicas)
 }
 
-// Done: replicas are at most the ordinal.
+// replicas reads the StatefulSet's replicas afresh (or from this pause's reads).
+func (s *ShrinkStatefulSet) replicas(ctx context.Context) (int, error) {
+	sts, err := s.w.getSTS(ctx, s.n.StatefulSet)
+	if err != nil {
+		return 0, err
+	}
+	return replicasOf(sts), nil
+}
+
+// lastSeen is the replica count of the last read or write of the StatefulSet in this
+// run, however old. The shrink may rely on it because its patch tests the count it
+// expects: an old count can make the write fail (and the step read again), never make
+// it remove the wrong pod. It spares the read a decommission's wait would otherwise
+// cost, since the previous node's claims step read the StatefulSet last.
+func (s *ShrinkStatefulSet) lastSeen() (int, bool) {
+	sts := s.w.lastSTS(s.n.StatefulSet)
+	if sts == nil {
+		return 0, false
+	}
+	return replicasOf(sts), true
+}
+
+// Done: replicas are at most the ordinal. An old count above the ordinal is enough to
+// say "not yet" (the patch checks it); "done" is only ever said from a fresh read.
 func (s *ShrinkStatefulSet) Done(ctx context.Context) (bool, error) {
-	r, _, err := s.replicas(ctx)
+	if r, ok := s.lastSeen(); ok && r > s.n.Ordinal {
+		return false, nil
+	}
+	r, err := s.replicas(ctx)
 	return err == nil && r <= s.n.Ordinal, err
 }
 
 // Safe: the node is confirmed gone from the ring and the pod is the highest ordinal
-// (replicas is still ordinal+1).
+// (replicas is still ordinal+1: last seen so, which the patch then tests, or read now).
 func (s *ShrinkStatefulSet) Safe(ctx context.Context) error {
 	left, err := s.w.nodeLeft(ctx, s.n)
 	if err != nil {
@@ -60,7 +84,10 @@ func (s *ShrinkStatefulSet) Safe(ctx context.Context) error {
 	if !left {
 		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
 	}
-	r, _, err := s.replicas(ctx)
+	if r, ok := s.lastSeen(); ok && r == s.n.Ordinal+1 {
+		return nil
+	}
+	r, err := s.replicas(ctx)
 	if err != nil {
 		return err
 	}
@@ -70,41 +97,44 @@ func (s *ShrinkStatefulSet) Safe(ctx context.Context) error {
 	return nil
 }
 
-// Do patches replicas with the resourceVersion just read as a precondition.
+// Do lowers replicas from ordinal+1 to ordinal with a JSON patch that tests the count
+// first: the API server applies it only if nobody changed the count since it was seen,
+// and a status update by the controller does not get in the way (as a resourceVersion
+// precondition would).
 func (s *ShrinkStatefulSet) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
-	r, rv, err := s.replicas(ctx)
-	if err != nil {
-		return &engine.Retryable{Err: err}
-	}
-	if r <= s.n.Ordinal {
-		return nil
-	}
-	if r != s.n.Ordinal+1 {
-		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d", s.n.StatefulSet, r, s.n.Ordinal+1)
-	}
-	body, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": rv},
-		"spec":     map[string]any{"replicas": s.n.Ordinal},
+	body, _ := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/spec/replicas", "value": s.n.Ordinal + 1},
+		{"op": "replace", "path": "/spec/replicas", "value": s.n.Ordinal},
 	})
 	// The StatefulSet controller removes the pod from now on: forget it.
 	s.w.dropPod(s.n.Pod)
-	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Patch(ctx, s.n.StatefulSet, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Patch(ctx, s.n.StatefulSet, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
 	if err != nil {
+		// Whatever the count is now, it must be read again.
 		s.w.Forget()
+		s.w.dropLastSTS(s.n.StatefulSet)
+		if apierrors.IsInvalid(err) || apierrors.IsConflict(err) || isUnprocessable(err) {
+			if r, rerr := s.replicas(ctx); rerr == nil && r <= s.n.Ordinal {
+				return nil // shrunk already (a previous Do): idempotent
+			}
+			return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s no longer has %d replicas (changed while shrinking it): %w", s.n.StatefulSet, s.n.Ordinal+1, err)}
+		}
+		return err
 	}
-	if apierrors.IsConflict(err) {
-		return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s changed while shrinking it: %w", s.n.StatefulSet, err)}
-	}
-	if err == nil {
-		s.w.keepSTS(sts)
-	}
-	return err
+	s.w.keepSTS(sts)
+	return nil
+}
+
+// isUnprocessable: the API server answers 422 when a JSON patch's test fails.
+func isUnprocessable(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st) && st.Status().Code == http.StatusUnprocessableEntity
 }
 
 // KeepsObservations implements engine.ObservationKeeper: Do records the StatefulSet as
-// the write returned it and forgets the pod.
+// the write returned it (or forgets everything when it failed) and forgets the pod.
 func (s *ShrinkStatefulSet) KeepsObservations() {}
 
 // Evident implements engine.Evident: the replicas show whether it shrank.
@@ -114,6 +144,8 @@ func (s *ShrinkStatefulSet) Evident() {}
 type WaitPodGone struct {
 	w *World
 	n checkpoint.Node
+	// open is the watch Done read the pod from, left open for Wait (nil: none).
+	open watch.Interface
 }
 
 // Describe implements engine.Describer.
@@ -122,7 +154,7 @@ func (s *WaitPodGone) Describe() string { return "wait until pod " + s.n.Pod + "
 // Done: no pod with the planned UID exists. A pod of the same name with another UID
 // means the StatefulSet was grown again: that is an error, not "gone".
 func (s *WaitPodGone) Done(ctx context.Context) (bool, error) {
-	p, err := s.w.getPod(ctx, s.n.Pod)
+	p, err := s.read(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -133,6 +165,37 @@ func (s *WaitPodGone) Done(ctx context.Context) (bool, error) {
 		return false, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s, planned %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.n.PodUID, s.n.StatefulSet)}
 	}
 	return false, nil
+}
+
+// read returns the pod as this pause already saw it, or else from a watch that starts
+// with the pod's current state, so Wait goes on with the same request instead of a GET
+// and then a watch; on a server that cannot stream a watch's initial state, a GET.
+func (s *WaitPodGone) read(ctx context.Context) (*corev1.Pod, error) {
+	if p, ok := s.w.keptPod(s.n.Pod); ok {
+		return p, nil
+	}
+	s.stop()
+	p, wi, err := s.w.watchPod(ctx, s.n.Pod)
+	if errors.Is(err, errNoWatchList) {
+		return s.w.getPod(ctx, s.n.Pod)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p != nil && string(p.UID) == s.n.PodUID {
+		s.open = wi
+	} else {
+		wi.Stop()
+	}
+	s.w.keepPod(s.n.Pod, p)
+	return p, nil
+}
+
+func (s *WaitPodGone) stop() {
+	if s.open != nil {
+		s.open.Stop()
+		s.open = nil
+	}
 }
 
 // Safe: nothing is changed by this step.
@@ -153,35 +216,40 @@ func (s *WaitPodGone) Wait(ctx context.Context) error {
 	start := s.w.now()
 	tick := time.NewTicker(progressEvery(s.w))
 	defer tick.Stop()
+	defer s.stop()
 	for {
-		p, err := s.w.getPod(ctx, s.n.Pod)
-		switch {
-		case err == nil && p == nil:
-			return nil
-		case err != nil:
-			if ctx.Err() != nil {
-				return ctx.Err()
+		w := s.open
+		s.open = nil
+		if w == nil {
+			p, err := s.w.getPod(ctx, s.n.Pod)
+			switch {
+			case err == nil && p == nil:
+				return nil
+			case err != nil:
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				s.w.Reporter.Waiting(id, "cannot read pod: "+err.Error(), s.w.now().Sub(start))
+				if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+					return err
+				}
+				continue
+			case string(p.UID) != s.n.PodUID:
+				return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.n.StatefulSet)}
 			}
-			s.w.Reporter.Waiting(id, "cannot read pod: "+err.Error(), s.w.now().Sub(start))
-			if err := s.w.sleep(ctx, s.w.poll()); err != nil {
-				return err
+			w, err = s.w.Kube.CoreV1().Pods(s.w.Namespace).Watch(ctx, metav1.ListOptions{
+				FieldSelector:   fields.OneTermEqualSelector("metadata.name", s.n.Pod).String(),
+				ResourceVersion: p.ResourceVersion,
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
-		case string(p.UID) != s.n.PodUID:
-			return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.n.StatefulSet)}
-		}
-		w, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Watch(ctx, metav1.ListOptions{
-			FieldSelector:   fields.OneTermEqualSelector("metadata.name", s.n.Pod).String(),
-			ResourceVersion: p.ResourceVersion,
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err := s.w.sleep(ctx, s.w.poll()); err != nil {
-				return err
-			}
-			continue
 		}
 		gone, err := s.watch(ctx, w, id, start, tick.C)
 		w.Stop()
@@ -295,11 +363,12 @@ func (s *DeletePVCs) Safe(ctx context.Context) error {
 	if !left {
 		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
 	}
-	shrunk, err := (&ShrinkStatefulSet{w: s.w, n: s.n}).Done(ctx)
+	// Read now (not the shrink's last-seen count): this guard has no write to test it.
+	r, err := (&ShrinkStatefulSet{w: s.w, n: s.n}).replicas(ctx)
 	if err != nil {
 		return err
 	}
-	if !shrunk {
+	if r > s.n.Ordinal {
 		return fmt.Errorf("StatefulSet %s still wants pod %s", s.n.StatefulSet, s.n.Pod)
 	}
 	return nil

@@ -2,13 +2,17 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 )
@@ -103,6 +107,88 @@ func (w *World) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
 	})
 }
 
+// keptPod is this pause's read of a pod, if there is one ((nil, true): gone).
+func (w *World) keptPod(name string) (*corev1.Pod, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, ok := w.obs.pods[name]
+	return p, ok && !w.uncached
+}
+
+// errNoWatchList: the API server cannot stream a watch's initial state (before 1.32, or
+// 1.33 where the WatchList gate is off by default).
+var errNoWatchList = errors.New("the API server does not send a watch's initial events")
+
+// initialEventsWait bounds the wait for the end of a watch's initial state: a server
+// (or proxy) that accepts the request but never marks the end is treated as one that
+// cannot stream it.
+const initialEventsWait = 5 * time.Second
+
+// watchPod opens a watch of one pod that starts with its current state (sendInitialEvents)
+// and returns that state (nil: no such pod) with the watch, positioned after it: one
+// request where a GET and a watch from its resourceVersion would be two.
+func (w *World) watchPod(ctx context.Context, name string) (*corev1.Pod, watch.Interface, error) {
+	w.mu.Lock()
+	no := w.noWatchList
+	w.mu.Unlock()
+	if no {
+		return nil, nil, errNoWatchList
+	}
+	unsupported := func() error {
+		w.mu.Lock()
+		w.noWatchList = true
+		w.mu.Unlock()
+		return errNoWatchList
+	}
+	send := true
+	wi, err := w.Kube.CoreV1().Pods(w.Namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector:        fields.OneTermEqualSelector("metadata.name", name).String(),
+		SendInitialEvents:    &send,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		AllowWatchBookmarks:  true,
+	})
+	if err != nil {
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || isUnprocessable(err) {
+			return nil, nil, unsupported()
+		}
+		return nil, nil, fmt.Errorf("cannot watch pod %s: %w", name, err)
+	}
+	deadline := time.NewTimer(initialEventsWait)
+	defer deadline.Stop()
+	var p *corev1.Pod
+	for {
+		select {
+		case <-ctx.Done():
+			wi.Stop()
+			return nil, nil, ctx.Err()
+		case <-deadline.C:
+			wi.Stop()
+			return nil, nil, unsupported()
+		case ev, ok := <-wi.ResultChan():
+			if !ok {
+				return nil, nil, fmt.Errorf("the watch of pod %s ended before it gave the pod's state", name)
+			}
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				if o, ok := ev.Object.(*corev1.Pod); ok && o.Name == name {
+					p = o
+				}
+			case watch.Deleted:
+				if o, ok := ev.Object.(*corev1.Pod); ok && o.Name == name {
+					p = nil
+				}
+			case watch.Bookmark:
+				if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					return p, wi, nil
+				}
+			case watch.Error:
+				wi.Stop()
+				return nil, nil, fmt.Errorf("cannot watch pod %s: %w", name, apierrors.FromObject(ev.Object))
+			}
+		}
+	}
+}
+
 // keepPod records what a read, a watch event or a write showed of a pod (nil: gone).
 func (w *World) keepPod(name string, p *corev1.Pod) { keep(w, podsOf, name, p) }
 
@@ -116,12 +202,43 @@ func (w *World) getSTS(ctx context.Context, name string) (*appsv1.StatefulSet, e
 		if err != nil {
 			return nil, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
 		}
+		w.keepSTS(s)
 		return s, nil
 	})
 }
 
 // keepSTS records a StatefulSet as read or as a write returned it.
-func (w *World) keepSTS(s *appsv1.StatefulSet) { keep(w, stsOf, s.Name, s) }
+func (w *World) keepSTS(s *appsv1.StatefulSet) {
+	keep(w, stsOf, s.Name, s)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lastSeenSTS == nil {
+		w.lastSeenSTS = map[string]*appsv1.StatefulSet{}
+	}
+	w.lastSeenSTS[s.Name] = s
+}
+
+// lastSTS is this pause's read of a StatefulSet if there is one, else the last one this
+// run saw, however old (Forget keeps it); nil if none. Only a write that tests what it
+// was computed from may rely on an old one (ShrinkStatefulSet).
+func (w *World) lastSTS(name string) *appsv1.StatefulSet {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.uncached {
+		return nil
+	}
+	if s, ok := w.obs.sts[name]; ok {
+		return s
+	}
+	return w.lastSeenSTS[name]
+}
+
+// dropLastSTS forgets the last StatefulSet seen (a write found it changed).
+func (w *World) dropLastSTS(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.lastSeenSTS, name)
+}
 
 // getPVC reads a claim; (nil, nil) when it does not exist.
 func (w *World) getPVC(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error) {

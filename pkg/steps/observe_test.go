@@ -2,10 +2,20 @@ package steps
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
 // countExec counts nodetool calls.
@@ -78,4 +88,130 @@ func TestShrinkKeepsWhatItWrote(t *testing.T) {
 	if got := len(w.Kube.Actions()); got != 1 {
 		t.Fatalf("%d requests, want the pod's GET", got)
 	}
+}
+
+// The shrink may start from the StatefulSet as last seen, however old, because its
+// patch tests the count: a count changed meanwhile fails the write, and the next
+// questions read afresh and refuse.
+func TestShrinkFromLastSeenCount(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	sw.uncached = false
+	sw.setLeft(n.Pod)
+	if _, err := sw.getSTS(ctx, n.StatefulSet); err != nil { // as the previous node's claims step does
+		t.Fatal(err)
+	}
+	sw.Forget() // a decommission later
+	setReplicas(t, w, n.StatefulSet, 4)
+	st := &ShrinkStatefulSet{w: sw, n: n}
+	w.Kube.ClearActions()
+	mustDone(t, st, false)
+	if err := st.Safe(ctx); err != nil {
+		t.Fatalf("Safe from the count last seen: %v", err)
+	}
+	if got := len(w.Kube.Actions()); got != 0 {
+		t.Fatalf("Done+Safe made %d requests, want 0 (count last seen)", got)
+	}
+	err := st.Do(ctx)
+	var rt *engine.Retryable
+	if !errors.As(err, &rt) || !strings.Contains(err.Error(), "no longer has 3 replicas") {
+		t.Fatalf("Do over a changed count: %v, want a retryable 'no longer has 3 replicas'", err)
+	}
+	if w.Replicas("rack1") != 4 {
+		t.Fatalf("replicas %d: the failed patch changed them", w.Replicas("rack1"))
+	}
+	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "not its highest ordinal") {
+		t.Fatalf("Safe after the failed patch: %v, want a refusal read afresh", err)
+	}
+	// "Done" is never said from an old read.
+	setReplicas(t, w, n.StatefulSet, 2)
+	if _, err := sw.getSTS(ctx, n.StatefulSet); err != nil {
+		t.Fatal(err)
+	}
+	sw.Forget()
+	setReplicas(t, w, n.StatefulSet, 3)
+	mustDone(t, st, false)
+}
+
+func setReplicas(t *testing.T, w *world.World, name string, r int32) {
+	t.Helper()
+	gvr := appsv1.SchemeGroupVersion.WithResource("statefulsets")
+	obj, err := w.Kube.Tracker().Get(gvr, w.NS, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts := obj.(*appsv1.StatefulSet).DeepCopy()
+	sts.Spec.Replicas = &r
+	if err := w.Kube.Tracker().Update(gvr, sts, w.NS); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Waiting for a pod to go takes one request where the server streams a watch's initial
+// state (the watch Done reads the pod from is the one Wait goes on with), and a GET then
+// a watch where it does not.
+func TestWaitPodGoneRequests(t *testing.T) {
+	for _, noWatchList := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noWatchList=%v", noWatchList), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			w := world.New(t, world.Opts{Nodes: 3, NoWatchList: noWatchList})
+			sw := &World{Kube: w.Kube, Namespace: w.NS, Reporter: nopReporter{}, Poll: time.Millisecond}
+			n := checkpoint.Node{Pod: "demo-dc1-rack1-2", PodUID: "pod-demo-dc1-rack1-2"}
+			st := &WaitPodGone{w: sw, n: n}
+			w.Kube.ClearActions()
+			mustDone(t, st, false)
+			errc := make(chan error, 1)
+			go func() { errc <- st.Wait(ctx) }()
+			// The fake server does not replay events from a resourceVersion: delete once
+			// Wait's watch is open.
+			watches := 1
+			if noWatchList {
+				watches = 2
+			}
+			for countVerb(w, "watch") < watches {
+				if ctx.Err() != nil {
+					t.Fatal("Wait never opened its watch")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, "demo-dc1-rack1-1")
+			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)
+			if err := <-errc; err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
+			var verbs []string
+			for _, a := range w.Kube.Actions() {
+				if a.GetVerb() != "delete" {
+					verbs = append(verbs, a.GetVerb())
+				}
+			}
+			want := "watch"
+			if noWatchList {
+				want = "watch get watch" // the refused watch, then a GET and a watch from it
+			}
+			if strings.Join(verbs, " ") != want {
+				t.Fatalf("requests %v, want %s", verbs, want)
+			}
+			// Once refused, the server is not asked again in this run.
+			if noWatchList {
+				w.Kube.ClearActions()
+				sw.Forget()
+				mustDone(t, st, true)
+				if got := len(w.Kube.Actions()); got != 1 || w.Kube.Actions()[0].GetVerb() != "get" {
+					t.Fatalf("after a refusal: %v, want one GET", w.Kube.Actions())
+				}
+			}
+		})
+	}
+}
+
+func countVerb(w *world.World, verb string) int {
+	n := 0
+	for _, a := range w.Kube.Actions() {
+		if a.GetVerb() == verb {
+			n++
+		}
+	}
+	return n
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -72,6 +73,11 @@ type World struct {
 	obs      observations
 	gen      int
 	ringWait chan struct{}
+	// lastSeenSTS survives Forget: the last StatefulSets read or written (lastSTS).
+	lastSeenSTS map[string]*appsv1.StatefulSet
+	// noWatchList: the API server refused (or did not finish) a watch's initial events
+	// once; pods are then read with a GET before watching.
+	noWatchList bool
 	// uncached makes every read go to the world (tests of one step's answers, which
 	// change the world between two questions without letting time pass).
 	uncached bool

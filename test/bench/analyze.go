@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 )
 
 // KeyStat is how often one kind of request was made.
@@ -179,7 +181,8 @@ func parseCPWrite(c *Call) (cpWrite, bool) {
 	var cp struct {
 		Steps []cpStep `json:"steps"`
 	}
-	if json.Unmarshal([]byte(*v), &cp) != nil {
+	plain, err := checkpoint.Unwrap(*v)
+	if err != nil || json.Unmarshal([]byte(plain), &cp) != nil {
 		return cpWrite{}, false
 	}
 	w.steps = cp.Steps

@@ -9,11 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	appsv1 "k8s.io/api/apps/v1"
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,9 +23,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -113,6 +117,9 @@ type Opts struct {
 	// StartTime is how long after the StatefulSet controller creates a pod its Cassandra
 	// starts and the pod turns Ready (0 = at once). A restarted node is down meanwhile.
 	StartTime time.Duration
+	// NoWatchList makes the server refuse a watch's initial events, as before 1.32 (the
+	// WatchList gate off).
+	NoWatchList bool
 }
 
 // New builds a CassKop-shaped cluster "demo" in namespace "cassandra".
@@ -218,6 +225,7 @@ func New(t *testing.T, o Opts) *World {
 			Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: sel}}})
 		w.deploymentController(w.NS, "casskop")
 	}
+	w.Kube.PrependWatchReactor("pods", w.watchPods(o.NoWatchList))
 	w.Kube.PrependReactor("*", "*", w.react(w.Kube.Tracker()))
 	w.Dyn.PrependReactor("*", "*", w.react(w.Dyn.Tracker()))
 	// Installed last, so it runs first: every API request counts, and one can fail.
@@ -269,6 +277,13 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		}
 		switch a := action.(type) {
 		case k8stesting.PatchAction:
+			if a.GetPatchType() == types.JSONPatchType {
+				// The API server answers a failed "test" operation with 422; the fake
+				// tracker would return a bare error.
+				if err := jsonPatchApplies(tracker, gvr, a); err != nil {
+					return true, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", gvr.GroupResource(), a.GetName(), err.Error(), 0, false)
+				}
+			}
 			if a.GetPatchType() == types.MergePatchType {
 				var body struct {
 					Metadata struct {
@@ -633,5 +648,91 @@ func (w *World) AssertConverged(target int, label string) {
 	}
 	if len(w.violations) > 0 {
 		w.t.Errorf("%s: safety violations: %v", label, w.violations)
+	}
+}
+
+// jsonPatchApplies tries a JSON patch on the current object without storing it.
+func jsonPatchApplies(tracker k8stesting.ObjectTracker, gvr schema.GroupVersionResource, a k8stesting.PatchAction) error {
+	cur, err := tracker.Get(gvr, a.GetNamespace(), a.GetName())
+	if err != nil {
+		return nil // the tracker answers NotFound itself
+	}
+	doc, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	p, err := jsonpatch.DecodePatch(a.GetPatch())
+	if err != nil {
+		return err
+	}
+	_, err = p.Apply(doc)
+	return err
+}
+
+// watchPods serves a pod watch with sendInitialEvents as the API server does since 1.32:
+// the pods the field selector matches as ADDED, a bookmark marking their end, then the
+// live events (refused with 422 when noWatchList, like a server with the gate off).
+func (w *World) watchPods(noWatchList bool) k8stesting.WatchReactionFunc {
+	return func(action k8stesting.Action) (bool, watch.Interface, error) {
+		wa, ok := action.(k8stesting.WatchActionImpl)
+		if !ok || wa.ListOptions.SendInitialEvents == nil || !*wa.ListOptions.SendInitialEvents {
+			return false, nil, nil
+		}
+		gvr, ns := action.GetResource(), action.GetNamespace()
+		if noWatchList {
+			return true, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), "", nil)
+		}
+		tracker := w.Kube.Tracker()
+		live, err := tracker.Watch(gvr, ns)
+		if err != nil {
+			return true, nil, err
+		}
+		l, err := tracker.List(gvr, corev1.SchemeGroupVersion.WithKind("Pod"), ns)
+		if err != nil {
+			live.Stop()
+			return true, nil, err
+		}
+		match := func(o runtime.Object) bool {
+			p, ok := o.(*corev1.Pod)
+			return ok && (wa.WatchRestrictions.Fields == nil || wa.WatchRestrictions.Fields.Matches(fields.Set{"metadata.name": p.Name, "metadata.namespace": p.Namespace}))
+		}
+		ch := make(chan watch.Event)
+		out := watch.NewProxyWatcher(ch)
+		go func() {
+			defer live.Stop()
+			defer close(ch)
+			send := func(ev watch.Event) bool {
+				select {
+				case ch <- ev:
+					return true
+				case <-out.StopChan():
+					return false
+				}
+			}
+			for i := range l.(*corev1.PodList).Items {
+				p := &l.(*corev1.PodList).Items[i]
+				if match(p) && !send(watch.Event{Type: watch.Added, Object: p}) {
+					return
+				}
+			}
+			end := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+			if !send(watch.Event{Type: watch.Bookmark, Object: end}) {
+				return
+			}
+			for {
+				select {
+				case ev, ok := <-live.ResultChan():
+					if !ok {
+						return
+					}
+					if match(ev.Object) && !send(ev) {
+						return
+					}
+				case <-out.StopChan():
+					return
+				}
+			}
+		}()
+		return true, out, nil
 	}
 }
