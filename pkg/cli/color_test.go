@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -213,5 +214,43 @@ func TestColourFlagValidated(t *testing.T) {
 	_, stderr, code, _ := run(w, 0, "status", "demo", "-n", "cassandra", "--color=allways")
 	if code != 2 || !strings.Contains(stderr, "allways") {
 		t.Fatalf("--color=allways: exit %d, stderr %q; want exit 2 naming the value", code, stderr)
+	}
+}
+
+// TestStatusWithoutNodetool: --nodetool=false makes no exec, shows every node state as
+// unknown and says why.
+func TestStatusWithoutNodetool(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 3})
+	readyStatefulSets(t, w)
+	ex := &countingExec{w: w, n: map[string]int{}}
+	out, stderr, code := runWith(w, ex, "status", "demo", "-n", "cassandra", "-o", "json", "--nodetool=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(ex.n) != 0 {
+		t.Fatalf("nodetool calls %v, want none", ex.n)
+	}
+	var rep statusReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	pods := 0
+	for _, dc := range rep.Datacenters {
+		for _, r := range dc.Racks {
+			for _, p := range r.Pods {
+				pods++
+				if p.NodeState != "?" {
+					t.Errorf("pod %s: node state %q, want ?", p.Name, p.NodeState)
+				}
+			}
+		}
+	}
+	if pods != 3 || !strings.Contains(strings.Join(rep.Warnings, "\n"), "node states not read (--nodetool=false)") {
+		t.Fatalf("%d pods, warnings %q", pods, rep.Warnings)
+	}
+	// By default the ring is read: one nodetool status.
+	ex.n = map[string]int{}
+	if _, stderr, code := runWith(w, ex, "status", "demo", "-n", "cassandra", "-o", "json"); code != 0 || ex.n["exec status"] != 1 {
+		t.Fatalf("default status: exit %d (%s), nodetool calls %v, want one status", code, stderr, ex.n)
 	}
 }

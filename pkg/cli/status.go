@@ -29,7 +29,10 @@ const statusExample = `  # Racks, pods, node states, PVCs and the operation in f
   kubectl cassandra status -n cassandra cassandra-demo
 
   # For scripts (stable schema; "next" names the command to run next)
-  kubectl cassandra status cassandra-demo -o json`
+  kubectl cassandra status cassandra-demo -o json
+
+  # Kubernetes state only, without exec into a pod (pods/exec forbidden, or Cassandra hung)
+  kubectl cassandra status cassandra-demo --nodetool=false`
 
 // statusReport is the JSON/YAML form of `status`.
 type statusReport struct {
@@ -106,6 +109,7 @@ type statusOperation struct {
 
 func newStatusCmd(o *Options) *cobra.Command {
 	var out string
+	withNodetool := true
 	cmd := &cobra.Command{
 		Use:               "status [CLUSTER]",
 		Short:             "Show racks, pods, node states, PVCs and the operation in flight",
@@ -121,7 +125,7 @@ func newStatusCmd(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep := o.buildStatus(cmd.Context(), s)
+			rep := o.buildStatus(cmd.Context(), s, withNodetool)
 			if out != "text" {
 				return output.Print(o.Out, out, rep)
 			}
@@ -130,12 +134,13 @@ func newStatusCmd(o *Options) *cobra.Command {
 		},
 	}
 	addOutputFlag(cmd, &out, "text", "json", "yaml")
+	cmd.Flags().BoolVar(&withNodetool, "nodetool", true, "read node states with nodetool status (one exec into a Ready pod); false shows them as ?")
 	return cmd
 }
 
 // buildStatus reads everything concurrently: one list each of StatefulSets, pods and
-// PVCs, the checkpoint, the operator check, and one `nodetool status`.
-func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
+// PVCs, the checkpoint, the operator check, and (withNodetool) one `nodetool status`.
+func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool) statusReport {
 	cl := s.cluster
 	rep := statusReport{
 		Cluster:      statusCluster{Name: cl.Name, Namespace: cl.Namespace, UID: cl.UID, Operator: cl.Operator, APIVersion: cl.APIVersion, ServerVersion: cl.ServerVersion},
@@ -169,7 +174,9 @@ func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
 	}
 	var early string
 	earlyRing := make(chan ringAnswer, 1)
-	if len(cl.DCs) > 0 && len(cl.DCs[0].Racks) > 0 {
+	if !withNodetool {
+		warn("node states not read (--nodetool=false)")
+	} else if len(cl.DCs) > 0 && len(cl.DCs[0].Racks) > 0 {
 		early = cl.DCs[0].Racks[0].StatefulSet + "-0"
 		go func() {
 			r, err := s.nt.Status(ctx, early)
@@ -249,7 +256,7 @@ func (o *Options) buildStatus(ctx context.Context, s *session) statusReport {
 		}
 	}
 	for _, p := range readers {
-		if steps.PodReady(&p) && p.DeletionTimestamp == nil {
+		if withNodetool && steps.PodReady(&p) && p.DeletionTimestamp == nil {
 			var r nodetool.Ring
 			var err error
 			if p.Name == early {

@@ -13,17 +13,20 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/cli"
 )
 
-// ColdStart compares `kubectl cassandra status` with `kubectl get cassandraclusters -o
-// yaml` on the same cluster, both through the real kubectl binary (plugin on PATH), and
-// times the nodetool part alone (`kubectl exec <pod> -c cassandra -- nodetool status`).
+// ColdStart compares `kubectl cassandra status` (with and without its nodetool call) with
+// `kubectl get cassandraclusters -o yaml` on the same cluster, all through the real
+// kubectl binary (plugin on PATH), and times the nodetool part alone (`kubectl exec <pod>
+// -c cassandra -- nodetool status`).
 type ColdStart struct {
 	Runs     int       `json:"runs"`
 	Warmup   int       `json:"warmup"`
 	Kubectl  string    `json:"kubectl"`
 	StatusMS []float64 `json:"statusMs"`
-	GetMS    []float64 `json:"getMs"`
-	ExecMS   []float64 `json:"execMs"`
-	Failures []string  `json:"failures,omitempty"`
+	// StatusK8sMS: `status --nodetool=false`, the Kubernetes part alone.
+	StatusK8sMS []float64 `json:"statusK8sMs"`
+	GetMS       []float64 `json:"getMs"`
+	ExecMS      []float64 `json:"execMs"`
+	Failures    []string  `json:"failures,omitempty"`
 	// Profiles are `status` runs in-process, every request recorded and every nodetool
 	// call timed (after the kubectl runs, same cluster).
 	Profiles []*StatusProfile `json:"statusProfiles,omitempty"`
@@ -40,7 +43,7 @@ type StatusProfile struct {
 	Breakdown []KeyStat `json:"breakdown"`
 }
 
-// MeasureColdStart runs the three commands interleaved (so that drift hits all three
+// MeasureColdStart runs the four commands interleaved (so that drift hits them all
 // alike), warmup times each first (not counted: kubectl's discovery cache is warm, as
 // for a user), then runs times each; then profiles `status` in-process profiles times.
 func MeasureColdStart(ctx context.Context, e *Env, ns, pod string, runs, warmup, profiles int) (*ColdStart, error) {
@@ -53,6 +56,7 @@ func MeasureColdStart(ctx context.Context, e *Env, ns, pod string, runs, warmup,
 		dst  *[]float64
 	}{
 		{[]string{"cassandra", "status", "-n", ns, ClusterName}, &cs.StatusMS},
+		{[]string{"cassandra", "status", "-n", ns, ClusterName, "--nodetool=false"}, &cs.StatusK8sMS},
 		{[]string{"get", "cassandraclusters", "-n", ns, "-o", "yaml"}, &cs.GetMS},
 		{[]string{"exec", "-n", ns, pod, "-c", "cassandra", "--", "nodetool", "status"}, &cs.ExecMS},
 	}
