@@ -10,6 +10,7 @@ import (
 
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -93,4 +94,22 @@ func TestRequestBudgetPerNode(t *testing.T) {
 	if per > 12 {
 		t.Fatalf("%.2f requests per removed node, budget 12", per)
 	}
+}
+
+// TestLargePlanCompressed: a 52-node plan is over the size written plain; it is stored
+// compressed, and a run killed mid-way resumes from it to the end.
+func TestLargePlanCompressed(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 60})
+	_, stderr, _, crashed := run(w, 8, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "8", "--yes")
+	if !crashed {
+		t.Fatalf("the scale did not reach its 8th side effect:\n%s", stderr)
+	}
+	v := w.CR().GetAnnotations()[checkpoint.Annotation]
+	if !strings.HasPrefix(v, `{"schemaVersion":3,"encoding":"gzip+base64"`) {
+		t.Fatalf("checkpoint of a 52-node plan: %.80s…, want a compressed envelope", v)
+	}
+	if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	w.AssertConverged(8, "60→8 resumed from a compressed checkpoint")
 }

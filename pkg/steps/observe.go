@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 )
 
@@ -43,21 +44,50 @@ func stsOf(o *observations) *map[string]*appsv1.StatefulSet            { return 
 func pvcsOf(o *observations) *map[string]*corev1.PersistentVolumeClaim { return &o.pvcs }
 func netstatsOf(o *observations) *map[string]nodetool.Netstats         { return &o.netstats }
 
-// observe returns the kept answer for key, or reads it and keeps it.
-func observe[V any](w *World, of func(*observations) *map[string]V, key string, read func() (V, error)) (V, error) {
-	w.mu.Lock()
-	v, ok := (*of(&w.obs))[key]
-	ok = ok && !w.uncached
-	w.mu.Unlock()
-	if ok {
-		return v, nil
-	}
-	v, err := read()
-	if err != nil {
+// observe returns the kept answer for key, or reads it and keeps it. A read of the same
+// thing already under way (one started ahead, see prefetchNext) is waited for instead of
+// repeated; its answer is kept only if nothing was forgotten meanwhile, else it is read
+// again.
+func observe[V any](ctx context.Context, w *World, of func(*observations) *map[string]V, kind, key string, read func() (V, error)) (V, error) {
+	fk := kind + "/" + key
+	for {
+		w.mu.Lock()
+		v, ok := (*of(&w.obs))[key]
+		if ok && !w.uncached {
+			w.mu.Unlock()
+			return v, nil
+		}
+		if ch := w.flights[fk]; ch != nil && !w.uncached {
+			w.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				var zero V
+				return zero, ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		if w.flights == nil {
+			w.flights = map[string]chan struct{}{}
+		}
+		w.flights[fk] = ch
+		gen := w.gen
+		w.mu.Unlock()
+		v, err := read()
+		w.mu.Lock()
+		if err == nil && gen == w.gen && !w.uncached {
+			m := of(&w.obs)
+			if *m == nil {
+				*m = map[string]V{}
+			}
+			(*m)[key] = v
+		}
+		delete(w.flights, fk)
+		close(ch)
+		w.mu.Unlock()
 		return v, err
 	}
-	keep(w, of, key, v)
-	return v, nil
 }
 
 // keep records what a read, a watch event or a write showed.
@@ -95,7 +125,7 @@ func (w *World) sleep(ctx context.Context, d time.Duration) error {
 
 // getPod reads a pod; (nil, nil) when it does not exist.
 func (w *World) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
-	return observe(w, podsOf, name, func() (*corev1.Pod, error) {
+	return observe(ctx, w, podsOf, "pod", name, func() (*corev1.Pod, error) {
 		p, err := w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil, nil
@@ -197,12 +227,12 @@ func (w *World) dropPod(name string) { drop(w, podsOf, name) }
 
 // getSTS reads a StatefulSet.
 func (w *World) getSTS(ctx context.Context, name string) (*appsv1.StatefulSet, error) {
-	return observe(w, stsOf, name, func() (*appsv1.StatefulSet, error) {
+	return observe(ctx, w, stsOf, "sts", name, func() (*appsv1.StatefulSet, error) {
 		s, err := w.Kube.AppsV1().StatefulSets(w.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
 		}
-		w.keepSTS(s)
+		w.seeSTS(s)
 		return s, nil
 	})
 }
@@ -210,6 +240,11 @@ func (w *World) getSTS(ctx context.Context, name string) (*appsv1.StatefulSet, e
 // keepSTS records a StatefulSet as read or as a write returned it.
 func (w *World) keepSTS(s *appsv1.StatefulSet) {
 	keep(w, stsOf, s.Name, s)
+	w.seeSTS(s)
+}
+
+// seeSTS records the last StatefulSet seen (lastSTS).
+func (w *World) seeSTS(s *appsv1.StatefulSet) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.lastSeenSTS == nil {
@@ -242,7 +277,7 @@ func (w *World) dropLastSTS(name string) {
 
 // getPVC reads a claim; (nil, nil) when it does not exist.
 func (w *World) getPVC(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error) {
-	return observe(w, pvcsOf, name, func() (*corev1.PersistentVolumeClaim, error) {
+	return observe(ctx, w, pvcsOf, "pvc", name, func() (*corev1.PersistentVolumeClaim, error) {
 		c, err := w.Kube.CoreV1().PersistentVolumeClaims(w.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil, nil
@@ -262,7 +297,37 @@ func (w *World) dropPVC(name string) { drop(w, pvcsOf, name) }
 
 // netstats asks the node on pod for its mode.
 func (w *World) netstats(ctx context.Context, pod string) (nodetool.Netstats, error) {
-	return observe(w, netstatsOf, pod, func() (nodetool.Netstats, error) {
+	return observe(ctx, w, netstatsOf, "netstats", pod, func() (nodetool.Netstats, error) {
 		return w.Nodetool.Netstats(ctx, pod)
 	})
+}
+
+// prefetchNext starts reading what the next decommission's first checks ask (the
+// node's mode and its pod) while the steps in between run: the nodetool call is the
+// slowest read of a node's cycle. It is called right after a pause, so the answers are
+// as fresh as any read of this pause; a later Forget drops them like any other.
+func (w *World) prefetchNext(ctx context.Context, pod string) {
+	next := w.nextDecommission(pod)
+	if next == "" || w.uncached {
+		return
+	}
+	go func() { _, _ = w.netstats(ctx, next) }()
+	go func() { _, _ = w.getPod(ctx, next) }()
+}
+
+// nextDecommission is the pod of the first decommission step planned after pod's steps.
+func (w *World) nextDecommission(pod string) string {
+	if w.CP == nil {
+		return ""
+	}
+	after := false
+	for _, st := range w.CP.Steps {
+		switch {
+		case st.Pod == pod:
+			after = true
+		case after && st.Kind == checkpoint.StepDecommission:
+			return st.Pod
+		}
+	}
+	return ""
 }

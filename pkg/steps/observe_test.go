@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,4 +215,79 @@ func countVerb(w *world.World, verb string) int {
 		}
 	}
 	return n
+}
+
+// gateExec holds every nodetool call until the gate opens, counting them.
+type gateExec struct {
+	inner nodetool.Execer
+	gate  chan struct{}
+	mu    sync.Mutex
+	n     int
+}
+
+func (g *gateExec) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	g.mu.Lock()
+	g.n++
+	g.mu.Unlock()
+	<-g.gate
+	return g.inner.Exec(ctx, pod, argv)
+}
+
+func (g *gateExec) calls() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
+}
+
+// A read started ahead (prefetchNext) serves the step that asks next instead of being
+// repeated; one that straddles a Forget is not kept, and the asker reads again.
+func TestReadUnderWayIsJoined(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w, sw, n := setup(t, "4.1")
+	sw.uncached = false
+	g := &gateExec{inner: w, gate: make(chan struct{})}
+	sw.Nodetool = nodetool.Client{Exec: g}
+	sw.CP.Steps = checkpoint.ScaleDownSteps(append([]checkpoint.Node{{Pod: "demo-dc1-rack1-3"}}, sw.CP.Nodes...), false)
+	if got := sw.nextDecommission("demo-dc1-rack1-3"); got != n.Pod {
+		t.Fatalf("next decommission after rack1-3: %q, want %s", got, n.Pod)
+	}
+	sw.prefetchNext(ctx, "demo-dc1-rack1-3")
+	for g.calls() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the prefetch never called nodetool")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := (&Decommission{w: sw, n: n}).Done(ctx)
+		done <- err
+	}()
+	close(g.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if g.calls() != 1 {
+		t.Fatalf("%d nodetool calls, want the prefetch's one", g.calls())
+	}
+	// A read under way when the run forgets is not kept.
+	g2 := &gateExec{inner: w, gate: make(chan struct{})}
+	sw.Nodetool = nodetool.Client{Exec: g2}
+	sw.Forget()
+	go func() { _, _ = sw.netstats(ctx, n.Pod) }()
+	for g2.calls() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("netstats never called nodetool")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	sw.Forget()
+	close(g2.gate)
+	if _, err := sw.netstats(ctx, n.Pod); err != nil {
+		t.Fatal(err)
+	}
+	if g2.calls() != 2 {
+		t.Fatalf("%d nodetool calls, want 2 (the read that straddled a Forget is not used)", g2.calls())
+	}
 }

@@ -73,6 +73,8 @@ type World struct {
 	obs      observations
 	gen      int
 	ringWait chan struct{}
+	// flights are the reads under way, by kind/key (observe waits for them).
+	flights map[string]chan struct{}
 	// lastSeenSTS survives Forget: the last StatefulSets read or written (lastSTS).
 	lastSeenSTS map[string]*appsv1.StatefulSet
 	// noWatchList: the API server refused (or did not finish) a watch's initial events

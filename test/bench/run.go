@@ -288,45 +288,40 @@ func Figures(rep *Report, cfg Config) []Figure {
 			Display: fmt.Sprintf("%.0f / %.0f ms", Percentile(recorded, 50), Percentile(recorded, 99))})
 	}
 
-	// API requests per removed node. Each size is judged on its step loop (the requests
-	// between the checkpoint's creation and its removal, divided by the nodes removed):
-	// the start-up (discovery, RBAC checks, preflight, plan) is paid once per run, so
-	// dividing it by one removed node in 2→1 would judge the start-up, not the per-node
-	// cost. The all-in figure (start-up included) is shown beside it and judged on the
-	// largest size, where it is what an operator pays per node.
+	// API requests per removed node. A run pays a fixed part once (start-up: discovery,
+	// RBAC checks, preflight, plan; and in the loop: creating and removing the checkpoint,
+	// the cluster update, the last Events), so its all-in count divided by 1 removed node
+	// (2→1) judges the fixed part, not the per-node cost. The per-node cost is judged where
+	// the fixed part is out of it: the marginal count (largest size vs the one before) and
+	// the all-in count of the largest size; each size's loop and all-in counts are shown.
 	for i, n := range cfg.Sizes {
-		name := fmt.Sprintf("API requests per removed node, %d→1 (step loop)", n)
+		name := fmt.Sprintf("API requests per removed node, %d→1 (all-in; step loop)", n)
 		a := byLabel(ModeInProcess, n)
 		if a == nil || a.Requests == nil {
 			add(missing(name, "≤ 12"))
 			continue
 		}
 		rs := a.Requests
-		f := Figure{Name: name, Value: rs.LoopPerNode, Unit: "requests", Target: "≤ 12",
-			Display: fmt.Sprintf("%.1f; all-in %.1f (reads %.1f, writes %.1f, watches %.1f, execs %.1f; start-up %d)",
-				rs.LoopPerNode, rs.PerNode, rs.ReadsPerNode, rs.WritesPerNode, rs.WatchesPerNode, rs.ExecsPerNode, rs.Startup),
-			Result: passIf(rs.LoopPerNode <= TargetRequests)}
-		if f.Result == Fail {
-			f.Why = requestsWhy(a)
+		f := Figure{Name: name, Value: rs.PerNode, Unit: "requests", Target: "—", Result: Info,
+			Display: fmt.Sprintf("%.1f; %.1f (reads %.1f, writes %.1f, watches %.1f, execs %.1f; start-up %d)",
+				rs.PerNode, rs.LoopPerNode, rs.ReadsPerNode, rs.WritesPerNode, rs.WatchesPerNode, rs.ExecsPerNode, rs.Startup)}
+		if i == len(cfg.Sizes)-1 {
+			f.Name = fmt.Sprintf("API requests per removed node, %d→1, all-in (start-up included; step loop beside)", n)
+			f.Target, f.Result = "≤ 12", passIf(rs.PerNode <= TargetRequests)
+			if f.Result == Fail {
+				f.Why = requestsWhy(a)
+			}
 		}
 		add(f)
-		if i == len(cfg.Sizes)-1 {
-			g := Figure{Name: fmt.Sprintf("  all requests of the run ÷ removed nodes, %d→1 (start-up included)", n), Value: rs.PerNode, Unit: "requests", Target: "≤ 12",
-				Display: fmt.Sprintf("%.1f (%d requests / %d nodes)", rs.PerNode, rs.Total, a.Removed), Result: passIf(rs.PerNode <= TargetRequests)}
-			if g.Result == Fail {
-				g.Why = requestsWhy(a)
-			}
-			add(g)
-		}
 	}
 	if len(cfg.Sizes) >= 2 {
 		lo, hi := byLabel(ModeInProcess, cfg.Sizes[len(cfg.Sizes)-2]), byLabel(ModeInProcess, cfg.Sizes[len(cfg.Sizes)-1])
 		if lo != nil && hi != nil && lo.Requests != nil && hi.Requests != nil && hi.Removed > lo.Removed {
 			m := float64(hi.Requests.Total-lo.Requests.Total) / float64(hi.Removed-lo.Removed)
-			f := Figure{Name: fmt.Sprintf("  marginal per node (%s vs %s, start-up excluded)", hi.Label, lo.Label), Value: m, Unit: "requests", Target: "≤ 12",
+			f := Figure{Name: fmt.Sprintf("API requests per removed node, marginal (%s vs %s: the fixed part cancels out)", hi.Label, lo.Label), Value: m, Unit: "requests", Target: "≤ 12",
 				Display: fmt.Sprintf("%.1f", m), Result: passIf(m <= TargetRequests)}
 			if f.Result == Fail {
-				f.Why = "the per-node loop itself is above target, not the start-up (discovery, preflight, plan); see the row above"
+				f.Why = "the per-node loop itself is above target, not the fixed part; " + requestsWhy(hi)
 			}
 			add(f)
 		}
