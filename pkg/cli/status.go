@@ -121,11 +121,21 @@ func newStatusCmd(o *Options) *cobra.Command {
 			if err := checkOutput(out, "text", "json", "yaml"); err != nil {
 				return err
 			}
+			// With the cluster named, the lists need nothing from its resource: they
+			// start while it is read.
+			var lists *statusLists
+			if c, err := o.clients(); err == nil && len(args) > 0 {
+				ns := c.Namespace
+				if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
+					ns = *f
+				}
+				lists = startStatusLists(cmd.Context(), c, ns, args[0])
+			}
 			s, err := o.openAssumed(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			rep := o.buildStatus(cmd.Context(), s, withNodetool)
+			rep := o.buildStatus(cmd.Context(), s, lists, withNodetool)
 			if out != "text" {
 				return output.Print(o.Out, out, rep)
 			}
@@ -140,7 +150,7 @@ func newStatusCmd(o *Options) *cobra.Command {
 
 // buildStatus reads everything concurrently: one list each of StatefulSets, pods and
 // PVCs, the checkpoint, the operator check, and (withNodetool) one `nodetool status`.
-func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool) statusReport {
+func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusLists, withNodetool bool) statusReport {
 	cl := s.cluster
 	rep := statusReport{
 		Cluster:      statusCluster{Name: cl.Name, Namespace: cl.Namespace, UID: cl.UID, Operator: cl.Operator, APIVersion: cl.APIVersion, ServerVersion: cl.ServerVersion},
@@ -150,7 +160,6 @@ func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool
 		Next:         "",
 	}
 	var (
-		wg     sync.WaitGroup
 		mu     sync.Mutex
 		stsMap = map[string]appsv1.StatefulSet{}
 		pods   []corev1.Pod
@@ -165,7 +174,6 @@ func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool
 		mu.Unlock()
 	}
 	ns := cl.Namespace
-	sel := casskop.LabelCluster + "=" + cl.Name
 	// The ring is read from the first pod of the first rack while the lists run: nodetool
 	// is the slowest read. Its answer is used only if that pod turns out Ready.
 	type ringAnswer struct {
@@ -183,65 +191,38 @@ func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool
 			earlyRing <- ringAnswer{r, err}
 		}()
 	}
-	wg.Add(5)
-	go func() {
-		defer wg.Done()
-		l, err := s.c.Kube.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			warn("cannot list StatefulSets: %v", err)
-			return
-		}
-		for _, st := range l.Items {
-			stsMap[st.Name] = st
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		l, err := s.c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			warn("cannot list pods: %v", err)
-			return
-		}
-		pods = l.Items
-	}()
-	go func() {
-		defer wg.Done()
-		l, err := s.c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			warn("cannot list PVCs: %v", err)
-			return
-		}
-		pvcs = l.Items
-	}()
-	go func() {
-		defer wg.Done()
-		// The cluster resource was just read: decode its annotations, no second GET.
-		ann := cl.Annotations
-		if v, ok := ann[checkpoint.Annotation]; ok {
-			var err error
-			if cp, err = checkpoint.Decode(v, cl.UID); err != nil {
-				mu.Lock()
-				rep.Operation = &statusOperation{Error: err.Error()}
-				mu.Unlock()
-			}
-		}
-		if v, ok := ann[checkpoint.LastOperationAnnotation]; ok {
-			var lo checkpoint.LastOperation
-			if err := json.Unmarshal([]byte(v), &lo); err == nil {
-				last = &lo
-			} else {
-				warn("annotation %s is not valid JSON: %v", checkpoint.LastOperationAnnotation, err)
-			}
-		}
-	}()
-	go func() {
-		defer wg.Done()
+	if lists == nil || lists.ns != ns || lists.name != cl.Name {
+		lists = startStatusLists(ctx, s.c, ns, cl.Name)
+	}
+	// The cluster resource was just read: decode its annotations, no second GET.
+	ann := cl.Annotations
+	if v, ok := ann[checkpoint.Annotation]; ok {
 		var err error
-		if ops, err = s.adapter.RunningOperators(ctx, ns); err != nil {
-			warn("cannot check for a running CassKop operator: %v", err)
+		if cp, err = checkpoint.Decode(v, cl.UID); err != nil {
+			rep.Operation = &statusOperation{Error: err.Error()}
 		}
-	}()
-	wg.Wait()
+	}
+	if v, ok := ann[checkpoint.LastOperationAnnotation]; ok {
+		var lo checkpoint.LastOperation
+		if err := json.Unmarshal([]byte(v), &lo); err == nil {
+			last = &lo
+		} else {
+			warn("annotation %s is not valid JSON: %v", checkpoint.LastOperationAnnotation, err)
+		}
+	}
+	lists.wg.Wait()
+	for _, st := range lists.sts {
+		stsMap[st.Name] = st
+	}
+	pods, pvcs, ops = lists.pods, lists.pvcs, lists.ops
+	for _, e := range []struct {
+		what string
+		err  error
+	}{{"list StatefulSets", lists.stsErr}, {"list pods", lists.podsErr}, {"list PVCs", lists.pvcsErr}, {"check for a running CassKop operator", lists.opsErr}} {
+		if e.err != nil {
+			warn("cannot %s: %v", e.what, e.err)
+		}
+	}
 	// The ring, read once from the first Ready pod.
 	var ring nodetool.Ring
 	ringOK := false
@@ -463,4 +444,45 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// statusLists are status's list reads. They need only the namespace and the cluster's
+// name, so with the name on the command line they start while the cluster resource is
+// read instead of after it.
+type statusLists struct {
+	ns, name string
+	wg       sync.WaitGroup
+	sts      []appsv1.StatefulSet
+	pods     []corev1.Pod
+	pvcs     []corev1.PersistentVolumeClaim
+	ops      []casskop.Operator
+
+	stsErr, podsErr, pvcsErr, opsErr error
+}
+
+func startStatusLists(ctx context.Context, c *Clients, ns, name string) *statusLists {
+	l := &statusLists{ns: ns, name: name}
+	sel := metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + name}
+	l.wg.Go(func() {
+		r, err := c.Kube.AppsV1().StatefulSets(ns).List(ctx, sel)
+		if l.stsErr = err; err == nil {
+			l.sts = r.Items
+		}
+	})
+	l.wg.Go(func() {
+		r, err := c.Kube.CoreV1().Pods(ns).List(ctx, sel)
+		if l.podsErr = err; err == nil {
+			l.pods = r.Items
+		}
+	})
+	l.wg.Go(func() {
+		r, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if l.pvcsErr = err; err == nil {
+			l.pvcs = r.Items
+		}
+	})
+	l.wg.Go(func() {
+		l.ops, l.opsErr = (&casskop.Adapter{Kube: c.Kube}).RunningOperators(ctx, ns)
+	})
+	return l
 }

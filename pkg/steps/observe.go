@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -311,8 +312,13 @@ func (w *World) prefetchNext(ctx context.Context, pod string) {
 	if next == "" || w.uncached {
 		return
 	}
-	go func() { _, _ = w.netstats(ctx, next) }()
-	go func() { _, _ = w.getPod(ctx, next) }()
+	// Not cut short when the caller's wait ends (its context is cancelled right after):
+	// the next step is the one that needs the answers.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = w.netstats(ctx, next) })
+	wg.Go(func() { _, _ = w.getPod(ctx, next) })
+	go func() { wg.Wait(); cancel() }()
 }
 
 // nextDecommission is the pod of the first decommission step planned after pod's steps.

@@ -252,13 +252,16 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	if got := sw.nextDecommission("demo-dc1-rack1-3"); got != n.Pod {
 		t.Fatalf("next decommission after rack1-3: %q, want %s", got, n.Pod)
 	}
-	sw.prefetchNext(ctx, "demo-dc1-rack1-3")
+	// Started from a wait whose context ends at once (as the engine's does).
+	wctx, wcancel := context.WithCancel(ctx)
+	sw.prefetchNext(wctx, "demo-dc1-rack1-3")
 	for g.calls() == 0 {
 		if ctx.Err() != nil {
 			t.Fatal("the prefetch never called nodetool")
 		}
 		time.Sleep(time.Millisecond)
 	}
+	wcancel()
 	done := make(chan error, 1)
 	go func() {
 		_, err := (&Decommission{w: sw, n: n}).Done(ctx)
