@@ -142,15 +142,32 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 			}
 		}
 	}
+	// The keyspaces' replication and the claims do not depend on the ring: they are read
+	// while it is (the planner waits on nodetool calls more than on anything else).
+	reader := states[0].pods[0].Name
+	type descAnswer struct {
+		d   nodetool.ClusterDescription
+		err error
+	}
+	descc := make(chan descAnswer, 1)
+	go func() {
+		d, err := p.Nodetool.DescribeCluster(ctx, reader)
+		descc <- descAnswer{d, err}
+	}()
+	claims := map[string]*corev1.PersistentVolumeClaim{}
+	claimsRead := make(chan struct{})
+	go func() {
+		defer close(claimsRead)
+		for _, st := range states {
+			p.listClaims(ctx, cl.Namespace, st.sts, claims)
+		}
+	}()
 	// One ring read gives every node's Host ID by address (no exec per leaving node);
 	// `nodetool info` on the node itself is asked only when its address is not in it.
-	ring, err := p.preflightRing(ctx, cl, dc, states[0].pods[0].Name)
+	ring, err := p.preflightRing(ctx, cl, dc, reader)
+	<-claimsRead
 	if err != nil {
 		return nil, err
-	}
-	claims := map[string]*corev1.PersistentVolumeClaim{}
-	for _, st := range states {
-		p.listClaims(ctx, cl.Namespace, st.sts, claims)
 	}
 	for _, st := range states {
 		for i := st.cur - 1; i >= req.Nodes; i-- {
@@ -215,9 +232,10 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	} else if len(problems) > 0 {
 		return nil, exit.Refusedf("not enough free space for the data of the leaving nodes: %s; nothing changed", strings.Join(problems, "; "))
 	}
-	desc, err := p.Nodetool.DescribeCluster(ctx, states[0].pods[0].Name)
+	da := <-descc
+	desc, err := da.d, da.err
 	if err != nil {
-		return nil, exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", states[0].pods[0].Name, err)
+		return nil, exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", reader, err)
 	}
 	if problems, ok := replicationCheck(desc, ring, dc.Name, len(nodes)); !ok {
 		plan.Warnings = append(plan.Warnings, "replication factors not checked: this Cassandra version lists no keyspaces in describecluster (check system_schema.keyspaces with cqlsh)")
