@@ -121,21 +121,11 @@ func newStatusCmd(o *Options) *cobra.Command {
 			if err := checkOutput(out, "text", "json", "yaml"); err != nil {
 				return err
 			}
-			// With the cluster named, the lists need nothing from its resource: they
-			// start while it is read.
-			var lists *statusLists
-			if c, err := o.clients(); err == nil && len(args) > 0 {
-				ns := c.Namespace
-				if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
-					ns = *f
-				}
-				lists = startStatusLists(cmd.Context(), c, ns, args[0])
-			}
 			s, err := o.openAssumed(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			rep := o.buildStatus(cmd.Context(), s, lists, withNodetool)
+			rep := o.buildStatus(cmd.Context(), s, withNodetool)
 			if out != "text" {
 				return output.Print(o.Out, out, rep)
 			}
@@ -150,7 +140,7 @@ func newStatusCmd(o *Options) *cobra.Command {
 
 // buildStatus reads everything concurrently: one list each of StatefulSets, pods and
 // PVCs, the checkpoint, the operator check, and (withNodetool) one `nodetool status`.
-func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusLists, withNodetool bool) statusReport {
+func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool) statusReport {
 	cl := s.cluster
 	rep := statusReport{
 		Cluster:      statusCluster{Name: cl.Name, Namespace: cl.Namespace, UID: cl.UID, Operator: cl.Operator, APIVersion: cl.APIVersion, ServerVersion: cl.ServerVersion},
@@ -191,9 +181,9 @@ func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusList
 			earlyRing <- ringAnswer{r, err}
 		}()
 	}
-	if lists == nil || lists.ns != ns || lists.name != cl.Name {
-		lists = startStatusLists(ctx, s.c, ns, cl.Name)
-	}
+	// After the cluster resource's read, so the lists share its connection (in a new
+	// process, requests sent at once before any connection exists would each open one).
+	lists := startStatusLists(ctx, s.c, ns, cl.Name)
 	// The cluster resource was just read: decode its annotations, no second GET.
 	ann := cl.Annotations
 	if v, ok := ann[checkpoint.Annotation]; ok {
@@ -446,22 +436,19 @@ func dash(s string) string {
 	return s
 }
 
-// statusLists are status's list reads. They need only the namespace and the cluster's
-// name, so with the name on the command line they start while the cluster resource is
-// read instead of after it.
+// statusLists are status's list reads, made at once.
 type statusLists struct {
-	ns, name string
-	wg       sync.WaitGroup
-	sts      []appsv1.StatefulSet
-	pods     []corev1.Pod
-	pvcs     []corev1.PersistentVolumeClaim
-	ops      []casskop.Operator
+	wg   sync.WaitGroup
+	sts  []appsv1.StatefulSet
+	pods []corev1.Pod
+	pvcs []corev1.PersistentVolumeClaim
+	ops  []casskop.Operator
 
 	stsErr, podsErr, pvcsErr, opsErr error
 }
 
 func startStatusLists(ctx context.Context, c *Clients, ns, name string) *statusLists {
-	l := &statusLists{ns: ns, name: name}
+	l := &statusLists{}
 	sel := metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + name}
 	l.wg.Go(func() {
 		r, err := c.Kube.AppsV1().StatefulSets(ns).List(ctx, sel)

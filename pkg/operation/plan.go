@@ -4,6 +4,7 @@ package operation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -93,6 +94,14 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 			dc.Name, len(dc.Racks), strings.Join(cl.RackNames(dc.Name), ", "), req.Rack, cl.Name, dc.Name, req.Nodes)
 	}
 	plan := &Plan{Cluster: cl, DC: dc, Racks: racks}
+	// The ring is read from the first rack's first pod while the StatefulSets and pods
+	// are (nodetool is the slowest read); the answer serves only if that pod is the
+	// reader, and a failed one is asked again then.
+	early := ringAnswer{pod: racks[0].StatefulSet + "-0", c: make(chan ringResult, 1)}
+	go func() {
+		r, err := p.Nodetool.Status(ctx, early.pod)
+		early.c <- ringResult{r, err}
+	}()
 	from := map[string]int{}
 	var nodes []checkpoint.Node
 	allAtTarget := true
@@ -164,7 +173,7 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	}()
 	// One ring read gives every node's Host ID by address (no exec per leaving node);
 	// `nodetool info` on the node itself is asked only when its address is not in it.
-	ring, err := p.preflightRing(ctx, cl, dc, reader)
+	ring, err := p.preflightRing(ctx, cl, dc, reader, early)
 	<-claimsRead
 	if err != nil {
 		return nil, err
@@ -294,8 +303,16 @@ func dataTemplate(sts *appsv1.StatefulSet) string {
 
 // preflightRing refuses when the DC's ring is unreadable or not all Up/Normal, or a
 // node to remove is not a ring member.
-func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string) (nodetool.Ring, error) {
-	r, err := p.Nodetool.Status(ctx, reader)
+func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string, early ringAnswer) (nodetool.Ring, error) {
+	var r nodetool.Ring
+	err := errors.New("not read yet")
+	if reader == early.pod {
+		a := <-early.c
+		r, err = a.r, a.err
+	}
+	if err != nil {
+		r, err = p.Nodetool.Status(ctx, reader)
+	}
 	if err != nil {
 		return r, exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
 	}
@@ -309,6 +326,17 @@ func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc top
 		return r, exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed", dc.Name, strings.Join(bad, ", "), cl.Name)
 	}
 	return r, nil
+}
+
+// ringAnswer is a ring read started ahead from pod.
+type ringAnswer struct {
+	pod string
+	c   chan ringResult
+}
+
+type ringResult struct {
+	r   nodetool.Ring
+	err error
 }
 
 // hostID is the Host ID of the node on pod: the ring's entry for the pod's address, or
