@@ -95,7 +95,11 @@ else
   [ -n "$base" ] || { echo "no free ports found" >&2; exit 1; }
   STARTED_ENV="$WORK/kte"
   EXEC_BIN="$WORK/exec-bin"
-  KUBECONFIG="$(KTE_DIR="$STARTED_ENV" KTE_PORT_BASE=$base KTE_EXEC_PATH="$EXEC_BIN" KTE_OWNER_PID=$$ \
+  # The control plane goes down with this script (a watchdog on its PID), unless DEMO_KEEP=1
+  # asks to leave it running.
+  owner=$$
+  [ "${DEMO_KEEP:-0}" = 1 ] && owner=""
+  KUBECONFIG="$(KTE_DIR="$STARTED_ENV" KTE_PORT_BASE=$base KTE_EXEC_PATH="$EXEC_BIN" KTE_OWNER_PID=$owner \
     "$ROOT/hack/testenv/up.sh")"
   export KUBECONFIG
 fi
