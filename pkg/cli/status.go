@@ -183,7 +183,7 @@ func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool
 	}
 	// After the cluster resource's read, so the lists share its connection (in a new
 	// process, requests sent at once before any connection exists would each open one).
-	lists := startStatusLists(ctx, s.c, ns, cl.Name)
+	lists := startStatusLists(ctx, s, ns, cl.Name)
 	// The cluster resource was just read: decode its annotations, no second GET.
 	ann := cl.Annotations
 	if v, ok := ann[checkpoint.Annotation]; ok {
@@ -447,29 +447,29 @@ type statusLists struct {
 	stsErr, podsErr, pvcsErr, opsErr error
 }
 
-func startStatusLists(ctx context.Context, c *Clients, ns, name string) *statusLists {
+func startStatusLists(ctx context.Context, s *session, ns, name string) *statusLists {
 	l := &statusLists{}
 	sel := metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + name}
 	l.wg.Go(func() {
-		r, err := c.Kube.AppsV1().StatefulSets(ns).List(ctx, sel)
+		r, err := s.c.Kube.AppsV1().StatefulSets(ns).List(ctx, sel)
 		if l.stsErr = err; err == nil {
 			l.sts = r.Items
 		}
 	})
 	l.wg.Go(func() {
-		r, err := c.Kube.CoreV1().Pods(ns).List(ctx, sel)
+		r, err := s.c.Kube.CoreV1().Pods(ns).List(ctx, sel)
 		if l.podsErr = err; err == nil {
 			l.pods = r.Items
 		}
 	})
 	l.wg.Go(func() {
-		r, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		r, err := s.c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
 		if l.pvcsErr = err; err == nil {
 			l.pvcs = r.Items
 		}
 	})
 	l.wg.Go(func() {
-		l.ops, l.opsErr = (&casskop.Adapter{Kube: c.Kube}).RunningOperators(ctx, ns)
+		l.ops, l.opsErr = s.adapter.RunningOperators(ctx, ns)
 	})
 	return l
 }

@@ -84,7 +84,9 @@ func observe[V any](ctx context.Context, w *World, of func(*observations) *map[s
 			}
 			(*m)[key] = v
 		}
-		delete(w.flights, fk)
+		if w.flights[fk] == ch {
+			delete(w.flights, fk)
+		}
 		close(ch)
 		w.mu.Unlock()
 		return v, err
