@@ -299,21 +299,22 @@ func Encode(cp *Checkpoint) (string, error) {
 // Unwrap returns the checkpoint JSON an annotation value holds: the value itself, or
 // what a compressed envelope holds.
 func Unwrap(s string) (string, error) {
-	var head struct {
-		SchemaVersion *int   `json:"schemaVersion"`
-		Encoding      string `json:"encoding"`
-		Data          string `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(s), &head); err != nil {
+	var e envelope
+	if err := json.Unmarshal([]byte(s), &e); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if head.Encoding == "" {
+	if e.Encoding == "" {
 		return s, nil
 	}
-	if head.Encoding != EncodingGzip {
-		return "", fmt.Errorf("%w: unknown encoding %q", ErrCorrupt, head.Encoding)
+	return e.inflate()
+}
+
+// inflate returns the checkpoint JSON the envelope holds.
+func (e envelope) inflate() (string, error) {
+	if e.Encoding != EncodingGzip {
+		return "", fmt.Errorf("%w: unknown encoding %q", ErrCorrupt, e.Encoding)
 	}
-	z, err := base64.StdEncoding.DecodeString(head.Data)
+	z, err := base64.StdEncoding.DecodeString(e.Data)
 	if err != nil {
 		return "", fmt.Errorf("%w: compressed data: %v", ErrCorrupt, err)
 	}
@@ -345,6 +346,7 @@ func decode(s, clusterUID string, envelopeOK bool) (*Checkpoint, error) {
 	var head struct {
 		SchemaVersion *int   `json:"schemaVersion"`
 		Encoding      string `json:"encoding"`
+		Data          string `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(s), &head); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -359,7 +361,7 @@ func decode(s, clusterUID string, envelopeOK bool) (*Checkpoint, error) {
 	case head.Encoding != "" && !envelopeOK:
 		return nil, fmt.Errorf("%w: a compressed checkpoint inside a compressed checkpoint", ErrCorrupt)
 	case head.Encoding != "":
-		inner, err := Unwrap(s)
+		inner, err := envelope{Encoding: head.Encoding, Data: head.Data}.inflate()
 		if err != nil {
 			return nil, err
 		}

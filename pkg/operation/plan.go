@@ -97,11 +97,8 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	// The ring is read from the first rack's first pod while the StatefulSets and pods
 	// are (nodetool is the slowest read); the answer serves only if that pod is the
 	// reader, and a failed one is asked again then.
-	early := ringAnswer{pod: racks[0].StatefulSet + "-0", c: make(chan ringResult, 1)}
-	go func() {
-		r, err := p.Nodetool.Status(ctx, early.pod)
-		early.c <- ringResult{r, err}
-	}()
+	early := earlyRing{pod: racks[0].StatefulSet + "-0"}
+	early.read = ahead(func() (nodetool.Ring, error) { return p.Nodetool.Status(ctx, early.pod) })
 	from := map[string]int{}
 	var nodes []checkpoint.Node
 	allAtTarget := true
@@ -154,15 +151,7 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	// The keyspaces' replication and the claims do not depend on the ring: they are read
 	// while it is (the planner waits on nodetool calls more than on anything else).
 	reader := states[0].pods[0].Name
-	type descAnswer struct {
-		d   nodetool.ClusterDescription
-		err error
-	}
-	descc := make(chan descAnswer, 1)
-	go func() {
-		d, err := p.Nodetool.DescribeCluster(ctx, reader)
-		descc <- descAnswer{d, err}
-	}()
+	describe := ahead(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, reader) })
 	claims := map[string]*corev1.PersistentVolumeClaim{}
 	claimsRead := make(chan struct{})
 	go func() {
@@ -241,8 +230,7 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	} else if len(problems) > 0 {
 		return nil, exit.Refusedf("not enough free space for the data of the leaving nodes: %s; nothing changed", strings.Join(problems, "; "))
 	}
-	da := <-descc
-	desc, err := da.d, da.err
+	desc, err := describe()
 	if err != nil {
 		return nil, exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", reader, err)
 	}
@@ -303,12 +291,11 @@ func dataTemplate(sts *appsv1.StatefulSet) string {
 
 // preflightRing refuses when the DC's ring is unreadable or not all Up/Normal, or a
 // node to remove is not a ring member.
-func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string, early ringAnswer) (nodetool.Ring, error) {
+func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string, early earlyRing) (nodetool.Ring, error) {
 	var r nodetool.Ring
 	err := errors.New("not read yet")
 	if reader == early.pod {
-		a := <-early.c
-		r, err = a.r, a.err
+		r, err = early.read()
 	}
 	if err != nil {
 		r, err = p.Nodetool.Status(ctx, reader)
@@ -328,15 +315,27 @@ func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc top
 	return r, nil
 }
 
-// ringAnswer is a ring read started ahead from pod.
-type ringAnswer struct {
-	pod string
-	c   chan ringResult
+// earlyRing is a ring read started ahead from pod.
+type earlyRing struct {
+	pod  string
+	read func() (nodetool.Ring, error)
 }
 
-type ringResult struct {
-	r   nodetool.Ring
-	err error
+// ahead starts read at once and returns what waits for its answer.
+func ahead[T any](read func() (T, error)) func() (T, error) {
+	var (
+		v    T
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		v, err = read()
+	}()
+	return func() (T, error) {
+		<-done
+		return v, err
+	}
 }
 
 // hostID is the Host ID of the node on pod: the ring's entry for the pod's address, or

@@ -35,6 +35,7 @@ func (s *ShrinkStatefulSet) Describe() string {
 	return fmt.Sprintf("shrink StatefulSet %s to %d replicas", s.n.StatefulSet, s.n.Ordinal)
 }
 
+// replicasOf is a StatefulSet's spec.replicas (1 when unset, as the API server defaults it).
 func replicasOf(sts *appsv1.StatefulSet) int {
 	if sts.Spec.Replicas == nil {
 		return 1
@@ -435,11 +436,7 @@ func (s *UpdateCluster) statefulSetsAtTarget(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r := 1
-		if sts.Spec.Replicas != nil {
-			r = int(*sts.Spec.Replicas)
-		}
-		if r != s.target {
+		if r := replicasOf(sts); r != s.target {
 			off = append(off, fmt.Sprintf("%s has %d", name, r))
 		}
 	}

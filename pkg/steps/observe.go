@@ -30,7 +30,7 @@ type observations struct {
 	sts      map[string]*appsv1.StatefulSet
 	pvcs     map[string]*corev1.PersistentVolumeClaim // nil: not found
 	netstats map[string]nodetool.Netstats
-	ring     *ringRead
+	ring     map[string]ringRead // one entry, key ""
 }
 
 type ringRead struct {
@@ -44,6 +44,7 @@ func podsOf(o *observations) *map[string]*corev1.Pod                   { return 
 func stsOf(o *observations) *map[string]*appsv1.StatefulSet            { return &o.sts }
 func pvcsOf(o *observations) *map[string]*corev1.PersistentVolumeClaim { return &o.pvcs }
 func netstatsOf(o *observations) *map[string]nodetool.Netstats         { return &o.netstats }
+func ringsOf(o *observations) *map[string]ringRead                     { return &o.ring }
 
 // observe returns the kept answer for key, or reads it and keeps it. A read of the same
 // thing already under way (one started ahead, see prefetchNext) is waited for instead of

@@ -170,12 +170,7 @@ func TestWaitPodGoneRequests(t *testing.T) {
 			if noWatchList {
 				watches = 2
 			}
-			for countVerb(w, "watch") < watches {
-				if ctx.Err() != nil {
-					t.Fatal("Wait never opened its watch")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			waitFor(ctx, t, "Wait to open its watch", func() bool { return countVerb(w, "watch") >= watches })
 			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, "demo-dc1-rack1-1")
 			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)
 			if err := <-errc; err != nil {
@@ -255,12 +250,7 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	// Started from a wait whose context ends at once (as the engine's does).
 	wctx, wcancel := context.WithCancel(ctx)
 	sw.prefetchNext(wctx, "demo-dc1-rack1-3")
-	for g.calls() == 0 {
-		if ctx.Err() != nil {
-			t.Fatal("the prefetch never called nodetool")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(ctx, t, "the prefetch to call nodetool", func() bool { return g.calls() > 0 })
 	wcancel()
 	done := make(chan error, 1)
 	go func() {
@@ -279,12 +269,7 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	sw.Nodetool = nodetool.Client{Exec: g2}
 	sw.Forget()
 	go func() { _, _ = sw.netstats(ctx, n.Pod) }()
-	for g2.calls() == 0 {
-		if ctx.Err() != nil {
-			t.Fatal("netstats never called nodetool")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(ctx, t, "netstats to call nodetool", func() bool { return g2.calls() > 0 })
 	sw.Forget()
 	close(g2.gate)
 	if _, err := sw.netstats(ctx, n.Pod); err != nil {
@@ -292,5 +277,16 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	}
 	if g2.calls() != 2 {
 		t.Fatalf("%d nodetool calls, want 2 (the read that straddled a Forget is not used)", g2.calls())
+	}
+}
+
+// waitFor polls cond until it holds, failing the test when ctx ends first.
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

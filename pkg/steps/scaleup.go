@@ -36,11 +36,7 @@ func (s *GrowStatefulSet) sts(ctx context.Context) (*appsv1.StatefulSet, int, er
 	if err != nil {
 		return nil, 0, fmt.Errorf("cannot read StatefulSet %s: %w", s.n.StatefulSet, err)
 	}
-	r := 1
-	if sts.Spec.Replicas != nil {
-		r = int(*sts.Spec.Replicas)
-	}
-	return sts, r, nil
+	return sts, replicasOf(sts), nil
 }
 
 // Done: replicas are at least ordinal + 1.

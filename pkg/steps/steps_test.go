@@ -209,12 +209,7 @@ func TestWaitPodGoneStep(t *testing.T) {
 	go func() { errc <- st.Wait(wctx) }()
 	// The fake server does not replay events from a resourceVersion: act once the
 	// watch is open.
-	for countVerb(w, "watch") == 0 {
-		if wctx.Err() != nil {
-			t.Fatal("Wait never opened its watch")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(wctx, t, "Wait to open its watch", func() bool { return countVerb(w, "watch") > 0 })
 	// Another pod's deletion must not end the wait.
 	_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, "demo-dc1-rack1-0")
 	_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)

@@ -69,10 +69,9 @@ type World struct {
 	// readers caches the Ready pods outside the plan that can read the ring.
 	readers []string
 	// obs are this run's latest reads, until time passes (observe.go); gen counts the
-	// times they were forgotten, ringWait is closed when a ring read under way ends.
-	obs      observations
-	gen      int
-	ringWait chan struct{}
+	// times they were forgotten.
+	obs observations
+	gen int
 	// flights are the reads under way, by kind/key (observe waits for them).
 	flights map[string]chan struct{}
 	// lastSeenSTS survives Forget: the last StatefulSets read or written (lastSTS).
@@ -157,37 +156,15 @@ func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone
 // Ready candidate in turn. Only a successful, non-empty read is returned: an unreadable
 // ring is "unknown", never "the node left" (cass-operator #973).
 func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
-	for {
+	// One entry: a read started ahead (by the decommission) is joined like any other.
+	k, err := observe(ctx, w, ringsOf, "ring", "", func() (ringRead, error) {
 		w.mu.Lock()
-		if k := w.obs.ring; k != nil && !w.uncached {
-			w.mu.Unlock()
-			return k.r, k.reader, nil
-		}
-		if ch := w.ringWait; ch != nil {
-			// A read is under way (started ahead by the decommission): its answer serves.
-			w.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return nodetool.Ring{}, "", ctx.Err()
-			}
-		}
-		ch := make(chan struct{})
-		w.ringWait = ch
-		gen := w.gen
 		cached := append([]string{}, w.readers...)
 		w.mu.Unlock()
 		r, reader, err := w.readRing(ctx, cached)
-		w.mu.Lock()
-		if err == nil && gen == w.gen {
-			w.obs.ring = &ringRead{r: r, reader: reader}
-		}
-		w.ringWait = nil
-		close(ch)
-		w.mu.Unlock()
-		return r, reader, err
-	}
+		return ringRead{r: r, reader: reader}, err
+	})
+	return k.r, k.reader, err
 }
 
 func (w *World) readRing(ctx context.Context, cached []string) (nodetool.Ring, string, error) {
