@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +13,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
@@ -229,6 +232,24 @@ func exercise(t *testing.T) map[access]bool {
 		t.Fatalf("abort left the operator at %d replicas", got)
 	}
 	for a := range recorded(t, w2) {
+		used[a] = true
+	}
+
+	// A user without the optional ClusterRole: the cluster-wide Deployment list is
+	// Forbidden, and the operator check falls back to the namespace's own list.
+	wf := world.New(t, world.Opts{Nodes: 2, Operator: true})
+	wf.Kube.PrependReactor("list", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() == "" {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "", errors.New("no ClusterRole"))
+		}
+		return false, nil, nil
+	})
+	must(wf, 0, cmd("status")...)
+	uf := recorded(t, wf)
+	if !uf[access{group: "apps", resource: "deployments", verb: "list"}] {
+		t.Fatalf("with the cluster-wide list forbidden, the namespace's Deployments were not listed: %v", uf)
+	}
+	for a := range uf {
 		used[a] = true
 	}
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptrace"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -52,23 +54,30 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.openWith(ctx, c, a, args)
+	return o.openWith(ctx, c, a, args, nil)
 }
 
 // openAssumed is open without the discovery round trip: its first read names
 // CassKop's preferred version directly, and asks discovery only when the server answers
 // NotFound. Read-only commands that must start fast (status) use it.
-func (o *Options) openAssumed(ctx context.Context, args []string) (*session, error) {
+//
+// connected, when not nil, is called once with the cluster's namespace and name as soon
+// as the cluster resource's read has its connection to the API server, before that read
+// is answered: status starts its lists there, so that they share the connection (sent
+// before it exists, each would open its own) without waiting a round trip for the
+// cluster. It is called at the latest when the read succeeds (clients with no HTTP
+// connection, as in tests), and never after a failed read.
+func (o *Options) openAssumed(ctx context.Context, args []string, connected func(c *Clients, a *casskop.Adapter, ns, name string)) (*session, error) {
 	c, err := o.clients()
 	if err != nil {
 		return nil, err
 	}
 	a := &casskop.Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
 	a.Assume()
-	return o.openWith(ctx, c, a, args)
+	return o.openWith(ctx, c, a, args, connected)
 }
 
-func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, args []string) (*session, error) {
+func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, args []string, connected func(c *Clients, a *casskop.Adapter, ns, name string)) (*session, error) {
 	ns := c.Namespace
 	if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
 		ns = *f
@@ -97,7 +106,21 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, 
 			return nil, exit.Usagef("namespace %s has several CassandraClusters (%s): name one", ns, strings.Join(names, ", "))
 		}
 	}
-	cl, _, err := a.Get(ctx, ns, name)
+	var once sync.Once
+	getCtx := ctx
+	if connected != nil {
+		getCtx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+			once.Do(func() { connected(c, a, ns, name) })
+		}})
+	}
+	cl, _, err := a.Get(getCtx, ns, name)
+	if connected != nil {
+		if err == nil {
+			once.Do(func() { connected(c, a, ns, name) })
+		} else {
+			once.Do(func() {}) // waits for a call under way; none after this
+		}
+	}
 	if errors.Is(err, casskop.ErrNoCRD) {
 		return nil, adapterError(err)
 	}

@@ -121,11 +121,20 @@ func newStatusCmd(o *Options) *cobra.Command {
 			if err := checkOutput(out, "text", "json", "yaml"); err != nil {
 				return err
 			}
-			s, err := o.openAssumed(cmd.Context(), args)
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			var lists *statusLists
+			s, err := o.openAssumed(ctx, args, func(c *Clients, a *casskop.Adapter, ns, name string) {
+				lists = startStatusLists(ctx, c, a, ns, name)
+			})
 			if err != nil {
+				if lists != nil {
+					cancel()
+					lists.wg.Wait()
+				}
 				return err
 			}
-			rep := o.buildStatus(cmd.Context(), s, withNodetool)
+			rep := o.buildStatus(ctx, s, lists, withNodetool)
 			if out != "text" {
 				return output.Print(o.Out, out, rep)
 			}
@@ -140,7 +149,7 @@ func newStatusCmd(o *Options) *cobra.Command {
 
 // buildStatus reads everything concurrently: one list each of StatefulSets, pods and
 // PVCs, the checkpoint, the operator check, and (withNodetool) one `nodetool status`.
-func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool) statusReport {
+func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusLists, withNodetool bool) statusReport {
 	cl := s.cluster
 	rep := statusReport{
 		Cluster:      statusCluster{Name: cl.Name, Namespace: cl.Namespace, UID: cl.UID, Operator: cl.Operator, APIVersion: cl.APIVersion, ServerVersion: cl.ServerVersion},
@@ -163,7 +172,6 @@ func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(format, a...))
 		mu.Unlock()
 	}
-	ns := cl.Namespace
 	// The ring is read from the first pod of the first rack while the lists run: nodetool
 	// is the slowest read. Its answer is used only if that pod turns out Ready.
 	type ringAnswer struct {
@@ -181,9 +189,6 @@ func (o *Options) buildStatus(ctx context.Context, s *session, withNodetool bool
 			earlyRing <- ringAnswer{r, err}
 		}()
 	}
-	// After the cluster resource's read, so the lists share its connection (in a new
-	// process, requests sent at once before any connection exists would each open one).
-	lists := startStatusLists(ctx, s, ns, cl.Name)
 	// The cluster resource was just read: decode its annotations, no second GET.
 	ann := cl.Annotations
 	if v, ok := ann[checkpoint.Annotation]; ok {
@@ -447,29 +452,29 @@ type statusLists struct {
 	stsErr, podsErr, pvcsErr, opsErr error
 }
 
-func startStatusLists(ctx context.Context, s *session, ns, name string) *statusLists {
+func startStatusLists(ctx context.Context, c *Clients, a *casskop.Adapter, ns, name string) *statusLists {
 	l := &statusLists{}
 	sel := metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + name}
 	l.wg.Go(func() {
-		r, err := s.c.Kube.AppsV1().StatefulSets(ns).List(ctx, sel)
+		r, err := c.Kube.AppsV1().StatefulSets(ns).List(ctx, sel)
 		if l.stsErr = err; err == nil {
 			l.sts = r.Items
 		}
 	})
 	l.wg.Go(func() {
-		r, err := s.c.Kube.CoreV1().Pods(ns).List(ctx, sel)
+		r, err := c.Kube.CoreV1().Pods(ns).List(ctx, sel)
 		if l.podsErr = err; err == nil {
 			l.pods = r.Items
 		}
 	})
 	l.wg.Go(func() {
-		r, err := s.c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		r, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
 		if l.pvcsErr = err; err == nil {
 			l.pvcs = r.Items
 		}
 	})
 	l.wg.Go(func() {
-		l.ops, l.opsErr = s.adapter.RunningOperators(ctx, ns)
+		l.ops, l.opsErr = a.RunningOperators(ctx, ns)
 	})
 	return l
 }

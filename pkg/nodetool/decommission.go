@@ -8,7 +8,7 @@ import (
 // decommissionRule maps one message of `nodetool decommission` to an outcome.
 type decommissionRule struct {
 	outcome Outcome
-	match   *regexp.Regexp
+	match   func() *regexp.Regexp
 }
 
 // decommissionRules are tried in order; the first rule matching any printed line wins.
@@ -18,29 +18,29 @@ type decommissionRule struct {
 // refusal. The texts are those of the error catalogue (NODETOOL.md §1, §6.3).
 var decommissionRules = []decommissionRule{
 	// E10: JMX unreachable (ConnectException) or authentication failed (SecurityException).
-	{OutcomeUnreachable, regexp.MustCompile(`^nodetool: Failed to connect to '`)},
+	{OutcomeUnreachable, lazyRE(`^nodetool: Failed to connect to '`)},
 	// E2 (4.x, exit 1) and the 5.0 server variant "... Check nodetool netstats or nodetool info.".
-	{OutcomeRunning, regexp.MustCompile(`\bNode is still decommissioning\b`)},
+	{OutcomeRunning, lazyRE(`\bNode is still decommissioning\b`)},
 	// E2' (5.0 client pre-check, exit 0).
-	{OutcomeRunning, regexp.MustCompile(`^This node is still decommissioning\.$`)},
+	{OutcomeRunning, lazyRE(`^This node is still decommissioning\.$`)},
 	// E3' (5.0 client pre-check, exit 0).
-	{OutcomeAlreadyDone, regexp.MustCompile(`^Node was already decommissioned\.$`)},
+	{OutcomeAlreadyDone, lazyRE(`^Node was already decommissioned\.$`)},
 	// E3/E8 (3.11/4.x): decommissioned already, or not yet a member (joining).
-	{OutcomeAlreadyDone, regexp.MustCompile(`local node is not a member of the token ring yet`)},
+	{OutcomeAlreadyDone, lazyRE(`local node is not a member of the token ring yet`)},
 	// E1/E6: the replication factor check (4.0+, skipped with --force).
-	{OutcomeRefused, regexp.MustCompile(`Not enough live nodes to maintain replication factor`)},
+	{OutcomeRefused, lazyRE(`Not enough live nodes to maintain replication factor`)},
 	// E5: the only token owner.
-	{OutcomeRefused, regexp.MustCompile(`no other normal nodes in the ring`)},
+	{OutcomeRefused, lazyRE(`no other normal nodes in the ring`)},
 	// E7: mode is not NORMAL (drained, draining, moving, starting).
-	{OutcomeRefused, regexp.MustCompile(`\bNode in [A-Z_]+ state\b`)},
+	{OutcomeRefused, lazyRE(`\bNode in [A-Z_]+ state\b`)},
 	// E9: pending ranges moving to this node.
-	{OutcomeRefused, regexp.MustCompile(`data is currently moving to this node`)},
+	{OutcomeRefused, lazyRE(`data is currently moving to this node`)},
 	// E13: --force on 3.11 (and any other argument nodetool rejects before running).
-	{OutcomeRefused, regexp.MustCompile(`^nodetool: Found unexpected parameters: `)},
+	{OutcomeRefused, lazyRE(`^nodetool: Found unexpected parameters: `)},
 	// E11: streaming failed (exit 2, stderr).
-	{OutcomeFailed, regexp.MustCompile(`Error while decommissioning node`)},
+	{OutcomeFailed, lazyRE(`Error while decommissioning node`)},
 	// E12: the decommission thread was interrupted.
-	{OutcomeFailed, regexp.MustCompile(`Node interrupted while decommissioning`)},
+	{OutcomeFailed, lazyRE(`Node interrupted while decommissioning`)},
 }
 
 // ClassifyDecommission classifies what `nodetool decommission [--force]` printed and returns
@@ -72,7 +72,7 @@ func ClassifyDecommission(stdout, stderr string, execErr error) (Outcome, string
 	}
 	for _, r := range decommissionRules {
 		for _, l := range lines {
-			if r.match.MatchString(l) {
+			if r.match().MatchString(l) {
 				return r.outcome, l
 			}
 		}

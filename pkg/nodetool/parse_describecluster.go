@@ -3,18 +3,17 @@ package nodetool
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
 var (
 	// describeSchemaLine is `\t\t<version|UNREACHABLE>: [host, host]`.
-	describeSchemaLine = regexp.MustCompile(`^(\S+): \[(.*)\]$`)
+	describeSchemaLine = lazyRE(`^(\S+): \[(.*)\]$`)
 	// describeKeyspaceLine is `\t<ks> -> Replication class: <Class> {k=v, k=v}`.
-	describeKeyspaceLine = regexp.MustCompile(`^(\S+) -> Replication class: (\S+)(?: \{(.*)\})?$`)
+	describeKeyspaceLine = lazyRE(`^(\S+) -> Replication class: (\S+)(?: \{(.*)\})?$`)
 	// describeDCLine is `\t<dc> #Nodes: N #Down: M`.
-	describeDCLine = regexp.MustCompile(`^.+ #Nodes: \d+ #Down: \d+$`)
+	describeDCLine = lazyRE(`^.+ #Nodes: \d+ #Down: \d+$`)
 )
 
 // describecluster sections, in the order nodetool prints them.
@@ -101,7 +100,7 @@ func ParseDescribeCluster(out string) (ClusterDescription, error) {
 				return fail(n, "unexpected line %s in Cluster Information", quote(line))
 			}
 		case dcSchema:
-			m := describeSchemaLine.FindStringSubmatch(line)
+			m := describeSchemaLine().FindStringSubmatch(line)
 			if m == nil {
 				return fail(n, "cannot parse schema version line %s", quote(line))
 			}
@@ -124,18 +123,18 @@ func ParseDescribeCluster(out string) (ClusterDescription, error) {
 			}
 			*p, got[key] = v, true
 		case dcDataCenters:
-			if !describeDCLine.MatchString(line) {
+			if !describeDCLine().MatchString(line) {
 				return fail(n, "cannot parse data center line %s", quote(line))
 			}
 		case dcVersions:
-			if !describeSchemaLine.MatchString(line) {
+			if !describeSchemaLine().MatchString(line) {
 				return fail(n, "cannot parse database version line %s", quote(line))
 			}
 		case dcKeyspaces:
 			if strings.HasPrefix(line, "something went wrong for keyspace: ") {
 				return fail(n, "nodetool could not read the replication of keyspace %q", strings.TrimPrefix(line, "something went wrong for keyspace: "))
 			}
-			m := describeKeyspaceLine.FindStringSubmatch(line)
+			m := describeKeyspaceLine().FindStringSubmatch(line)
 			if m == nil || m[2] == "null" {
 				return fail(n, "cannot parse keyspace line %s", quote(line))
 			}

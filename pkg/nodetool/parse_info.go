@@ -28,7 +28,7 @@ func ParseInfo(out string) (Info, error) {
 		var err error
 		switch key {
 		case "ID":
-			if !uuidRE.MatchString(val) {
+			if !uuidRE().MatchString(val) {
 				return Info{}, fmt.Errorf("info line %d: ID %q is not a host ID", n, val)
 			}
 			info.ID = val

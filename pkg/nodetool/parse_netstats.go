@@ -3,16 +3,15 @@ package nodetool
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
 var (
-	netstatsModeLine = regexp.MustCompile(`^Mode: (\S+)$`)
+	netstatsModeLine = lazyRE(`^Mode: (\S+)$`)
 	// netstatsPlanLine is the first line of a listed stream plan, `<description> <planId>`,
 	// e.g. "Unbootstrap 8c0f6a50-4e2b-11ef-a3c1-6f1d2b3c4d5e". Sessions and files under
 	// it are indented; the statistics that follow do not end with a UUID.
-	netstatsPlanLine = regexp.MustCompile(`^\S.* ` + uuidPattern + `$`)
+	netstatsPlanLine = lazyRE(`^\S.* ` + uuidPattern + `$`)
 
 	knownModes = map[Mode]bool{
 		ModeStarting: true, ModeNormal: true, ModeJoining: true, ModeJoiningFailed: true,
@@ -40,7 +39,7 @@ func ParseNetstats(out string) (Netstats, error) {
 		return Netstats{}, errors.New("netstats: empty output, no \"Mode:\" line")
 	}
 	line := strings.TrimRight(lines[first], " \t")
-	m := netstatsModeLine.FindStringSubmatch(line)
+	m := netstatsModeLine().FindStringSubmatch(line)
 	if m == nil {
 		if e := firstErrorLine(out); e != "" {
 			return Netstats{}, fmt.Errorf("netstats: nodetool printed an error instead of a mode: %s", quote(e))
@@ -57,7 +56,7 @@ func ParseNetstats(out string) (Netstats, error) {
 		if l == "Read Repair Statistics:" {
 			break
 		}
-		if netstatsPlanLine.MatchString(l) {
+		if netstatsPlanLine().MatchString(l) {
 			ns.Streaming = true
 			break
 		}

@@ -18,22 +18,22 @@ const (
 
 var (
 	// statusRowStart is what every row starts with: status letter, state letter, space.
-	statusRowStart = regexp.MustCompile(`^[UD?][NLJM]\s`)
+	statusRowStart = lazyRE(`^[UD?][NLJM]\s`)
 
 	// statusRowVnodes reads a row under a "Tokens" header (the common case):
 	// code, address, load, token count, owns, host ID (or null, or an empty cell), rack.
-	statusRowVnodes = regexp.MustCompile(`^([UD?])([NLJM])\s+(\S+)\s+` + statusLoad + `\s+(\d+)\s+` +
+	statusRowVnodes = lazyRE(`^([UD?])([NLJM])\s+(\S+)\s+` + statusLoad + `\s+(\d+)\s+` +
 		statusOwns + `\s+` + statusHostID + `\s*(\S+)$`)
 
 	// statusRowToken reads a row under a "Token" header (single-token layout):
 	// code, address, load, owns, host ID (or null, or an empty cell), token, rack.
-	statusRowToken = regexp.MustCompile(`^([UD?])([NLJM])\s+(\S+)\s+` + statusLoad + `\s+` +
+	statusRowToken = lazyRE(`^([UD?])([NLJM])\s+(\S+)\s+` + statusLoad + `\s+` +
 		statusOwns + `\s+` + statusHostID + `\s*(-?\d+)\s+(\S+)$`)
 
-	statusRule        = regexp.MustCompile(`^=+$`)
-	statusHeader      = regexp.MustCompile(`^--\s+Address\s`)
-	statusTokensWord  = regexp.MustCompile(`\bTokens\b`)
-	statusTokenWord   = regexp.MustCompile(`\bToken\b`)
+	statusRule        = lazyRE(`^=+$`)
+	statusHeader      = lazyRE(`^--\s+Address\s`)
+	statusTokensWord  = lazyRE(`\bTokens\b`)
+	statusTokenWord   = lazyRE(`\bToken\b`)
 	statusHeaderWords = []string{"Address", "Load", "Owns", "Host ID", "Rack"}
 )
 
@@ -61,10 +61,10 @@ func parseStatusHeader(line string) (statusLayout, error) {
 	}
 	l := statusLayout{hostIDEnd: strings.Index(line, "Host ID") + len("Host ID")}
 	switch {
-	case statusTokensWord.MatchString(line):
-		l.row, l.vnodes = statusRowVnodes, true
-	case statusTokenWord.MatchString(line):
-		l.row = statusRowToken
+	case statusTokensWord().MatchString(line):
+		l.row, l.vnodes = statusRowVnodes(), true
+	case statusTokenWord().MatchString(line):
+		l.row = statusRowToken()
 	default:
 		return statusLayout{}, fmt.Errorf("column header %s has neither a \"Tokens\" nor a \"Token\" column", quote(line))
 	}
@@ -169,9 +169,9 @@ func ParseStatus(out string) (Ring, error) {
 			}
 			dcs[name] = true
 			dc, dcLine, dcRows, layout = name, n, 0, nil
-		case dc != "" && (statusRule.MatchString(line) || line == statusLegendStatus || line == statusLegendState):
+		case dc != "" && (statusRule().MatchString(line) || line == statusLegendStatus || line == statusLegendState):
 			continue
-		case statusHeader.MatchString(line):
+		case statusHeader().MatchString(line):
 			if dc == "" {
 				return Ring{}, fmt.Errorf("status line %d: column header before any \"Datacenter:\" line", n)
 			}
@@ -182,7 +182,7 @@ func ParseStatus(out string) (Ring, error) {
 			layout = &l
 		case strings.HasPrefix(line, "Note:"):
 			ring.Notes = append(ring.Notes, strings.TrimSpace(line))
-		case statusRowStart.MatchString(line):
+		case statusRowStart().MatchString(line):
 			if dc == "" {
 				return Ring{}, fmt.Errorf("status line %d: node row %s before any \"Datacenter:\" line", n, quote(line))
 			}

@@ -407,37 +407,34 @@ func (o Operator) String() string { return o.Namespace + "/" + o.Name }
 // itself (the chart's default, WATCH_NAMESPACE = its own namespace) and, when the user
 // may list Deployments cluster-wide, elsewhere with WATCH_NAMESPACE = ns or empty (all).
 func (a *Adapter) RunningOperators(ctx context.Context, ns string) ([]Operator, error) {
-	var out []Operator
-	seen := map[string]bool{}
-	add := func(list []appsv1.Deployment, local bool) {
-		for _, d := range list {
-			watch, isCK := isCassKop(d)
-			if !isCK || seen[d.Namespace+"/"+d.Name] {
-				continue
-			}
-			manages := local && (watch == "" || watch == ns || watch == "$own")
-			if !local {
-				manages = watch == ns || watch == ""
-			}
-			replicas := int32(1)
-			if d.Spec.Replicas != nil {
-				replicas = *d.Spec.Replicas
-			}
-			if manages && (replicas > 0 || d.Status.Replicas > 0) {
-				seen[d.Namespace+"/"+d.Name] = true
-				out = append(out, Operator{Namespace: d.Namespace, Name: d.Name, Replicas: replicas})
-			}
+	// One cluster-wide list covers ns too; a user who may only read ns gets Forbidden
+	// and then ns alone is asked (an operator elsewhere cannot be seen then).
+	list, err := a.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(err) {
+		list, err = a.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("cannot list Deployments in %s to look for a running CassKop: %w", ns, err)
 		}
-	}
-	l, err := a.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list Deployments in %s to look for a running CassKop: %w", ns, err)
-	}
-	add(l.Items, true)
-	if all, err := a.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); err == nil {
-		add(all.Items, false)
-	} else if !apierrors.IsForbidden(err) {
+	} else if err != nil {
 		return nil, fmt.Errorf("cannot list Deployments to look for a running CassKop: %w", err)
+	}
+	var out []Operator
+	for _, d := range list.Items {
+		watch, isCK := isCassKop(d)
+		if !isCK {
+			continue
+		}
+		manages := watch == ns || watch == ""
+		if d.Namespace == ns && watch == "$own" {
+			manages = true
+		}
+		replicas := int32(1)
+		if d.Spec.Replicas != nil {
+			replicas = *d.Spec.Replicas
+		}
+		if manages && (replicas > 0 || d.Status.Replicas > 0) {
+			out = append(out, Operator{Namespace: d.Namespace, Name: d.Name, Replicas: replicas})
+		}
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -14,19 +15,31 @@ import (
 )
 
 // ColdStart compares `kubectl cassandra status` (with and without its nodetool call) with
-// `kubectl get cassandraclusters -o yaml` on the same cluster, all through the real
-// kubectl binary (plugin on PATH), and times the nodetool part alone (`kubectl exec <pod>
-// -c cassandra -- nodetool status`).
+// `kubectl get cassandraclusters -o yaml` on the same cluster, and times the nodetool part
+// alone (`kubectl exec <pod> -c cassandra -- nodetool status`).
+//
+// A plugin run through kubectl pays kubectl's own start before its first instruction:
+// kubectl execs the plugin only after building its whole command tree. So beside the
+// runs through kubectl, the plugin binary is also run directly (the process kubectl
+// execs), and two yardsticks are run both ways: a plugin that exits at once (kubectl's
+// dispatch alone) and the issue's bare client-go binary listing the CRs.
 type ColdStart struct {
 	Runs     int       `json:"runs"`
 	Warmup   int       `json:"warmup"`
 	Kubectl  string    `json:"kubectl"`
 	StatusMS []float64 `json:"statusMs"`
-	// StatusK8sMS: `status --nodetool=false`, the Kubernetes part alone.
+	// StatusK8sMS: `kubectl cassandra status --nodetool=false`, the Kubernetes part alone.
 	StatusK8sMS []float64 `json:"statusK8sMs"`
-	GetMS       []float64 `json:"getMs"`
-	ExecMS      []float64 `json:"execMs"`
-	Failures    []string  `json:"failures,omitempty"`
+	// StatusK8sDirectMS: the same, the plugin binary run directly.
+	StatusK8sDirectMS []float64 `json:"statusK8sDirectMs"`
+	GetMS             []float64 `json:"getMs"`
+	ExecMS            []float64 `json:"execMs"`
+	// NoopMS: `kubectl kcassnoop`, a plugin that exits at once.
+	NoopMS []float64 `json:"noopMs"`
+	// BareMS, BareDirectMS: the bare client-go lister through kubectl and directly.
+	BareMS       []float64 `json:"bareMs"`
+	BareDirectMS []float64 `json:"bareDirectMs"`
+	Failures     []string  `json:"failures,omitempty"`
 	// Profiles are `status` runs in-process, every request recorded and every nodetool
 	// call timed (after the kubectl runs, same cluster).
 	Profiles []*StatusProfile `json:"statusProfiles,omitempty"`
@@ -43,26 +56,31 @@ type StatusProfile struct {
 	Breakdown []KeyStat `json:"breakdown"`
 }
 
-// MeasureColdStart runs the four commands interleaved (so that drift hits them all
-// alike), warmup times each first (not counted: kubectl's discovery cache is warm, as
-// for a user), then runs times each; then profiles `status` in-process profiles times.
+// MeasureColdStart runs the commands interleaved (so that drift hits them all alike),
+// warmup times each first (not counted: kubectl's discovery cache is warm, as for a
+// user), then runs times each; then profiles `status` in-process profiles times.
 func MeasureColdStart(ctx context.Context, e *Env, ns, pod string, runs, warmup, profiles int) (*ColdStart, error) {
 	cs := &ColdStart{Runs: runs, Warmup: warmup}
 	if out, err := exec.CommandContext(ctx, "kubectl", "version", "--client").Output(); err == nil {
 		cs.Kubectl = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	}
+	bare := filepath.Join(e.PluginDir, "kubectl-"+BarePlugin)
 	cmds := []struct {
-		args []string
+		args []string // argv: kubectl, or a binary run directly
 		dst  *[]float64
 	}{
-		{[]string{"cassandra", "status", "-n", ns, ClusterName}, &cs.StatusMS},
-		{[]string{"cassandra", "status", "-n", ns, ClusterName, "--nodetool=false"}, &cs.StatusK8sMS},
-		{[]string{"get", "cassandraclusters", "-n", ns, "-o", "yaml"}, &cs.GetMS},
-		{[]string{"exec", "-n", ns, pod, "-c", "cassandra", "--", "nodetool", "status"}, &cs.ExecMS},
+		{[]string{"kubectl", "cassandra", "status", "-n", ns, ClusterName}, &cs.StatusMS},
+		{[]string{"kubectl", "cassandra", "status", "-n", ns, ClusterName, "--nodetool=false"}, &cs.StatusK8sMS},
+		{[]string{e.PluginBin, "status", "-n", ns, ClusterName, "--nodetool=false"}, &cs.StatusK8sDirectMS},
+		{[]string{"kubectl", "get", "cassandraclusters", "-n", ns, "-o", "yaml"}, &cs.GetMS},
+		{[]string{"kubectl", "exec", "-n", ns, pod, "-c", "cassandra", "--", "nodetool", "status"}, &cs.ExecMS},
+		{[]string{"kubectl", NoopPlugin}, &cs.NoopMS},
+		{[]string{"kubectl", BarePlugin, "-n", ns}, &cs.BareMS},
+		{[]string{bare, "-n", ns}, &cs.BareDirectMS},
 	}
 	for i := 0; i < warmup+runs; i++ {
 		for _, c := range cmds {
-			d, err := e.timeKubectl(ctx, c.args...)
+			d, err := e.timeCmd(ctx, c.args...)
 			if err != nil {
 				if ctx.Err() != nil {
 					return cs, ctx.Err()
@@ -89,10 +107,11 @@ func MeasureColdStart(ctx context.Context, e *Env, ns, pod string, runs, warmup,
 	return cs, nil
 }
 
-func (e *Env) timeKubectl(ctx context.Context, args ...string) (time.Duration, error) {
+// timeCmd runs argv in the bench's environment (test cluster, plugin on PATH) and times it.
+func (e *Env) timeCmd(ctx context.Context, argv ...string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "kubectl", args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = e.Cmdenv()
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -100,7 +119,7 @@ func (e *Env) timeKubectl(ctx context.Context, args ...string) (time.Duration, e
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return d, fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, tail(errb.String(), 5))
+		return d, fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, tail(errb.String(), 5))
 	}
 	return d, nil
 }
