@@ -21,8 +21,9 @@ import (
 // A plugin run through kubectl pays kubectl's own start before its first instruction:
 // kubectl execs the plugin only after building its whole command tree. So beside the
 // runs through kubectl, the plugin binary is also run directly (the process kubectl
-// execs), and two yardsticks are run both ways: a plugin that exits at once (kubectl's
-// dispatch alone) and the issue's bare client-go binary listing the CRs.
+// execs), and yardsticks are run: a plugin that exits at once (kubectl's dispatch alone),
+// the issue's bare client-go binary listing the CRs, and the same lister taking kubectl's
+// flags from cli-runtime as the plugin does (both ways each).
 type ColdStart struct {
 	Runs     int       `json:"runs"`
 	Warmup   int       `json:"warmup"`
@@ -39,7 +40,10 @@ type ColdStart struct {
 	// BareMS, BareDirectMS: the bare client-go lister through kubectl and directly.
 	BareMS       []float64 `json:"bareMs"`
 	BareDirectMS []float64 `json:"bareDirectMs"`
-	Failures     []string  `json:"failures,omitempty"`
+	// ClirtMS, ClirtDirectMS: the lister with cli-runtime's flags, through kubectl and directly.
+	ClirtMS       []float64 `json:"cliRuntimeListerMs"`
+	ClirtDirectMS []float64 `json:"cliRuntimeListerDirectMs"`
+	Failures      []string  `json:"failures,omitempty"`
 	// Profiles are `status` runs in-process, every request recorded and every nodetool
 	// call timed (after the kubectl runs, same cluster).
 	Profiles []*StatusProfile `json:"statusProfiles,omitempty"`
@@ -65,6 +69,7 @@ func MeasureColdStart(ctx context.Context, e *Env, ns, pod string, runs, warmup,
 		cs.Kubectl = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	}
 	bare := filepath.Join(e.PluginDir, "kubectl-"+BarePlugin)
+	clirt := filepath.Join(e.PluginDir, "kubectl-"+ClirtPlugin)
 	cmds := []struct {
 		args []string // argv: kubectl, or a binary run directly
 		dst  *[]float64
@@ -77,6 +82,8 @@ func MeasureColdStart(ctx context.Context, e *Env, ns, pod string, runs, warmup,
 		{[]string{"kubectl", NoopPlugin}, &cs.NoopMS},
 		{[]string{"kubectl", BarePlugin, "-n", ns}, &cs.BareMS},
 		{[]string{bare, "-n", ns}, &cs.BareDirectMS},
+		{[]string{"kubectl", ClirtPlugin, "-n", ns}, &cs.ClirtMS},
+		{[]string{clirt, "-n", ns}, &cs.ClirtDirectMS},
 	}
 	for i := 0; i < warmup+runs; i++ {
 		for _, c := range cmds {

@@ -102,7 +102,11 @@ func StartEnv(ctx context.Context, o EnvOptions) (*Env, func(), error) {
 	e.Log("nodetool-sim built in %s", time.Since(t0).Round(time.Millisecond))
 	// The cold start's yardsticks, built like the plugin (make build's flags) and put
 	// beside it on PATH.
-	for name, pkg := range map[string]string{NoopPlugin: "./test/bench/cmd/kcass-noop", BarePlugin: "./test/bench/cmd/kcass-bare-lister"} {
+	for name, pkg := range map[string]string{
+		NoopPlugin:  "./test/bench/cmd/kcass-noop",
+		BarePlugin:  "./test/bench/cmd/kcass-bare-lister",
+		ClirtPlugin: "./test/bench/cmd/kcass-cliruntime-lister",
+	} {
 		if err := buildLikePlugin(ctx, root, pkg, filepath.Join(e.PluginDir, "kubectl-"+name)); err != nil {
 			return nil, stop, err
 		}
@@ -243,10 +247,12 @@ func (e *Env) makeRoom(ctx context.Context, cl *fixture.Cluster, pod, size strin
 }
 
 // The cold start's yardstick plugins: `kubectl kcassnoop` exits at once (kubectl's plugin
-// dispatch alone), `kubectl kcassbare` is the issue's bare client-go lister.
+// dispatch alone), `kubectl kcassbare` is the issue's bare client-go lister and
+// `kubectl kcassclirt` the same lister taking kubectl's flags from cli-runtime.
 const (
-	NoopPlugin = "kcassnoop"
-	BarePlugin = "kcassbare"
+	NoopPlugin  = "kcassnoop"
+	BarePlugin  = "kcassbare"
+	ClirtPlugin = "kcassclirt"
 )
 
 // buildLikePlugin builds pkg with the flags `make build` gives the plugin, so that the

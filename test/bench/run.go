@@ -387,6 +387,8 @@ func Figures(rep *Report, cfg Config) []Figure {
 		}
 		info("issue's yardstick, bare client-go lister run directly / get", cs.BareDirectMS, "")
 		info("  the same through kubectl (`kubectl kcassbare`) / get", cs.BareMS, "")
+		info("the lister with cli-runtime's kubectl flags (the plugin's floor) run directly / get", cs.ClirtDirectMS, "")
+		info("  the same through kubectl (`kubectl kcassclirt`) / get", cs.ClirtMS, "")
 		if len(cs.ExecMS) > 0 {
 			ex := Median(cs.ExecMS)
 			add(Figure{Name: "  nodetool part alone: `kubectl exec <pod> -c cassandra -- nodetool status` (median)", Value: ex, Unit: "ms", Target: "—", Result: Info, Display: fmt.Sprintf("%.0f ms", ex)})
