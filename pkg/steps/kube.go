@@ -259,6 +259,7 @@ func (s *WaitPodGone) Wait(ctx context.Context) error {
 		s.w.Forget()
 		if gone {
 			s.w.keepPod(s.n.Pod, nil)
+			s.w.prefetchClaims(ctx, s.n)
 			s.w.prefetchNext(ctx, s.n.Pod)
 		}
 		if gone || err != nil {

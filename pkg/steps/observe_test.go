@@ -11,6 +11,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
@@ -277,6 +279,43 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	}
 	if g2.calls() != 2 {
 		t.Fatalf("%d nodetool calls, want 2 (the read that straddled a Forget is not used)", g2.calls())
+	}
+}
+
+// Once the pod is gone, the claims step's reads (its claims for Done, the StatefulSet
+// for Safe's guard) start at once, ahead of the step, and serve it without a second read.
+func TestClaimsReadAhead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w, sw, n := setup(t, "4.1")
+	sw.uncached = false
+	var mu sync.Mutex
+	gets := map[string]int{}
+	for _, res := range []string{"persistentvolumeclaims", "statefulsets"} {
+		w.Kube.PrependReactor("get", res, func(k8stesting.Action) (bool, runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			gets[res]++
+			return false, nil, nil
+		})
+	}
+	got := func(res string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return gets[res]
+	}
+	sw.prefetchClaims(ctx, n)
+	waitFor(ctx, t, "the claim and the StatefulSet to be read ahead", func() bool {
+		return got("persistentvolumeclaims") == 1 && got("statefulsets") == 1
+	})
+	if _, err := (&DeletePVCs{w: sw, n: n}).Done(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&ShrinkStatefulSet{w: sw, n: n}).replicas(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got("persistentvolumeclaims") != 1 || got("statefulsets") != 1 {
+		t.Fatalf("GETs: %v, want one each (the reads ahead)", gets)
 	}
 }
 

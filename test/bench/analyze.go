@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -120,9 +121,12 @@ type ScaleAnalysis struct {
 	LatencyBetween map[string]map[string]float64 `json:"latencyBetween,omitempty"`
 	LatencyMissing int                           `json:"latencyMissing,omitempty"`
 	LatencySamples []LatencySample               `json:"latencySamples,omitempty"`
-	MaxRSS         int64                         `json:"maxRssBytes,omitempty"`
-	VmHWM          int64                         `json:"vmHwmBytes,omitempty"`
-	ObserverErrors []string                      `json:"observerErrors,omitempty"`
+	// Timeline: a small run's every request and nodetool call in the order sent, as
+	// "+start–end ms KEY" from the run's start (what 2→1's fixed part is made of).
+	Timeline       []string `json:"timeline,omitempty"`
+	MaxRSS         int64    `json:"maxRssBytes,omitempty"`
+	VmHWM          int64    `json:"vmHwmBytes,omitempty"`
+	ObserverErrors []string `json:"observerErrors,omitempty"`
 }
 
 // LatencySample is one state change and the plugin's next write.
@@ -159,6 +163,26 @@ type cpStep struct {
 }
 
 const annCheckpoint = "kubectl-cassandra.io/checkpoint"
+
+// what says what a checkpoint write records: removal, or the steps not pending.
+func (w cpWrite) what() string {
+	if w.finish {
+		return "removed"
+	}
+	var s []string
+	for _, st := range w.steps {
+		if st.State != "pending" && st.State != "done" {
+			s = append(s, st.ID+" "+st.State)
+		}
+	}
+	done := 0
+	for _, st := range w.steps {
+		if st.State == "done" {
+			done++
+		}
+	}
+	return fmt.Sprintf("%d done; %s", done, strings.Join(s, ", "))
+}
 
 func parseCPWrite(c *Call) (cpWrite, bool) {
 	var body struct {
@@ -466,7 +490,45 @@ func Analyze(r *ScaleRun) *ScaleAnalysis {
 			m[k] /= float64(count[kind])
 		}
 	}
+	if len(r.Calls) <= maxTimeline {
+		a.Timeline = timeline(r)
+	}
 	return a
+}
+
+// maxTimeline: runs with more requests than this get no timeline (2→1 makes about 45).
+const maxTimeline = 80
+
+// timeline lists r's requests and nodetool calls by start time; an exec's request is
+// replaced by the whole call (its request ends when the stream opens).
+func timeline(r *ScaleRun) []string {
+	type ev struct {
+		start, end time.Time
+		key        string
+	}
+	var evs []ev
+	for _, c := range r.Calls {
+		if c.Verb == "exec" {
+			continue
+		}
+		key := c.Key()
+		if w, ok := parseCPWrite(c); ok {
+			key += " (checkpoint: " + w.what() + ")"
+		}
+		if c.Status >= 300 || c.Err != "" {
+			key += fmt.Sprintf(" → %d %s", c.Status, c.Err)
+		}
+		evs = append(evs, ev{c.Start, c.End, key})
+	}
+	for _, x := range r.Execs {
+		evs = append(evs, ev{x.Start, x.End, "EXEC " + x.Command + " on " + x.Pod})
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].start.Before(evs[j].start) })
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, fmt.Sprintf("+%.0f–%.0f ms %s", ms(e.start.Sub(r.Start)), ms(e.end.Sub(r.Start)), e.key))
+	}
+	return out
 }
 
 // stepShares attributes the loop's wall time to step kinds: each step gets the time
