@@ -47,7 +47,7 @@ func netstatsOf(o *observations) *map[string]nodetool.Netstats         { return 
 func ringsOf(o *observations) *map[string]ringRead                     { return &o.ring }
 
 // observe returns the kept answer for key, or reads it and keeps it. A read of the same
-// thing already under way (one started ahead, see prefetchNext) is waited for instead of
+// thing already under way (one started ahead, see readAhead) is waited for instead of
 // repeated; its answer is kept only if nothing was forgotten meanwhile, else it is read
 // again.
 func observe[V any](ctx context.Context, w *World, of func(*observations) *map[string]V, kind, key string, read func() (V, error)) (V, error) {
@@ -69,28 +69,64 @@ func observe[V any](ctx context.Context, w *World, of func(*observations) *map[s
 				return zero, ctx.Err()
 			}
 		}
-		ch := make(chan struct{})
-		if w.flights == nil {
-			w.flights = map[string]chan struct{}{}
-		}
-		w.flights[fk] = ch
-		gen := w.gen
+		f := w.beginLocked(fk)
 		w.mu.Unlock()
 		v, err := read()
-		w.mu.Lock()
-		if err == nil && gen == w.gen && !w.uncached {
-			m := of(&w.obs)
-			if *m == nil {
-				*m = map[string]V{}
-			}
-			(*m)[key] = v
-		}
-		if w.flights[fk] == ch {
-			delete(w.flights, fk)
-		}
-		close(ch)
-		w.mu.Unlock()
+		finish(w, of, key, f, v, err)
 		return v, err
+	}
+}
+
+// flight is a read under way, registered so that others asking the same wait for it.
+type flight struct {
+	fk  string
+	ch  chan struct{}
+	gen int
+}
+
+// beginLocked registers a read of fk as under way (w.mu held).
+func (w *World) beginLocked(fk string) flight {
+	f := flight{fk: fk, ch: make(chan struct{}), gen: w.gen}
+	if w.flights == nil {
+		w.flights = map[string]chan struct{}{}
+	}
+	w.flights[fk] = f.ch
+	return f
+}
+
+// finish keeps a read's answer unless it failed or something was forgotten since it
+// began, and releases whoever waits for it.
+func finish[V any](w *World, of func(*observations) *map[string]V, key string, f flight, v V, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil && f.gen == w.gen && !w.uncached {
+		m := of(&w.obs)
+		if *m == nil {
+			*m = map[string]V{}
+		}
+		(*m)[key] = v
+	}
+	if w.flights[f.fk] == f.ch {
+		delete(w.flights, f.fk)
+	}
+	close(f.ch)
+}
+
+// ahead registers a read of key as under way now, in the caller's goroutine, and returns
+// it to be run in the background; nil when an answer is kept or a read is under way
+// already. Registered before the caller goes on, it is joined by the step that asks
+// next however late its goroutine starts, and it never repeats a read that step made.
+func ahead[V any](w *World, of func(*observations) *map[string]V, kind, key string, read func(context.Context) (V, error)) func(context.Context) {
+	fk := kind + "/" + key
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := (*of(&w.obs))[key]; ok || w.uncached || w.flights[fk] != nil {
+		return nil
+	}
+	f := w.beginLocked(fk)
+	return func(ctx context.Context) {
+		v, err := read(ctx)
+		finish(w, of, key, f, v, err)
 	}
 }
 
@@ -129,16 +165,18 @@ func (w *World) sleep(ctx context.Context, d time.Duration) error {
 
 // getPod reads a pod; (nil, nil) when it does not exist.
 func (w *World) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
-	return observe(ctx, w, podsOf, "pod", name, func() (*corev1.Pod, error) {
-		p, err := w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot read pod %s: %w", name, err)
-		}
-		return p, nil
-	})
+	return observe(ctx, w, podsOf, "pod", name, func() (*corev1.Pod, error) { return w.readPod(ctx, name) })
+}
+
+func (w *World) readPod(ctx context.Context, name string) (*corev1.Pod, error) {
+	p, err := w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read pod %s: %w", name, err)
+	}
+	return p, nil
 }
 
 // keptPod is this pause's read of a pod, if there is one ((nil, true): gone).
@@ -231,14 +269,16 @@ func (w *World) dropPod(name string) { drop(w, podsOf, name) }
 
 // getSTS reads a StatefulSet.
 func (w *World) getSTS(ctx context.Context, name string) (*appsv1.StatefulSet, error) {
-	return observe(ctx, w, stsOf, "sts", name, func() (*appsv1.StatefulSet, error) {
-		s, err := w.Kube.AppsV1().StatefulSets(w.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
-		}
-		w.seeSTS(s)
-		return s, nil
-	})
+	return observe(ctx, w, stsOf, "sts", name, func() (*appsv1.StatefulSet, error) { return w.readSTS(ctx, name) })
+}
+
+func (w *World) readSTS(ctx context.Context, name string) (*appsv1.StatefulSet, error) {
+	s, err := w.Kube.AppsV1().StatefulSets(w.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
+	}
+	w.seeSTS(s)
+	return s, nil
 }
 
 // keepSTS records a StatefulSet as read or as a write returned it.
@@ -281,16 +321,18 @@ func (w *World) dropLastSTS(name string) {
 
 // getPVC reads a claim; (nil, nil) when it does not exist.
 func (w *World) getPVC(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error) {
-	return observe(ctx, w, pvcsOf, "pvc", name, func() (*corev1.PersistentVolumeClaim, error) {
-		c, err := w.Kube.CoreV1().PersistentVolumeClaims(w.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
-		}
-		return c, nil
-	})
+	return observe(ctx, w, pvcsOf, "pvc", name, func() (*corev1.PersistentVolumeClaim, error) { return w.readPVC(ctx, name) })
+}
+
+func (w *World) readPVC(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error) {
+	c, err := w.Kube.CoreV1().PersistentVolumeClaims(w.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
+	}
+	return c, nil
 }
 
 // keepPVC records what a read or a write showed of a claim (nil: gone).
@@ -316,8 +358,8 @@ func (w *World) prefetchNext(ctx context.Context, pod string) {
 		return
 	}
 	w.readAhead(ctx,
-		func(ctx context.Context) { _, _ = w.netstats(ctx, next) },
-		func(ctx context.Context) { _, _ = w.getPod(ctx, next) })
+		ahead(w, netstatsOf, "netstats", next, func(ctx context.Context) (nodetool.Netstats, error) { return w.Nodetool.Netstats(ctx, next) }),
+		ahead(w, podsOf, "pod", next, func(ctx context.Context) (*corev1.Pod, error) { return w.readPod(ctx, next) }))
 }
 
 // prefetchClaims starts, right after n's pod is seen gone, the reads the claims step
@@ -327,25 +369,24 @@ func (w *World) prefetchNext(ctx context.Context, pod string) {
 func (w *World) prefetchClaims(ctx context.Context, n checkpoint.Node) {
 	var reads []func(context.Context)
 	for _, c := range n.PVCs {
-		reads = append(reads, func(ctx context.Context) { _, _ = w.getPVC(ctx, c.Name) })
+		reads = append(reads, ahead(w, pvcsOf, "pvc", c.Name, func(ctx context.Context) (*corev1.PersistentVolumeClaim, error) { return w.readPVC(ctx, c.Name) }))
 	}
 	if n.StatefulSet != "" {
-		reads = append(reads, func(ctx context.Context) { _, _ = w.getSTS(ctx, n.StatefulSet) })
+		reads = append(reads, ahead(w, stsOf, "sts", n.StatefulSet, func(ctx context.Context) (*appsv1.StatefulSet, error) { return w.readSTS(ctx, n.StatefulSet) }))
 	}
 	w.readAhead(ctx, reads...)
 }
 
-// readAhead runs reads in the background, each joined by whoever asks the same thing
-// meanwhile (observe). They are not cut short when the caller's wait ends (its context
-// is cancelled right after): the next steps are the ones that need the answers.
+// readAhead runs reads registered by ahead in the background (nil ones are skipped).
+// They are not cut short when the caller's wait ends (its context is cancelled right
+// after): the next steps are the ones that need the answers.
 func (w *World) readAhead(ctx context.Context, reads ...func(context.Context)) {
-	if w.uncached || len(reads) == 0 {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	var wg sync.WaitGroup
 	for _, r := range reads {
-		wg.Go(func() { r(ctx) })
+		if r != nil {
+			wg.Go(func() { r(ctx) })
+		}
 	}
 	go func() { wg.Wait(); cancel() }()
 }

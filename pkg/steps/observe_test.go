@@ -319,6 +319,47 @@ func TestClaimsReadAhead(t *testing.T) {
 	}
 }
 
+// A read registered ahead is under way from the moment ahead returns, before its
+// goroutine runs: whoever asks meanwhile waits for it instead of reading, and once its
+// answer is kept nothing reads again.
+func TestReadAheadRegisteredAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w, sw, n := setup(t, "4.1")
+	sw.uncached = false
+	var mu sync.Mutex
+	gets := 0
+	w.Kube.PrependReactor("get", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		gets++
+		return false, nil, nil
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return gets
+	}
+	name := n.PVCs[0].Name
+	read := ahead(sw, pvcsOf, "pvc", name, func(ctx context.Context) (*corev1.PersistentVolumeClaim, error) { return sw.readPVC(ctx, name) })
+	if read == nil {
+		t.Fatal("nothing kept or under way, yet no read ahead")
+	}
+	// Asked before the read ahead ran: it waits (here until its context ends), no GET.
+	cctx, ccancel := context.WithCancel(ctx)
+	ccancel()
+	if _, err := sw.getPVC(cctx, name); !errors.Is(err, context.Canceled) || count() != 0 {
+		t.Fatalf("asked while a read was registered ahead: err %v, %d GETs; want to wait for it and 0 GETs", err, count())
+	}
+	read(ctx)
+	if c, err := sw.getPVC(ctx, name); err != nil || c == nil || count() != 1 {
+		t.Fatalf("after the read ahead: %v, %v, %d GETs; want its answer and 1 GET", c, err, count())
+	}
+	if ahead(sw, pvcsOf, "pvc", name, func(ctx context.Context) (*corev1.PersistentVolumeClaim, error) { return sw.readPVC(ctx, name) }) != nil {
+		t.Fatal("a kept answer was read ahead again")
+	}
+}
+
 // waitFor polls cond until it holds, failing the test when ctx ends first.
 func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 	t.Helper()
