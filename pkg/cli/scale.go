@@ -156,19 +156,36 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 		fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
 		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
 	}
-	if err := o.refuseBusy(ctx, s); err != nil {
-		return err
+	// The checks below only read; each pair runs at once and is judged in order, so the
+	// refusal is the same as one after the other.
+	type paused struct {
+		p   *checkpoint.PausedOperator
+		err error
 	}
-	pause, err := o.operatorToPause(ctx, s, f.operator, f.pause)
-	if err != nil {
-		return err
+	toPause := make(chan paused, 1)
+	go func() {
+		p, err := o.operatorToPause(ctx, s, f.operator, f.pause)
+		toPause <- paused{p, err}
+	}()
+	busyErr := o.refuseBusy(ctx, s)
+	op := <-toPause
+	if busyErr != nil {
+		return busyErr
 	}
-	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause)); err != nil {
-		return err
+	if op.err != nil {
+		return op.err
 	}
+	pause := op.p
+	access := make(chan error, 1)
+	go func() {
+		access <- operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause))
+	}()
 	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
 	req := operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause, Cleanup: f.cleanup}
 	plan, err := planner.ScaleDown(ctx, s.cluster, req)
+	if aerr := <-access; aerr != nil {
+		return aerr
+	}
 	var up *operation.ErrScaleUp
 	if errors.As(err, &up) {
 		if f.force {

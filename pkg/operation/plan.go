@@ -99,6 +99,9 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	// reader, and a failed one is asked again then.
 	early := earlyRing{pod: racks[0].StatefulSet + "-0"}
 	early.read = ahead(func() (nodetool.Ring, error) { return p.Nodetool.Status(ctx, early.pod) })
+	// The keyspaces' replication too, from the same pod (the reader below, unless that
+	// pod is missing, which refuses the plan anyway).
+	earlyDescribe := ahead(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, early.pod) })
 	from := map[string]int{}
 	var nodes []checkpoint.Node
 	allAtTarget := true
@@ -151,7 +154,10 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	// The keyspaces' replication and the claims do not depend on the ring: they are read
 	// while it is (the planner waits on nodetool calls more than on anything else).
 	reader := states[0].pods[0].Name
-	describe := ahead(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, reader) })
+	describe := earlyDescribe
+	if reader != early.pod {
+		describe = ahead(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, reader) })
+	}
 	claims := map[string]*corev1.PersistentVolumeClaim{}
 	claimsRead := make(chan struct{})
 	go func() {

@@ -473,6 +473,13 @@ func (s *UpdateCluster) Do(ctx context.Context) error {
 	return nil
 }
 
+// KeepsObservations implements engine.ObservationKeeper: Do writes only the cluster
+// resource's spec, which is never kept (every check reads it).
+func (s *UpdateCluster) KeepsObservations() {}
+
+// Evident implements engine.Evident: the spec shows the count it asks for.
+func (s *UpdateCluster) Evident() {}
+
 // writeContext detaches a write from interruption (a write is never cut in half; the
 // engine stops right after it) while bounding it in time.
 func writeContext(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -94,6 +94,7 @@ type StepShare struct {
 type ScaleAnalysis struct {
 	Label   string  `json:"label"`
 	Mode    string  `json:"mode"`
+	Repeat  int     `json:"repeat,omitempty"` // the how-manieth run of this size (0: the first)
 	From    int     `json:"from"`
 	To      int     `json:"to"`
 	Removed int     `json:"removed"`

@@ -71,7 +71,7 @@ func killWhen(t *testing.T, p *Proc, cl *fixture.Cluster, pred func(Step) bool) 
 // effect is visible in the world, or they do not act): the checkpoint shows them started
 // only when a later write carries it. A run is in one of them when its progress output
 // says so.
-var evidentKinds = map[string]bool{"verify-left": true, "shrink-statefulset": true, "wait-pod-gone": true, "delete-pvcs": true}
+var evidentKinds = map[string]bool{"verify-left": true, "shrink-statefulset": true, "wait-pod-gone": true, "delete-pvcs": true, "update-cluster": true}
 
 // startedLine matches the progress line the plugin prints when it starts a step of kind
 // (on pod, or on any pod when pod is ""): "[..] <the step's description>".
@@ -95,6 +95,8 @@ func startedLine(kind, pod string) func(line string) bool {
 		re = `wait until pod ` + anyPod + ` is gone`
 	case "delete-pvcs":
 		re = `delete (PVC \S*` + anyPod + `|the PVCs of ` + anyPod + `)`
+	case "update-cluster":
+		re = `set \S+ nodesPerRacks of datacenter \S+ to \d+`
 	default:
 		panic("no progress line known for step kind " + kind)
 	}

@@ -32,6 +32,7 @@ func run() int {
 	flag.IntVar(&cfg.KwokNodes, "kwok-nodes", 3, "fake nodes (110 pods each)")
 	flag.IntVar(&cfg.ColdStartRuns, "cold-runs", 15, "timed runs of each cold-start command")
 	flag.IntVar(&cfg.ColdStartWarmup, "cold-warmup", 2, "untimed runs of each cold-start command first")
+	flag.IntVar(&cfg.Repeats, "repeats", 5, "runs of each in-process size but the largest (the overhead is judged on their median)")
 	flag.IntVar(&cfg.MicroCount, "micro-count", 6, "go test -count of the micro-benchmarks")
 	flag.StringVar(&cfg.MicroBenchtime, "micro-benchtime", "500ms", "go test -benchtime of the micro-benchmarks")
 	flag.BoolVar(&cfg.SkipMicro, "skip-micro", false, "do not run the micro-benchmarks")
