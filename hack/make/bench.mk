@@ -10,6 +10,6 @@ BENCH_OUT  ?= $(CURDIR)/bench/results.json
 
 .PHONY: bench
 
-## bench: measure overhead per node, reaction latency, API requests, cold start, peak RSS and micro-benchmarks (~5 min on 2 cores; table on stdout, JSON in bench/results.json)
+## bench: measure overhead per node, reaction latency, API requests, cold start, peak RSS and micro-benchmarks (~6 min on 2 cores; table on stdout, JSON in bench/results.json)
 bench: build
 	@BENCH_PLUGIN=$(BIN_DIR)/kubectl-cassandra BENCH_OUT=$(BENCH_OUT) hack/bench/run.sh $(BENCH_ARGS)
