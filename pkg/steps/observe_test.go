@@ -289,21 +289,7 @@ func TestClaimsReadAhead(t *testing.T) {
 	defer cancel()
 	w, sw, n := setup(t, "4.1")
 	sw.uncached = false
-	var mu sync.Mutex
-	gets := map[string]int{}
-	for _, res := range []string{"persistentvolumeclaims", "statefulsets"} {
-		w.Kube.PrependReactor("get", res, func(k8stesting.Action) (bool, runtime.Object, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			gets[res]++
-			return false, nil, nil
-		})
-	}
-	got := func(res string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return gets[res]
-	}
+	got := countGets(w, "persistentvolumeclaims", "statefulsets")
 	sw.prefetchClaims(ctx, n)
 	waitFor(ctx, t, "the claim and the StatefulSet to be read ahead", func() bool {
 		return got("persistentvolumeclaims") == 1 && got("statefulsets") == 1
@@ -314,8 +300,8 @@ func TestClaimsReadAhead(t *testing.T) {
 	if _, err := (&ShrinkStatefulSet{w: sw, n: n}).replicas(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got("persistentvolumeclaims") != 1 || got("statefulsets") != 1 {
-		t.Fatalf("GETs: %v, want one each (the reads ahead)", gets)
+	if p, st := got("persistentvolumeclaims"), got("statefulsets"); p != 1 || st != 1 {
+		t.Fatalf("GETs: %d of the claim, %d of the StatefulSet; want one each (the reads ahead)", p, st)
 	}
 }
 
@@ -327,19 +313,8 @@ func TestReadAheadRegisteredAtOnce(t *testing.T) {
 	defer cancel()
 	w, sw, n := setup(t, "4.1")
 	sw.uncached = false
-	var mu sync.Mutex
-	gets := 0
-	w.Kube.PrependReactor("get", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		gets++
-		return false, nil, nil
-	})
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return gets
-	}
+	gets := countGets(w, "persistentvolumeclaims")
+	count := func() int { return gets("persistentvolumeclaims") }
 	name := n.PVCs[0].Name
 	read := ahead(sw, pvcsOf, "pvc", name, func(ctx context.Context) (*corev1.PersistentVolumeClaim, error) { return sw.readPVC(ctx, name) })
 	if read == nil {
@@ -357,6 +332,25 @@ func TestReadAheadRegisteredAtOnce(t *testing.T) {
 	}
 	if ahead(sw, pvcsOf, "pvc", name, func(ctx context.Context) (*corev1.PersistentVolumeClaim, error) { return sw.readPVC(ctx, name) }) != nil {
 		t.Fatal("a kept answer was read ahead again")
+	}
+}
+
+// countGets counts the GETs the fake API server answers for each of resources.
+func countGets(w *world.World, resources ...string) func(resource string) int {
+	var mu sync.Mutex
+	gets := map[string]int{}
+	for _, res := range resources {
+		w.Kube.PrependReactor("get", res, func(k8stesting.Action) (bool, runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			gets[res]++
+			return false, nil, nil
+		})
+	}
+	return func(res string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return gets[res]
 	}
 }
 
