@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
@@ -158,32 +159,22 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 	}
 	// The checks below only read; each pair runs at once and is judged in order, so the
 	// refusal is the same as one after the other.
-	type paused struct {
-		p   *checkpoint.PausedOperator
-		err error
-	}
-	toPause := make(chan paused, 1)
-	go func() {
-		p, err := o.operatorToPause(ctx, s, f.operator, f.pause)
-		toPause <- paused{p, err}
-	}()
+	toPause := future.Start(func() (*checkpoint.PausedOperator, error) { return o.operatorToPause(ctx, s, f.operator, f.pause) })
 	busyErr := o.refuseBusy(ctx, s)
-	op := <-toPause
+	pause, pauseErr := toPause()
 	if busyErr != nil {
 		return busyErr
 	}
-	if op.err != nil {
-		return op.err
+	if pauseErr != nil {
+		return pauseErr
 	}
-	pause := op.p
-	access := make(chan error, 1)
-	go func() {
-		access <- operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause))
-	}()
+	access := future.Start(func() (struct{}, error) {
+		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause))
+	})
 	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
 	req := operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause, Cleanup: f.cleanup}
 	plan, err := planner.ScaleDown(ctx, s.cluster, req)
-	if aerr := <-access; aerr != nil {
+	if _, aerr := access(); aerr != nil {
 		return aerr
 	}
 	var up *operation.ErrScaleUp

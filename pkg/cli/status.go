@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
@@ -174,20 +175,13 @@ func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusList
 	}
 	// The ring is read from the first pod of the first rack while the lists run: nodetool
 	// is the slowest read. Its answer is used only if that pod turns out Ready.
-	type ringAnswer struct {
-		r   nodetool.Ring
-		err error
-	}
-	var early string
-	earlyRing := make(chan ringAnswer, 1)
+	var early string // "" when none is read ahead
+	var earlyRing func() (nodetool.Ring, error)
 	if !withNodetool {
 		warn("node states not read (--nodetool=false)")
 	} else if len(cl.DCs) > 0 && len(cl.DCs[0].Racks) > 0 {
 		early = cl.DCs[0].Racks[0].StatefulSet + "-0"
-		go func() {
-			r, err := s.nt.Status(ctx, early)
-			earlyRing <- ringAnswer{r, err}
-		}()
+		earlyRing = future.Start(func() (nodetool.Ring, error) { return s.nt.Status(ctx, early) })
 	}
 	// The cluster resource was just read: decode its annotations, no second GET.
 	ann := cl.Annotations
@@ -236,8 +230,7 @@ func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusList
 			var r nodetool.Ring
 			var err error
 			if p.Name == early {
-				a := <-earlyRing
-				r, err = a.r, a.err
+				r, err = earlyRing()
 			} else {
 				r, err = s.nt.Status(ctx, p.Name)
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
@@ -98,10 +99,10 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	// are (nodetool is the slowest read); the answer serves only if that pod is the
 	// reader, and a failed one is asked again then.
 	early := earlyRing{pod: racks[0].StatefulSet + "-0"}
-	early.read = ahead(func() (nodetool.Ring, error) { return p.Nodetool.Status(ctx, early.pod) })
+	early.read = future.Start(func() (nodetool.Ring, error) { return p.Nodetool.Status(ctx, early.pod) })
 	// The keyspaces' replication too, from the same pod (the reader below, unless that
 	// pod is missing, which refuses the plan anyway).
-	earlyDescribe := ahead(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, early.pod) })
+	earlyDescribe := future.Start(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, early.pod) })
 	from := map[string]int{}
 	var nodes []checkpoint.Node
 	allAtTarget := true
@@ -156,20 +157,19 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 	reader := states[0].pods[0].Name
 	describe := earlyDescribe
 	if reader != early.pod {
-		describe = ahead(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, reader) })
+		describe = future.Start(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, reader) })
 	}
 	claims := map[string]*corev1.PersistentVolumeClaim{}
-	claimsRead := make(chan struct{})
-	go func() {
-		defer close(claimsRead)
+	claimsRead := future.Start(func() (struct{}, error) {
 		for _, st := range states {
 			p.listClaims(ctx, cl.Namespace, st.sts, claims)
 		}
-	}()
+		return struct{}{}, nil
+	})
 	// One ring read gives every node's Host ID by address (no exec per leaving node);
 	// `nodetool info` on the node itself is asked only when its address is not in it.
 	ring, err := p.preflightRing(ctx, cl, dc, reader, early)
-	<-claimsRead
+	_, _ = claimsRead() // listClaims keeps what it could read; a claim it missed is asked by name
 	if err != nil {
 		return nil, err
 	}
@@ -325,23 +325,6 @@ func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc top
 type earlyRing struct {
 	pod  string
 	read func() (nodetool.Ring, error)
-}
-
-// ahead starts read at once and returns what waits for its answer.
-func ahead[T any](read func() (T, error)) func() (T, error) {
-	var (
-		v    T
-		err  error
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		v, err = read()
-	}()
-	return func() (T, error) {
-		<-done
-		return v, err
-	}
 }
 
 // hostID is the Host ID of the node on pod: the ring's entry for the pod's address, or
