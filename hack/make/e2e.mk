@@ -14,10 +14,12 @@ E2E_PARALLEL ?=
 e2e-build:
 	@$(TESTENV)/build.sh >/dev/null
 
-## e2e: end-to-end suite through the real kubectl on a local control plane (started and stopped by the tests)
+## e2e: end-to-end suite through the real kubectl on a local control plane (started and stopped by the tests);
+## the log ends with the whole output of each failed test (hack/testlog)
 e2e: e2e-build
-	KCASS_E2E=1 go test -count=1 -timeout $(E2E_TIMEOUT) -v \
-		$(if $(E2E_RUN),-run '$(E2E_RUN)') $(if $(E2E_PARALLEL),-parallel $(E2E_PARALLEL)) ./test/e2e/...
+	KCASS_E2E=1 go test -json -count=1 -timeout $(E2E_TIMEOUT) \
+		$(if $(E2E_RUN),-run '$(E2E_RUN)') $(if $(E2E_PARALLEL),-parallel $(E2E_PARALLEL)) ./test/e2e/... \
+		| go run ./hack/testlog
 
 ## testenv-up: start a local control plane for manual use (KTE_DIR, default /tmp/kcass-testenv)
 testenv-up: e2e-build

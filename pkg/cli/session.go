@@ -145,7 +145,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, 
 	return &session{
 		c: c, adapter: a, cluster: cl,
 		store: &checkpoint.Store{Obj: a.Object(ns, name), Now: o.Now},
-		nt:    nodetool.Client{Exec: ex},
+		nt:    nodetool.Client{Exec: ex, Retry: kube.ExecTransient},
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilexec "k8s.io/client-go/util/exec"
 )
 
 // Transient reports whether an API error may go away by itself (throttling, a server
@@ -37,4 +38,14 @@ func Transient(err error) bool {
 		}
 	}
 	return false
+}
+
+// ExecTransient reports whether a failed exec may succeed if run again: the stream or
+// the API server failed (Transient), not the command, which ran and exited non-zero.
+func ExecTransient(err error) bool {
+	var exitErr utilexec.ExitError
+	if errors.As(err, &exitErr) {
+		return false
+	}
+	return Transient(err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Execer runs a command in a pod's Cassandra container, argv only (no shell).
@@ -14,7 +15,19 @@ type Execer interface {
 // Client runs nodetool commands through an Execer.
 type Client struct {
 	Exec Execer
+	// Retry, when set, tells whether a read (status, netstats, info, describecluster)
+	// that failed may be asked again at once: a broken exec stream or a busy API server,
+	// never nodetool's own answer. Reads change nothing, so asking again is harmless;
+	// decommission, drain and cleanup are never asked twice here.
+	Retry func(error) bool
 }
+
+// readAttempts bounds how often one read is asked; readBackoff is the pause before the
+// second attempt (doubled before the third).
+const (
+	readAttempts = 3
+	readBackoff  = 200 * time.Millisecond
+)
 
 // Argv is the command line for `nodetool args...`: through env, with LANG=C so numbers
 // print with a dot, and the JVM option that newer JDKs need for nodetool's JMX URL
@@ -25,6 +38,26 @@ func Argv(args ...string) []string {
 
 func (c Client) run(ctx context.Context, pod string, args ...string) (string, string, error) {
 	return c.Exec.Exec(ctx, pod, Argv(args...))
+}
+
+// read runs a command that only reads, asking again (see Retry) when the exec failed
+// for a passing reason.
+func (c Client) read(ctx context.Context, pod string, args ...string) (string, string, error) {
+	pause := readBackoff
+	for attempt := 1; ; attempt++ {
+		out, errOut, err := c.run(ctx, pod, args...)
+		if err == nil || c.Retry == nil || attempt == readAttempts || ctx.Err() != nil || !c.Retry(err) {
+			return out, errOut, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return out, errOut, err
+		case <-t.C:
+		}
+		pause *= 2
+	}
 }
 
 // UnreachableError means nodetool ran but could not connect to Cassandra's JMX port
@@ -56,7 +89,7 @@ func execFailure(pod, cmd, stdout, stderr string, err error) error {
 
 // Status reads the ring as seen from pod.
 func (c Client) Status(ctx context.Context, pod string) (Ring, error) {
-	out, errOut, err := c.run(ctx, pod, "status")
+	out, errOut, err := c.read(ctx, pod, "status")
 	if err != nil {
 		return Ring{}, execFailure(pod, "status", out, errOut, err)
 	}
@@ -69,7 +102,7 @@ func (c Client) Status(ctx context.Context, pod string) (Ring, error) {
 
 // Netstats reads the operation mode of the node in pod.
 func (c Client) Netstats(ctx context.Context, pod string) (Netstats, error) {
-	out, errOut, err := c.run(ctx, pod, "netstats")
+	out, errOut, err := c.read(ctx, pod, "netstats")
 	if err != nil {
 		return Netstats{}, execFailure(pod, "netstats", out, errOut, err)
 	}
@@ -82,7 +115,7 @@ func (c Client) Netstats(ctx context.Context, pod string) (Netstats, error) {
 
 // Info reads `nodetool info` of the node in pod.
 func (c Client) Info(ctx context.Context, pod string) (Info, error) {
-	out, errOut, err := c.run(ctx, pod, "info")
+	out, errOut, err := c.read(ctx, pod, "info")
 	if err != nil {
 		return Info{}, execFailure(pod, "info", out, errOut, err)
 	}
@@ -95,7 +128,7 @@ func (c Client) Info(ctx context.Context, pod string) (Info, error) {
 
 // DescribeCluster reads `nodetool describecluster` from pod.
 func (c Client) DescribeCluster(ctx context.Context, pod string) (ClusterDescription, error) {
-	out, errOut, err := c.run(ctx, pod, "describecluster")
+	out, errOut, err := c.read(ctx, pod, "describecluster")
 	if err != nil {
 		return ClusterDescription{}, execFailure(pod, "describecluster", out, errOut, err)
 	}

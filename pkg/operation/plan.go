@@ -237,6 +237,10 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 		return nil, exit.Refusedf("not enough free space for the data of the leaving nodes: %s; nothing changed", strings.Join(problems, "; "))
 	}
 	desc, err := describe()
+	if err != nil && reader == early.pod {
+		// Like the ring: a read started ahead that failed is asked once more.
+		desc, err = p.Nodetool.DescribeCluster(ctx, reader)
+	}
 	if err != nil {
 		return nil, exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", reader, err)
 	}
