@@ -22,14 +22,8 @@ type countingExec struct {
 }
 
 func (c *countingExec) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
-	cmd := "?"
-	for i, a := range argv {
-		if a == "nodetool" && i+1 < len(argv) {
-			cmd = argv[i+1]
-		}
-	}
 	c.mu.Lock()
-	c.n["exec "+cmd]++
+	c.n["exec "+nodetoolCommand(argv)]++
 	c.mu.Unlock()
 	return c.w.Exec(ctx, pod, argv)
 }
