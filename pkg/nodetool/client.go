@@ -16,9 +16,9 @@ type Execer interface {
 type Client struct {
 	Exec Execer
 	// Retry, when set, tells whether a read (status, netstats, info, describecluster)
-	// that failed may be asked again at once: a broken exec stream or a busy API server,
-	// never nodetool's own answer. Reads change nothing, so asking again is harmless;
-	// decommission, drain and cleanup are never asked twice here.
+	// that failed may be asked again after a short pause: a broken exec stream or a busy
+	// API server, never nodetool's own answer. Reads change nothing, so asking again is
+	// harmless; decommission, drain and cleanup are never asked twice here.
 	Retry func(error) bool
 }
 

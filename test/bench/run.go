@@ -204,7 +204,7 @@ func Run(ctx context.Context, cfg Config) *Report {
 	}
 	// 4. The largest size, and the cluster of the memory run.
 	create("clustersLarge", large)
-	coldStart()
+	coldStart() // when the middle size is the largest (two sizes); a no-op once measured
 	scale(largest, 0)
 
 	// 5. The memory run: the plugin binary as a child process.
