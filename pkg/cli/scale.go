@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
@@ -377,6 +378,10 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		code := exit.Error
 		if errors.As(err, &fatal) && fatal.Code != 0 {
 			code = fatal.Code
+		}
+		var refused *steps.RefusedError
+		if errors.As(err, &refused) {
+			return exit.WithCode(exit.Refused, fmt.Errorf("%w\n%s", err, refusalNext(s, cp, nonEmptyStep(step))))
 		}
 		if code == exit.Refused {
 			// Not "nothing changed": earlier steps may have run. Keep exit 3 for scripts
