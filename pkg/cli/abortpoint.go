@@ -55,7 +55,12 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 		p.verb, p.unit, p.total = "removing", "nodes", len(cp.Nodes)
 		err = o.assessScaleDown(ctx, s, cp, p)
 	case checkpoint.KindScaleUp:
-		p.verb, p.unit, p.total = "adding", "nodes", len(cp.Nodes)
+		p.verb, p.unit = "adding", "nodes"
+		for _, n := range cp.Nodes {
+			if n.New {
+				p.total++
+			}
+		}
 		for _, st := range cp.Steps {
 			if st.Kind == checkpoint.StepCleanup && st.State == checkpoint.StateStarted {
 				p.notes = append(p.notes, fmt.Sprintf("nodetool cleanup on %s may still run inside Cassandra (harmless: it only drops data the node no longer owns)", st.Pod))
@@ -101,32 +106,74 @@ func (o *Options) assessScaleDown(ctx context.Context, s *session, cp *checkpoin
 				unfinished = &cp.Steps[i]
 			}
 		}
-		switch {
-		case unfinished == nil:
-			// Removed in full by the checkpoint; the pod must be gone indeed.
-			pod, err := s.c.Kube.CoreV1().Pods(cp.Namespace).Get(ctx, n.Pod, metav1.GetOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return exit.Refusedf("cannot read pod %s (%v): abort needs to know it is gone; nothing changed", n.Pod, err)
-			}
-			if err == nil && string(pod.UID) == n.PodUID {
-				return exit.Refusedf("the checkpoint records node %s as removed but its pod is still there (UID %s): resume checks and finishes it: %s", n.Pod, pod.UID, s.resumeHint())
-			}
-			p.done++
-		case dec.State == checkpoint.StatePending:
+		if dec.State == checkpoint.StatePending {
 			if err := o.untouched(ctx, s, cp, n, p); err != nil {
 				return err
 			}
-		case dec.State == checkpoint.StateStarted:
+			continue
+		}
+		// Removed in full is what the world says (the steps after the decommission are
+		// evident ones: their done mark may not have been written yet).
+		err := o.confirmRemoved(ctx, s, cp, n)
+		if err == nil {
+			p.done++
+			continue
+		}
+		if dec.State == checkpoint.StateStarted {
 			return exit.Refusedf("node %s may have started leaving (decommission %s at attempt %d): a decommission cannot be cancelled once it runs. "+
 				"resume will finish removing it (wait until it left, shrink the StatefulSet, delete its PVCs) and continue the plan: %s",
 				n.Pod, dec.State, dec.Attempts, s.resumeHint())
-		default:
-			if ns, err := s.nt.Netstats(ctx, n.Pod); err == nil && ns.Mode == nodetool.ModeLeaving {
-				return exit.Refusedf("node %s is LEAVING: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, s.resumeHint())
-			}
-			return exit.Refusedf("node %s was decommissioned but its removal is not finished (step %s is %s): the cluster is consistent again only once its pod and claims are gone; "+
-				"resume finishes removing it (then stop it with Ctrl-C and abort, or let it finish): %s", n.Pod, unfinished.ID, unfinished.State, s.resumeHint())
 		}
+		if unfinished == nil {
+			return exit.Refusedf("the checkpoint records node %s as removed but the cluster does not agree (%v): resume checks and finishes it: %s", n.Pod, err, s.resumeHint())
+		}
+		return err
+	}
+	return nil
+}
+
+// confirmRemoved checks the world shows node n removed in full: its pod (the planned
+// UID) gone, the StatefulSet below its ordinal, every planned claim gone or being
+// deleted, its node out of a ring read on a remaining node. Unreadable is "not shown".
+func (o *Options) confirmRemoved(ctx context.Context, s *session, cp *checkpoint.Checkpoint, n checkpoint.Node) error {
+	half := func(what string) error {
+		return exit.Refusedf("node %s was decommissioned but its removal is not finished (%s): the cluster is consistent again only once its pod and claims are gone; "+
+			"resume finishes removing it (then stop it with Ctrl-C and abort, or let it finish): %s", n.Pod, what, s.resumeHint())
+	}
+	pod, err := s.c.Kube.CoreV1().Pods(cp.Namespace).Get(ctx, n.Pod, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return exit.Refusedf("cannot read pod %s (%v): abort needs to know whether it is gone; nothing changed", n.Pod, err)
+	}
+	if err == nil && string(pod.UID) == n.PodUID {
+		if ns, nerr := s.nt.Netstats(ctx, n.Pod); nerr == nil && ns.Mode == nodetool.ModeLeaving {
+			return exit.Refusedf("node %s is LEAVING: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, s.resumeHint())
+		}
+		return half("its pod is still there")
+	}
+	sts, err := s.c.Kube.AppsV1().StatefulSets(cp.Namespace).Get(ctx, n.StatefulSet, metav1.GetOptions{})
+	if err != nil {
+		return exit.Refusedf("cannot read StatefulSet %s (%v); nothing changed", n.StatefulSet, err)
+	}
+	if sts.Spec.Replicas != nil && int(*sts.Spec.Replicas) > n.Ordinal {
+		return half(fmt.Sprintf("StatefulSet %s still has %d replicas", n.StatefulSet, *sts.Spec.Replicas))
+	}
+	for _, c := range n.PVCs {
+		pvc, err := s.c.Kube.CoreV1().PersistentVolumeClaims(cp.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) || (err == nil && (string(pvc.UID) != c.UID || pvc.DeletionTimestamp != nil)) {
+			continue
+		}
+		if err != nil {
+			return exit.Refusedf("cannot read PVC %s (%v); nothing changed", c.Name, err)
+		}
+		return half("its claim " + c.Name + " is still there")
+	}
+	reader := fmt.Sprintf("%s-0", n.StatefulSet)
+	ring, err := s.nt.Status(ctx, reader)
+	if err != nil || len(ring.Nodes) == 0 {
+		return exit.Refusedf("cannot read the ring from %s (%v): abort needs to know node %s left; nothing changed", reader, err, n.Pod)
+	}
+	if _, member := ring.ByHostID(n.HostID); member {
+		return half("its node is still in the ring")
 	}
 	return nil
 }

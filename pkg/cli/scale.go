@@ -155,6 +155,9 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 			return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
 				existing.OperationID, s.cluster.Name, existing.Target.DC, strings.Join(existing.Target.Racks, ","), existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
 		}
+		if existing.Kind == checkpoint.KindScaleDown && f.force != existing.Force {
+			return o.replanForce(ctx, s, existing, f)
+		}
 		fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
 		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
 	}
