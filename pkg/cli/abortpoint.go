@@ -75,6 +75,10 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 	if err != nil {
 		return nil, err
 	}
+	if cp.Kind == checkpoint.KindRepairOperator {
+		// CassKop's own count is what the repair lets it finish: abort leaves it alone.
+		return p, nil
+	}
 	if err := o.assessRacks(ctx, s, cp, p); err != nil {
 		return nil, err
 	}
@@ -251,6 +255,7 @@ func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Ch
 	}
 	p.nodesPerRack, p.rv = dc.NodesPerRack, u.GetResourceVersion()
 	sizes := map[int][]string{}
+	byRack := map[string]int{}
 	var all []string
 	for _, r := range dc.Racks {
 		sts, err := s.c.Kube.AppsV1().StatefulSets(cp.Namespace).Get(ctx, r.StatefulSet, metav1.GetOptions{})
@@ -262,17 +267,19 @@ func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Ch
 			n = int(*sts.Spec.Replicas)
 		}
 		sizes[n] = append(sizes[n], r.Name)
+		byRack[r.Name] = n
 		all = append(all, fmt.Sprintf("%s %d", r.Name, n))
 		p.replicas = n
 	}
 	if len(sizes) <= 1 {
 		return nil
 	}
-	// The rack to finish is the one the plan works on now (the first node not done).
+	// The rack to finish is the first of the plan (in its order) not at the target yet.
 	finish := ""
-	if i := cp.Current(); i >= 0 {
-		if n, ok := cp.Node(cp.Steps[i].Pod); ok {
-			finish = n.Rack
+	for _, r := range cp.Target.Racks {
+		if byRack[r] != cp.Target.Nodes {
+			finish = r
+			break
 		}
 	}
 	if finish == "" {

@@ -288,3 +288,35 @@ func TestAbortRefusedWhileLeaving(t *testing.T) {
 		})
 	}
 }
+
+// TestAbortRefusedUnequalRacks: a --dc scale-down stopped between its racks cannot be
+// aborted (CassKop keeps one count per datacenter): abort names the rack to finish and
+// changes nothing; resume finishes.
+func TestAbortRefusedUnequalRacks(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 3, Racks: []string{"rack1", "rack2"}, Topology: true, Operator: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.OnSideEffect = func(int) {
+		if !strings.Contains(" "+strings.Join(w.PVCNames(), " ")+" ", " data-demo-dc1-rack1-2 ") {
+			cancel()
+		}
+	}
+	dcScale := []string{"scale", "demo", "-n", "cassandra", "--dc", "dc1", "--nodes", "2", "--yes"}
+	_, stderr, code, _ := runCtx(ctx, w, 0, dcScale...)
+	w.OnSideEffect = nil
+	if code != exit.Interrupted || w.Replicas("rack1") != 2 || w.Replicas("rack2") != 3 {
+		t.Fatalf("exit %d, replicas %d/%d\n%s", code, w.Replicas("rack1"), w.Replicas("rack2"), stderr)
+	}
+	before := snapshot(t, w)
+	_, stderr, code, _ = run(w, 0, abortDemo...)
+	if code != exit.Refused || !strings.Contains(stderr, "have different sizes (rack1 2, rack2 3)") || !strings.Contains(stderr, "Finish rack rack2 first: run kubectl cassandra resume -n cassandra demo") {
+		t.Fatalf("abort with unequal racks: exit %d\n%s", code, stderr)
+	}
+	if snapshot(t, w) != before || w.DeploymentReplicas("casskop") != 0 {
+		t.Fatal("the refused abort changed something")
+	}
+	if _, stderr, code, _ := run(w, 0, resume...); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	w.AssertConverged(2, "resumed after the refused abort")
+}
