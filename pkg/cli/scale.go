@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
@@ -153,6 +154,9 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 		if !existing.SameTarget(dc, racks, f.nodes) {
 			return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
 				existing.OperationID, s.cluster.Name, existing.Target.DC, strings.Join(existing.Target.Racks, ","), existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
+		}
+		if existing.Kind == checkpoint.KindScaleDown && f.force != existing.Force {
+			return o.replanForce(ctx, s, existing, f)
 		}
 		fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
 		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
@@ -377,6 +381,10 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		code := exit.Error
 		if errors.As(err, &fatal) && fatal.Code != 0 {
 			code = fatal.Code
+		}
+		var refused *steps.RefusedError
+		if errors.As(err, &refused) {
+			return exit.WithCode(exit.Refused, fmt.Errorf("%w\n%s", err, refusalNext(s, cp, nonEmptyStep(step))))
 		}
 		if code == exit.Refused {
 			// Not "nothing changed": earlier steps may have run. Keep exit 3 for scripts

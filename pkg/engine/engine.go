@@ -79,6 +79,19 @@ type Fatal struct {
 func (f *Fatal) Error() string { return f.Err.Error() }
 func (f *Fatal) Unwrap() error { return f.Err }
 
+// NotStarted is returned by a Do whose action was refused before anything happened
+// (Cassandra's replication-factor check refusing a decommission: the node is still
+// NORMAL). The engine records the step as pending again, not started, keeping the error
+// as its lastError, so abort and a re-plan see that nothing runs; the run stops with
+// Code.
+type NotStarted struct {
+	Err  error
+	Code int
+}
+
+func (n *NotStarted) Error() string { return n.Err.Error() }
+func (n *NotStarted) Unwrap() error { return n.Err }
+
 // ErrInterrupted is returned when the context was cancelled between steps or during a wait.
 var ErrInterrupted = errors.New("interrupted")
 
@@ -108,7 +121,9 @@ type Engine struct {
 	Poll time.Duration
 	// StepTimeout bounds how long one step may wait for its effect.
 	StepTimeout time.Duration
-	// MaxAttempts bounds how often one step's action is attempted in total.
+	// MaxAttempts bounds how often one step's action is attempted in one run. The
+	// checkpoint's Attempts counts every attempt of the operation's life (information
+	// only): a later run, the fault gone, tries again.
 	MaxAttempts int
 	// Transient tells API errors worth retrying (a write is retried with backoff, then
 	// the run stops with exit 4).
@@ -124,6 +139,10 @@ type Engine struct {
 	// mu serializes changes to CP and their writes (the lease renewer writes too).
 	mu      sync.Mutex
 	current string
+	// tries counts the attempts of each step in this run, lastErr the last error each
+	// step met in this run (for the message when the cap is reached).
+	tries   map[string]int
+	lastErr map[string]string
 }
 
 // Current is the ID of the step being worked on (for interruption messages).
@@ -150,6 +169,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer stop()
 		go e.renew(rctx)
 	}
+	e.mu.Lock()
+	e.tries, e.lastErr = map[string]int{}, map[string]string{}
+	e.mu.Unlock()
 	forced := map[int]string{}
 	for i := 0; i < len(e.CP.Steps); i++ {
 		if ctx.Err() != nil {
@@ -180,8 +202,8 @@ func (e *Engine) Run(ctx context.Context) error {
 				continue
 			}
 		}
-		if rec.Attempts >= e.MaxAttempts {
-			return &Fatal{Code: 1, Err: fmt.Errorf("step %s failed %d times (last error: %s)", rec.ID, rec.Attempts, nonEmpty(rec.LastError, reason))}
+		if tries := e.triesOf(rec.ID); tries >= e.MaxAttempts {
+			return &Fatal{Code: 1, Err: fmt.Errorf("step %s failed %d times in this run (last error: %s)", rec.ID, tries, e.lastError(rec, reason))}
 		}
 		if err := e.safe(ctx, rec.ID, st); err != nil {
 			if ctx.Err() != nil {
@@ -192,6 +214,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		start := func(now time.Time) {
 			rec.State = checkpoint.StateStarted
 			rec.Attempts++
+			e.tries[rec.ID]++
 			rec.StartedAt = &now
 			rec.FinishedAt = nil
 			if reason != "" {
@@ -213,14 +236,29 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		var rt *Retryable
 		var fatal *Fatal
+		var refused *NotStarted
 		switch {
+		case errors.As(err, &refused):
+			// Nothing happened: the step is pending again, with the refusal as its error.
+			e.Reporter.StepFailed(rec.ID, rec.ID, err)
+			if serr := e.commit(ctx, func(time.Time) {
+				rec.State = checkpoint.StatePending
+				rec.StartedAt = nil
+				rec.LastError = err.Error()
+				e.lastErr[rec.ID] = err.Error()
+			}); serr != nil {
+				// The checkpoint still says "started": resume asks the world, abort
+				// refuses until it does. Say so rather than hide it.
+				e.Reporter.Warn(rec.ID, "could not record the refusal in the checkpoint (the step stays \"started\"): "+serr.Error())
+			}
+			return &Fatal{Code: refused.Code, Err: err}
 		case errors.As(err, &fatal):
 			e.recordError(ctx, rec, err)
 			return err
 		case errors.As(err, &rt):
 			e.recordError(ctx, rec, err)
 			e.Reporter.Warn(rec.ID, fmt.Sprintf("%s failed (attempt %d): %v; retrying", desc, rec.Attempts, err))
-			if err := e.sleep(ctx, backoff(e.Poll, rec.Attempts)); err != nil {
+			if err := e.sleep(ctx, backoff(e.Poll, e.triesOf(rec.ID))); err != nil {
 				return err
 			}
 			i-- // ask the real world again before the next attempt
@@ -229,11 +267,11 @@ func (e *Engine) Run(ctx context.Context) error {
 			return ErrInterrupted
 		case err != nil && e.Transient != nil && e.Transient(err):
 			e.recordError(ctx, rec, err)
-			if rec.Attempts >= e.MaxAttempts {
+			if e.triesOf(rec.ID) >= e.MaxAttempts {
 				return &Fatal{Code: 4, Err: fmt.Errorf("%s: the API server keeps failing: %w", desc, err)}
 			}
 			e.Reporter.Warn(rec.ID, fmt.Sprintf("%s: transient API error (attempt %d): %v; retrying", desc, rec.Attempts, err))
-			if err := e.sleep(ctx, backoff(e.Poll, rec.Attempts)); err != nil {
+			if err := e.sleep(ctx, backoff(e.Poll, e.triesOf(rec.ID))); err != nil {
 				return err
 			}
 			i-- // ask the real world again before the next attempt
@@ -257,6 +295,10 @@ func (e *Engine) Run(ctx context.Context) error {
 				for k := j; k <= i; k++ {
 					e.CP.Steps[k].State = checkpoint.StatePending
 				}
+				// The reason is the step's last error: markDone cleared the one its
+				// action met, and a later run must be able to name it.
+				e.CP.Steps[j].LastError = redo.Reason
+				e.lastErr[redo.StepID] = redo.Reason
 				e.mu.Unlock()
 				forced[j] = redo.Reason
 				i = j - 1
@@ -375,7 +417,10 @@ func (e *Engine) markDone(_ context.Context, rec *checkpoint.Step) error {
 // or retrying anyway, and the step stays "started", which resume re-checks).
 func (e *Engine) recordError(ctx context.Context, rec *checkpoint.Step, err error) {
 	e.Reporter.StepFailed(rec.ID, rec.ID, err)
-	if serr := e.commit(ctx, func(time.Time) { rec.LastError = err.Error() }); serr != nil {
+	if serr := e.commit(ctx, func(time.Time) {
+		rec.LastError = err.Error()
+		e.lastErr[rec.ID] = err.Error()
+	}); serr != nil {
 		e.Reporter.Warn(rec.ID, "could not record the error in the checkpoint: "+serr.Error())
 	}
 }
@@ -492,9 +537,22 @@ func describe(st Step, id string) string {
 	return id
 }
 
-func nonEmpty(a, b string) string {
-	if a != "" {
-		return a
+// triesOf is how often the step's action was attempted in this run.
+func (e *Engine) triesOf(id string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.tries[id]
+}
+
+// lastError names the last real error of a step: the one this run met, else the reason
+// it is being redone, else the one the checkpoint kept.
+func (e *Engine) lastError(rec *checkpoint.Step, reason string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range []string{e.lastErr[rec.ID], reason, rec.LastError} {
+		if s != "" {
+			return s
+		}
 	}
-	return b
+	return "none recorded"
 }

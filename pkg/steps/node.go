@@ -96,7 +96,13 @@ func (s *Decommission) Do(ctx context.Context) error {
 	}
 	switch outcome {
 	case nodetool.OutcomeRefused:
-		return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("cassandra refused to decommission %s: %s. The node did not start leaving and nothing was removed; fix the cause (or re-plan with --force where Cassandra allows it), then run resume", s.n.Pod, msg)}
+		// Cassandra refused before anything happened (NODETOOL.md E1, E5-E9, E13). The
+		// node itself confirms it: still a member that is not leaving. Unreadable or
+		// leaving is "the node's state decides", as for any other outcome.
+		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err != nil || ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned {
+			return nil
+		}
+		return &engine.NotStarted{Code: exit.Refused, Err: &RefusedError{Pod: s.n.Pod, Msg: msg}}
 	case nodetool.OutcomeFailed:
 		s.w.setFailed(s.n.Pod, msg)
 		return &engine.Retryable{Err: fmt.Errorf("decommission of %s failed: %s", s.n.Pod, msg)}
@@ -185,6 +191,16 @@ func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
 			s.w.Reporter.Waiting(checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), what, s.w.now().Sub(start))
 		}
 	}
+}
+
+// RefusedError is a decommission Cassandra refused: the node did not start leaving and
+// nothing was removed (the step is pending again). The command says what to do next.
+type RefusedError struct {
+	Pod, Msg string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("cassandra refused to decommission %s: %s. The node did not start leaving and nothing was removed", e.Pod, e.Msg)
 }
 
 // VerifyLeft confirms the node left: DECOMMISSIONED on the node itself and its Host ID

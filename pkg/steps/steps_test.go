@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -81,12 +82,14 @@ func TestDecommissionStep(t *testing.T) {
 	if done, err := (&Decommission{w: sw2, n: n2}).Done(ctx); done || err == nil {
 		t.Fatalf("down node: done=%v err=%v, want unknown", done, err)
 	}
-	// Refusal is fatal with exit 3, and nothing started.
+	// Refusal: not started (the engine records the step pending), exit 3, and the
+	// error says what Cassandra refused.
 	w3, sw3, n3 := setup(t, "4.1")
 	_ = w3.Cass.SetFault(n3.Pod, sim.Fault{RefuseRF: true})
 	err := (&Decommission{w: sw3, n: n3}).Do(ctx)
-	var fatal *engine.Fatal
-	if !asFatal(err, &fatal) || fatal.Code != 3 {
+	var notStarted *engine.NotStarted
+	var refused *RefusedError
+	if !errors.As(err, &notStarted) || notStarted.Code != 3 || !errors.As(err, &refused) || refused.Pod != n3.Pod {
 		t.Fatalf("refusal: %v", err)
 	}
 	// 3.11: a LEAVING node is not safe to call again (no guard, a duplicate would run).

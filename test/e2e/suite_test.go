@@ -39,6 +39,7 @@ func scenarios() []scenario {
 		{name: "fault-empty-ring", run: testFaultEmptyRing},
 		{name: "fault-garbled-ring", run: testFaultGarbledRing},
 		{name: "fault-exec-cut-mid-decommission", run: testFaultExecCut},
+		{name: "fault-refusal-then-abort", run: testFaultRefusalThenAbort},
 	}
 }
 

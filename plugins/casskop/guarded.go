@@ -1,0 +1,54 @@
+package casskop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// SetNodesPerRackAt writes dc's nodesPerRacks only if the CassandraCluster is still at
+// resourceVersion rv (the version whose count and StatefulSets the caller judged): a
+// JSON patch whose first operation tests metadata.resourceVersion, so any change since
+// fails it with 422 and nothing is written. abort uses it (pkg/cli/abort.go).
+func (a *Adapter) SetNodesPerRackAt(ctx context.Context, ns, name, dc string, n int, rv string) error {
+	c, err := a.client(ns)
+	if err != nil {
+		return err
+	}
+	u, err := c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if u.GetResourceVersion() != rv {
+		return fmt.Errorf("cluster %s changed since it was read (resourceVersion %s, read at %s)", name, u.GetResourceVersion(), rv)
+	}
+	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": rv}}
+	dcs, found, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "dc")
+	if !found || len(dcs) == 0 {
+		if dc != "dc1" {
+			return fmt.Errorf("cluster %s has no topology, so no datacenter %s", name, dc)
+		}
+		ops = append(ops, map[string]any{"op": "add", "path": "/spec/nodesPerRacks", "value": n})
+	} else {
+		idx := -1
+		for i, d := range dcs {
+			if m, ok := d.(map[string]any); ok && m["name"] == dc {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return fmt.Errorf("cluster %s has no datacenter %s", name, dc)
+		}
+		p := fmt.Sprintf("/spec/topology/dc/%d", idx)
+		ops = append(ops,
+			map[string]any{"op": "test", "path": p + "/name", "value": dc},
+			map[string]any{"op": "add", "path": p + "/nodesPerRacks", "value": n})
+	}
+	body, _ := json.Marshal(ops)
+	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	return err
+}
