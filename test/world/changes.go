@@ -131,4 +131,3 @@ func (w *World) PVCDeletesOfLivePods() []string {
 	}
 	return out
 }
-
