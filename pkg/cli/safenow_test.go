@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -110,7 +111,9 @@ func TestUnreadableRingWaits(t *testing.T) {
 	w.Dyn.PrependReactor("patch", "cassandraclusters", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if first { // the checkpoint's first write: planning is over
 			first = false
-			w.SetDown(rack1+"0", true) // the only ring reader
+			for _, p := range []string{rack1 + "0", rack1 + "1"} { // status prints nothing anywhere
+				_ = w.Cass.UpdateFault(p, func(f *sim.Fault) { f.EmptyRing = true })
+			}
 		}
 		return false, nil, nil
 	})

@@ -55,7 +55,8 @@ func (s *Decommission) Done(ctx context.Context) (bool, error) {
 func (s *Decommission) Safe(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
-		if what, err := s.w.ringSafe(ctx, s.n.DC, s.n.HostID, s.n.Pod); what != "" || err != nil {
+		// Any member may read the ring here, the node itself too (it is not leaving yet).
+		if what, err := s.w.ringSafe(ctx, s.n.DC, s.n.HostID, ""); what != "" || err != nil {
 			return what, err
 		}
 		p, gone, err := s.w.pod(ctx, s.n)
