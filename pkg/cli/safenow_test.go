@@ -278,3 +278,18 @@ func TestDeletingClusterRefused(t *testing.T) {
 		t.Fatalf("resume: exit %d, want 3\n%s", code, stderr)
 	}
 }
+
+// TestDeletedMidRunStopsBeforeNextAction: the cluster resource is deleted while the run
+// goes on; the checkpoint write before the next decommission returns it with its
+// deletionTimestamp, and the run stops there (exit 3) without calling it.
+func TestDeletedMidRunStopsBeforeNextAction(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 3, Version: "4.1"})
+	onDelete(w, "persistentvolumeclaims", "data-"+rack1+"2", w.MarkDeleting)
+	_, stderr, code, _ := run(w, 0, scale41...)
+	if code != 3 || !strings.Contains(stderr, "is being deleted") {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	if got := decommissions(w); got[rack1+"1"] != 0 || got[rack1+"2"] != 1 {
+		t.Fatalf("decommissions %v: none may start once the cluster is being deleted", got)
+	}
+}
