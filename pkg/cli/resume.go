@@ -67,6 +67,9 @@ world (API objects and nodetool), so steps that already happened are not repeate
 
 // resumeCheckpoint shows what is left, takes over the checkpoint and runs it.
 func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
+	if err := refuseDeleting(s, "resume operation "+cp.OperationID); err != nil {
+		return err
+	}
 	if cp.PausedOperator == nil {
 		if err := o.refuseRunningOperator(ctx, s); err != nil {
 			return err

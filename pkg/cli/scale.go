@@ -237,6 +237,9 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 
 // refuseBusy refuses while CassKop is busy or running (it would regrow the StatefulSet).
 func (o *Options) refuseBusy(ctx context.Context, s *session) error {
+	if err := refuseDeleting(s, "start an operation"); err != nil {
+		return err
+	}
 	busy := append([]string{}, s.cluster.Busy...)
 	if pods, err := s.adapter.BusyPods(ctx, s.cluster.Namespace, s.cluster.Name); err != nil {
 		return fmt.Errorf("cannot check CassKop's pod operations: %w", err)
@@ -369,6 +372,9 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		StallAfter:       f.stallAfter,
 		StepTimeout:      f.stepTimeout,
 		Now:              o.Now,
+	}
+	if d, ok := s.store.Obj.(interface{ Deleting() bool }); ok {
+		runner.Deleting = d.Deleting
 	}
 	progress.Info(fmt.Sprintf("operation %s: %d steps, checkpoint in annotation %s of %s/%s", cp.OperationID, len(cp.Steps), checkpoint.Annotation, cp.Namespace, cp.Cluster))
 	last, err := runner.Run(ctx, cp)

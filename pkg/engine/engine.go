@@ -461,6 +461,15 @@ func (e *Engine) commit(ctx context.Context, change func(now time.Time)) error {
 	return &Fatal{Code: 1, Err: err}
 }
 
+// Amend changes the checkpoint in memory, serialized with its writes (a step that learnt
+// something the checkpoint must keep, e.g. a re-created pod's UID); the next write
+// carries it.
+func (e *Engine) Amend(change func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	change()
+}
+
 // Release records that this run stopped (after an error or an interruption), so the
 // next run takes over at once instead of waiting for the lease to expire.
 func (e *Engine) Release(ctx context.Context) error {

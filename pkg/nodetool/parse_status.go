@@ -193,10 +193,11 @@ func ParseStatus(out string) (Ring, error) {
 			if err != nil {
 				return Ring{}, fmt.Errorf("status line %d: %w", n, err)
 			}
-			if prev, dup := addresses[node.Address]; dup {
+			key := addressKey(node.Address)
+			if prev, dup := addresses[key]; dup {
 				return Ring{}, fmt.Errorf("status line %d: address %s is already listed on line %d", n, node.Address, prev)
 			}
-			addresses[node.Address] = n
+			addresses[key] = n
 			if node.HostID != "" {
 				if prev, dup := hostIDs[node.HostID]; dup {
 					return Ring{}, fmt.Errorf("status line %d: host ID %s is already listed on line %d", n, node.HostID, prev)

@@ -6,7 +6,10 @@
 // empty answer: callers treat an unreadable ring as "unknown", not as "node left".
 package nodetool
 
-import "errors"
+import (
+	"errors"
+	"net/netip"
+)
 
 // ErrEmpty is returned when nodetool printed nothing usable (no datacenter, no row).
 var ErrEmpty = errors.New("nodetool printed no ring")
@@ -44,14 +47,31 @@ func (r Ring) ByHostID(id string) (Node, bool) {
 	return Node{}, false
 }
 
-// ByAddress finds a node by its address.
+// ByAddress finds a node by its address, compared as parsed IP addresses: Cassandra
+// prints IPv6 in full (fd00:10:244:1:0:0:0:5, InetAddress.getHostAddress) where the
+// kubelet writes the short form (fd00:10:244:1::5).
 func (r Ring) ByAddress(addr string) (Node, bool) {
 	for _, n := range r.Nodes {
-		if addr != "" && n.Address == addr {
+		if SameAddress(n.Address, addr) {
 			return n, true
 		}
 	}
 	return Node{}, false
+}
+
+// SameAddress reports whether two printed addresses name the same IP: parsed when both
+// parse (IPv4-mapped IPv6 counts as its IPv4, an IPv6 zone is ignored), else compared as
+// text. An empty address matches nothing.
+func SameAddress(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	pa, ea := netip.ParseAddr(a)
+	pb, eb := netip.ParseAddr(b)
+	if ea != nil || eb != nil {
+		return a == b
+	}
+	return pa.Unmap().WithZone("") == pb.Unmap().WithZone("")
 }
 
 // Mode is StorageService's operation mode, the first line of `nodetool netstats`.
@@ -135,3 +155,11 @@ const (
 	// OutcomeUnknown: the exec broke, timed out or printed something unrecognised.
 	OutcomeUnknown Outcome = "unknown"
 )
+
+// addressKey is an address in one spelling (parsed when it parses), for duplicate checks.
+func addressKey(a string) string {
+	if p, err := netip.ParseAddr(a); err == nil {
+		return p.Unmap().WithZone("").String()
+	}
+	return a
+}

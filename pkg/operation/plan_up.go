@@ -150,6 +150,9 @@ func (p *Planner) ScaleUp(ctx context.Context, cl topology.Cluster, req Request)
 	for _, st := range states {
 		for i := st.cur; i < req.Nodes; i++ {
 			pod := fmt.Sprintf("%s-%d", st.sts.Name, i)
+			if cl.IsSeed(pod) {
+				return nil, exit.Refusedf("%s; nothing changed", steps.SeedRefusal(cl.Namespace, cl.Name, pod, ""))
+			}
 			for _, tpl := range st.sts.Spec.VolumeClaimTemplates {
 				name := tpl.Name + "-" + pod
 				_, err := p.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).Get(ctx, name, metav1.GetOptions{})

@@ -33,6 +33,8 @@ type Runner struct {
 	Now              func() time.Time
 	// Operator reads and repairs the operator's status (repair-operator-state).
 	Operator steps.OperatorState
+	// Deleting reports whether the cluster resource was last seen being deleted.
+	Deleting func() bool
 
 	eng *engine.Engine
 }
@@ -52,13 +54,14 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		Kube: r.Kube, Nodetool: r.Nodetool, Spec: r.Spec, Namespace: cp.Namespace,
 		ClusterSelector: r.ClusterSelector, RackStatefulSets: r.RackStatefulSets, CP: cp,
 		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
-		Operator: r.Operator,
+		Operator: r.Operator, Deleting: r.Deleting,
 	}
 	impl, err := steps.Build(w)
 	if err != nil {
 		return nil, err
 	}
 	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient, Forget: w.Forget}
+	w.Amend = r.eng.Amend
 	if err := r.eng.Run(ctx); err != nil {
 		var lost *engine.Fatal
 		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {

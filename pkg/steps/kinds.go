@@ -169,25 +169,6 @@ func (w *World) ringExcept(ctx context.Context, except string) (nodetool.Ring, s
 	return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
 }
 
-// allUp returns an error naming every node of dc that is not UN in a ring read from a
-// pod other than except.
-func (w *World) allUp(ctx context.Context, dc, except string) error {
-	r, reader, err := w.ringExcept(ctx, except)
-	if err != nil {
-		return err
-	}
-	var bad []string
-	for _, n := range r.Nodes {
-		if n.DC == dc && n.Code() != "UN" {
-			bad = append(bad, fmt.Sprintf("%s (%s) is %s", n.Address, n.HostID, n.Code()))
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("not every node of datacenter %s is Up/Normal (read from %s): %s", dc, reader, strings.Join(bad, ", "))
-	}
-	return nil
-}
-
 // podState says in words why a pod is not (yet) a working node, for progress and
 // stuck reports: "" when it is Running and Ready.
 func podState(p *corev1.Pod) string {

@@ -162,10 +162,26 @@ func (s *WaitPodGone) Done(ctx context.Context) (bool, error) {
 	if p == nil {
 		return true, nil
 	}
-	if string(p.UID) != s.n.PodUID {
-		return false, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s, planned %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.n.PodUID, s.n.StatefulSet)}
+	if string(p.UID) != s.w.podUID(s.n) {
+		return false, s.reincarnated(ctx, p)
 	}
 	return false, nil
+}
+
+// reincarnated judges a pod of the planned name with another UID: re-created before the
+// shrink (evicted, its Kubernetes node drained), it is the one the StatefulSet
+// controller now removes, waited for like the planned one; a StatefulSet that wants the
+// pod again was grown by someone else.
+func (s *WaitPodGone) reincarnated(ctx context.Context, p *corev1.Pod) error {
+	r, err := (&ShrinkStatefulSet{w: s.w, n: s.n}).replicas(ctx)
+	if err != nil {
+		return err
+	}
+	if r <= s.n.Ordinal {
+		s.w.adopt(s.n, string(p.UID), fmt.Sprintf("StatefulSet %s has %d replicas, so its controller removes it", s.n.StatefulSet, r))
+		return nil
+	}
+	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s, planned %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.w.podUID(s.n), s.n.StatefulSet)}
 }
 
 // read returns the pod as this pause already saw it, or else from a watch that starts
@@ -183,7 +199,7 @@ func (s *WaitPodGone) read(ctx context.Context) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p != nil && string(p.UID) == s.n.PodUID {
+	if p != nil && string(p.UID) == s.w.podUID(s.n) {
 		s.open = wi
 	} else {
 		wi.Stop()
@@ -235,8 +251,10 @@ func (s *WaitPodGone) Wait(ctx context.Context) error {
 					return err
 				}
 				continue
-			case string(p.UID) != s.n.PodUID:
-				return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.n.StatefulSet)}
+			case string(p.UID) != s.w.podUID(s.n):
+				if err := s.reincarnated(ctx, p); err != nil {
+					return err
+				}
 			}
 			w, err = s.w.Kube.CoreV1().Pods(s.w.Namespace).Watch(ctx, metav1.ListOptions{
 				FieldSelector:   fields.OneTermEqualSelector("metadata.name", s.n.Pod).String(),

@@ -46,34 +46,48 @@ func (s *Decommission) Done(ctx context.Context) (bool, error) {
 	return false, nerr
 }
 
-// Safe: the planned pod exists, and the node is in a state where decommission may be
-// called. LEAVING is accepted only where a repeated call is harmless (4.0+).
+// Safe: right now, every node of the datacenter is UN and no other node of the cluster
+// is leaving, joining or moving (safenow.go); the planned node's pod exists (a pod
+// re-created with the same node is adopted); and the node is in a state where
+// decommission may be called. LEAVING is accepted only where a repeated call is
+// harmless (4.0+). While the world is not there yet the step waits, and stops with
+// exit 4 after StallAfter.
 func (s *Decommission) Safe(ctx context.Context) error {
-	p, gone, err := s.w.pod(ctx, s.n)
-	if err != nil {
-		return err
-	}
-	if gone {
-		return fmt.Errorf("pod %s (UID %s) is gone but node %s is still in the ring: it cannot be decommissioned from here", s.n.Pod, s.n.PodUID, s.n.HostID)
-	}
-	if p.DeletionTimestamp != nil {
-		return fmt.Errorf("pod %s is being deleted", s.n.Pod)
-	}
-	ns, err := s.w.netstats(ctx, s.n.Pod)
-	if err != nil {
-		return err
-	}
-	switch ns.Mode {
-	case nodetool.ModeNormal, nodetool.ModeDecommissionFailed:
-		return nil
-	case nodetool.ModeLeaving:
-		if s.w.reissueSafe() {
-			return nil
+	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		// Any member may read the ring here, the node itself too (it is not leaving yet).
+		if what, err := s.w.ringSafe(ctx, s.n.DC, s.n.HostID, ""); what != "" || err != nil {
+			return what, err
 		}
-		return fmt.Errorf("node %s is LEAVING and Cassandra %s has no guard against a second decommission", s.n.Pod, s.w.ServerVersion)
-	default:
-		return fmt.Errorf("node %s is in mode %s; decommission needs NORMAL", s.n.Pod, ns.Mode)
-	}
+		p, gone, err := s.w.pod(ctx, s.n)
+		switch {
+		case err != nil:
+			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
+		case p == nil:
+			return fmt.Sprintf("pod %s (UID %s) is gone while node %s is still in the ring; waiting for its StatefulSet to create it again", s.n.Pod, s.w.podUID(s.n), s.n.HostID), nil
+		case gone:
+			return fmt.Sprintf("pod %s was re-created (UID %s, planned %s) and the ring does not show it as node %s (yet)", s.n.Pod, p.UID, s.w.podUID(s.n), s.n.HostID), nil
+		case p.DeletionTimestamp != nil:
+			return "pod " + s.n.Pod + " is being deleted", nil
+		}
+		ns, err := s.w.netstats(ctx, s.n.Pod)
+		if err != nil {
+			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
+		}
+		switch ns.Mode {
+		case nodetool.ModeNormal, nodetool.ModeDecommissionFailed:
+			return "", nil
+		case nodetool.ModeLeaving:
+			if s.w.reissueSafe() {
+				return "", nil
+			}
+			return "", fmt.Errorf("node %s is LEAVING and Cassandra %s has no guard against a second decommission", s.n.Pod, s.w.ServerVersion)
+		case nodetool.ModeStarting, nodetool.ModeJoining:
+			return fmt.Sprintf("node %s is %s", s.n.Pod, ns.Mode), nil
+		default:
+			return "", fmt.Errorf("node %s is in mode %s; decommission needs NORMAL", s.n.Pod, ns.Mode)
+		}
+	})
 }
 
 // KeepsObservations implements engine.ObservationKeeper: Do forgets what was read
@@ -82,6 +96,9 @@ func (s *Decommission) KeepsObservations() {}
 
 // Do calls decommission and blocks while it runs, reporting the node's mode meanwhile.
 func (s *Decommission) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)); err != nil {
+		return err
+	}
 	s.w.setFailed(s.n.Pod, "")
 	done := make(chan struct{})
 	go s.progress(ctx, done)

@@ -47,24 +47,31 @@ func (s *Drain) Done(ctx context.Context) (bool, error) {
 	return ns.Mode == nodetool.ModeDrained, nil
 }
 
-// Safe: the planned pod is Running and Ready, and every node of the datacenter is
-// Up/Normal (read from another node): one node down at a time.
+// Safe: right now the planned pod is Running and Ready, and every node of the datacenter
+// is UN and none of the cluster leaving, joining or moving (read from another node):
+// one node down at a time. Otherwise the step waits (safenow.go).
 func (s *Drain) Safe(ctx context.Context) error {
-	p, err := s.w.getPod(ctx, s.n.Pod)
-	if err != nil {
-		return err
-	}
-	if p == nil || string(p.UID) != s.n.PodUID {
-		return fmt.Errorf("pod %s (UID %s) is gone", s.n.Pod, s.n.PodUID)
-	}
-	if st := podState(p); st != "" {
-		return fmt.Errorf("pod %s is %s", s.n.Pod, st)
-	}
-	return s.w.allUp(ctx, s.n.DC, s.n.Pod)
+	id := checkpoint.StepID(checkpoint.StepDrain, s.n.Pod)
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		p, err := s.w.getPod(ctx, s.n.Pod)
+		if err != nil {
+			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
+		}
+		if p == nil || string(p.UID) != s.n.PodUID {
+			return "", fmt.Errorf("pod %s (UID %s) is gone", s.n.Pod, s.n.PodUID)
+		}
+		if st := podState(p); st != "" {
+			return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
+		}
+		return s.w.ringSafe(ctx, s.n.DC, "", s.n.Pod)
+	})
 }
 
 // Do drains the node.
 func (s *Drain) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepDrain, s.n.Pod)); err != nil {
+		return err
+	}
 	m, err := s.w.maintenance()
 	if err != nil {
 		return err

@@ -47,36 +47,47 @@ func (s *GrowStatefulSet) Done(ctx context.Context) (bool, error) {
 
 // Safe: replicas are still exactly the ordinal (the new pod is the next one), no pod
 // or claim of that name is left over (a new pod on an old data claim would start a
-// decommissioned node, which refuses to start), and every node of the datacenter is
-// Up/Normal (one node joins at a time, into a healthy ring).
+// decommissioned node, which refuses to start), the operator does not list the new pod
+// as a seed (it would start without bootstrapping, seedlist.go), and, right now, every
+// node of the datacenter is UN and none of the cluster leaving, joining or moving (one
+// node joins at a time, into a healthy ring; otherwise the step waits, safenow.go).
 func (s *GrowStatefulSet) Safe(ctx context.Context) error {
-	sts, r, err := s.sts(ctx)
-	if err != nil {
-		return err
-	}
-	if r != s.n.Ordinal {
-		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not the next one (someone changed it)", s.n.StatefulSet, r, s.n.Ordinal, s.n.Pod)
-	}
-	if p, err := s.w.getPod(ctx, s.n.Pod); err != nil {
-		return err
-	} else if p != nil {
-		return fmt.Errorf("pod %s already exists (UID %s, %s) although StatefulSet %s has %d replicas", s.n.Pod, p.UID, podPhase(p), s.n.StatefulSet, r)
-	}
-	for _, tpl := range sts.Spec.VolumeClaimTemplates {
-		name := tpl.Name + "-" + s.n.Pod
-		_, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if err == nil {
-			return fmt.Errorf("PVC %s already exists: the new pod would start on its old data (a decommissioned node refuses to start); delete it if it is a leftover (kubectl delete pvc -n %s %s)", name, s.w.Namespace, name)
+	id := checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod)
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		sts, r, err := s.sts(ctx)
+		if err != nil {
+			return "", err
 		}
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("cannot read PVC %s: %w", name, err)
+		if r != s.n.Ordinal {
+			return "", fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not the next one (someone changed it)", s.n.StatefulSet, r, s.n.Ordinal, s.n.Pod)
 		}
-	}
-	return s.w.allUp(ctx, s.n.DC, "")
+		if p, err := s.w.getPod(ctx, s.n.Pod); err != nil {
+			return "", err
+		} else if p != nil {
+			return "", fmt.Errorf("pod %s already exists (UID %s, %s) although StatefulSet %s has %d replicas", s.n.Pod, p.UID, podPhase(p), s.n.StatefulSet, r)
+		}
+		for _, tpl := range sts.Spec.VolumeClaimTemplates {
+			name := tpl.Name + "-" + s.n.Pod
+			_, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				return "", fmt.Errorf("PVC %s already exists: the new pod would start on its old data (a decommissioned node refuses to start); delete it if it is a leftover (kubectl delete pvc -n %s %s)", name, s.w.Namespace, name)
+			}
+			if !apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("cannot read PVC %s: %w", name, err)
+			}
+		}
+		if err := s.w.notSeed(ctx, s.n); err != nil {
+			return "", err
+		}
+		return s.w.ringSafe(ctx, s.n.DC, "", "")
+	})
 }
 
 // Do patches replicas with the resourceVersion just read as a precondition.
 func (s *GrowStatefulSet) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod)); err != nil {
+		return err
+	}
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	sts, r, err := s.sts(ctx)
@@ -210,31 +221,43 @@ func (s *Cleanup) Done(context.Context) (bool, error) {
 	return s.w.recordDone(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)), nil
 }
 
-// Safe: the pod is Running and Ready and its node NORMAL. Another incarnation of the
-// pod (restarted meanwhile) is the same node on the same data: cleaning it is right.
+// Safe: right now the pod is Running and Ready, its node NORMAL, every node of the
+// datacenter UN and none of the cluster leaving, joining or moving (a cleanup beside a
+// joining node would drop ranges it is about to stream; safenow.go). Another
+// incarnation of the pod (restarted meanwhile) is the same node on the same data:
+// cleaning it is right. While the world is not there yet the step waits.
 func (s *Cleanup) Safe(ctx context.Context) error {
-	p, err := s.w.getPod(ctx, s.n.Pod)
-	if err != nil {
-		return err
-	}
-	if p == nil {
-		return fmt.Errorf("pod %s does not exist", s.n.Pod)
-	}
-	if st := podState(p); st != "" {
-		return fmt.Errorf("pod %s is %s", s.n.Pod, st)
-	}
-	ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
-	if err != nil {
-		return err
-	}
-	if ns.Mode != nodetool.ModeNormal {
-		return fmt.Errorf("node %s is in mode %s; cleanup needs NORMAL", s.n.Pod, ns.Mode)
-	}
-	return nil
+	id := checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		p, err := s.w.getPod(ctx, s.n.Pod)
+		if err != nil {
+			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
+		}
+		if p == nil {
+			return fmt.Sprintf("pod %s does not exist", s.n.Pod), nil
+		}
+		if st := podState(p); st != "" {
+			return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
+		}
+		if what, err := s.w.ringSafe(ctx, s.n.DC, "", s.n.Pod); what != "" || err != nil {
+			return what, err
+		}
+		ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
+		if err != nil {
+			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
+		}
+		if ns.Mode != nodetool.ModeNormal {
+			return fmt.Sprintf("node %s is in mode %s; cleanup needs NORMAL", s.n.Pod, ns.Mode), nil
+		}
+		return "", nil
+	})
 }
 
 // Do runs the cleanup and blocks until it returns.
 func (s *Cleanup) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)); err != nil {
+		return err
+	}
 	m, err := s.w.maintenance()
 	if err != nil {
 		return err

@@ -60,6 +60,12 @@ type World struct {
 	Now           func() time.Time
 	// Operator reads and repairs the operator's per-rack status (repair-operator-state).
 	Operator OperatorState
+	// Amend changes the checkpoint in memory, serialized with its writes (the engine's
+	// Amend); the next write carries the change. Nil: changed directly (tests).
+	Amend func(change func())
+	// Deleting reports whether the cluster resource was last seen being deleted (the
+	// checkpoint writes return it); nil: never.
+	Deleting func() bool
 
 	mu     sync.Mutex
 	failed map[string]string // pod -> last failure seen by this process's own decommission call
@@ -82,6 +88,8 @@ type World struct {
 	// uncached makes every read go to the world (tests of one step's answers, which
 	// change the world between two questions without letting time pass).
 	uncached bool
+	// adopted are the pods that replaced a planned pod with the same node (safenow.go).
+	adopted map[string]string
 }
 
 func (w *World) confirmedLeft(pod string) bool {
@@ -140,7 +148,9 @@ func (w *World) failure(pod string) string {
 }
 
 // pod reads the planned pod; gone is true when it does not exist or is another
-// incarnation (another UID).
+// incarnation (another UID) that does not run the planned node. A pod re-created with
+// the planned node (same Host ID at its address: evicted, its Kubernetes node drained)
+// is the same node: it is adopted and the checkpoint records its UID.
 func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone bool, err error) {
 	p, err = w.getPod(ctx, n.Pod)
 	if err != nil {
@@ -149,7 +159,18 @@ func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone
 	if p == nil {
 		return nil, true, nil
 	}
-	return p, string(p.UID) != n.PodUID, nil
+	if string(p.UID) == w.podUID(n) {
+		return p, false, nil
+	}
+	same, err := w.sameNode(ctx, n, p)
+	if err != nil {
+		return nil, false, err
+	}
+	if !same {
+		return p, true, nil
+	}
+	w.adopt(n, string(p.UID), "its node is the same (Host ID "+n.HostID+")")
+	return p, false, nil
 }
 
 // ring reads `nodetool status` from a pod that is not planned for removal, trying each

@@ -20,6 +20,22 @@ type Cluster struct {
 	Annotations   map[string]string `json:"-"`
 	// Busy lists why the operator is not idle (empty when idle).
 	Busy []string `json:"busy,omitempty"`
+	// Deleting is set when the resource is being deleted (metadata.deletionTimestamp):
+	// no operation may start or go on.
+	Deleting bool `json:"deleting,omitempty"`
+	// Seeds are the pods the operator lists as seeds (CassKop's status.seedlist, by pod
+	// name). A new pod among them would start as a seed and skip bootstrap.
+	Seeds []string `json:"seeds,omitempty"`
+}
+
+// IsSeed reports whether the operator lists pod as a seed.
+func (c Cluster) IsSeed(pod string) bool {
+	for _, s := range c.Seeds {
+		if s == pod {
+			return true
+		}
+	}
+	return false
 }
 
 // DC is a datacenter; every rack of it has NodesPerRack nodes in the spec.

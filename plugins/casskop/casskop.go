@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -206,6 +207,8 @@ func (a *Adapter) FromObject(u *unstructured.Unstructured) (topology.Cluster, er
 		ServerVersion: s.ServerVersion,
 		Annotations:   u.GetAnnotations(),
 		Busy:          Busy(u),
+		Deleting:      u.GetDeletionTimestamp() != nil,
+		Seeds:         SeedPods(u),
 	}
 	dcs := s.Topology.DC
 	if len(dcs) == 0 {
@@ -350,7 +353,14 @@ func (a *Adapter) Object(ns, name string) *Annotated {
 type Annotated struct {
 	a        *Adapter
 	ns, name string
+	// deleting: the last read or write of the object showed a deletionTimestamp.
+	deleting atomic.Bool
 }
+
+// Deleting reports whether the last read or write of the checkpoint showed the cluster
+// resource being deleted (metadata.deletionTimestamp): every checkpoint write returns
+// the object, so the engine learns it before its next action at no cost.
+func (o *Annotated) Deleting() bool { return o.deleting.Load() }
 
 // ReadAnnotations returns the annotations, UID and resourceVersion.
 func (o *Annotated) ReadAnnotations(ctx context.Context) (map[string]string, string, string, error) {
@@ -362,6 +372,7 @@ func (o *Annotated) ReadAnnotations(ctx context.Context) (map[string]string, str
 	if err != nil {
 		return nil, "", "", err
 	}
+	o.deleting.Store(u.GetDeletionTimestamp() != nil)
 	return u.GetAnnotations(), string(u.GetUID()), u.GetResourceVersion(), nil
 }
 
@@ -391,6 +402,7 @@ func (o *Annotated) PatchAnnotations(ctx context.Context, rv string, set map[str
 	if err != nil {
 		return "", err
 	}
+	o.deleting.Store(u.GetDeletionTimestamp() != nil)
 	return u.GetResourceVersion(), nil
 }
 

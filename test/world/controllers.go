@@ -63,7 +63,7 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 				_ = w.Cass.RemoveNode(name) // its data is gone: a new node takes the name
 			}
 			w.nextIP++
-			addr = fmt.Sprintf("10.244.0.%d", w.nextIP)
+			addr = w.simAddress(w.nextIP)
 			spec := sim.NodeSpec{Pod: name, HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", w.nextIP), Address: addr,
 				DC: sts.Labels[casskop.LabelDC], Rack: sts.Labels[casskop.LabelRack], Load: "1.2 GiB"}
 			var f sim.Fault
@@ -83,7 +83,7 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 		}
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: sts.Spec.Selector.MatchLabels, UID: uid, ResourceVersion: "1"},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: addr,
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podAddress(addr),
 				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}},
 		}
 		for _, tpl := range sts.Spec.VolumeClaimTemplates {

@@ -81,6 +81,7 @@ type World struct {
 	startTime         time.Duration
 	nextIP            int
 	podDeletes        []string
+	ipv6              bool
 }
 
 // CCGVR is the CassandraCluster resource of the fake world.
@@ -120,6 +121,9 @@ type Opts struct {
 	// NoWatchList makes the server refuse a watch's initial events, as before 1.32 (the
 	// WatchList gate off).
 	NoWatchList bool
+	// IPv6 gives the pods IPv6 addresses: Cassandra prints them in full
+	// (fd00:10:244:0:0:0:0:b), the pods' status.podIP short (fd00:10:244::b) (changes.go).
+	IPv6 bool
 }
 
 // New builds a CassKop-shaped cluster "demo" in namespace "cassandra".
@@ -138,7 +142,7 @@ func New(t *testing.T, o Opts) *World {
 		o.Topology = true
 	}
 	w := &World{t: t, NS: "cassandra", Name: "demo", Racks: o.Racks, Nodes: o.Nodes, statusSubresource: o.StatusSubresource,
-		joinFails: map[string]bool{}, pendingPods: map[string]bool{}, incarnations: map[string]int{}, startTime: o.StartTime}
+		joinFails: map[string]bool{}, pendingPods: map[string]bool{}, incarnations: map[string]int{}, startTime: o.StartTime, ipv6: o.IPv6}
 	for _, p := range o.JoinFails {
 		w.joinFails[p] = true
 	}
@@ -190,7 +194,7 @@ func New(t *testing.T, o Opts) *World {
 			for i := 0; i < o.Nodes; i++ {
 				pod := fmt.Sprintf("%s-%d", sts, i)
 				ip++
-				addr := fmt.Sprintf("10.244.0.%d", ip)
+				addr := w.simAddress(ip)
 				w.incarnations["pod/"+pod] = 1
 				var vols []corev1.Volume
 				for _, tpl := range tpls {
@@ -200,7 +204,7 @@ func New(t *testing.T, o Opts) *World {
 				w.add(&corev1.Pod{
 					ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: w.NS, Labels: labels, UID: types.UID("pod-" + pod), ResourceVersion: "1"},
 					Spec:       corev1.PodSpec{Volumes: vols},
-					Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: addr,
+					Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podAddress(addr),
 						Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
 				})
 				for _, tpl := range tpls {
