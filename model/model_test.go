@@ -173,7 +173,9 @@ func scenario(name string) []string {
 // differ, operator history 1 -> 0 -> 1) and no deadlock, in every interleaving.
 func TestModelSafety(t *testing.T) {
 	for _, sc := range scenarios {
+		sc := sc
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel() // CI's two cores: two searches at once
 			r := verify(t, safety, sc.defines...)
 			t.Logf("safety, %s: %s", sc.name, summary(r))
 			if r.Errors != 0 {
@@ -187,7 +189,9 @@ func TestModelSafety(t *testing.T) {
 // some run finishes the operation, under weak fairness, from every reachable state.
 func TestModelLiveness(t *testing.T) {
 	for _, sc := range scenarios {
+		sc := sc
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			r := verify(t, liveness, sc.defines...)
 			t.Logf("liveness (<> finished, weak fairness), %s: %s", sc.name, summary(r))
 			if r.Errors != 0 {
@@ -219,6 +223,7 @@ func TestModelMutants(t *testing.T) {
 	for _, m := range mutants {
 		m := m
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
 			defs := append([]string{"-D" + m.define}, scenario(m.scenario)...)
 			r := verify(t, m.mode, defs...)
 			t.Logf("%s (%s): %s", m.define, m.scenario, summary(r))
