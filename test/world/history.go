@@ -336,3 +336,42 @@ func marshalHolders(hs []checkpoint.PauseHolder) string {
 	b, _ := json.Marshal(hs)
 	return string(b)
 }
+
+// SetDeploymentAnnotation sets (or, with value "", removes) an annotation of a
+// Deployment, as another client would; not a side effect of the plugin.
+func (w *World) SetDeploymentAnnotation(name, key, value string) {
+	w.t.Helper()
+	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, name)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	d := obj.(*appsv1.Deployment).DeepCopy()
+	if d.Annotations == nil {
+		d.Annotations = map[string]string{}
+	}
+	if value == "" {
+		delete(d.Annotations, key)
+	} else {
+		d.Annotations[key] = value
+	}
+	if err := w.Kube.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), d, w.NS); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// PauseDeployment puts a Deployment at 0 replicas held by the given operations, as
+// another run of the plugin (on another cluster) would have; not a side effect.
+func (w *World) PauseDeployment(name string, hs []checkpoint.PauseHolder) {
+	w.t.Helper()
+	w.SetDeploymentAnnotation(name, checkpoint.PausedByAnnotation, marshalHolders(hs))
+	obj, _ := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, name)
+	d := obj.(*appsv1.Deployment).DeepCopy()
+	zero := int32(0)
+	d.Spec.Replicas = &zero
+	if err := w.Kube.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), d, w.NS); err != nil {
+		w.t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.deploymentController(w.NS, name)
+	w.mu.Unlock()
+}
