@@ -32,7 +32,7 @@ func (s *PauseOperator) Describe() string {
 // after the restore was written (the run died before the restore's done mark or the
 // checkpoint's removal reached the server) must not pause the operator again. The
 // restore is written "started" before it acts (it is not engine.Evident), so this also
-// covers a crash between the restore's write and its done mark.
+// covers a crash between the restore's write and its done mark (TestResumeAfterOperatorRestore).
 func (s *PauseOperator) Done(ctx context.Context) (bool, error) {
 	if s.w.restoreStarted() {
 		return true, nil
