@@ -166,6 +166,12 @@ type PausedOperator struct {
 	Replicas  int32  `json:"replicas"`
 	// Unmanaged lists the other clusters this operator manages, unmanaged meanwhile.
 	Unmanaged []string `json:"unmanaged,omitempty"`
+	// UnmanagedUnknown, at planning only, says why Unmanaged may be incomplete (listing
+	// the clusters of every namespace was forbidden).
+	UnmanagedUnknown string `json:"-"`
+	// Joined, at planning only, lists the operations already holding the operator
+	// paused, whose pause this one joins (PausedByAnnotation).
+	Joined []PauseHolder `json:"-"`
 }
 
 // String is "user@host pid N".

@@ -43,13 +43,14 @@ func TestScaleUpCrashMatrix(t *testing.T) {
 		args     []string
 		to       int
 		cleanups []string
+		racks    []string // StatefulSets grown (default rack1's)
 	}{
 		{name: "1to3-4.1-cleanup-operator", opts: world.Opts{Nodes: 1, Version: "4.1", Operator: true, JoinTime: 10 * time.Millisecond, StartTime: 5 * time.Millisecond},
 			args: []string{"--rack", "rack1", "--nodes", "3", "--cleanup"}, to: 3, cleanups: []string{"demo-dc1-rack1-0"}},
 		{name: "1to3-3.11", opts: world.Opts{Nodes: 1, Version: "3.11", JoinTime: 5 * time.Millisecond},
 			args: []string{"--rack", "rack1", "--nodes", "3"}, to: 3},
 		{name: "2racks-1to2-5.0-dc-cleanup", opts: world.Opts{Nodes: 1, Version: "5.0", Racks: []string{"r1", "r2"}, Topology: true, ExtraPVC: true, JoinTime: 5 * time.Millisecond},
-			args: []string{"--dc", "dc1", "--nodes", "2", "--cleanup"}, to: 2, cleanups: []string{"demo-dc1-r1-0", "demo-dc1-r2-0"}},
+			args: []string{"--dc", "dc1", "--nodes", "2", "--cleanup"}, to: 2, cleanups: []string{"demo-dc1-r1-0", "demo-dc1-r2-0"}, racks: []string{"demo-dc1-r1", "demo-dc1-r2"}},
 	}
 	total := 0
 	for _, tc := range cases {
@@ -60,6 +61,7 @@ func TestScaleUpCrashMatrix(t *testing.T) {
 				t.Fatalf("reference run: code %d crashed %v\n%s", code, crashed, stderr)
 			}
 			ref.AssertScaledUp(tc.to, "reference")
+			ref.AssertHistory(scaleUpHistory(ref, tc.racks, tc.to, tc.cleanups, tc.opts.Operator), "reference")
 			points := ref.SideEffects()
 			unreached := 0
 			for k := 1; k <= points; k++ {
@@ -77,6 +79,7 @@ func TestScaleUpCrashMatrix(t *testing.T) {
 				if tc.opts.Operator && w.DeploymentReplicas("casskop") != 1 {
 					t.Errorf("%s: the operator was not restored", label)
 				}
+				w.AssertHistory(scaleUpHistory(w, tc.racks, tc.to, tc.cleanups, tc.opts.Operator), label)
 				total++
 			}
 			if unreached > points/4 {
@@ -86,7 +89,7 @@ func TestScaleUpCrashMatrix(t *testing.T) {
 			t.Logf("%s: %d crash points (every API write and cleanup exec), each followed by a crashed and a clean resume (%d finished before their point)", tc.name, points, unreached)
 		})
 	}
-	fmt.Printf("scale-up crash matrix: %d crash points covered, all converged\n", total)
+	fmt.Printf("scale-up crash matrix: %d crash points covered, all converged, each side effect exactly as often as the plan needs\n", total)
 }
 
 // TestRestartCrashMatrix kills a rolling restart of 3 pods right after every API write
@@ -114,6 +117,7 @@ func TestRestartCrashMatrix(t *testing.T) {
 				t.Fatalf("reference run: code %d crashed %v\n%s", code, crashed, stderr)
 			}
 			ref.AssertRestarted(tc.pods, before, "reference")
+			ref.AssertHistory(restartHistory(tc.pods, tc.opts.Operator), "reference")
 			points := ref.SideEffects()
 			unreached := 0
 			for k := 1; k <= points; k++ {
@@ -126,6 +130,7 @@ func TestRestartCrashMatrix(t *testing.T) {
 				if tc.opts.Operator && w.DeploymentReplicas("casskop") != 1 {
 					t.Errorf("crash %d: the operator was not restored", k)
 				}
+				w.AssertHistory(restartHistory(tc.pods, tc.opts.Operator), fmt.Sprintf("crash after side effect %d", k))
 				total++
 			}
 			if unreached > points/4 {
@@ -135,5 +140,46 @@ func TestRestartCrashMatrix(t *testing.T) {
 			t.Logf("%s: %d crash points (every API write and drain exec), each followed by a crashed and a clean resume (%d finished before their point)", tc.name, points, unreached)
 		})
 	}
-	fmt.Printf("restart crash matrix: %d crash points covered, all converged\n", total)
+	fmt.Printf("restart crash matrix: %d crash points covered, all converged, each side effect exactly as often as the plan needs\n", total)
+}
+
+// scaleUpHistory is what a scale-up of the racks' StatefulSets (rack1's by default) from
+// 1 to 'to' nodes must do however often it crashed: each StatefulSet grown one node per
+// write, no decommission, drain, claim or pod delete, nodesPerRacks written once, a
+// paused operator 1 -> 0 -> 1, and one cleanup per pre-existing node. The one allowed
+// repetition: a cleanup whose run died after the exec and before a checkpoint write
+// recorded it done runs again on resume (nodetool cannot tell a cleanup ran; running it
+// twice is harmless, pkg/steps/scaleup.go Cleanup), once per such crash.
+func scaleUpHistory(w *world.World, racks []string, to int, cleanups []string, operator bool) world.Expect {
+	if len(racks) == 0 {
+		racks = []string{"demo-dc1-rack1"}
+	}
+	e := world.Expect{Execs: map[string]int{}, ExecKinds: []string{"decommission", "drain", "cleanup"},
+		Replicas: map[string][]int32{}, SpecWrites: 1, Rerun: w.RerunsAfterCrash}
+	for _, r := range racks {
+		e.Replicas[r] = world.Up(1, to)
+	}
+	for _, pod := range cleanups {
+		e.Execs["cleanup "+pod] = 1
+	}
+	if operator {
+		e.Operator = map[string][]int32{"casskop": {1, 0, 1}}
+	}
+	return e
+}
+
+// restartHistory is what a rolling restart of pods must do however often it crashed:
+// one drain and one delete per pod, no StatefulSet, claim or spec write, and a paused
+// operator 1 -> 0 -> 1. No repetition: a drained node says so (nodetool netstats Mode
+// DRAINED) and a re-created pod has a new UID, so resume never drains or deletes twice.
+func restartHistory(pods []string, operator bool) world.Expect {
+	e := world.Expect{Execs: map[string]int{}, ExecKinds: []string{"decommission", "drain", "cleanup"}}
+	for _, pod := range pods {
+		e.Execs["drain "+pod] = 1
+		e.PodDeletes = append(e.PodDeletes, pod)
+	}
+	if operator {
+		e.Operator = map[string][]int32{"casskop": {1, 0, 1}}
+	}
+	return e
 }

@@ -358,8 +358,9 @@ func TestRBACMatchesCode(t *testing.T) {
 			continue
 		}
 		if a.clusterWide {
-			// Only the cluster-wide Deployment list may happen across namespaces, and
-			// the code tolerates it being Forbidden: it is the optional ClusterRole.
+			// Only the cluster-wide Deployment and CassandraCluster lists may happen
+			// across namespaces, and the code tolerates them being Forbidden: they are
+			// the optional ClusterRole.
 			ok = allows(d.clusterRole.Rules, a)
 		} else {
 			ok = allows(d.role.Rules, a)

@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 const resumeExample = `  # Continue whatever operation is in flight on the only cluster of the namespace
@@ -149,11 +150,19 @@ func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkp
 	}
 }
 
-// refuseRunningOperator refuses while a CassKop Deployment would fight the operation.
+// refuseRunningOperator refuses while a CassKop Deployment would fight the operation:
+// one that runs, or one other operations hold paused (the last of them restores it,
+// maybe in the middle of this one).
 func (o *Options) refuseRunningOperator(ctx context.Context, s *session) error {
-	ops, err := s.adapter.RunningOperators(ctx, s.cluster.Namespace)
+	all, err := s.adapter.Operators(ctx, s.cluster.Namespace)
 	if err != nil {
 		return err
+	}
+	var ops []casskop.Operator
+	for _, op := range all {
+		if op.Running() {
+			ops = append(ops, op)
+		}
 	}
 	if len(ops) > 0 {
 		var names []string
@@ -164,6 +173,17 @@ func (o *Options) refuseRunningOperator(ctx context.Context, s *session) error {
 		return exit.Refusedf("the CassKop operator %s is running and manages namespace %s: it would grow the StatefulSet back within seconds of the scale-down. "+
 			"Stop it first (kubectl scale deployment -n %s %s --replicas=0), run this again, then restore it (--replicas=%d) when the CassandraCluster and the StatefulSets agree; nothing changed",
 			strings.Join(names, ", "), s.cluster.Namespace, first.Namespace, first.Name, first.Replicas)
+	}
+	for _, op := range all {
+		if len(op.PausedBy) > 0 {
+			var hs []string
+			for _, h := range op.PausedBy {
+				hs = append(hs, h.String())
+			}
+			return exit.Refusedf("the CassKop operator %s, which manages namespace %s, is paused by operation %s, which restores it when it ends, maybe in the middle of this one. "+
+				"Wait until it ended, or let this operation share the pause (plan it with --pause-operator at its default, true); nothing changed",
+				op, s.cluster.Namespace, strings.Join(hs, ", "))
+		}
 	}
 	return nil
 }

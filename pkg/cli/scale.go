@@ -253,8 +253,10 @@ func (o *Options) refuseBusy(ctx context.Context, s *session) error {
 }
 
 // operatorToPause finds the operator Deployment the plan must pause: the one named with
-// --operator, or the running CassKop that manages the namespace. With pause disabled a
-// running operator is refused instead.
+// --operator, or the CassKop that manages the namespace and runs, or that other
+// operations hold paused (this one then joins them: the operator is restored only when
+// the last one ends, checkpoint.PausedByAnnotation). With pause disabled a running (or
+// held) operator is refused instead.
 func (o *Options) operatorToPause(ctx context.Context, s *session, named string, pause bool) (*checkpoint.PausedOperator, error) {
 	var ns, name string
 	if named != "" {
@@ -267,9 +269,15 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 		if !pause {
 			return nil, o.refuseRunningOperator(ctx, s)
 		}
-		ops, err := s.adapter.RunningOperators(ctx, s.cluster.Namespace)
+		all, err := s.adapter.Operators(ctx, s.cluster.Namespace)
 		if err != nil {
 			return nil, err
+		}
+		var ops []casskop.Operator
+		for _, op := range all {
+			if op.Running() || len(op.PausedBy) > 0 {
+				ops = append(ops, op)
+			}
 		}
 		switch len(ops) {
 		case 0:
@@ -291,22 +299,40 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 	if err != nil {
 		return nil, fmt.Errorf("cannot read operator Deployment %s/%s: %w", ns, name, err)
 	}
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return nil, exit.Refusedf("operator Deployment %s/%s: %v; whether another operation holds it paused is unknown: fix or remove the annotation (kubectl annotate deployment -n %s %s %s-); nothing changed",
+			ns, name, err, ns, name, checkpoint.PausedByAnnotation)
+	}
 	replicas := int32(1)
 	if d.Spec.Replicas != nil {
 		replicas = *d.Spec.Replicas
 	}
-	if replicas == 0 {
-		return nil, nil // already stopped: nothing to pause or restore
+	if replicas == 0 && len(holders) == 0 {
+		return nil, nil // stopped by someone else: nothing to pause or restore
 	}
 	if !pause {
 		return nil, o.refuseRunningOperator(ctx, s)
 	}
 	p := &checkpoint.PausedOperator{Namespace: ns, Name: name, UID: string(d.UID), Replicas: replicas}
-	if others, err := s.adapter.List(ctx, s.cluster.Namespace); err == nil {
-		for _, c := range others {
-			if c.Name != s.cluster.Name {
-				p.Unmanaged = append(p.Unmanaged, c.Namespace+"/"+c.Name)
-			}
+	if len(holders) > 0 {
+		// Joining: restore what the operator had before the first pause.
+		p.Replicas, p.Joined = holders[0].Replicas, holders
+	}
+	op, _ := casskop.OperatorOf(d)
+	if named != "" && !casskop.IsCassKop(d) {
+		op.Watch = s.cluster.Namespace // named by the user: assume it manages this namespace
+	}
+	others, err := s.adapter.ManagedClusters(ctx, op)
+	switch {
+	case apierrors.IsForbidden(err):
+		p.UnmanagedUnknown = fmt.Sprintf("it manages %s and listing CassandraClusters there is forbidden to you", op.Scope())
+	case err != nil:
+		p.UnmanagedUnknown = fmt.Sprintf("it manages %s and listing CassandraClusters there failed: %v", op.Scope(), err)
+	}
+	for _, c := range others {
+		if c.Namespace != s.cluster.Namespace || c.Name != s.cluster.Name {
+			p.Unmanaged = append(p.Unmanaged, c.Namespace+"/"+c.Name)
 		}
 	}
 	return p, nil

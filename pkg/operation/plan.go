@@ -278,11 +278,7 @@ func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Reques
 		Nodes:          nodes,
 		Steps:          checkpoint.ScaleDownSteps(nodes, req.Pause != nil),
 	}
-	if req.Pause != nil {
-		for _, other := range req.Pause.Unmanaged {
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("CassandraCluster %s is also managed by %s/%s and stays unmanaged while it is paused", other, req.Pause.Namespace, req.Pause.Name))
-		}
-	}
+	plan.Warnings = append(plan.Warnings, unmanagedWarnings(req.Pause)...)
 	return plan, nil
 }
 

@@ -235,8 +235,14 @@ func unmanagedWarnings(pause *checkpoint.PausedOperator) []string {
 		return nil
 	}
 	var w []string
+	for _, h := range pause.Joined {
+		w = append(w, fmt.Sprintf("operator Deployment %s/%s is already paused by operation %s: this operation joins the pause, and the operator is restored (to %d replicas) only when the last of them ends", pause.Namespace, pause.Name, h, pause.Replicas))
+	}
 	for _, other := range pause.Unmanaged {
 		w = append(w, fmt.Sprintf("CassandraCluster %s is also managed by %s/%s and stays unmanaged while it is paused", other, pause.Namespace, pause.Name))
+	}
+	if pause.UnmanagedUnknown != "" {
+		w = append(w, fmt.Sprintf("the other CassandraClusters %s/%s manages stay unmanaged while it is paused too, but cannot be named: %s", pause.Namespace, pause.Name, pause.UnmanagedUnknown))
 	}
 	return w
 }

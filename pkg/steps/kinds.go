@@ -43,7 +43,7 @@ func buildKind(w *World) (map[string]engine.Step, error) {
 	for _, s := range w.CP.Steps {
 		switch s.Kind {
 		case checkpoint.StepPauseOperator:
-			out[s.ID] = &pauseOnce{PauseOperator: &PauseOperator{w: w, op: *w.CP.PausedOperator}, w: w}
+			out[s.ID] = &PauseOperator{w: w, op: *w.CP.PausedOperator}
 			continue
 		case checkpoint.StepResumeOperator:
 			if repair {
@@ -96,22 +96,6 @@ func buildKind(w *World) (map[string]engine.Step, error) {
 	return out, nil
 }
 
-// pauseOnce is PauseOperator that stays done once the operator was restored: a resume
-// after the restore (the run died before clearing the checkpoint) must not pause the
-// operator again.
-type pauseOnce struct {
-	*PauseOperator
-	w *World
-}
-
-// Done: paused now, or the restore that follows it is recorded done.
-func (s *pauseOnce) Done(ctx context.Context) (bool, error) {
-	if s.w.recordDone(checkpoint.StepResumeOperator) {
-		return true, nil
-	}
-	return s.PauseOperator.Done(ctx)
-}
-
 // resumeAfterRepair restores the operator once the repair steps are done: unlike after
 // a scale, the cluster resource and the StatefulSets need not agree (a repaired CassKop
 // continues its own scale-down).
@@ -124,6 +108,12 @@ func (s *resumeAfterRepair) Safe(context.Context) error { return nil }
 func (w *World) recordDone(id string) bool {
 	s, ok := w.CP.Step(id)
 	return ok && s.State == checkpoint.StateDone
+}
+
+// restoreStarted reports whether the checkpoint records the operator's restore as
+// started or done (PauseOperator.Done: the pause then stays done, for every kind).
+func (w *World) restoreStarted() bool {
+	return w.CP.Started(checkpoint.StepResumeOperator)
 }
 
 func (w *World) maintenance() (Maintenance, error) {

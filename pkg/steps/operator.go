@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,14 +27,29 @@ func (s *PauseOperator) Describe() string {
 	return fmt.Sprintf("pause operator Deployment %s/%s (scale %d -> 0)", s.op.Namespace, s.op.Name, s.op.Replicas)
 }
 
-// Done: replicas 0 and no pod of the Deployment left (or the Deployment is gone).
+// Done: paused now with this operation among its holders (or the Deployment is gone).
+// Once the restore that follows the pause has started, the pause stays done: a resume
+// after the restore was written (the run died before the restore's done mark or the
+// checkpoint's removal reached the server) must not pause the operator again. The
+// restore is written "started" before it acts (it is not engine.Evident), so this also
+// covers a crash between the restore's write and its done mark (TestResumeAfterOperatorRestore).
 func (s *PauseOperator) Done(ctx context.Context) (bool, error) {
+	if s.w.restoreStarted() {
+		return true, nil
+	}
 	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return false, fmt.Errorf("Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	if checkpoint.HolderIndex(holders, s.w.CP.OperationID) < 0 {
+		return false, nil
 	}
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
 		return false, nil
@@ -64,9 +80,11 @@ func (s *PauseOperator) Safe(ctx context.Context) error {
 	return nil
 }
 
-// Do scales the Deployment to 0 with a resourceVersion precondition.
+// Do adds this operation to the Deployment's holders and scales it to 0, in one write
+// with a resourceVersion precondition. Joining an operator another operation already
+// paused records the first holder's replicas (the count from before any pause).
 func (s *PauseOperator) Do(ctx context.Context) error {
-	return scaleDeployment(ctx, s.w, s.op, 0)
+	return pauseDeployment(ctx, s.w, s.op)
 }
 
 // ResumeOperator restores the operator's recorded replicas once the cluster resource
@@ -81,7 +99,8 @@ func (s *ResumeOperator) Describe() string {
 	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas", s.op.Namespace, s.op.Name, s.op.Replicas)
 }
 
-// Done: the Deployment has its recorded replicas again (or is gone).
+// Done: this operation no longer holds the Deployment paused, and it runs again unless
+// another operation still holds it (or the Deployment is gone).
 func (s *ResumeOperator) Done(ctx context.Context) (bool, error) {
 	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -90,7 +109,14 @@ func (s *ResumeOperator) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
 	}
-	return d.Spec.Replicas != nil && *d.Spec.Replicas == s.op.Replicas, nil
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return false, fmt.Errorf("Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	if checkpoint.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
+		return false, nil
+	}
+	return len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0, nil
 }
 
 // Safe: only when the cluster resource asks for what every StatefulSet has.
@@ -105,18 +131,61 @@ func (s *ResumeOperator) Safe(ctx context.Context) error {
 	return nil
 }
 
-// Do restores the replicas.
+// Do leaves the Deployment's holders and restores the replicas if no other operation
+// holds it.
 func (s *ResumeOperator) Do(ctx context.Context) error {
-	return scaleDeployment(ctx, s.w, s.op, s.op.Replicas)
+	return RestoreOperator(ctx, s.w, s.op)
 }
 
-// RestoreOperator puts a paused operator back (used by abort); it does nothing if the
-// Deployment is gone or already scaled.
+// RestoreOperator releases this operation's hold on a paused operator (used by the
+// restore step and by abort): it removes the operation from the Deployment's holders
+// and, when no other operation holds it, scales it back to the replicas recorded
+// before the first pause. It does nothing if the Deployment is gone, if another
+// operation still holds it, or if it already runs.
 func RestoreOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) error {
-	return scaleDeployment(ctx, w, op, op.Replicas)
+	return writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
+		replicas := op.Replicas
+		if i := checkpoint.HolderIndex(holders, w.CP.OperationID); i >= 0 {
+			replicas = holders[i].Replicas
+			holders = append(append([]checkpoint.PauseHolder{}, holders[:i]...), holders[i+1:]...)
+			if len(holders) > 0 {
+				return holders, nil, true // another operation still needs it paused
+			}
+			return holders, &replicas, true
+		}
+		if len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
+			return nil, nil, false // not ours to restore, or running already
+		}
+		// Paused without a holder list (by a plugin version before the list): ours.
+		return nil, &replicas, true
+	})
 }
 
-func scaleDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator, replicas int32) error {
+func pauseDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator) error {
+	return writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
+		zero := int32(0)
+		running := d.Spec.Replicas == nil || *d.Spec.Replicas != 0
+		if checkpoint.HolderIndex(holders, w.CP.OperationID) >= 0 {
+			return holders, &zero, running
+		}
+		me := checkpoint.PauseHolder{OperationID: w.CP.OperationID, Namespace: w.CP.Namespace, Cluster: w.CP.Cluster, Replicas: op.Replicas}
+		switch {
+		case len(holders) > 0:
+			me.Replicas = holders[0].Replicas
+		case d.Spec.Replicas == nil:
+			me.Replicas = 1
+		case *d.Spec.Replicas > 0:
+			me.Replicas = *d.Spec.Replicas
+		}
+		return append(holders, me), &zero, true
+	})
+}
+
+// writeDeployment reads the operator Deployment, lets change decide its new holder
+// list and replicas (nil: unchanged), and writes both in one merge patch with a
+// resourceVersion precondition; a conflict is retried from a fresh read.
+func writeDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator,
+	change func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (newHolders []checkpoint.PauseHolder, replicas *int32, write bool)) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	d, err := w.Kube.AppsV1().Deployments(op.Namespace).Get(ctx, op.Name, metav1.GetOptions{})
@@ -126,13 +195,27 @@ func scaleDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator
 	if err != nil {
 		return &engine.Retryable{Err: fmt.Errorf("cannot read Deployment %s/%s: %w", op.Namespace, op.Name, err)}
 	}
-	if d.Spec.Replicas != nil && *d.Spec.Replicas == replicas {
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return fmt.Errorf("Deployment %s/%s: %w; whether another operation holds it paused is unknown: fix or remove the annotation", op.Namespace, op.Name, err)
+	}
+	newHolders, replicas, write := change(d, holders)
+	if !write {
 		return nil
 	}
-	body, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": d.ResourceVersion},
-		"spec":     map[string]any{"replicas": replicas},
-	})
+	var ann any // JSON null removes the annotation
+	if len(newHolders) > 0 {
+		b, _ := json.Marshal(newHolders)
+		ann = string(b)
+	}
+	patch := map[string]any{"metadata": map[string]any{
+		"resourceVersion": d.ResourceVersion,
+		"annotations":     map[string]any{checkpoint.PausedByAnnotation: ann},
+	}}
+	if replicas != nil {
+		patch["spec"] = map[string]any{"replicas": *replicas}
+	}
+	body, _ := json.Marshal(patch)
 	_, err = w.Kube.AppsV1().Deployments(op.Namespace).Patch(ctx, op.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
 	if apierrors.IsConflict(err) {
 		return &engine.Retryable{Err: err}

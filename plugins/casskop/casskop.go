@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -411,14 +413,46 @@ type Operator struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Replicas  int32  `json:"replicas"`
+	// Watch is the namespace it manages ("" = every namespace).
+	Watch string `json:"watch"`
+	// PausedBy lists the operations holding it paused (checkpoint.PausedByAnnotation).
+	PausedBy []checkpoint.PauseHolder `json:"pausedBy,omitempty"`
+	// running: replicas > 0 or pods still there.
+	running bool
 }
 
 func (o Operator) String() string { return o.Namespace + "/" + o.Name }
+
+// Running reports whether it may act now (replicas > 0, or pods still there).
+func (o Operator) Running() bool { return o.running }
+
+// Scope says which namespaces it manages, in words.
+func (o Operator) Scope() string {
+	if o.Watch == "" {
+		return "every namespace"
+	}
+	return "namespace " + o.Watch
+}
 
 // RunningOperators finds CassKop Deployments with replicas > 0 that manage ns: in ns
 // itself (the chart's default, WATCH_NAMESPACE = its own namespace) and, when the user
 // may list Deployments cluster-wide, elsewhere with WATCH_NAMESPACE = ns or empty (all).
 func (a *Adapter) RunningOperators(ctx context.Context, ns string) ([]Operator, error) {
+	all, err := a.Operators(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	var out []Operator
+	for _, op := range all {
+		if op.Running() {
+			out = append(out, op)
+		}
+	}
+	return out, nil
+}
+
+// Operators finds every CassKop Deployment that manages ns, running or not.
+func (a *Adapter) Operators(ctx context.Context, ns string) ([]Operator, error) {
 	// One cluster-wide list covers ns too; a user who may only read ns gets Forbidden
 	// and then ns alone is asked (an operator elsewhere cannot be seen then).
 	list, err := a.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
@@ -432,47 +466,98 @@ func (a *Adapter) RunningOperators(ctx context.Context, ns string) ([]Operator, 
 	}
 	var out []Operator
 	for _, d := range list.Items {
-		watch, isCK := isCassKop(d)
-		if !isCK {
+		op, ok := OperatorOf(&d)
+		if !ok || (op.Watch != "" && op.Watch != ns) {
 			continue
 		}
-		manages := watch == ns || watch == ""
-		if d.Namespace == ns && watch == "$own" {
-			manages = true
-		}
-		replicas := int32(1)
-		if d.Spec.Replicas != nil {
-			replicas = *d.Spec.Replicas
-		}
-		if manages && (replicas > 0 || d.Status.Replicas > 0) {
-			out = append(out, Operator{Namespace: d.Namespace, Name: d.Name, Replicas: replicas})
-		}
+		out = append(out, op)
 	}
 	return out, nil
 }
 
-// isCassKop recognises a CassKop Deployment by its chart labels or image, and returns
-// its WATCH_NAMESPACE ("$own" when it is the pod's own namespace via the downward API).
-func isCassKop(d appsv1.Deployment) (string, bool) {
-	l := d.Labels
-	ck := l["app"] == "cassandra-operator" || l["app"] == "casskop" || l["name"] == "casskop" ||
-		l["operator"] == "cassandra" || l["app.kubernetes.io/name"] == "casskop"
-	watch := ""
+// OperatorOf describes d if it is a CassKop Deployment (IsCassKop).
+func OperatorOf(d *appsv1.Deployment) (Operator, bool) {
+	if !IsCassKop(d) {
+		return Operator{}, false
+	}
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	op := Operator{Namespace: d.Namespace, Name: d.Name, Replicas: replicas, Watch: watchNamespace(d),
+		running: replicas > 0 || d.Status.Replicas > 0}
+	// An unreadable list is kept as one unnamed holder: someone holds it paused.
+	if hs, err := checkpoint.PauseHolders(d.Annotations); err != nil {
+		op.PausedBy = []checkpoint.PauseHolder{{OperationID: "(unreadable " + checkpoint.PausedByAnnotation + ")"}}
+	} else {
+		op.PausedBy = hs
+	}
+	return op, true
+}
+
+// IsCassKop recognises a CassKop operator Deployment by what is CassKop's own: a
+// container whose image repository is casskop (orangeopensource/casskop,
+// ghcr.io/cscetbon/casskop, or a mirror of it) or whose command is casskop (both Helm
+// charts run it so), or the labels the cscetbon chart gives it (app=casskop,
+// name=casskop). Generic labels (operator=cassandra, app=cassandra-operator, which
+// other Cassandra operators' charts use too) are not enough. The charts:
+// Orange-OpenSource/casskop helm/cassandra-operator/templates/deployment.yaml and
+// cscetbon/casskop charts/casskop/templates/deployment.yaml (image
+// orangeopensource/casskop resp. ghcr.io/cscetbon/casskop, command [casskop]).
+func IsCassKop(d *appsv1.Deployment) bool {
+	if d.Labels["app"] == "casskop" || d.Labels["name"] == "casskop" {
+		return true
+	}
 	for _, c := range d.Spec.Template.Spec.Containers {
-		if strings.Contains(c.Image, "casskop") || strings.Contains(c.Image, "cassandra-operator") {
-			ck = true
+		if imageRepo(c.Image) == "casskop" {
+			return true
 		}
-		for _, e := range c.Env {
-			if e.Name == "WATCH_NAMESPACE" {
-				if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
-					watch = "$own"
-				} else {
-					watch = e.Value
-				}
-			}
+		if len(c.Command) > 0 && path.Base(c.Command[0]) == "casskop" {
+			return true
 		}
 	}
-	return watch, ck
+	return false
+}
+
+// imageRepo is the last path element of an image reference, without tag or digest:
+// "ghcr.io/cscetbon/casskop:2.3.4" -> "casskop".
+func imageRepo(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, "/"); i >= 0 {
+		image = image[i+1:]
+	}
+	if i := strings.Index(image, ":"); i >= 0 {
+		image = image[:i]
+	}
+	return strings.ToLower(image)
+}
+
+// watchNamespace is the namespace a CassKop Deployment manages: its WATCH_NAMESPACE
+// (the charts set it to the pod's own namespace through the downward API); unset or
+// empty means every namespace (CassKop's main.go: the manager's cache then watches
+// all namespaces).
+func watchNamespace(d *appsv1.Deployment) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name != "WATCH_NAMESPACE" {
+				continue
+			}
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+				return d.Namespace
+			}
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// ManagedClusters lists the CassandraClusters op manages: those of its namespace, or of
+// every namespace when it watches all. Listing across namespaces may be forbidden: the
+// error says so (apierrors.IsForbidden).
+func (a *Adapter) ManagedClusters(ctx context.Context, op Operator) ([]topology.Cluster, error) {
+	return a.List(ctx, op.Watch)
 }
 
 // DCSpec is the count of one datacenter in one cluster resource (steps.ClusterSpec).

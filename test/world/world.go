@@ -71,6 +71,8 @@ type World struct {
 	running      map[int]bool
 	pvcDeletes   []string
 	execLog      []string
+	// hist records every side effect of every process (history.go).
+	hist history
 
 	// Set by the options of the same names (see Opts); incarnations counts every pod
 	// and PVC created under a name (1 for the initial ones), nextIP the last address used.
@@ -330,6 +332,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 				}
 			}
 		}
+		snap := w.historyBefore(tracker, action)
 		handled, obj, err := apply(action)
 		if err != nil {
 			return handled, obj, err
@@ -356,6 +359,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 				w.deploymentController(action.GetNamespace(), objName(action))
 			}
 		}
+		w.recordWrite(tracker, action, snap)
 		w.sideEffects++
 		if w.OnSideEffect != nil {
 			w.OnSideEffect(w.sideEffects)
@@ -495,6 +499,7 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
+		w.recordExec(pod, args[0])
 		w.sideEffects++
 		if w.OnSideEffect != nil {
 			w.OnSideEffect(w.sideEffects)
@@ -511,6 +516,8 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 func (w *World) Process(crashAt int, fn func()) (crashed bool) {
 	w.mu.Lock()
 	w.sideEffects, w.crashAt = 0, crashAt
+	w.hist.proc++
+	proc := w.hist.proc
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
@@ -521,6 +528,12 @@ func (w *World) Process(crashAt int, fn func()) (crashed bool) {
 				panic(r)
 			}
 			crashed = true
+			w.mu.Lock()
+			if w.hist.crashed == nil {
+				w.hist.crashed = map[int]bool{}
+			}
+			w.hist.crashed[proc] = true
+			w.mu.Unlock()
 		}
 	}()
 	fn()
