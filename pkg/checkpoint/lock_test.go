@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // takeOverFrom plays another run (host B) that takes the checkpoint over through its own
@@ -116,5 +117,54 @@ func TestFence(t *testing.T) {
 	obj.rv++
 	if err := a.Fence(ctx, cp); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "removed") {
 		t.Fatalf("fence on a removed checkpoint: %v", err)
+	}
+}
+
+// TestLockIdentity: a PID is looked up only on the holder's own machine; a holder with
+// our machine and PID but another session is our dead predecessor.
+func TestLockIdentity(t *testing.T) {
+	now := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	asked := 0
+	alive := func(Holder) bool { asked++; return true }
+	me := Holder{Host: "cassandra-tools", PID: 1, Session: "me", Machine: "boot:b1/pid:[1]"}
+	cases := []struct {
+		name   string
+		holder Holder
+		want   LockState
+		asks   bool
+	}{
+		{"same hostname, other machine", Holder{Host: "cassandra-tools", PID: 7, Session: "x", Machine: "boot:b2/pid:[1]"}, HeldElsewhere, false},
+		{"same machine, live pid", Holder{Host: "cassandra-tools", PID: 7, Session: "x", Machine: "boot:b1/pid:[1]"}, HeldHere, true},
+		{"same machine, our pid, another session", Holder{Host: "cassandra-tools", PID: 1, Session: "x", Machine: "boot:b1/pid:[1]"}, Free, false},
+		{"older plugin, same host, our pid", Holder{Host: "cassandra-tools", PID: 1, Session: "x"}, HeldElsewhere, false},
+		{"older plugin, same host, live pid", Holder{Host: "cassandra-tools", PID: 7, Session: "x"}, HeldHere, true},
+		{"released on another machine", Holder{Host: "laptop", PID: 7, Session: "x", ReleasedAt: &now}, Free, false},
+	}
+	for _, c := range cases {
+		cp := sample(1)
+		cp.Holder = c.holder
+		asked = 0
+		got, _, _ := cp.Lock(me, now, alive)
+		if got != c.want || (asked > 0) != c.asks {
+			t.Errorf("%s: %v (asked alive %d times), want %v (asks %v)", c.name, got, asked, c.want, c.asks)
+		}
+	}
+}
+
+// TestRecordChanges: the record a waiting run compares changes with every write of
+// the holder, whatever its clock says.
+func TestRecordChanges(t *testing.T) {
+	cp := sample(1)
+	cp.Holder = Holder{Host: "b", Session: "b"}
+	r := cp.Record()
+	cp.Seq++
+	if cp.Record() == r {
+		t.Fatal("a new seq leaves the record unchanged")
+	}
+	r = cp.Record()
+	past := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) // a clock far behind
+	cp.Holder.RenewedAt = &past
+	if cp.Record() == r {
+		t.Fatal("a renewal leaves the record unchanged")
 	}
 }
