@@ -60,6 +60,11 @@ type World struct {
 	Now           func() time.Time
 	// Operator reads and repairs the operator's per-rack status (repair-operator-state).
 	Operator OperatorState
+	// NoteProgress, when set, keeps the last streaming progress for the checkpoint
+	// (engine.Engine.NoteProgress); SampleEvery is the shortest interval between two
+	// progress reads while a decommission call runs (default 5 s; progress.go).
+	NoteProgress func(id string, p checkpoint.Progress)
+	SampleEvery  time.Duration
 
 	mu     sync.Mutex
 	failed map[string]string // pod -> last failure seen by this process's own decommission call
