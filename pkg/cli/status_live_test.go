@@ -194,3 +194,64 @@ func waitOutput(t *testing.T, b *syncBuffer, want string) {
 }
 
 func metav1DeleteOptions() metav1.DeleteOptions { return metav1.DeleteOptions{} }
+
+// TestProgressInCheckpoint: a decommission's progress is kept for the checkpoint and
+// written by the writes that happen anyway (here the release of an interrupted run);
+// `status` on another machine then shows it, in text and JSON.
+func TestProgressInCheckpoint(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 4, DecommissionTime: 3 * time.Second})
+	readyStatefulSets(t, w)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	errOut := &cancelOn{want: "[..] decommission demo-dc1-rack1-3: ", cancel: cancel}
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut})
+	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Execer = w
+	o.SampleEvery, o.ProgressEvery = 20*time.Millisecond, time.Hour
+	pid := w.StartProcess()
+	o.Identity = func() checkpoint.Holder {
+		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
+	}
+	o.Alive = w.ProcessAlive
+	code := o.Execute(ctx, []string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "3", "--yes", "--poll-interval", "1ms", "--progress", "plain"})
+	w.EndProcess(pid)
+	if code != 4 {
+		t.Fatalf("exit %d, want 4 (interrupted)\n%s", code, errOut.String())
+	}
+	if n := strings.Count(errOut.String(), "[..] decommission demo-dc1-rack1-3: "); n != 1 {
+		t.Errorf("%d plain progress lines within one interval, want 1:\n%s", n, errOut.String())
+	}
+	cp, err := checkpoint.Decode(w.CR().GetAnnotations()[checkpoint.Annotation], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cp.Steps[cp.Current()].Progress
+	if p == nil || p.Operation != "decommission" || p.Pod != "demo-dc1-rack1-3" || p.TotalBytes <= 0 {
+		t.Fatalf("step record progress: %+v", p)
+	}
+	stdout, _, code, _ := run(w, 0, "status", "demo", "-n", "cassandra")
+	if code != 0 || !strings.Contains(stdout, "progress decommission demo-dc1-rack1-3: ") {
+		t.Fatalf("status exit %d:\n%s", code, stdout)
+	}
+	stdout, _, _, _ = run(w, 0, "status", "demo", "-n", "cassandra", "-o", "json")
+	if !strings.Contains(stdout, `"progress": {`) || !strings.Contains(stdout, `"totalBytes": `) {
+		t.Fatalf("status -o json has no progress:\n%s", stdout)
+	}
+}
+
+// cancelOn cancels once what it was written contains want (the user's Ctrl-C on
+// seeing the line).
+type cancelOn struct {
+	syncBuffer
+	want   string
+	cancel func()
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.syncBuffer.Write(p)
+	if strings.Contains(c.syncBuffer.String(), c.want) {
+		c.cancel()
+	}
+	return n, err
+}

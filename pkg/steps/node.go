@@ -163,8 +163,11 @@ func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
 	// Each report is a nodetool call: a decommission lasts minutes to hours, and a
 	// report every few seconds is plenty.
 	every := progressEvery(s.w)
-	if every < s.w.sampleEvery() {
-		every = s.w.sampleEvery()
+	if every < decommissionProgressEvery {
+		every = decommissionProgressEvery
+	}
+	if s.w.SampleEvery > 0 {
+		every = s.w.SampleEvery // tests
 	}
 	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	var meter StreamMeter

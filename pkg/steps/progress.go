@@ -74,10 +74,3 @@ func (w *World) reportStream(id, op, pod string, ns nodetool.Netstats, plan, dir
 		r.Progress(id, p)
 	}
 }
-
-func (w *World) sampleEvery() time.Duration {
-	if w.SampleEvery > 0 {
-		return w.SampleEvery
-	}
-	return decommissionProgressEvery
-}

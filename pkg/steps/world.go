@@ -62,7 +62,7 @@ type World struct {
 	Operator OperatorState
 	// NoteProgress, when set, keeps the last streaming progress for the checkpoint
 	// (engine.Engine.NoteProgress); SampleEvery is the shortest interval between two
-	// progress reads while a decommission call runs (default 5 s; progress.go).
+	// progress reads while a decommission call runs (default 5 s, node.go).
 	NoteProgress func(id string, p checkpoint.Progress)
 	SampleEvery  time.Duration
 
