@@ -116,3 +116,47 @@ func (c *killedAfterStart) Done() <-chan struct{} {
 	close(ch)
 	return ch
 }
+
+// TestBootstrapProgressPerVersion: a node added to the simulated cluster streams its
+// ranges in a Bootstrap plan on every version (4.0+ receiver names "app/events-<n>";
+// 3.11 one overwritten "app/events" entry, whose done bytes undercount); the parser
+// reads it and the figures only grow.
+func TestBootstrapProgressPerVersion(t *testing.T) {
+	for _, v := range []string{sim.V311, sim.V40, sim.V41, sim.V50} {
+		t.Run(v, func(t *testing.T) {
+			start := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+			clock := start
+			st := sim.NewMemory(sim.Options{Version: v, RF: 1, JoinTime: 10 * time.Minute}, []sim.NodeSpec{
+				{Pod: "demo-dc1-rack1-0", Address: "10.244.0.11"}, {Pod: "demo-dc1-rack1-1", Address: "10.244.0.12"},
+			}, func() time.Time { return clock })
+			if err := st.AddNode(sim.NodeSpec{Pod: "demo-dc1-rack1-2", Address: "10.244.0.13", Load: "8 GiB"}); err != nil {
+				t.Fatal(err)
+			}
+			var last int64 = -1
+			for m := 1; m < 10; m++ {
+				clock = start.Add(time.Duration(m) * time.Minute)
+				var b strings.Builder
+				st.Run(context.Background(), "demo-dc1-rack1-2", []string{"netstats"}, &b, io.Discard)
+				ns, err := nodetool.ParseNetstats(b.String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, ok := ns.StreamProgress(nodetool.PlanBootstrap, nodetool.DirReceiving)
+				if !ok || p.TotalBytes != 8<<30 || p.Peers != 1 {
+					t.Fatalf("minute %d: %+v %v\n%s", m, p, ok, b.String())
+				}
+				if v != sim.V311 && p.DoneBytes <= last {
+					t.Fatalf("minute %d: done %d after %d", m, p.DoneBytes, last)
+				}
+				last = p.DoneBytes
+				want := "app/events-0 "
+				if v == sim.V311 {
+					want = "app/events "
+				}
+				if !strings.Contains(b.String(), want) {
+					t.Fatalf("no receiver file name %q:\n%s", want, b.String())
+				}
+			}
+		})
+	}
+}
