@@ -234,6 +234,8 @@ type Step struct {
 	LastError  string     `json:"lastError,omitempty"`
 	StartedAt  *time.Time `json:"startedAt,omitempty"`
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// Progress is the last streaming progress seen while the step ran (progress.go).
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // Checkpoint is the whole record, serialized as JSON into Annotation.

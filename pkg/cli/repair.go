@@ -59,6 +59,9 @@ restored at the end. An interrupted repair is finished with "kubectl cassandra r
 			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
 				return err
 			}
+			if err := f.checkProgress(); err != nil {
+				return err
+			}
 			return o.runRepair(cmd.Context(), args, f)
 		},
 	}

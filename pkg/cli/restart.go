@@ -54,6 +54,9 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
 				return err
 			}
+			if err := f.checkProgress(); err != nil {
+				return err
+			}
 			if f.rack == "" && f.dc == "" {
 				return exit.Usagef("name the rack with --rack (or a whole datacenter with --dc)")
 			}

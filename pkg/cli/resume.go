@@ -39,6 +39,9 @@ world (API objects and nodetool), so steps that already happened are not repeate
 			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
 				return err
 			}
+			if err := f.checkProgress(); err != nil {
+				return err
+			}
 			s, err := o.open(cmd.Context(), args)
 			if err != nil {
 				return err

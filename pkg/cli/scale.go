@@ -49,6 +49,7 @@ type runFlags struct {
 	pollInterval  time.Duration
 	stepTimeout   time.Duration
 	stallAfter    time.Duration
+	progress      string
 }
 
 func (f *runFlags) add(cmd *cobra.Command) {
@@ -58,6 +59,17 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.stepTimeout, "timeout", 6*time.Hour, "How long one step may wait for its effect (a decommission streams the node's whole data)")
 	cmd.Flags().DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "Cassandra 4.0+: re-issue decommission when the node stays LEAVING with no stream this long")
 	cmd.Flags().BoolVar(&f.forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
+	cmd.Flags().StringVar(&f.progress, "progress", output.ProgressAuto, "Streaming progress of a decommission or bootstrap: auto (a bar on a terminal, else plain), bar, plain (a line every 30 s), none")
+}
+
+// checkProgress validates --progress (bad usage, nothing changed).
+func (f *runFlags) checkProgress() error {
+	for _, m := range output.ProgressModes {
+		if f.progress == m || f.progress == "" {
+			return nil
+		}
+	}
+	return exit.Usagef("--progress must be auto, bar, plain or none, got %q", f.progress)
 }
 
 type scaleFlags struct {
@@ -98,6 +110,9 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 		ValidArgsFunction: o.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
+				return err
+			}
+			if err := f.checkProgress(); err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("nodes") {
@@ -373,6 +388,7 @@ func checkpointError(s *session, err error) error {
 func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
 	progress := output.NewProgress(o.ErrOut, o.Color)
 	progress.Now = o.Now
+	progress.Mode, progress.PlainEvery = f.progress, o.ProgressEvery
 	self := cp.Holder
 	reporter := &kube.EventReporter{
 		Inner: progress, Client: s.c.Kube, Host: self.Host, Now: o.Now,
@@ -398,6 +414,7 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		StallAfter:       f.stallAfter,
 		StepTimeout:      f.stepTimeout,
 		Now:              o.Now,
+		SampleEvery:      o.SampleEvery,
 	}
 	if d, ok := s.store.Obj.(interface{ Deleting() bool }); ok {
 		runner.Deleting = d.Deleting

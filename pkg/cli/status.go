@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
@@ -69,6 +71,19 @@ type statusRack struct {
 	ReadyReplicas int         `json:"readyReplicas"`
 	Pods          []statusPod `json:"pods"`
 	PVCs          []statusPVC `json:"pvcs"`
+	// RemoveOne is the preflight's free-space check for removing the rack's highest
+	// ordinal (operation.RemovalSpace); nil when the rack has fewer than two pods.
+	RemoveOne *statusSpace `json:"removeOne"`
+}
+
+// statusSpace is what removing one node of a rack would need and find.
+type statusSpace struct {
+	Pod string `json:"pod"`
+	// Known is false when a Load or a data volume's capacity is unknown.
+	Known     bool  `json:"known"`
+	NeedBytes int64 `json:"needBytes"`
+	FreeBytes int64 `json:"freeBytes"`
+	Fits      bool  `json:"fits"`
 }
 
 type statusPod struct {
@@ -82,6 +97,9 @@ type statusPod struct {
 	// the pod's address, "?" when the ring could not be read.
 	NodeState string `json:"nodeState"`
 	HostID    string `json:"hostID,omitempty"`
+	// Load and Owns are nodetool status's cells, from the same ring read ("" unread).
+	Load string `json:"load,omitempty"`
+	Owns string `json:"owns,omitempty"`
 }
 
 type statusPVC struct {
@@ -90,6 +108,9 @@ type statusPVC struct {
 	Phase       string `json:"phase"`
 	Terminating bool   `json:"terminating"`
 	PodExists   bool   `json:"podExists"`
+	// Capacity is the claim's capacity (status, else its request), e.g. "100Gi".
+	Capacity      string `json:"capacity,omitempty"`
+	CapacityBytes int64  `json:"capacityBytes,omitempty"`
 }
 
 type statusOperation struct {
@@ -103,6 +124,9 @@ type statusOperation struct {
 	StepsDone   int               `json:"stepsDone"`
 	StepsTotal  int               `json:"stepsTotal"`
 	CurrentStep *checkpoint.Step  `json:"currentStep,omitempty"`
+	// Progress is the last streaming progress recorded by the run (the newest of the
+	// steps not done), so another machine sees how far a decommission or bootstrap is.
+	Progress *checkpoint.Progress `json:"progress,omitempty"`
 	// PausedOperator is set while the operation keeps the operator paused.
 	PausedOperator *checkpoint.PausedOperator `json:"pausedOperator,omitempty"`
 	Error          string                     `json:"error,omitempty"`
@@ -111,6 +135,7 @@ type statusOperation struct {
 func newStatusCmd(o *Options) *cobra.Command {
 	var out string
 	withNodetool := true
+	var live liveFlags
 	cmd := &cobra.Command{
 		Use:               "status [CLUSTER]",
 		Short:             "Show racks, pods, node states, PVCs and the operation in flight",
@@ -135,6 +160,20 @@ func newStatusCmd(o *Options) *cobra.Command {
 				}
 				return err
 			}
+			if live.watch && live.wait {
+				return exit.Usagef("--watch and --wait cannot be used together")
+			}
+			if live.nodetoolInterval <= 0 {
+				return exit.Usagef("--nodetool-interval must be positive, got %s", live.nodetoolInterval)
+			}
+			if live.watch || live.wait {
+				// The lists started with the cluster read are the first status; the
+				// watches bring the changes.
+				if live.watch {
+					return o.watchStatus(ctx, s, lists, withNodetool, live)
+				}
+				return o.waitStatus(ctx, s, lists, withNodetool, live, out)
+			}
 			rep := o.buildStatus(ctx, s, lists, withNodetool)
 			if out != "text" {
 				return output.Print(o.Out, out, rep)
@@ -145,6 +184,10 @@ func newStatusCmd(o *Options) *cobra.Command {
 	}
 	addOutputFlag(cmd, &out, "text", "json", "yaml")
 	cmd.Flags().BoolVar(&withNodetool, "nodetool", true, "read node states with nodetool status (one exec into a Ready pod); false shows them as ?")
+	cmd.Flags().BoolVarP(&live.watch, "watch", "w", false, "Redraw on every change (watches of the cluster, StatefulSets, pods and PVCs; without a terminal: the changed lines, timestamped); Ctrl-C ends it")
+	cmd.Flags().BoolVar(&live.wait, "wait", false, "Block until the operation in flight ends; exit 0 done, 1 failed, 3 stuck (needs a human), 4 interrupted or timed out")
+	cmd.Flags().DurationVar(&live.timeout, "timeout", 2*time.Hour, "With --wait: how long to wait before giving up (exit 4)")
+	cmd.Flags().DurationVar(&live.nodetoolInterval, "nodetool-interval", 10*time.Second, "With --watch/--wait: read the ring at most this often")
 	return cmd
 }
 
@@ -275,7 +318,7 @@ func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusList
 				if ringOK {
 					sp.NodeState = ""
 					if n, ok := ring.ByAddress(p.Status.PodIP); ok {
-						sp.NodeState, sp.HostID = n.Code(), n.HostID
+						sp.NodeState, sp.HostID, sp.Load, sp.Owns = n.Code(), n.HostID, n.Load, n.Owns
 					}
 				}
 				sr.Pods = append(sr.Pods, sp)
@@ -291,10 +334,18 @@ func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusList
 						continue
 					}
 					_, exists := podByName[pod]
-					sr.PVCs = append(sr.PVCs, statusPVC{Name: c.Name, Pod: pod, Phase: string(c.Status.Phase), Terminating: c.DeletionTimestamp != nil, PodExists: exists})
+					sc := statusPVC{Name: c.Name, Pod: pod, Phase: string(c.Status.Phase), Terminating: c.DeletionTimestamp != nil, PodExists: exists}
+					if b := operation.DataCapacity(&c); b > 0 {
+						sc.CapacityBytes = int64(b)
+						sc.Capacity = claimCapacity(&c)
+					}
+					sr.PVCs = append(sr.PVCs, sc)
 				}
 			}
 			sort.Slice(sr.PVCs, func(i, j int) bool { return sr.PVCs[i].Name < sr.PVCs[j].Name })
+			if ok {
+				sr.RemoveOne = removeOne(sr, operation.DataTemplate(&st), ringOK)
+			}
 			if !ok {
 				warn("StatefulSet %s of rack %s/%s does not exist", r.StatefulSet, dc.Name, r.Name)
 			}
@@ -321,6 +372,11 @@ func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusList
 		if i := cp.Current(); i >= 0 {
 			cur := cp.Steps[i]
 			op.CurrentStep = &cur
+		}
+		for _, st := range cp.Steps {
+			if st.Progress != nil && st.State != checkpoint.StateDone && (op.Progress == nil || st.Progress.At.After(op.Progress.At)) {
+				op.Progress = st.Progress
+			}
 		}
 		rep.Operation = op
 		rep.Next = s.resumeHint() + " --yes"
@@ -356,6 +412,9 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 			}
 			fmt.Fprintf(w, "            current step %s (%s, attempts: %d%s)\n", op.CurrentStep.ID, op.CurrentStep.State, op.CurrentStep.Attempts, errText)
 		}
+		if op.Progress != nil {
+			fmt.Fprintf(w, "            progress %s (read at %s)\n", output.ProgressText(*op.Progress), op.Progress.At.Format("2006-01-02T15:04:05Z07:00"))
+		}
 	}
 	if lo := rep.LastOperation; lo != nil {
 		fmt.Fprintf(w, "Last:       %s %s %s at %s: %s\n", lo.Kind, lo.OperationID, lo.Result, lo.FinishedAt.Format("2006-01-02T15:04:05Z07:00"), lo.Summary)
@@ -383,10 +442,20 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 				mark = p.Warn("[!!]")
 			}
 			fmt.Fprintf(w, "  Rack %s: %s StatefulSet %s, %d/%d ready\n", r.Name, mark, r.StatefulSet, r.ReadyReplicas, r.Replicas)
+			if ro := r.RemoveOne; ro != nil {
+				switch {
+				case !ro.Known:
+					fmt.Fprintf(w, "    removing %s: free space unknown (a Load or a data volume capacity is not known)\n", ro.Pod)
+				case ro.Fits:
+					fmt.Fprintf(w, "    removing %s: %s its %s fit in the %s free on the others\n", ro.Pod, p.OK("[OK]"), output.Bytes(ro.NeedBytes), output.Bytes(ro.FreeBytes))
+				default:
+					fmt.Fprintf(w, "    removing %s: %s its %s do not fit in the %s free on the others\n", ro.Pod, p.Warn("[!!]"), output.Bytes(ro.NeedBytes), output.Bytes(ro.FreeBytes))
+				}
+			}
 			// Align plain text first, colour after: escape codes would skew tabwriter.
 			var table bytes.Buffer
 			tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "    POD\tREADY\tNODE\tHOST ID\tIP")
+			fmt.Fprintln(tw, "    POD\tREADY\tNODE\tLOAD\tOWNS\tHOST ID\tIP")
 			for _, pod := range r.Pods {
 				ready := "[OK]"
 				if !pod.Ready {
@@ -399,11 +468,11 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 				if state == "" {
 					state = "-"
 				}
-				fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", pod.Name, ready, state, dash(pod.HostID), dash(pod.IP))
+				fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\t%s\t%s\n", pod.Name, ready, state, dash(pod.Load), dash(pod.Owns), dash(pod.HostID), dash(pod.IP))
 			}
 			_ = tw.Flush()
 			tw = tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "    PVC\tPHASE\tPOD")
+			fmt.Fprintln(tw, "    PVC\tPHASE\tCAPACITY\tPOD")
 			for _, c := range r.PVCs {
 				phase := c.Phase
 				if c.Terminating {
@@ -413,7 +482,7 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 				if !c.PodExists {
 					pod = "gone"
 				}
-				fmt.Fprintf(tw, "    %s\t%s\t%s\n", c.Name, phase, pod)
+				fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\n", c.Name, phase, dash(c.Capacity), pod)
 			}
 			_ = tw.Flush()
 			fmt.Fprint(w, strings.NewReplacer("[!!] terminating", p.Warn("[!!] terminating"), "[OK]", p.OK("[OK]"), "[XX]", p.Bad("[XX]"), "  gone\n", "  "+p.Warn("gone")+"\n").Replace(table.String()))
@@ -425,6 +494,46 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 	if rep.Next != "" {
 		fmt.Fprintf(w, "\nNext: %s\n", rep.Next)
 	}
+}
+
+// claimCapacity prints the claim's capacity as Kubernetes does ("100Gi").
+func claimCapacity(c *corev1.PersistentVolumeClaim) string {
+	if q, ok := c.Status.Capacity[corev1.ResourceStorage]; ok {
+		return q.String()
+	}
+	if q, ok := c.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		return q.String()
+	}
+	return ""
+}
+
+// removeOne is the preflight's space check for removing the rack's highest ordinal
+// (operation.RemovalSpace, the computation scale runs): its Load against the free space
+// of the rack's other data volumes.
+func removeOne(r statusRack, dataTpl string, ringOK bool) *statusSpace {
+	if len(r.Pods) < 2 || dataTpl == "" {
+		return nil
+	}
+	capacity := map[string]float64{}
+	for _, c := range r.PVCs {
+		if c.Name == dataTpl+"-"+c.Pod {
+			capacity[c.Pod] = float64(c.CapacityBytes)
+		}
+	}
+	space := func(p statusPod) operation.NodeSpace {
+		n := operation.NodeSpace{Load: -1, Capacity: capacity[p.Name]}
+		if l, ok := operation.ParseLoad(p.Load); ok && ringOK {
+			n.Load = l
+		}
+		return n
+	}
+	last := r.Pods[len(r.Pods)-1]
+	var others []operation.NodeSpace
+	for _, p := range r.Pods[:len(r.Pods)-1] {
+		others = append(others, space(p))
+	}
+	need, free, ok := operation.RemovalSpace(space(last), others)
+	return &statusSpace{Pod: last.Name, Known: ok, NeedBytes: int64(need), FreeBytes: int64(free), Fits: ok && need <= free}
 }
 
 func dash(s string) string {

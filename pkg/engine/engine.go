@@ -110,6 +110,12 @@ type Reporter interface {
 	Warn(id, msg string)
 }
 
+// ProgressReporter is implemented by reporters that show streaming progress (a bar or
+// a line every 30 s, pkg/output); the steps call it through steps.World.
+type ProgressReporter interface {
+	Progress(id string, p checkpoint.Progress)
+}
+
 // Saver persists the checkpoint (checkpoint.Store in production). Fence proves with a
 // fresh read that cp's session still holds the checkpoint at the seq it last wrote
 // (checkpoint.ErrLost otherwise).
@@ -156,6 +162,33 @@ type Engine struct {
 	// cancels the run's waits with it.
 	stop error
 	halt context.CancelCauseFunc
+	// progress is the last streaming progress per step, not yet written (NoteProgress);
+	// pmu guards it apart from mu, which is held during writes.
+	pmu      sync.Mutex
+	progress map[string]checkpoint.Progress
+}
+
+// NoteProgress keeps p as the last progress of step id. The next checkpoint write (a
+// step's record or the lease renewal) carries it: progress never costs a write of its own.
+func (e *Engine) NoteProgress(id string, p checkpoint.Progress) {
+	e.pmu.Lock()
+	defer e.pmu.Unlock()
+	if e.progress == nil {
+		e.progress = map[string]checkpoint.Progress{}
+	}
+	e.progress[id] = p
+}
+
+// applyProgress moves the noted progress into the step records (mu held).
+func (e *Engine) applyProgress() {
+	e.pmu.Lock()
+	defer e.pmu.Unlock()
+	for id, p := range e.progress {
+		if i := e.index(id); i >= 0 {
+			e.CP.Steps[i].Progress = &p
+		}
+	}
+	clear(e.progress)
 }
 
 // Current is the ID of the step being worked on (for interruption messages).
@@ -522,6 +555,7 @@ func (e *Engine) commit(ctx context.Context, change func(now time.Time)) error {
 	defer e.mu.Unlock()
 	now := e.now()
 	change(now)
+	e.applyProgress()
 	if e.Lease > 0 {
 		e.CP.Holder.RenewedAt = &now
 	}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 )
 
 // reporter is the progress interface the engine uses (engine.Reporter).
@@ -167,6 +169,16 @@ func (r *EventReporter) StepDone(id, desc string, already bool) {
 func (r *EventReporter) StepFailed(id, desc string, err error) {
 	r.Inner.StepFailed(id, desc, err)
 	r.warning("StepFailed", fmt.Sprintf("%s: %v", desc, err))
+}
+
+// Progress forwards streaming progress to Inner when it shows it (not recorded: too
+// frequent; the checkpoint keeps the last one).
+func (r *EventReporter) Progress(id string, p checkpoint.Progress) {
+	if pr, ok := r.Inner.(interface {
+		Progress(string, checkpoint.Progress)
+	}); ok {
+		pr.Progress(id, p)
+	}
 }
 
 // Waiting implements engine.Reporter (not recorded: too frequent).

@@ -24,9 +24,51 @@ func TestParseNetstatsFixtures(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			got, err := ParseNetstats(fixture(t, tt.file))
 			require.NoError(t, err)
+			got.Streams = nil // TestParseNetstatsProgress checks them
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestParseNetstatsProgress: the summed session bytes of each version's format
+// (fixtures from shared/cassandra/STREAMING-AND-REPLACE.md §2.5 and NODETOOL.md §3.3).
+func TestParseNetstatsProgress(t *testing.T) {
+	tests := []struct {
+		file      string
+		plan, dir string
+		want      StreamTotals
+	}{
+		{"netstats-4.1-leaving-streaming.txt", PlanUnbootstrap, DirSending, StreamTotals{DoneBytes: 209715200, TotalBytes: 1153433600, Peers: 2}},
+		{"netstats-4.1-normal-receiving.txt", PlanUnbootstrap, DirReceiving, StreamTotals{DoneBytes: 282066944, TotalBytes: 629145600, Peers: 1}},
+		{"netstats-3.11-leaving-streaming.txt", PlanUnbootstrap, DirSending, StreamTotals{DoneBytes: 282066944, TotalBytes: 629145600, Peers: 1}},
+		{"netstats-4.x-leaving-zero-copy.txt", PlanUnbootstrap, DirSending, StreamTotals{DoneBytes: 1070936074, TotalBytes: 2141872148, Peers: 1}},
+		{"netstats-4.x-joining-bootstrap.txt", PlanBootstrap, DirReceiving, StreamTotals{DoneBytes: 503316480, TotalBytes: 1879048192, Peers: 2}},
+		{"netstats-4.x-bootstrap-source.txt", PlanBootstrap, DirSending, StreamTotals{DoneBytes: 369098752, TotalBytes: 1073741824, Peers: 1}},
+		{"netstats-3.11-joining-bootstrap.txt", PlanBootstrap, DirReceiving, StreamTotals{DoneBytes: 234881024, TotalBytes: 1879048192, Peers: 2}},
+		{"netstats-3.11-bootstrap-source.txt", PlanBootstrap, DirSending, StreamTotals{DoneBytes: 369098752, TotalBytes: 1073741824, Peers: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			ns, err := ParseNetstats(fixture(t, tt.file))
+			require.NoError(t, err)
+			got, ok := ns.StreamProgress(tt.plan, tt.dir)
+			require.True(t, ok)
+			assert.Equal(t, tt.want, got)
+			_, ok = ns.StreamProgress("Rebuild", tt.dir)
+			assert.False(t, ok, "another plan's sessions are not counted")
+		})
+	}
+}
+
+// TestParseNetstatsProgressIgnoresHumanSizes: -H summaries are not bytes; no figure
+// beats a wrong one.
+func TestParseNetstatsProgressIgnoresHumanSizes(t *testing.T) {
+	ns, err := ParseNetstats("Mode: JOINING\nBootstrap 3f6c2d10-5a7e-11ef-9c41-2b7d8e9f0a1b\n    /10.244.1.12\n" +
+		"        Receiving 5 files, 1 GiB total. Already received 1 files (20.00%), 352 MiB total (34.38%)\n")
+	require.NoError(t, err)
+	assert.True(t, ns.Streaming)
+	_, ok := ns.StreamProgress(PlanBootstrap, DirReceiving)
+	assert.False(t, ok)
 }
 
 func TestParseNetstatsAcceptsEveryMode(t *testing.T) {
@@ -57,7 +99,7 @@ func TestParseNetstatsModeLineOnly(t *testing.T) {
 func TestParseNetstatsOtherPlansCountAsStreaming(t *testing.T) {
 	got, err := ParseNetstats("Mode: NORMAL\nRebuild 2c3d4e5f-4e2b-11ef-a3c1-6f1d2b3c4d5e\n    /10.244.1.13\n")
 	require.NoError(t, err)
-	assert.Equal(t, Netstats{Mode: ModeNormal, Streaming: true}, got)
+	assert.Equal(t, Netstats{Mode: ModeNormal, Streaming: true}, Netstats{Mode: got.Mode, Streaming: got.Streaming})
 }
 
 func TestParseNetstatsRejects(t *testing.T) {

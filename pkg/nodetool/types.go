@@ -96,6 +96,28 @@ type Netstats struct {
 	Mode Mode `json:"mode"`
 	// Streaming is true when at least one stream plan is listed (e.g. "Unbootstrap <id>").
 	Streaming bool `json:"streaming"`
+	// Streams are the sessions' summary lines, one per peer and direction.
+	Streams []StreamSummary `json:"streams,omitempty"`
+}
+
+// StreamSummary is one session's "Sending|Receiving N files, M bytes total. Already …"
+// line under a stream plan and a peer.
+type StreamSummary struct {
+	Plan       string `json:"plan"`   // description, e.g. "Unbootstrap"
+	PlanID     string `json:"planID"` // the plan's UUID
+	Peer       string `json:"peer"`   // "/10.244.1.13" (":port" with -pp)
+	Direction  string `json:"direction"`
+	Files      int64  `json:"files"`
+	TotalBytes int64  `json:"totalBytes"`
+	FilesDone  int64  `json:"filesDone"`
+	DoneBytes  int64  `json:"doneBytes"`
+}
+
+// StreamTotals are the summed bytes of a plan's sessions in one direction.
+type StreamTotals struct {
+	DoneBytes  int64 `json:"doneBytes"`
+	TotalBytes int64 `json:"totalBytes"`
+	Peers      int   `json:"peers"`
 }
 
 // Info is the part of `nodetool info` the plugin needs.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -150,21 +151,9 @@ func ParseLoad(s string) (float64, bool) {
 // NetworkTopologyStrategy and racks >= RF, a rack's data stays in that rack. ok is false
 // when a capacity or a load is unknown.
 func spaceCheck(leaving, remaining []rackNode) (problems []string, ok bool) {
-	need := map[string]float64{}
-	free := map[string]float64{}
-	for _, n := range leaving {
-		if n.load < 0 {
-			return nil, false
-		}
-		need[n.rack] += n.load
-	}
-	for _, n := range remaining {
-		if n.load < 0 || n.capacity <= 0 {
-			return nil, false
-		}
-		if f := n.capacity - n.load; f > 0 {
-			free[n.rack] += f
-		}
+	need, free, ok := rackSpace(leaving, remaining)
+	if !ok {
+		return nil, false
 	}
 	racks := make([]string, 0, len(need))
 	for r := range need {
@@ -178,6 +167,56 @@ func spaceCheck(leaving, remaining []rackNode) (problems []string, ok bool) {
 	}
 	return problems, true
 }
+
+// rackSpace sums, per rack, the leaving nodes' Load and the remaining nodes' free space
+// (capacity minus Load): the figures spaceCheck compares.
+func rackSpace(leaving, remaining []rackNode) (need, free map[string]float64, ok bool) {
+	need = map[string]float64{}
+	free = map[string]float64{}
+	for _, n := range leaving {
+		if n.load < 0 {
+			return nil, nil, false
+		}
+		need[n.rack] += n.load
+	}
+	for _, n := range remaining {
+		if n.load < 0 || n.capacity <= 0 {
+			return nil, nil, false
+		}
+		if f := n.capacity - n.load; f > 0 {
+			free[n.rack] += f
+		}
+	}
+	return need, free, true
+}
+
+// NodeSpace is one node's Load and data volume capacity in bytes (Load < 0 or
+// Capacity <= 0: unknown).
+type NodeSpace struct {
+	Load, Capacity float64
+}
+
+// RemovalSpace is the preflight's space check for removing the node leaving from a
+// rack whose other nodes are remaining (status shows it per rack): the Load to move,
+// the free space the others have, and whether both are known.
+func RemovalSpace(leaving NodeSpace, remaining []NodeSpace) (need, free float64, ok bool) {
+	l := []rackNode{{rack: "r", load: leaving.Load, capacity: leaving.Capacity}}
+	var r []rackNode
+	for _, n := range remaining {
+		r = append(r, rackNode{rack: "r", load: n.Load, capacity: n.Capacity})
+	}
+	needs, frees, ok := rackSpace(l, r)
+	if !ok {
+		return 0, 0, false
+	}
+	return needs["r"], frees["r"], true
+}
+
+// DataTemplate is the claim template of the Cassandra data volume (plan.go).
+func DataTemplate(sts *appsv1.StatefulSet) string { return dataTemplate(sts) }
+
+// DataCapacity is the capacity of a data claim (status, else the request; 0: unknown).
+func DataCapacity(pvc *corev1.PersistentVolumeClaim) float64 { return dataCapacity(pvc) }
 
 type rackNode struct {
 	rack           string

@@ -31,6 +31,9 @@ type Runner struct {
 	StepTimeout      time.Duration
 	Lease            time.Duration
 	Now              func() time.Time
+	// SampleEvery is the shortest interval between progress reads while a
+	// decommission call runs (steps.World.SampleEvery; 0: 5 s).
+	SampleEvery time.Duration
 	// Operator reads and repairs the operator's status (repair-operator-state).
 	Operator steps.OperatorState
 	// Deleting reports whether the cluster resource was last seen being deleted.
@@ -54,7 +57,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		Kube: r.Kube, Nodetool: r.Nodetool, Spec: r.Spec, Namespace: cp.Namespace,
 		ClusterSelector: r.ClusterSelector, RackStatefulSets: r.RackStatefulSets, CP: cp,
 		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
-		Operator: r.Operator, Deleting: r.Deleting,
+		Operator: r.Operator, Deleting: r.Deleting, SampleEvery: r.SampleEvery,
 	}
 	impl, err := steps.Build(w)
 	if err != nil {
@@ -62,6 +65,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 	}
 	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient, Forget: w.Forget}
 	w.Amend = r.eng.Amend
+	w.NoteProgress = r.eng.NoteProgress
 	if err := r.eng.Run(ctx); err != nil {
 		var lost *engine.Fatal
 		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {

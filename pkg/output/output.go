@@ -85,10 +85,16 @@ type Progress struct {
 	Paint     Painter
 	Now       func() time.Time
 	WaitEvery time.Duration
+	// Mode is the --progress mode (progress.go; "" is auto); PlainEvery the interval of
+	// plain progress lines (0: DefaultPlainEvery).
+	Mode       string
+	PlainEvery time.Duration
 
-	mu       sync.Mutex
-	lastWait map[string]time.Time
-	live     bool
+	mu           sync.Mutex
+	lastWait     map[string]time.Time
+	lastProgress map[string]time.Time
+	live         bool
+	barID        string // the step whose progress bar is on the live line
 }
 
 // NewProgress builds a Progress for w.
@@ -102,6 +108,7 @@ func (p *Progress) line(tag, msg string) {
 	if p.live {
 		fmt.Fprint(p.W, "\r\033[K")
 		p.live = false
+		p.barID = ""
 	}
 	fmt.Fprintf(p.W, "%s %s %s\n", p.Now().Format("15:04:05"), tag, msg)
 }
@@ -131,6 +138,13 @@ func (p *Progress) StepFailed(id, desc string, err error) {
 // Waiting implements engine.Reporter.
 func (p *Progress) Waiting(id, what string, elapsed time.Duration) {
 	msg := fmt.Sprintf("%s (%s)", what, elapsed.Round(time.Second))
+	p.mu.Lock()
+	if p.live && p.barID == id {
+		// The step's progress bar says more than its waiting line.
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
 	if p.TTY {
 		p.mu.Lock()
 		fmt.Fprintf(p.W, "\r\033[K%s %s", p.Paint.Bold("[..]"), truncate(msg, 150))

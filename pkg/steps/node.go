@@ -189,6 +189,11 @@ func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
 	if every < decommissionProgressEvery {
 		every = decommissionProgressEvery
 	}
+	if s.w.SampleEvery > 0 {
+		every = s.w.SampleEvery // tests
+	}
+	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	var meter StreamMeter
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -204,8 +209,9 @@ func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
 				if ns.Streaming {
 					what += ", streaming"
 				}
+				s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
 			}
-			s.w.Reporter.Waiting(checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), what, s.w.now().Sub(start))
+			s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
 		}
 	}
 }
@@ -305,6 +311,7 @@ func (s *VerifyLeft) Wait(ctx context.Context) error {
 	decomm := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	start := s.w.now()
 	var stalledSince time.Time
+	var meter StreamMeter
 	for {
 		ok, mode, err := s.check(ctx)
 		if ok {
@@ -326,7 +333,12 @@ func (s *VerifyLeft) Wait(ctx context.Context) error {
 				return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
 			}
 			what = "node " + s.n.Pod + " is LEAVING"
-			if ns, nerr := s.w.netstats(ctx, s.n.Pod); nerr == nil && !ns.Streaming {
+			ns, nerr := s.w.netstats(ctx, s.n.Pod)
+			if nerr == nil {
+				// The read the stall check makes anyway: no extra nodetool call.
+				s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
+			}
+			if nerr == nil && !ns.Streaming {
 				if stalledSince.IsZero() {
 					stalledSince = s.w.now()
 				}

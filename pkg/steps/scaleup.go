@@ -178,6 +178,7 @@ func (s *WaitJoined) Wait(ctx context.Context) error {
 	start := s.w.now()
 	stall := &stallWatch{w: s.w, id: id, start: start}
 	last := "state unknown"
+	var meter StreamMeter
 	for {
 		ok, what, err := s.check(ctx)
 		if ok {
@@ -190,8 +191,13 @@ func (s *WaitJoined) Wait(ctx context.Context) error {
 			what = "state unknown: " + err.Error()
 		} else if strings.HasPrefix(what, "node ") {
 			// The pod runs and its node is not UN yet: did its bootstrap fail (5.0)?
-			if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil && ns.Mode == nodetool.ModeJoiningFailed {
-				return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
+			if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil {
+				if ns.Mode == nodetool.ModeJoiningFailed {
+					return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
+				}
+				// 4.0+ receivers count right; on 3.11 the joiner's done bytes undercount
+				// (STREAMING-AND-REPLACE.md §2.2): a pessimistic figure, never an optimistic one.
+				s.w.reportStream(id, "bootstrap", s.n.Pod, ns, nodetool.PlanBootstrap, nodetool.DirReceiving, &meter)
 			}
 		}
 		last = what

@@ -66,6 +66,11 @@ type World struct {
 	// Deleting reports whether the cluster resource was last seen being deleted (the
 	// checkpoint writes return it); nil: never.
 	Deleting func() bool
+	// NoteProgress, when set, keeps the last streaming progress for the checkpoint
+	// (engine.Engine.NoteProgress); SampleEvery is the shortest interval between two
+	// progress reads while a decommission call runs (default 5 s, node.go).
+	NoteProgress func(id string, p checkpoint.Progress)
+	SampleEvery  time.Duration
 
 	mu     sync.Mutex
 	failed map[string]string // pod -> last failure seen by this process's own decommission call

@@ -272,6 +272,16 @@ func (st *state) renderNetstats(b *strings.Builder, self *node, inv invocation, 
 			plans++
 		}
 	}
+	// A joining node receives its ranges in a Bootstrap plan (STREAMING-AND-REPLACE.md
+	// §2.1, §2.5): one session from the first live peer, progressing over JoinTime.
+	if self.Joining && self.Mode == ModeJoining && st.Options.JoinTime > 0 {
+		if src := st.streamTarget(self); src != nil {
+			f := float64(now.Sub(self.JoinStart)) / float64(st.Options.JoinTime)
+			a := &attempt{ID: timeUUID(self.JoinStart, "bootstrap/"+self.Spec.Pod)}
+			st.writeNamedPlan(b, "Bootstrap", a, self, src, false, max(0, min(1, f)), inv)
+			plans++
+		}
+	}
 	if plans == 0 {
 		b.WriteString("Not sending any streams.\n")
 	}
@@ -291,13 +301,22 @@ func (st *state) renderNetstats(b *strings.Builder, self *node, inv invocation, 
 // writePlan prints one stream plan with its single session. The leaving node's whole
 // load goes to the target in four equal SSTables; f is the fraction already sent.
 func (st *state) writePlan(b *strings.Builder, a *attempt, from, to *node, outgoing bool, f float64, inv invocation) {
+	st.writeNamedPlan(b, "Unbootstrap", a, from, to, outgoing, f, inv)
+}
+
+// writeNamedPlan is writePlan for a plan description ("Unbootstrap", "Bootstrap"). For
+// a Bootstrap the joining node (from) receives from its peer (to) and the per-file
+// names are the receiver's (§2.2): "<ks>/<table>-<seq>" on 4.0+, and on 3.11 one
+// "<ks>/<table>" entry that each file overwrites, so 3.11's done bytes undercount.
+func (st *state) writeNamedPlan(b *strings.Builder, desc string, a *attempt, from, to *node, outgoing bool, f float64, inv invocation) {
 	o := st.Options
-	b.WriteString("Unbootstrap " + a.ID + "\n")
+	bootstrap := desc == "Bootstrap"
+	b.WriteString(desc + " " + a.ID + "\n")
 	if to == nil {
 		return
 	}
 	peer := to
-	if !outgoing {
+	if !outgoing && !bootstrap {
 		peer = from
 	}
 	addr := "/" + peer.address(inv.printPort)
@@ -339,6 +358,18 @@ func (st *state) writePlan(b *strings.Builder, a *attempt, from, to *node, outgo
 			pct = cur * 100 / sz
 		}
 		name := fmt.Sprintf("/var/lib/cassandra/data/%s/%s/%s-%d-big-Data.db", ks, streamTable, prefix, 41+i)
+		if bootstrap && o.is311() {
+			// One entry per table, overwritten by each file: only the latest shows.
+			name = ks + "/events"
+			lines = lines[:0]
+			done = 0
+			if cur == sz {
+				done = 1
+			}
+			sent = cur
+		} else if bootstrap {
+			name = fmt.Sprintf("%s/events-%d", ks, i)
+		}
 		sep := " bytes "
 		if o.is311() {
 			sep = " bytes" // 3.11's ProgressInfo has no space before the parenthesis
