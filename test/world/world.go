@@ -71,6 +71,7 @@ type World struct {
 	running      map[int]bool
 	pvcDeletes   []string
 	execLog      []string
+	streamArgv   [][]string // see Stream (tools.go)
 
 	// Set by the options of the same names (see Opts); incarnations counts every pod
 	// and PVC created under a name (1 for the initial ones), nextIP the last address used.
