@@ -21,8 +21,8 @@ type invocation struct {
 	allTokens  bool // info -T
 	// JMX credentials (-u, -pw, -pwf): see authenticate.
 	username, password, passwordFile string
-	unexpected []string
-	missing    string // option given without its value
+	unexpected                       []string
+	missing                          string // option given without its value
 }
 
 // globalValueOpts are NodeToolCmd's options that take a value (same in every version).
