@@ -19,10 +19,11 @@ type invocation struct {
 	force      bool // decommission --force/-f
 	human      bool // netstats -H
 	allTokens  bool // info -T
+	unexpected []string
+	missing    string // option given without its value
+
 	// JMX credentials (-u, -pw, -pwf): see authenticate.
 	username, password, passwordFile string
-	unexpected                       []string
-	missing                          string // option given without its value
 }
 
 // globalValueOpts are NodeToolCmd's options that take a value (same in every version).
