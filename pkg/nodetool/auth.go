@@ -106,9 +106,14 @@ func (c Client) Stream(ctx context.Context, pod string, stdout, stderr io.Writer
 }
 
 // Output runs a read-only `nodetool args...` (asked again like the other reads when the
-// exec broke) and returns what it printed, for the diagnostics report.
+// exec broke) and returns what it printed, for the diagnostics report; a failure says
+// why as the typed reads do (*UnreachableError, *AuthError).
 func (c Client) Output(ctx context.Context, pod string, args ...string) (stdout, stderr string, err error) {
-	return c.read(ctx, pod, args...)
+	stdout, stderr, err = c.read(ctx, pod, args...)
+	if err != nil {
+		err = execFailure(pod, strings.Join(args, " "), stdout, stderr, err)
+	}
+	return stdout, stderr, err
 }
 
 // Redact masks the values of nodetool's password options in argv, for any message that
