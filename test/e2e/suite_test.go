@@ -62,7 +62,7 @@ func TestCassKop(t *testing.T) {
 					t.Errorf("removing CRD %s: %v", v.Name, err)
 				}
 			})
-			for _, sc := range append(append(scenarios(), safetyScenarios()...), opsScenarios()...) {
+			for _, sc := range append(append(append(scenarios(), safetyScenarios()...), opsScenarios()...), toolsScenarios()...) {
 				t.Run(sc.name, func(t *testing.T) {
 					t.Parallel()
 					if !sc.group {
