@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
@@ -92,7 +94,8 @@ func (o *Options) runNodetool(ctx context.Context, cluster, pod string, args []s
 		return &passthroughError{code: code}
 	}
 	if err != nil {
-		return fmt.Errorf("nodetool on %s/%s: %w", ns, pod, err)
+		// The user's own -pw would be quoted here: masked (nodetool.Redact).
+		return fmt.Errorf("nodetool %s on %s/%s: %w", strings.Join(nodetool.Redact(args), " "), ns, pod, err)
 	}
 	return nil
 }
