@@ -124,7 +124,7 @@ func (b *builder) object(name, desc string, v any) {
 	b.rep.Files = append(b.rep.Files, File{Name: name, data: out})
 }
 
-// list adds each item of a list as its own redacted object, into one YAML file.
+// items adds each item of a list as its own redacted object, into one YAML file.
 func (b *builder) items(name, kind string, items []any) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -521,16 +521,6 @@ func (r *Report) Write(w io.Writer, archive string) error {
 
 // Index is the report's index for the archive file name.
 func (r *Report) Index(archive string) Index { return Index{Report: *r, Archive: archive} }
-
-// Data returns the content of one file (tests).
-func (r *Report) Data(name string) ([]byte, bool) {
-	for _, f := range r.Files {
-		if f.Name == name {
-			return f.data, true
-		}
-	}
-	return nil, false
-}
 
 // Summary prints what went in, for stderr.
 func (r *Report) Summary(w io.Writer, archive string) {
