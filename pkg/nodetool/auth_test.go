@@ -34,14 +34,18 @@ func (f *fakeStreamer) Stream(ctx context.Context, pod string, argv []string, st
 // file's format and argv names only the user and /dev/stdin.
 func TestAuthPasswordOnStdin(t *testing.T) {
 	f := &fakeStreamer{}
-	c := Client{Exec: f, Auth: func(context.Context) (*Credentials, error) { return &Credentials{Username: "jmx", Password: "pw-123"}, nil }}
+	c := Client{Exec: f, Auth: func(context.Context) (*Credentials, error) {
+		return &Credentials{Username: "jmx", Password: "pw-123"}, nil
+	}}
 	n, err := c.Netstats(context.Background(), "p")
 	require.NoError(t, err)
 	require.Equal(t, ModeNormal, n.Mode)
 	require.Equal(t, []string{"env", "LANG=C", "JAVA_TOOL_OPTIONS=-Dcom.sun.jndi.rmiURLParsing=legacy", "nodetool", "-u", "jmx", "-pwf", "/dev/stdin", "netstats"}, f.argv[0])
 	require.Equal(t, []string{"jmx pw-123\n"}, f.stdin)
 
-	bad := Client{Exec: f, Auth: func(context.Context) (*Credentials, error) { return &Credentials{Username: "jmx", Password: "two words"}, nil }}
+	bad := Client{Exec: f, Auth: func(context.Context) (*Credentials, error) {
+		return &Credentials{Username: "jmx", Password: "two words"}, nil
+	}}
 	_, err = bad.Netstats(context.Background(), "p")
 	require.ErrorContains(t, err, "white space")
 	require.NotContains(t, err.Error(), "two words")
