@@ -20,6 +20,9 @@ type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	// Color is auto, always or never.
 	Color string
+	// JMXSecret names the Secret (keys username, password) whose JMX credentials every
+	// nodetool call passes (see jmxAuth).
+	JMXSecret string
 	// Now is the clock; tests set it.
 	Now func() time.Time
 	// Clients, when set, replaces the clients built from ConfigFlags (tests).
@@ -80,4 +83,5 @@ func NewOptions(streams genericiooptions.IOStreams) *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.ConfigFlags.AddFlags(fs)
 	fs.StringVar(&o.Color, "color", o.Color, "Colorize output: auto (only on a terminal, off with NO_COLOR or TERM=dumb), always, never")
+	fs.StringVar(&o.JMXSecret, "jmx-secret", o.JMXSecret, "Secret (keys username, password) with the JMX credentials for nodetool; default: the cluster's spec.imageJolokiaSecret, if any")
 }

@@ -199,6 +199,9 @@ func exercise(t *testing.T) map[access]bool {
 	must(w, 0, cmd("status", "-o", "json")...)
 	must(w, 0, cmd("resume", "--yes")...)
 	must(w, 0, cmd("abort", "--yes")...)
+	must(w, 0, "nodetool", "-n", "cassandra", "demo-dc1-rack1-0", "status")
+	boundClaim(t, w, "data-demo-dc1-rack1-0")
+	must(w, 0, cmd("report", "-f", filepath.Join(t.TempDir(), "r.tar.gz"))...)
 	must(w, 0, "version")
 	must(w, 0, "__complete", "scale", "demo", "--rack", "")
 	must(w, 0, "__complete", "status", "")
@@ -287,6 +290,21 @@ func exercise(t *testing.T) map[access]bool {
 		}
 	}
 	return used
+}
+
+// boundClaim gives a PVC a volumeName, as a bound claim has, so that report reads its PV.
+func boundClaim(t *testing.T, w *world.World, name string) {
+	t.Helper()
+	gvr := corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")
+	obj, err := w.Kube.Tracker().Get(gvr, w.NS, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
+	c.Spec.VolumeName = "pv-" + name
+	if err := w.Kube.Tracker().Update(gvr, c, w.NS); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // lingeringPod keeps pod visible after its StatefulSet shrinks until someone watches it;

@@ -56,6 +56,9 @@ func (o *Options) Execute(ctx context.Context, args []string) int {
 	root := NewRootCmd(o)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if code, ok := asPassthrough(err); ok {
+		return code // nodetool printed why
+	}
 	if err != nil {
 		if isUsageError(err) {
 			err = exit.WithCode(exit.Usage, err)
@@ -110,6 +113,8 @@ nodetool) on resume. An interrupted run is finished from any machine with "kubec
 		newResumeCmd(o),
 		newAbortCmd(o),
 		newStatusCmd(o),
+		newNodetoolCmd(o),
+		newReportCmd(o),
 		newVersionCmd(o),
 		newCompletionCmd(o),
 	} {

@@ -113,7 +113,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, 
 			once.Do(func() { connected(c, a, ns, name) })
 		}})
 	}
-	cl, _, err := a.Get(getCtx, ns, name)
+	cl, u, err := a.Get(getCtx, ns, name)
 	if connected != nil {
 		if err == nil {
 			once.Do(func() { connected(c, a, ns, name) })
@@ -145,7 +145,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, 
 	return &session{
 		c: c, adapter: a, cluster: cl,
 		store: &checkpoint.Store{Obj: a.Object(ns, name), Now: o.Now},
-		nt:    nodetool.Client{Exec: ex, Retry: kube.ExecTransient},
+		nt:    nodetool.Client{Exec: ex, Retry: kube.ExecTransient, Auth: o.jmxAuth(c, ns, u)},
 	}, nil
 }
 

@@ -20,6 +20,9 @@ type Client struct {
 	// API server, never nodetool's own answer. Reads change nothing, so asking again is
 	// harmless; decommission, drain and cleanup are never asked twice here.
 	Retry func(error) bool
+	// Auth, when set, gives the JMX credentials every call passes (nil credentials:
+	// none). It is asked on each call, so a Secret is read only when nodetool runs.
+	Auth func(context.Context) (*Credentials, error)
 }
 
 // readAttempts bounds how often one read is asked; readBackoff is the pause before the
@@ -37,7 +40,7 @@ func Argv(args ...string) []string {
 }
 
 func (c Client) run(ctx context.Context, pod string, args ...string) (string, string, error) {
-	return c.Exec.Exec(ctx, pod, Argv(args...))
+	return c.exec(ctx, pod, args)
 }
 
 // read runs a command that only reads, asking again (see Retry) when the exec failed
@@ -73,6 +76,11 @@ func (e *UnreachableError) Error() string {
 func execFailure(pod, cmd, stdout, stderr string, err error) error {
 	for _, out := range []string{stderr, stdout} {
 		if i := strings.Index(out, "nodetool: Failed to connect"); i >= 0 {
+			if line := clientFirstLine(out[i:]); strings.Contains(line, "SecurityException") {
+				// Cassandra runs and refused the credentials: not "unreachable", which
+				// callers read as "its process is not running" (see AuthError).
+				return &AuthError{Pod: pod, Message: line}
+			}
 			return &UnreachableError{Pod: pod, Message: clientFirstLine(out[i:])}
 		}
 	}

@@ -21,6 +21,9 @@ type invocation struct {
 	allTokens  bool // info -T
 	unexpected []string
 	missing    string // option given without its value
+
+	// JMX credentials (-u, -pw, -pwf): see authenticate.
+	username, password, passwordFile string
 }
 
 // globalValueOpts are NodeToolCmd's options that take a value (same in every version).
@@ -56,6 +59,12 @@ func parseArgs(o Options, args []string) invocation {
 				inv.host = val
 			case "-p", "--port":
 				inv.port = val
+			case "-u", "--username":
+				inv.username = val
+			case "-pw", "--password":
+				inv.password = val
+			case "-pwf", "--password-file":
+				inv.passwordFile = val
 			}
 			continue
 		}
@@ -116,14 +125,21 @@ func (inv invocation) usageError() string {
 // until its attempt ends (by the clock), but cancelling ctx only ends this call (exit
 // 143, like a killed nodetool JVM): the simulated decommission keeps going.
 func (s *Store) Run(ctx context.Context, pod string, args []string, stdout, stderr io.Writer) int {
+	return s.RunInput(ctx, pod, args, nil, stdout, stderr)
+}
+
+// RunInput is Run with nodetool's standard input (nil: none), which a password file
+// named /dev/stdin reads (see authenticate).
+func (s *Store) RunInput(ctx context.Context, pod string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var opts Options
 	var slow time.Duration
+	up := false
 	err := s.read(func(st *state, _ time.Time) error {
 		n, err := st.node(pod)
 		if err != nil {
 			return err
 		}
-		opts, slow = st.Options, n.Fault.Slow
+		opts, slow, up = st.Options, n.Fault.Slow, n.jvmUp()
 		return nil
 	})
 	if err != nil {
@@ -138,6 +154,13 @@ func (s *Store) Run(ctx context.Context, pod string, args []string, stdout, stde
 		return ExitKilled
 	}
 	inv := parseArgs(opts, args)
+	// Authentication is part of connecting: a JVM that is down answers the connect error
+	// first, help and usage errors connect to nothing.
+	if up && inv.cmd != "" && inv.cmd != "help" && inv.usageError() == "" {
+		if code := authenticate(opts, inv, stdin, stderr); code != ExitOK {
+			return code
+		}
+	}
 	if inv.cmd == "decommission" {
 		return s.decommission(ctx, pod, inv, stdout, stderr)
 	}

@@ -84,6 +84,9 @@ type Options struct {
 	// JoinTime is how long a node added by AddNode bootstraps (mode JOINING, peers UJ)
 	// before it is NORMAL. 0 (default) = it joins at once, as before.
 	JoinTime time.Duration `json:"joinTime,omitempty"`
+	// JMX, when set, makes every node refuse nodetool without these credentials (see
+	// authenticate in jmx.go).
+	JMX *JMXAuth `json:"jmx,omitempty"`
 }
 
 // NodeSpec is one Cassandra node (one pod).

@@ -72,7 +72,8 @@ type World struct {
 	pvcDeletes   []string
 	execLog      []string
 	// hist records every side effect of every process (history.go).
-	hist history
+	hist       history
+	streamArgv [][]string // see Stream (tools.go)
 
 	// Set by the options of the same names (see Opts); incarnations counts every pod
 	// and PVC created under a name (1 for the initial ones), nextIP the last address used.

@@ -1,0 +1,14 @@
+package casskop
+
+import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+// JMXSecretName is the Secret CassKop gives its Cassandra containers as JMX_USER and
+// JMX_PASSWORD (spec.imageJolokiaSecret, keys username and password; FACTS §spec), or
+// "" when the cluster names none.
+func JMXSecretName(u *unstructured.Unstructured) string {
+	if u == nil {
+		return ""
+	}
+	name, _, _ := unstructured.NestedString(u.Object, "spec", "imageJolokiaSecret", "name")
+	return name
+}

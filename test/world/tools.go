@@ -1,0 +1,76 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	utilexec "k8s.io/client-go/util/exec"
+)
+
+// nodetoolGlobal are nodetool's global options that take a value: skipped to find the
+// command word.
+var nodetoolGlobal = map[string]bool{"-h": true, "--host": true, "-p": true, "--port": true, "-u": true, "--username": true, "-pw": true, "--password": true, "-pwf": true, "--password-file": true}
+
+// nodetoolCommand is the command word of nodetool's arguments ("" when none).
+func nodetoolCommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		if nodetoolGlobal[args[i]] {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(args[i], "-") {
+			return args[i]
+		}
+	}
+	return ""
+}
+
+// Stream is Exec with standard input (the JMX password file the plugin feeds) and the
+// output copied to stdout and stderr; a non-zero exit is client-go's CodeExitError, as
+// the real pod exec returns it. Every argv it was given is kept (StreamArgv) so tests
+// can check what a command line carried. A decommission, drain or cleanup is a side
+// effect, as in Exec.
+func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	w.mu.Lock()
+	w.streamArgv = append(w.streamArgv, append([]string(nil), argv...))
+	w.mu.Unlock()
+	if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, pod); err != nil {
+		return fmt.Errorf("exec in %s: %w", pod, err)
+	}
+	args := argv
+	for len(args) > 0 && args[0] != "nodetool" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("not a nodetool command: %v", argv)
+	}
+	args = args[1:]
+	code := w.Cass.RunInput(ctx, pod, args, stdin, stdout, stderr)
+	var err error
+	if code != 0 {
+		err = utilexec.CodeExitError{Err: fmt.Errorf("command terminated with non-zero exit code: %d", code), Code: code}
+	}
+	if cmd := nodetoolCommand(args); cmd == "decommission" || cmd == "drain" || cmd == "cleanup" {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
+		w.sideEffects++
+		if w.OnSideEffect != nil {
+			w.OnSideEffect(w.sideEffects)
+		}
+		if w.crashAt > 0 && w.sideEffects == w.crashAt {
+			panic(Crash{Point: w.sideEffects})
+		}
+	}
+	return err
+}
+
+// StreamArgv is every command line Stream was given, in order.
+func (w *World) StreamArgv() [][]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([][]string(nil), w.streamArgv...)
+}
