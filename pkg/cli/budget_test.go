@@ -67,9 +67,12 @@ func total(m map[string]int) int {
 	return n
 }
 
-// TestRequestBudgetPerNode: each node a scale-down removes costs at most 12 API requests
+// TestRequestBudgetPerNode: each node a scale-down removes costs at most 13 API requests
 // (execs included, watch events excluded), counted as the difference between two runs
 // so the per-run start-up (discovery, preflight, plan) is not spread over the nodes.
+// It was 12 (10 measured) before "safe means safe now": the fence reads of the
+// checkpoint before the shrink and the claims deletion (pkg/engine/engine.go, fence) and
+// the fresh ring read before each decommission (pkg/steps/safenow.go) add 3.
 // The same budget is measured on the real control plane by `make bench`.
 func TestRequestBudgetPerNode(t *testing.T) {
 	const lo, hi = 3, 7
@@ -85,8 +88,8 @@ func TestRequestBudgetPerNode(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("  %-40s %5.2f per node (%d→1: %d, %d→1: %d)", k, float64(b[k]-a[k])/float64(hi-lo), hi, b[k], lo, a[k]))
 	}
 	t.Logf("requests per removed node: %.2f (%d→1: %d in all, %d→1: %d)\n%s", per, hi, total(b), lo, total(a), strings.Join(lines, "\n"))
-	if per > 12 {
-		t.Fatalf("%.2f requests per removed node, budget 12", per)
+	if per > 13 {
+		t.Fatalf("%.2f requests per removed node, budget 13", per)
 	}
 }
 

@@ -137,7 +137,7 @@ func TestScaleForceAfterRefusalReplans(t *testing.T) {
 	}
 	old := loadCP(t, w).OperationID
 	stdout, stderr, code, _ := run(w, 0, scaleTo(1, "--force")...)
-	if code != 0 || !strings.Contains(stderr, "was planned without --force and no node of it is leaving: making the plan again with --force (it replaces "+old+")") ||
+	if code != 0 || !strings.Contains(stderr, "was planned without --force and no node of it is leaving: making the plan again with --force (same operation ID)") || w.LastOperation().OperationID != old ||
 		!strings.Contains(stdout, "nodetool decommission --force") {
 		t.Fatalf("scale --force: exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -53,8 +53,8 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.ErrOut, "Operation %s with the same target was planned %s and no node of it is leaving: making the plan again %s (it replaces %s).\n",
-		existing.OperationID, was, want, existing.OperationID)
+	fmt.Fprintf(o.ErrOut, "Operation %s with the same target was planned %s and no node of it is leaving: making the plan again %s (same operation ID).\n",
+		existing.OperationID, was, want)
 	report := newPlanReport(plan.CP, plan.Warnings, false, s.resumeHint()+" --yes")
 	if f.output == "text" {
 		o.printPlanText(o.Out, report, "Plan")
@@ -75,6 +75,9 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 		return fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
 	}
 	cp := plan.CP
+	// The same operation, planned again: it keeps its ID, which also names its hold on
+	// a shared operator pause (kubectl-cassandra.io/paused-by, pkg/checkpoint/pausedby.go).
+	cp.OperationID = existing.OperationID
 	cp.Seq = existing.Seq
 	cp.Takeovers = append(existing.Takeovers, checkpoint.Takeover{From: existing.Holder, By: self, At: now,
 		Reason: fmt.Sprintf("re-planned %s: operation %s was planned %s", want, existing.OperationID, was)})
