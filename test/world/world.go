@@ -81,6 +81,8 @@ type World struct {
 	startTime         time.Duration
 	nextIP            int
 	podDeletes        []string
+	// chg is what the changing-world checks keep (changes.go).
+	chg changeState
 }
 
 // CCGVR is the CassandraCluster resource of the fake world.
@@ -271,6 +273,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		gvr := action.GetResource()
 		w.mu.Lock()
 		defer w.mu.Unlock()
+		snap := w.beforeAction(action)
 		before, err := w.crBefore(tracker, action)
 		if err != nil {
 			return true, nil, err
@@ -333,6 +336,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		if before != nil {
 			obj = w.crAfter(tracker, action, before, obj)
 		}
+		w.afterAction(action, snap)
 		if verb == "delete" && gvr.Resource == "pods" {
 			w.podDeleted(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
 		}
@@ -481,6 +485,7 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 		return "", "", fmt.Errorf("not a nodetool command: %v", argv)
 	}
 	args = args[1:]
+	w.checkExec(pod, args)
 	var out, errb bytes.Buffer
 	code := w.Cass.Run(ctx, pod, args, &out, &errb)
 	var err error
