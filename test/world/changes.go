@@ -397,8 +397,8 @@ func PodRecreated(pick Picker) Change {
 }
 
 // OperatorScaledUp: someone scales the operator Deployment name up by one (back to
-// running while the plan holds it paused); put back, it has the replicas it had before
-// (if nobody changed them since).
+// running while the plan holds it paused); put back while the operation is in flight,
+// it has the replicas it had before (if nobody changed them since).
 func OperatorScaledUp(name string) Change {
 	return Change{Name: "operator-scaled-up", apply: func(w *World) ([]string, func(), bool) {
 		obj, err := w.Kube.Tracker().Get(deployGVR, w.NS, name)
@@ -426,7 +426,12 @@ func OperatorScaledUp(name string) Change {
 		return []string{name, "operator"}, func() {
 			w.mu.Lock()
 			defer w.mu.Unlock()
-			set(was+1, was)
+			// Only while the operation is in flight: once it ended, the operator's
+			// replicas are the plan's to have restored (it may have found them
+			// restored already).
+			if w.storedHolder() != nil {
+				set(was+1, was)
+			}
 		}, true
 	}}
 }
