@@ -426,10 +426,10 @@ func OperatorScaledUp(name string) Change {
 		return []string{name, "operator"}, func() {
 			w.mu.Lock()
 			defer w.mu.Unlock()
-			// Only while the operation is in flight: once it ended, the operator's
-			// replicas are the plan's to have restored (it may have found them
-			// restored already).
-			if w.storedHolder() != nil {
+			// Scaled up from the pause (0 -> 1): undone only while the operation is in
+			// flight; once it ended, the restore found it at its count. Scaled up from
+			// running (before the pause, after the restore): undone if still so.
+			if was > 0 || w.storedHolder() != nil {
 				set(was+1, was)
 			}
 		}, true
