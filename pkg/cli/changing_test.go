@@ -20,7 +20,7 @@ import (
 // changingCase selects the cases of TestChangingWorld by "kind/change@k" (a regexp).
 var (
 	changingCase = flag.String("changing.case", "", "TestChangingWorld: run only the cases whose kind/change@boundary matches this regexp (e.g. 'scale-down/node-DN@7$')")
-	changingFull = flag.Bool("changing.full", false, "TestChangingWorld: every boundary of the scale-up and the restart too (by default every third, and the last)")
+	changingFull = flag.Bool("changing.full", false, "TestChangingWorld: every boundary of the scale-up and the restart too (by default every third, and the last; with -short for the scale-down too)")
 )
 
 // otherHost is the machine of the run that takes the operation over in the takeover
@@ -54,8 +54,10 @@ type changingKind struct {
 // a refusal, and the new holder's abort after a takeover) must end consistent with the
 // operator restored and no checkpoint left.
 //
-// With -v it prints one line per case ("PASS"/"FAIL", kind, change, boundary, reason);
-// -changing.case selects cases.
+// The scale-down covers every boundary; the scale-up and the restart every third one and
+// the last (-changing.full: all; -short: every third for the scale-down too). With -v it
+// prints one line per case ("changing-world: PASS|FAIL kind/change@boundary (time)
+// reasons"); -changing.case selects cases by that name.
 func TestChangingWorld(t *testing.T) {
 	var filter *regexp.Regexp
 	if *changingCase != "" {
@@ -131,7 +133,7 @@ func TestChangingWorld(t *testing.T) {
 					if filter != nil && !filter.MatchString(id) {
 						continue
 					}
-					if kind.subset && !*changingFull && k%3 != 1 && k != points {
+					if (kind.subset || testing.Short()) && !*changingFull && k%3 != 1 && k != points {
 						continue
 					}
 					caseStart := time.Now()
@@ -154,7 +156,7 @@ func TestChangingWorld(t *testing.T) {
 			}
 			counts[kind.name] = n
 			every := "each of"
-			if kind.subset && !*changingFull {
+			if (kind.subset || testing.Short()) && !*changingFull {
 				every = "every third (and the last) of"
 			}
 			t.Logf("%s: %d cases (%d changes at %s %d step boundaries: every API write and nodetool decommission/drain/cleanup; %d did not fit their boundary)", kind.name, n, len(kind.changes), every, points, na)
