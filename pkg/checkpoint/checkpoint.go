@@ -148,6 +148,13 @@ type Holder struct {
 	LeaseSeconds int        `json:"leaseSeconds,omitempty"`
 	// ReleasedAt is set when the run stopped cleanly (error or interruption).
 	ReleasedAt *time.Time `json:"releasedAt,omitempty"`
+	// Machine identifies where PID means something: the kernel's boot and the PID
+	// namespace (Linux; empty elsewhere and in checkpoints of older plugins, which then
+	// compare Host alone). Two machines with one hostname differ here.
+	Machine string `json:"machine,omitempty"`
+	// ProcessStart is when the holder's process started (clock ticks since boot): a PID
+	// reused by another process, or by a container restarted in place, starts later.
+	ProcessStart string `json:"processStart,omitempty"`
 }
 
 // Takeover records that a run took the checkpoint over from a previous holder.

@@ -23,9 +23,16 @@ const (
 	HeldElsewhere
 )
 
-// Lock tells whether self may take the checkpoint now; for HeldElsewhere it also
-// returns how long until the lease expires, and why it is free otherwise.
-func (cp *Checkpoint) Lock(self Holder, now time.Time, alive func(pid int) bool) (LockState, time.Duration, string) {
+// Lock tells whether self may take the checkpoint now, and why it is free. For
+// HeldElsewhere it returns the holder's lease: the time this run must see the holder's
+// record unchanged, by its own clock, before taking over (Record, and client-go's
+// leader election: another machine's timestamps are never compared with our clock).
+//
+// alive tells whether the process h names still runs on this machine; it is asked only
+// when h ran on this machine (SameMachine), and never for our own PID: a holder with our
+// PID and another session is our dead predecessor (a container restarted in place runs
+// as PID 1 again).
+func (cp *Checkpoint) Lock(self Holder, now time.Time, alive func(h Holder) bool) (LockState, time.Duration, string) {
 	h := cp.Holder
 	if h.Session != "" && h.Session == self.Session {
 		return Mine, 0, ""
@@ -33,21 +40,70 @@ func (cp *Checkpoint) Lock(self Holder, now time.Time, alive func(pid int) bool)
 	if h.ReleasedAt != nil {
 		return Free, 0, fmt.Sprintf("the previous run (%s) stopped at %s", h, h.ReleasedAt.Format(time.RFC3339))
 	}
-	if h.Host == self.Host {
-		if h.PID > 0 && alive(h.PID) {
+	switch h.SameMachine(self) {
+	case Same:
+		if h.PID == self.PID {
+			return Free, 0, fmt.Sprintf("%s is this run's dead predecessor (same machine and PID, another session)", h)
+		}
+		if h.PID > 0 && alive(h) {
 			return HeldHere, 0, ""
 		}
 		return Free, 0, fmt.Sprintf("process %d on %s is gone", h.PID, h.Host)
+	case SameHost:
+		// A holder without machine identity (an older plugin, no procfs): the host
+		// name is all there is, as before. Our own PID proves nothing there.
+		if h.PID != self.PID {
+			if h.PID > 0 && alive(h) {
+				return HeldHere, 0, ""
+			}
+			return Free, 0, fmt.Sprintf("process %d on %s is gone", h.PID, h.Host)
+		}
 	}
-	lease := time.Duration(h.LeaseSeconds) * time.Second
-	if lease <= 0 {
-		lease = DefaultLease
+	return HeldElsewhere, h.Lease(), ""
+}
+
+// Lease is how long the holder's claim lasts without a change to its record.
+func (h Holder) Lease() time.Duration {
+	if h.LeaseSeconds <= 0 {
+		return DefaultLease
 	}
-	last := h.RenewedAtOr(cp.UpdatedAt)
-	if left := last.Add(lease).Sub(now); left > 0 {
-		return HeldElsewhere, left, ""
+	return time.Duration(h.LeaseSeconds) * time.Second
+}
+
+// Where says how another holder's machine relates to ours.
+type Where int
+
+const (
+	// Elsewhere: another machine (or one we cannot tell is ours).
+	Elsewhere Where = iota
+	// SameHost: the same host name, without machine identity on one side.
+	SameHost
+	// Same: the same machine and PID namespace: its PID can be looked up here.
+	Same
+)
+
+// SameMachine tells whether h ran where self runs: the same host name and, when both
+// record it, the same machine identity.
+func (h Holder) SameMachine(self Holder) Where {
+	switch {
+	case h.Host != self.Host:
+		return Elsewhere
+	case h.Machine == "" || self.Machine == "":
+		return SameHost
+	case h.Machine == self.Machine:
+		return Same
 	}
-	return Free, 0, fmt.Sprintf("lease of %s expired at %s", h, last.Add(lease).Format(time.RFC3339))
+	return Elsewhere
+}
+
+// Record is what changes whenever the holder writes: a run waiting for the lease
+// compares it, never the holder's timestamps with its own clock.
+func (cp *Checkpoint) Record() string {
+	r := ""
+	if cp.Holder.RenewedAt != nil {
+		r = cp.Holder.RenewedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprintf("%s/%s/%d/%s", cp.OperationID, cp.Holder.Session, cp.Seq, r)
 }
 
 // TakeOver makes self the holder and records the takeover.

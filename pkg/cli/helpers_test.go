@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -42,6 +44,7 @@ func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt
 		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
 	}
 	o.Alive = w.ProcessAlive
+	o.Now, o.After = jumpingClock(time.Now)
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	if needsRunFlags(args) {
@@ -53,4 +56,25 @@ func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt
 
 func needsRunFlags(args []string) bool {
 	return len(args) > 0 && (args[0] == "scale" || args[0] == "resume" || args[0] == "restart" || args[0] == "repair-operator-state")
+}
+
+// jumpingClock is base plus the time waited so far: After does not wait, it moves the
+// clock on by d (a lease wait of a test run takes no time).
+func jumpingClock(base func() time.Time) (now func() time.Time, after func(time.Duration) <-chan time.Time) {
+	var mu sync.Mutex
+	var waited time.Duration
+	now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return base().Add(waited)
+	}
+	after = func(d time.Duration) <-chan time.Time {
+		mu.Lock()
+		waited += d
+		mu.Unlock()
+		c := make(chan time.Time, 1)
+		c <- now()
+		return c
+	}
+	return now, after
 }

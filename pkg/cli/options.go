@@ -30,6 +30,9 @@ type Options struct {
 	// holder and the check that a holder's process still runs (tests simulate processes).
 	Identity func() checkpoint.Holder
 	Alive    func(pid int) bool
+	// After, when set, replaces time.After for the wait on another holder's lease
+	// (tests: a clock that jumps with Now).
+	After func(d time.Duration) <-chan time.Time
 	// WrapTransport, when set, wraps the HTTP transport of every API client (tests
 	// inject API faults with it).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
@@ -42,11 +45,20 @@ func (o *Options) self() checkpoint.Holder {
 	return operation.Self()
 }
 
-func (o *Options) alive(pid int) bool {
+// alive tells whether the process a holder on this machine names still runs.
+func (o *Options) alive(h checkpoint.Holder) bool {
 	if o.Alive != nil {
-		return o.Alive(pid)
+		return o.Alive(h.PID)
 	}
-	return operation.ProcessAlive(pid)
+	return operation.HolderAlive(h)
+}
+
+// after is the timer of lease waits (tests pass a clock that jumps).
+func (o *Options) after(d time.Duration) <-chan time.Time {
+	if o.After != nil {
+		return o.After(d)
+	}
+	return time.After(d)
 }
 
 // NewOptions returns Options with kubectl's standard flags.

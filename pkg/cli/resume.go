@@ -101,53 +101,58 @@ func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoi
 }
 
 // acquire decides whether this run may take the checkpoint over: at once when its holder
-// provably stopped (same host, process gone; or released; or lease expired); after a
-// visible countdown when a holder elsewhere still has a lease (or at once with
-// --force-takeover); never while a live process on this host holds it.
+// provably stopped (released; or on this machine, process gone); never while a live
+// process on this machine holds it; for a holder elsewhere, only once its record (seq,
+// session, renewal) has not changed for a whole lease measured on this machine's clock
+// — the rule of client-go's leader election, so a clock that is off on either side
+// neither shortens nor stretches the wait — or at once with --force-takeover (the
+// displaced run then stops before its next action: every action is fenced, see
+// pkg/engine).
 func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, force bool) (*checkpoint.Checkpoint, string, error) {
-	for {
-		state, left, reason := cp.Lock(self, o.Now().UTC(), o.alive)
-		switch state {
-		case checkpoint.Mine, checkpoint.Free:
-			return cp, reason, nil
-		case checkpoint.HeldHere:
-			return nil, "", exit.Refusedf("operation %s is being run by %s (a live process on this host) since %s; wait for it or stop it, then resume; nothing changed",
-				cp.OperationID, cp.Holder, cp.Holder.RenewedAtOr(cp.UpdatedAt).Format(time.RFC3339))
-		}
-		if force {
-			return cp, fmt.Sprintf("--force-takeover from %s whose lease had %s left", cp.Holder, left.Round(time.Second)), nil
-		}
-		seen := cp.Holder.RenewedAtOr(cp.UpdatedAt)
-		fmt.Fprintf(o.ErrOut, "Operation %s is held by %s (lease renewed at %s); waiting %s for the lease to expire (or use --force-takeover)...\n",
-			cp.OperationID, cp.Holder, seen.Format(time.RFC3339), left.Round(time.Second))
-		deadline := time.NewTimer(left + time.Second)
-		tick := time.NewTicker(5 * time.Second)
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				deadline.Stop()
-				tick.Stop()
-				return nil, "", exit.Interruptedf("interrupted while waiting for the lease of %s; nothing changed", cp.Holder)
-			case <-tick.C:
-				fmt.Fprintf(o.ErrOut, "  waiting for the lease of %s: %s left\n", cp.Holder, time.Until(seen.Add(time.Duration(cp.Holder.LeaseSeconds)*time.Second)).Round(time.Second))
-			case <-deadline.C:
-				break wait
-			}
-		}
-		tick.Stop()
-		fresh, err := s.store.Load(ctx)
-		if err != nil {
-			return nil, "", checkpointError(s, err)
-		}
-		if fresh == nil || fresh.OperationID != cp.OperationID {
-			return nil, "", exit.Refusedf("operation %s finished or was removed while waiting; run %s", cp.OperationID, s.statusHint())
-		}
-		if fresh.Holder.RenewedAtOr(fresh.UpdatedAt).After(seen) {
-			return nil, "", exit.Refusedf("operation %s is alive: %s renewed its lease at %s; nothing changed", cp.OperationID, fresh.Holder, fresh.Holder.RenewedAtOr(fresh.UpdatedAt).Format(time.RFC3339))
-		}
-		cp = fresh
+	state, lease, reason := cp.Lock(self, o.Now().UTC(), o.alive)
+	switch state {
+	case checkpoint.Mine, checkpoint.Free:
+		return cp, reason, nil
+	case checkpoint.HeldHere:
+		return nil, "", exit.Refusedf("operation %s is being run by %s (a live process on this host) since %s; wait for it or stop it, then resume; nothing changed",
+			cp.OperationID, cp.Holder, cp.Holder.RenewedAtOr(cp.UpdatedAt).Format(time.RFC3339))
 	}
+	if force {
+		return cp, fmt.Sprintf("--force-takeover from %s (lease %s, not waited for)", cp.Holder, lease), nil
+	}
+	seen := cp.Record()
+	start := o.Now()
+	fmt.Fprintf(o.ErrOut, "Operation %s is held by %s (lease renewed at %s by its clock); waiting %s for the lease to expire (or use --force-takeover)...\n",
+		cp.OperationID, cp.Holder, cp.Holder.RenewedAtOr(cp.UpdatedAt).Format(time.RFC3339), lease.Round(time.Second))
+	for {
+		left := lease - o.Now().Sub(start)
+		if left <= 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", exit.Interruptedf("interrupted while waiting for the lease of %s; nothing changed", cp.Holder)
+		case <-o.after(min(left, 5*time.Second)):
+		}
+		if left := lease - o.Now().Sub(start); left > 0 {
+			fmt.Fprintf(o.ErrOut, "  waiting for the lease of %s: %s left\n", cp.Holder, left.Round(time.Second))
+		}
+	}
+	fresh, err := s.store.Load(ctx)
+	if err != nil {
+		return nil, "", checkpointError(s, err)
+	}
+	if fresh == nil || fresh.OperationID != cp.OperationID {
+		return nil, "", exit.Refusedf("operation %s finished or was removed while waiting; run %s", cp.OperationID, s.statusHint())
+	}
+	if fresh.Record() != seen {
+		if st, _, reason := fresh.Lock(self, o.Now().UTC(), o.alive); st == checkpoint.Free {
+			return fresh, reason, nil // released meanwhile
+		}
+		return nil, "", exit.Refusedf("operation %s is alive: %s wrote its checkpoint while this run waited (seq %d, lease renewed at %s by its clock); nothing changed",
+			cp.OperationID, fresh.Holder, fresh.Seq, fresh.Holder.RenewedAtOr(fresh.UpdatedAt).Format(time.RFC3339))
+	}
+	return fresh, fmt.Sprintf("lease of %s expired: its checkpoint did not change for %s of this machine's clock", fresh.Holder, lease.Round(time.Second)), nil
 }
 
 // refuseRunningOperator refuses while a CassKop Deployment would fight the operation:

@@ -418,6 +418,11 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		if errors.As(err, &refused) {
 			return exit.WithCode(exit.Refused, fmt.Errorf("%w\n%s", err, refusalNext(s, cp, nonEmptyStep(step))))
 		}
+		if errors.Is(err, checkpoint.ErrLost) {
+			// Another run holds the checkpoint: resuming from here would fight it.
+			return exit.WithCode(exit.Interrupted, fmt.Errorf("%w\nAnother run holds operation %s now; this run stopped at step %s and changed nothing after it lost the lock. Check with: %s",
+				err, cp.OperationID, nonEmptyStep(step), s.statusHint()))
+		}
 		if code == exit.Refused {
 			// Not "nothing changed": earlier steps may have run. Keep exit 3 for scripts
 			// but say where things stand.

@@ -49,6 +49,12 @@ type Evident interface {
 	Evident()
 }
 
+// Passive is implemented by steps whose Do does nothing (they only wait for what an
+// earlier step set off): there is no action to fence.
+type Passive interface {
+	Passive()
+}
+
 // Describer gives a human description of a step for plans and progress.
 type Describer interface {
 	Describe() string
@@ -104,9 +110,12 @@ type Reporter interface {
 	Warn(id, msg string)
 }
 
-// Saver persists the checkpoint (checkpoint.Store in production).
+// Saver persists the checkpoint (checkpoint.Store in production). Fence proves with a
+// fresh read that cp's session still holds the checkpoint at the seq it last wrote
+// (checkpoint.ErrLost otherwise).
 type Saver interface {
 	Save(ctx context.Context, cp *checkpoint.Checkpoint) error
+	Fence(ctx context.Context, cp *checkpoint.Checkpoint) error
 }
 
 // Engine runs the steps of a checkpoint.
@@ -143,6 +152,10 @@ type Engine struct {
 	// step met in this run (for the message when the cap is reached).
 	tries   map[string]int
 	lastErr map[string]string
+	// stop is why the run must stop at its next safe point (a failed lease renewal); halt
+	// cancels the run's waits with it.
+	stop error
+	halt context.CancelCauseFunc
 }
 
 // Current is the ID of the step being worked on (for interruption messages).
@@ -154,7 +167,29 @@ func (e *Engine) Current() string {
 
 // Run executes every step that is not done. Cancelling ctx interrupts the run at the
 // next safe point: never between an action and the checkpoint write that records it.
+//
+// Every action is fenced: right before a step's Do, this run has proved that its
+// session still holds the checkpoint — by the conditional write that records the step
+// "started", or (for evident steps, whose start is not written) by Store.Fence's fresh
+// read. A lost checkpoint or a failed lease renewal stops the run before its next
+// action (a *Fatal with code 4 wrapping checkpoint.ErrLost when another run holds it).
 func (e *Engine) Run(ctx context.Context) error {
+	parent := ctx
+	ctx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
+	e.mu.Lock()
+	e.halt = halt
+	e.mu.Unlock()
+	err := e.run(ctx, parent)
+	if stop := e.stopped(); stop != nil && parent.Err() == nil && err != nil && (errors.Is(err, ErrInterrupted) || ctx.Err() != nil) {
+		return stop
+	}
+	return err
+}
+
+// run is Run's loop: waits and checks use ctx (halted by a failed renewal), actions the
+// caller's actx (an action under way is never cut by a renewal failure).
+func (e *Engine) run(ctx, actx context.Context) error {
 	if e.MaxAttempts == 0 {
 		e.MaxAttempts = 5
 	}
@@ -176,6 +211,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	for i := 0; i < len(e.CP.Steps); i++ {
 		if ctx.Err() != nil {
 			return ErrInterrupted
+		}
+		if err := e.stopped(); err != nil {
+			return err
 		}
 		rec := &e.CP.Steps[i]
 		st, ok := e.Steps[rec.ID]
@@ -221,16 +259,28 @@ func (e *Engine) Run(ctx context.Context) error {
 				rec.LastError = reason
 			}
 		}
-		if _, evident := st.(Evident); evident {
+		_, evident := st.(Evident)
+		_, passive := st.(Passive)
+		if evident {
 			e.mu.Lock()
 			start(e.now())
 			e.mu.Unlock()
+			if !passive {
+				// Nothing was written since the last proof: read it afresh.
+				if err := e.fence(ctx, rec.ID); err != nil {
+					return err
+				}
+			}
 		} else if err := e.commit(ctx, start); err != nil {
-			// The checkpoint says "started" before the action happens.
+			// The checkpoint says "started" before the action happens; the conditional
+			// write is also the proof that this run still holds it.
+			return err
+		}
+		if err := e.stopped(); err != nil {
 			return err
 		}
 		e.Reporter.StepStarted(rec.ID, desc, rec.Attempts)
-		err := st.Do(ctx)
+		err := st.Do(actx)
 		if _, keeps := st.(ObservationKeeper); !keeps {
 			e.forget()
 		}
@@ -319,6 +369,42 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.current = ""
 	e.mu.Unlock()
 	return nil
+}
+
+// stopped is the reason the run must stop, if a lease renewal failed.
+func (e *Engine) stopped() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stop
+}
+
+// fence proves, with a fresh read, that this run still holds the checkpoint; a read
+// that fails is no proof: retried while transient, then the run stops (exit 4).
+func (e *Engine) fence(ctx context.Context, id string) error {
+	for attempt := 1; ; attempt++ {
+		e.mu.Lock()
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		err := e.Store.Fence(wctx, e.CP)
+		cancel()
+		e.mu.Unlock()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, checkpoint.ErrLost):
+			return e.lost(err)
+		case e.Transient == nil || !e.Transient(err) || attempt >= e.MaxAttempts:
+			return &Fatal{Code: 4, Err: fmt.Errorf("cannot prove this run still holds operation %s before %s: %w", e.CP.OperationID, id, err)}
+		}
+		e.Reporter.Waiting(id, "cannot check the lock yet ("+err.Error()+"), retrying", 0)
+		if err := e.sleep(ctx, backoff(e.Poll, attempt)); err != nil {
+			return err
+		}
+	}
+}
+
+// lost is the error that stops a run whose checkpoint another run took over.
+func (e *Engine) lost(err error) error {
+	return &Fatal{Code: 4, Err: fmt.Errorf("this run no longer holds operation %s and stopped before its next action: %w", e.CP.OperationID, err)}
 }
 
 // safe asks Safe, retrying while the answer is a transient API error.
@@ -422,6 +508,9 @@ func (e *Engine) recordError(ctx context.Context, rec *checkpoint.Step, err erro
 		e.lastErr[rec.ID] = err.Error()
 	}); serr != nil {
 		e.Reporter.Warn(rec.ID, "could not record the error in the checkpoint: "+serr.Error())
+		if errors.Is(serr, checkpoint.ErrLost) {
+			e.stopWith(serr) // a retry must not act: stop at the next check
+		}
 	}
 }
 
@@ -453,6 +542,9 @@ func (e *Engine) commit(ctx context.Context, change func(now time.Time)) error {
 		}
 		break
 	}
+	if errors.Is(err, checkpoint.ErrLost) {
+		return e.lost(err)
+	}
 	if e.Transient != nil && e.Transient(err) {
 		// The last good checkpoint is on the server and nothing acted after it: stop
 		// like an interruption, resume continues.
@@ -476,7 +568,10 @@ func (e *Engine) Release(ctx context.Context) error {
 	return e.commit(ctx, func(now time.Time) { e.CP.Holder.ReleasedAt = &now })
 }
 
-// renew keeps the holder's lease fresh while the run is alive.
+// renew keeps the holder's lease fresh while the run is alive. A renewal that fails (the
+// checkpoint lost to another run, or the API server failing past commit's retries)
+// stops the run at its next safe point: a run that cannot renew cannot prove to others
+// that it is alive, so they may take over after a lease.
 func (e *Engine) renew(ctx context.Context) {
 	t := time.NewTicker(e.Lease / 3)
 	defer t.Stop()
@@ -486,9 +581,24 @@ func (e *Engine) renew(ctx context.Context) {
 			return
 		case <-t.C:
 			if err := e.commit(ctx, func(time.Time) {}); err != nil {
-				e.Reporter.Warn(e.Current(), "could not renew the lease: "+err.Error())
+				e.Reporter.Warn(e.Current(), "could not renew the lease, stopping at the next safe point: "+err.Error())
+				e.stopWith(err)
+				return
 			}
 		}
+	}
+}
+
+// stopWith records why the run must stop and ends its waits.
+func (e *Engine) stopWith(err error) {
+	e.mu.Lock()
+	if e.stop == nil {
+		e.stop = err
+	}
+	h := e.halt
+	e.mu.Unlock()
+	if h != nil {
+		h(err)
 	}
 }
 

@@ -393,6 +393,7 @@ func Ordinal(pod, sts string) (int, bool) {
 func Self() checkpoint.Holder {
 	h := checkpoint.Holder{PID: os.Getpid(), Version: version.Version, Session: rand.String(8), LeaseSeconds: int(checkpoint.DefaultLease / time.Second)}
 	h.Host, _ = os.Hostname()
+	h.Machine, h.ProcessStart = Machine(), ProcessStart(h.PID)
 	if u, err := user.Current(); err == nil {
 		h.User = u.Username
 	}
