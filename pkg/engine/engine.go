@@ -59,7 +59,7 @@ type Passive interface {
 // between Safe and the proof of the lock (a node going down while the "started" write
 // is under way). Recheck runs after the proof, right before Do; a *NotYet answer puts
 // the step back to pending (written when its start was) and the engine asks Safe
-// again, which waits. Any other error stops the run.
+// again, which waits. Any other error stops the run, the step pending too.
 type Rechecker interface {
 	Recheck(ctx context.Context) error
 }
@@ -424,6 +424,10 @@ func (e *Engine) recheck(ctx context.Context, rec *checkpoint.Step, st Step, evi
 			e.Reporter.Waiting(rec.ID, "not acting yet: "+ny.Reason, 0)
 			return true, undo()
 		case err != nil:
+			// Nothing happened: the step is not left "started".
+			if uerr := undo(); uerr != nil {
+				e.Reporter.Warn(rec.ID, "could not record that the step did not start: "+uerr.Error())
+			}
 			return false, err
 		}
 	}

@@ -94,3 +94,38 @@ func scale(t *testing.T, w *world.World, to int32) {
 		t.Fatal(err)
 	}
 }
+
+// TestRestoreRecheckNamesEdit: the operator restore checks the cluster resource against
+// the StatefulSets from reads made in its Recheck (after its "started" write, right
+// before the Deployment write): an edit of nodesPerRacks stops it with exit 3 naming the
+// edit, the StatefulSets' count and both ways forward; put back, it goes ahead.
+func TestRestoreRecheckNamesEdit(t *testing.T) {
+	ctx := context.Background()
+	w, sw := kindWorld(t, world.Opts{Nodes: 3, Operator: true}, checkpoint.KindRestart)
+	st := &ResumeOperator{w: sw, op: checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", Replicas: 1}}
+	if err := st.Recheck(ctx); err != nil {
+		t.Fatalf("agreeing: %v", err)
+	}
+	if err := sw.Spec.SetNodesPerRack(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Safe(ctx); err != nil {
+		t.Fatalf("Safe leaves the check to Recheck: %v", err)
+	}
+	err := st.Recheck(ctx)
+	var fatal *engine.Fatal
+	if !errors.As(err, &fatal) || fatal.Code != exit.Refused {
+		t.Fatalf("edited: %v, want exit %d", err, exit.Refused)
+	}
+	for _, want := range []string{"nodesPerRacks of dc1 is now 4", "the StatefulSets have 3", "back to 3", "resume -n " + w.NS + " demo", "abort -n " + w.NS + " demo", "sets nodesPerRacks to the StatefulSets' replicas"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("message %q does not say %q", err, want)
+		}
+	}
+	if err := sw.Spec.SetNodesPerRack(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Recheck(ctx); err != nil {
+		t.Fatalf("put back: %v", err)
+	}
+}
