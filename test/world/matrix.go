@@ -44,6 +44,15 @@ type changeState struct {
 	made []string
 	undo func()
 	name string
+	// ev counts the lock events (a run's proof, a run's action, a takeover); proofAt and
+	// actAt are each session's last proof (a checkpoint write it made) and last action,
+	// takeoverAt the takeover's event, inflight the sessions whose one in-flight action
+	// was let through (lockcheck.go).
+	ev         int
+	proofAt    map[string]int
+	actAt      map[string]int
+	takeoverAt int
+	inflight   map[string]bool
 }
 
 // Acting names the session of the run that acts from now on (the lock check: a session
@@ -122,6 +131,9 @@ func (w *World) afterAction(action k8stesting.Action, s actionSnap) {
 			w.chg.held = map[string]bool{}
 		}
 		w.chg.held[h.Session] = true
+		if writesCheckpoint(action) {
+			w.proved(h.Session)
+		}
 	}
 	switch action.GetResource().Resource {
 	case "persistentvolumeclaims":
@@ -193,21 +205,6 @@ func (w *World) checkRing(what, except, dc string) {
 	}
 }
 
-// checkLock records a violation when the acting run held the checkpoint once and the
-// stored one (holder, as it was before the action) is not its own any more. Called
-// with w.mu held.
-func (w *World) checkLock(what string, holder *checkpoint.Holder) {
-	a := w.chg.actor
-	if a == "" || !w.chg.held[a] {
-		return
-	}
-	switch {
-	case holder == nil:
-		w.violations = append(w.violations, fmt.Sprintf("%s by run %s after its checkpoint was gone", what, a))
-	case holder.Session != a:
-		w.violations = append(w.violations, fmt.Sprintf("%s by run %s after it lost the lock to %s", what, a, holder))
-	}
-}
 
 // checkOperatorPaused records a violation when the plugin acts while the operator it
 // paused runs again (someone scaled it up): CassKop would fight the change. Called with
@@ -522,6 +519,8 @@ func Takeover(host string, skew time.Duration) Change {
 		cp.Takeovers = append(cp.Takeovers, checkpoint.Takeover{From: cp.Holder, By: b, At: now, Reason: "lease of " + cp.Holder.String() + " expired"})
 		cp.Holder = b
 		cp.Seq++
+		w.chg.ev++
+		w.chg.takeoverAt = w.chg.ev
 		cp.UpdatedAt = now
 		enc, err := checkpoint.Encode(cp)
 		if err != nil {
