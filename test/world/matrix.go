@@ -205,7 +205,6 @@ func (w *World) checkRing(what, except, dc string) {
 	}
 }
 
-
 // checkOperatorPaused records a violation when the plugin acts while the operator it
 // paused runs again (someone scaled it up): CassKop would fight the change. Called with
 // w.mu held.
