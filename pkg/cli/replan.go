@@ -76,6 +76,12 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	}
 	cp := plan.CP
 	cp.Seq = existing.Seq
+	if existing.PausedOperator != nil && existing.Started(checkpoint.StepPauseOperator) {
+		// The operator Deployment lists the old operation among those holding it paused
+		// (checkpoint.PausedByAnnotation): the new plan carries that hold over under the
+		// same operation ID, so its restore releases it (else the operator stays at 0).
+		cp.OperationID = existing.OperationID
+	}
 	cp.Takeovers = append(existing.Takeovers, checkpoint.Takeover{From: existing.Holder, By: self, At: now,
 		Reason: fmt.Sprintf("re-planned %s: operation %s was planned %s", want, existing.OperationID, was)})
 	if err := s.store.Save(ctx, cp); err != nil {
