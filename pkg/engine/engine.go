@@ -55,6 +55,21 @@ type Passive interface {
 	Passive()
 }
 
+// Rechecker is implemented by steps whose safety depends on a world that may change
+// between Safe and the proof of the lock (a node going down while the "started" write
+// is under way). Recheck runs after the proof, right before Do; a *NotYet answer puts
+// the step back to pending (written when its start was) and the engine asks Safe
+// again, which waits. Any other error stops the run, the step pending too.
+type Rechecker interface {
+	Recheck(ctx context.Context) error
+}
+
+// NotYet is a Recheck's or Guard's answer that the step must not act now and nothing
+// happened: the step goes back to pending and Safe is asked again.
+type NotYet struct{ Reason string }
+
+func (n *NotYet) Error() string { return "not yet: " + n.Reason }
+
 // Describer gives a human description of a step for plans and progress.
 type Describer interface {
 	Describe() string
@@ -150,6 +165,10 @@ type Engine struct {
 	// checks: called after every sleep (time passed) and after an action that does not
 	// keep them up to date (steps.World.Forget).
 	Forget func()
+	// Guard, when set, is asked right before every action (after the proof of the lock
+	// and the step's Recheck; not for passive steps), with the step's ID: an error stops
+	// the run before the action (steps.OperatorGuard: the paused operator still at 0).
+	Guard func(ctx context.Context, id string) error
 
 	// mu serializes changes to CP and their writes (the lease renewer writes too).
 	mu      sync.Mutex
@@ -312,6 +331,12 @@ func (e *Engine) run(ctx, actx context.Context) error {
 		if err := e.stopped(); err != nil {
 			return err
 		}
+		if again, err := e.recheck(ctx, rec, st, evident, passive); err != nil {
+			return err
+		} else if again {
+			i-- // back to Safe, which waits for the world
+			continue
+		}
 		e.Reporter.StepStarted(rec.ID, desc, rec.Attempts)
 		err := st.Do(actx)
 		if _, keeps := st.(ObservationKeeper); !keeps {
@@ -402,6 +427,53 @@ func (e *Engine) run(ctx, actx context.Context) error {
 	e.current = ""
 	e.mu.Unlock()
 	return nil
+}
+
+// recheck asks the step's Recheck and the Guard right before the action. A *NotYet
+// from Recheck undoes the start (nothing happened): in memory for evident steps, with
+// a write for the others (their "started" is on the server), and says to ask Safe
+// again.
+func (e *Engine) recheck(ctx context.Context, rec *checkpoint.Step, st Step, evident, passive bool) (bool, error) {
+	undo := func() error {
+		change := func(time.Time) {
+			rec.State = checkpoint.StatePending
+			rec.StartedAt = nil
+			rec.Attempts--
+			e.tries[rec.ID]--
+		}
+		if evident {
+			e.mu.Lock()
+			change(e.now())
+			e.mu.Unlock()
+			return nil
+		}
+		return e.commit(ctx, change)
+	}
+	if rc, ok := st.(Rechecker); ok {
+		err := rc.Recheck(ctx)
+		var ny *NotYet
+		switch {
+		case errors.As(err, &ny):
+			e.Reporter.Waiting(rec.ID, "not acting yet: "+ny.Reason, 0)
+			return true, undo()
+		case err != nil:
+			// Nothing happened: the step is not left "started".
+			if uerr := undo(); uerr != nil {
+				e.Reporter.Warn(rec.ID, "could not record that the step did not start: "+uerr.Error())
+			}
+			return false, err
+		}
+	}
+	if e.Guard != nil && !passive {
+		if err := e.Guard(ctx, rec.ID); err != nil {
+			// Nothing happened: the step is not left "started" (abort may go on).
+			if uerr := undo(); uerr != nil {
+				e.Reporter.Warn(rec.ID, "could not record that the step did not start: "+uerr.Error())
+			}
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // stopped is the reason the run must stop, if a lease renewal failed.

@@ -66,6 +66,11 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient, Forget: w.Forget}
 	w.Amend = r.eng.Amend
 	w.NoteProgress = r.eng.NoteProgress
+	// The paused operator is followed by one watch for the whole run (operatorguard.go).
+	if guard := steps.NewOperatorGuard(ctx, w); guard != nil {
+		defer guard.Stop()
+		r.eng.Guard = guard.Check
+	}
 	if err := r.eng.Run(ctx); err != nil {
 		var lost *engine.Fatal
 		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {

@@ -75,8 +75,14 @@ func mustSafe(t *testing.T, st engine.Step) {
 
 func mustUnsafe(t *testing.T, st engine.Step, want string) {
 	t.Helper()
-	if err := st.Safe(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("%T.Safe = %v, want an error saying %q", st, err, want)
+	// A step with a Recheck (engine.Rechecker) checks the ring there, right before it
+	// acts: Safe, then Recheck, is what the engine asks.
+	err := st.Safe(context.Background())
+	if rc, ok := st.(engine.Rechecker); ok && err == nil {
+		err = rc.Recheck(context.Background())
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%T.Safe/Recheck = %v, want an error saying %q", st, err, want)
 	}
 }
 
@@ -191,7 +197,10 @@ func TestCleanupStep(t *testing.T) {
 	// A node that is not NORMAL is not cleaned; a cleanup Cassandra refuses is retried.
 	var out, errb strings.Builder
 	w.Cass.Run(ctx, n.Pod, []string{"drain"}, &out, &errb)
-	mustUnsafe(t, st, "demo-dc1-rack1-0 (10.244.0.11) of datacenter dc1 is DN") // peers see a drained node down
+	mustUnsafe(t, st, "demo-dc1-rack1-0 is in mode DRAINED") // Safe asks the node itself
+	if err := st.Recheck(ctx); err == nil || !strings.Contains(err.Error(), "demo-dc1-rack1-0 (10.244.0.11) of datacenter dc1 is DN") {
+		t.Fatalf("Recheck = %v, want the node DN (peers see a drained node down)", err)
+	}
 	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Hour}, checkpoint.KindScaleUp)
 	mustDo(t, &GrowStatefulSet{w: sw2, n: newNode(1)}) // joins for an hour
 	err := (&Cleanup{w: sw2, n: existing(w2, 0)}).Do(ctx)

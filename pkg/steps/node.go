@@ -56,7 +56,7 @@ func (s *Decommission) Safe(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		// Any member may read the ring here, the node itself too (it is not leaving yet).
-		if what, err := s.w.ringSafe(ctx, s.n.DC, s.n.HostID, ""); what != "" || err != nil {
+		if what, err := s.w.ringSafeAt(ctx, id, s.n.DC, s.n.HostID, ""); what != "" || err != nil {
 			return what, err
 		}
 		p, gone, err := s.w.pod(ctx, s.n)
@@ -88,6 +88,11 @@ func (s *Decommission) Safe(ctx context.Context) error {
 			return "", fmt.Errorf("node %s is in mode %s; decommission needs NORMAL", s.n.Pod, ns.Mode)
 		}
 	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the decommission.
+func (s *Decommission) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), s.n.DC, s.n.HostID, "")
 }
 
 // KeepsObservations implements engine.ObservationKeeper: Do forgets what was read

@@ -32,8 +32,8 @@ func (c *countExec) Exec(ctx context.Context, pod string, argv []string) (string
 	return c.inner.Exec(ctx, pod, argv)
 }
 
-// One step's Done and Safe, asked back to back, share one read of the pod and one
-// nodetool call (Safe adds the ring read its safety needs, made now: safenow.go); once
+// One step's Done, Safe and Recheck, asked back to back, share one read of the pod and
+// one nodetool call (Recheck adds the ring read its safety needs, made now: safenow.go); once
 // time passed (a poll sleep), the next answer reads again.
 func TestObservationsServeUntilTimePasses(t *testing.T) {
 	ctx := context.Background()
@@ -47,9 +47,12 @@ func TestObservationsServeUntilTimePasses(t *testing.T) {
 	if err := st.Safe(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.Recheck(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// The pod GET, the list of ring readers; netstats and the ring read.
 	if got := len(w.Kube.Actions()); got != 2 || ex.n != 2 {
-		t.Fatalf("Done+Safe: %d API requests and %d nodetool calls, want 2 and 2", got, ex.n)
+		t.Fatalf("Done+Safe+Recheck: %d API requests and %d nodetool calls, want 2 and 2", got, ex.n)
 	}
 	// The node goes down meanwhile: a kept answer must not hide it once time passed.
 	_ = w.Cass.SetFault(n.Pod, sim.Fault{Down: true})

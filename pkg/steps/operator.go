@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/exit"
 )
 
 // PauseOperator scales the operator's Deployment to 0 and waits until its pods are gone,
@@ -119,16 +121,41 @@ func (s *ResumeOperator) Done(ctx context.Context) (bool, error) {
 	return len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0, nil
 }
 
-// Safe: only when the cluster resource asks for what every StatefulSet has.
-func (s *ResumeOperator) Safe(ctx context.Context) error {
-	done, err := (&UpdateCluster{w: s.w, target: s.w.CP.Target.Nodes}).Done(ctx)
+// Safe: nothing here; the agreement of the cluster resource and the StatefulSets is
+// checked by Recheck, from reads made after the restore's "started" write, right before
+// the Deployment is written (one read of each, as Safe made before).
+func (s *ResumeOperator) Safe(context.Context) error { return nil }
+
+// Recheck implements engine.Rechecker: the restore goes ahead only when the cluster
+// resource asks for what every StatefulSet has, read now. Otherwise someone edited
+// nodesPerRacks: stop with exit 3 naming the edit and the ways forward (the operator
+// would change the StatefulSets to follow the edit).
+func (s *ResumeOperator) Recheck(ctx context.Context) error {
+	up := &UpdateCluster{w: s.w, target: s.w.CP.Target.Nodes}
+	n, err := s.w.Spec.NodesPerRack(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot read the cluster resource before restoring operator Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
 	}
-	if !done {
-		return fmt.Errorf("the cluster resource and the StatefulSets do not agree yet; the operator would change them")
+	var have []string
+	for _, name := range s.w.RackStatefulSets {
+		sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("cannot read StatefulSet %s before restoring operator Deployment %s/%s: %w", name, s.op.Namespace, s.op.Name, err)
+		}
+		if r := replicasOf(sts); r != n || r != up.target {
+			have = append(have, fmt.Sprintf("%s has %d", name, r))
+		}
 	}
-	return nil
+	if n == up.target && len(have) == 0 {
+		return nil
+	}
+	ns, cl := s.w.CP.Namespace, s.w.CP.Cluster
+	if len(have) == 0 {
+		have = []string{fmt.Sprintf("every StatefulSet has %d", up.target)}
+	}
+	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("not restoring operator Deployment %s/%s: nodesPerRacks of %s is now %d in the cluster resource, but the StatefulSets have %d (%s): someone edited it, and the operator would change the StatefulSets to follow. "+
+		"The operator stays paused. Put nodesPerRacks of %s back to %d and run `kubectl cassandra resume -n %s %s`, or run `kubectl cassandra abort -n %s %s`, which sets nodesPerRacks to the StatefulSets' replicas and restores the operator",
+		s.op.Namespace, s.op.Name, s.w.CP.Target.DC, n, up.target, strings.Join(have, ", "), s.w.CP.Target.DC, up.target, ns, cl, ns, cl)}
 }
 
 // Do leaves the Deployment's holders and restores the replicas if no other operation

@@ -63,8 +63,13 @@ func (s *Drain) Safe(ctx context.Context) error {
 		if st := podState(p); st != "" {
 			return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
 		}
-		return s.w.ringSafe(ctx, s.n.DC, "", s.n.Pod)
+		return s.w.ringSafeAt(ctx, id, s.n.DC, "", s.n.Pod)
 	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the drain.
+func (s *Drain) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepDrain, s.n.Pod), s.n.DC, "", s.n.Pod)
 }
 
 // Do drains the node.

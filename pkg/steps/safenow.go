@@ -206,3 +206,41 @@ func roundWait(d time.Duration) time.Duration {
 	}
 	return d.Round(time.Second)
 }
+
+// The ring is read once per action in the happy path, after the proof of the lock and
+// right before the action (Recheck, engine.Rechecker): a node going down while the
+// "started" write is under way is seen. Safe reads it too, and waits on it, only once
+// a recheck of that step failed in this run (the step went back to pending).
+
+// ringSafeAt is Safe's ring check for step id: skipped until a recheck failed.
+func (w *World) ringSafeAt(ctx context.Context, id, dc, self, except string) (string, error) {
+	w.mu.Lock()
+	failed := w.recheckFailed[id]
+	w.mu.Unlock()
+	if !failed {
+		return "", nil
+	}
+	return w.ringSafe(ctx, dc, self, except)
+}
+
+// recheckRing is the ring check right before step id acts: a fresh read; anything not
+// safe sends the step back to Safe's wait (*engine.NotYet).
+func (w *World) recheckRing(ctx context.Context, id, dc, self, except string) error {
+	if err := w.refuseDeleting(id); err != nil {
+		return err
+	}
+	what, err := w.ringSafe(ctx, dc, self, except)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.recheckFailed == nil {
+		w.recheckFailed = map[string]bool{}
+	}
+	w.recheckFailed[id] = what != ""
+	if what != "" {
+		return &engine.NotYet{Reason: what}
+	}
+	return nil
+}

@@ -79,8 +79,13 @@ func (s *GrowStatefulSet) Safe(ctx context.Context) error {
 		if err := s.w.notSeed(ctx, s.n); err != nil {
 			return "", err
 		}
-		return s.w.ringSafe(ctx, s.n.DC, "", "")
+		return s.w.ringSafeAt(ctx, id, s.n.DC, "", "")
 	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the grow.
+func (s *GrowStatefulSet) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod), s.n.DC, "", "")
 }
 
 // Do patches replicas with the resourceVersion just read as a precondition.
@@ -245,7 +250,7 @@ func (s *Cleanup) Safe(ctx context.Context) error {
 		if st := podState(p); st != "" {
 			return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
 		}
-		if what, err := s.w.ringSafe(ctx, s.n.DC, "", s.n.Pod); what != "" || err != nil {
+		if what, err := s.w.ringSafeAt(ctx, id, s.n.DC, "", s.n.Pod); what != "" || err != nil {
 			return what, err
 		}
 		ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
@@ -257,6 +262,11 @@ func (s *Cleanup) Safe(ctx context.Context) error {
 		}
 		return "", nil
 	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the cleanup.
+func (s *Cleanup) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), s.n.DC, "", s.n.Pod)
 }
 
 // Do runs the cleanup and blocks until it returns.

@@ -95,6 +95,9 @@ type World struct {
 	uncached bool
 	// adopted are the pods that replaced a planned pod with the same node (safenow.go).
 	adopted map[string]string
+	// recheckFailed are the steps whose ring check right before acting failed in this
+	// run: their Safe reads the ring and waits (safenow.go).
+	recheckFailed map[string]bool
 }
 
 func (w *World) confirmedLeft(pod string) bool {

@@ -85,6 +85,8 @@ type World struct {
 	nextIP            int
 	podDeletes        []string
 	ipv6              bool
+	// chg is what the changing-world checks keep (matrix.go).
+	chg changeState
 }
 
 // CCGVR is the CassandraCluster resource of the fake world.
@@ -278,6 +280,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		gvr := action.GetResource()
 		w.mu.Lock()
 		defer w.mu.Unlock()
+		snap := w.beforeAction(action)
 		before, err := w.crBefore(tracker, action)
 		if err != nil {
 			return true, nil, err
@@ -333,7 +336,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 				}
 			}
 		}
-		snap := w.historyBefore(tracker, action)
+		hsnap := w.historyBefore(tracker, action)
 		handled, obj, err := apply(action)
 		if err != nil {
 			return handled, obj, err
@@ -341,6 +344,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		if before != nil {
 			obj = w.crAfter(tracker, action, before, obj)
 		}
+		w.afterAction(action, snap)
 		if verb == "delete" && gvr.Resource == "pods" {
 			w.podDeleted(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
 		}
@@ -360,7 +364,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 				w.deploymentController(action.GetNamespace(), objName(action))
 			}
 		}
-		w.recordWrite(tracker, action, snap)
+		w.recordWrite(tracker, action, hsnap)
 		w.sideEffects++
 		if w.OnSideEffect != nil {
 			w.OnSideEffect(w.sideEffects)
@@ -490,6 +494,7 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 		return "", "", fmt.Errorf("not a nodetool command: %v", argv)
 	}
 	args = args[1:]
+	w.checkExec(pod, args)
 	var out, errb bytes.Buffer
 	code := w.Cass.Run(ctx, pod, args, &out, &errb)
 	var err error
