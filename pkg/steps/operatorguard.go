@@ -75,7 +75,11 @@ func (g *OperatorGuard) Check(ctx context.Context, id string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.drain(ctx)
-	if !g.known {
+	// A watch's events lag the API server: the latest one delivered may still be the
+	// state before our own pause (the watch opens before it). So a running operator seen
+	// through the watch is confirmed by a read before the run stops; "paused" is taken
+	// from the watch as it is (a later scale-up arrives as a later event).
+	if !g.known || g.replicas != 0 {
 		d, err := g.w.Kube.AppsV1().Deployments(g.op.Namespace).Get(ctx, g.op.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
