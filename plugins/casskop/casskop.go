@@ -319,27 +319,9 @@ func (a *Adapter) SetNodesPerRack(ctx context.Context, ns, name, dc string, n in
 	if err != nil {
 		return err
 	}
-	var ops []map[string]any
-	dcs, found, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "dc")
-	if !found || len(dcs) == 0 {
-		if dc != "dc1" {
-			return fmt.Errorf("cluster %s has no topology, so no datacenter %s", name, dc)
-		}
-		ops = append(ops, map[string]any{"op": "add", "path": "/spec/nodesPerRacks", "value": n})
-	} else {
-		idx := -1
-		for i, d := range dcs {
-			if m, ok := d.(map[string]any); ok && m["name"] == dc {
-				idx = i
-			}
-		}
-		if idx < 0 {
-			return fmt.Errorf("cluster %s has no datacenter %s", name, dc)
-		}
-		p := fmt.Sprintf("/spec/topology/dc/%d", idx)
-		ops = append(ops,
-			map[string]any{"op": "test", "path": p + "/name", "value": dc},
-			map[string]any{"op": "add", "path": p + "/nodesPerRacks", "value": n})
+	ops, err := nodesPerRackPatch(u, name, dc, n)
+	if err != nil {
+		return err
 	}
 	body, _ := json.Marshal(ops)
 	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
@@ -582,4 +564,27 @@ func (d DCSpec) NodesPerRack(ctx context.Context) (int, error) {
 // SetNodesPerRack writes the DC's count.
 func (d DCSpec) SetNodesPerRack(ctx context.Context, n int) error {
 	return d.A.SetNodesPerRack(ctx, d.NS, d.Name, d.DC, n)
+}
+
+// nodesPerRackPatch is the JSON patch operations that set dc's nodesPerRacks in u: the
+// top-level count when the cluster has no topology (only dc1 then), else the DC's own,
+// with a test of its name guarding the array index.
+func nodesPerRackPatch(u *unstructured.Unstructured, name, dc string, n int) ([]map[string]any, error) {
+	dcs, found, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "dc")
+	if !found || len(dcs) == 0 {
+		if dc != "dc1" {
+			return nil, fmt.Errorf("cluster %s has no topology, so no datacenter %s", name, dc)
+		}
+		return []map[string]any{{"op": "add", "path": "/spec/nodesPerRacks", "value": n}}, nil
+	}
+	for i, d := range dcs {
+		if m, ok := d.(map[string]any); ok && m["name"] == dc {
+			p := fmt.Sprintf("/spec/topology/dc/%d", i)
+			return []map[string]any{
+				{"op": "test", "path": p + "/name", "value": dc},
+				{"op": "add", "path": p + "/nodesPerRacks", "value": n},
+			}, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster %s has no datacenter %s", name, dc)
 }

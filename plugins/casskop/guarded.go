@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -26,28 +25,11 @@ func (a *Adapter) SetNodesPerRackAt(ctx context.Context, ns, name, dc string, n 
 	if u.GetResourceVersion() != rv {
 		return fmt.Errorf("cluster %s changed since it was read (resourceVersion %s, read at %s)", name, u.GetResourceVersion(), rv)
 	}
-	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": rv}}
-	dcs, found, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "dc")
-	if !found || len(dcs) == 0 {
-		if dc != "dc1" {
-			return fmt.Errorf("cluster %s has no topology, so no datacenter %s", name, dc)
-		}
-		ops = append(ops, map[string]any{"op": "add", "path": "/spec/nodesPerRacks", "value": n})
-	} else {
-		idx := -1
-		for i, d := range dcs {
-			if m, ok := d.(map[string]any); ok && m["name"] == dc {
-				idx = i
-			}
-		}
-		if idx < 0 {
-			return fmt.Errorf("cluster %s has no datacenter %s", name, dc)
-		}
-		p := fmt.Sprintf("/spec/topology/dc/%d", idx)
-		ops = append(ops,
-			map[string]any{"op": "test", "path": p + "/name", "value": dc},
-			map[string]any{"op": "add", "path": p + "/nodesPerRacks", "value": n})
+	dcOps, err := nodesPerRackPatch(u, name, dc, n)
+	if err != nil {
+		return err
 	}
+	ops := append([]map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": rv}}, dcOps...)
 	body, _ := json.Marshal(ops)
 	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
 	return err
