@@ -113,6 +113,16 @@ func stepDescription(cp *checkpoint.Checkpoint, s checkpoint.Step) string {
 	return kindStepDescription(cp, s)
 }
 
+// showPlan writes the plan to be confirmed: on stdout when it is the command's output
+// (-o text), else on stderr beside the progress, so stdout stays machine-readable.
+func (o *Options) showPlan(r planReport, format string) {
+	w := o.ErrOut
+	if format == "text" {
+		w = o.Out
+	}
+	o.printPlanText(w, r, "Plan")
+}
+
 // printPlanText writes the plan for people.
 func (o *Options) printPlanText(w io.Writer, r planReport, title string) {
 	fmt.Fprintf(w, "%s: CassandraCluster %s/%s, datacenter %s\n", title, r.Namespace, r.Cluster, r.DC)

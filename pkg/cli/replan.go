@@ -56,11 +56,7 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	fmt.Fprintf(o.ErrOut, "Operation %s with the same target was planned %s and no node of it is leaving: making the plan again %s (same operation ID).\n",
 		existing.OperationID, was, want)
 	report := newPlanReport(plan.CP, plan.Warnings, false, s.resumeHint()+" --yes")
-	if f.output == "text" {
-		o.printPlanText(o.Out, report, "Plan")
-	} else {
-		o.printPlanText(o.ErrOut, report, "Plan")
-	}
+	o.showPlan(report, f.output)
 	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {
 		return err
 	}

@@ -233,11 +233,7 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 		fmt.Fprintf(o.Out, "To run it: %s\n", next)
 		return nil
 	}
-	if f.output == "text" {
-		o.printPlanText(o.Out, report, "Plan")
-	} else {
-		o.printPlanText(o.ErrOut, report, "Plan")
-	}
+	o.showPlan(report, f.output)
 	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {
 		return err
 	}
