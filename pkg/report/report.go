@@ -210,10 +210,7 @@ func Build(ctx context.Context, cfg Config) *Report {
 			b.fail("StatefulSets", err)
 			return
 		}
-		var items []any
-		for _, s := range l.Items {
-			items = append(items, s)
-		}
+		items := anys(l.Items)
 		rep.Counts.StatefulSets = len(items)
 		b.items("statefulsets.yaml", "StatefulSet", items)
 	}()
@@ -225,10 +222,7 @@ func Build(ctx context.Context, cfg Config) *Report {
 			return
 		}
 		pods = l.Items
-		var items []any
-		for _, p := range l.Items {
-			items = append(items, p)
-		}
+		items := anys(l.Items)
 		rep.Counts.Pods = len(items)
 		b.items("pods.yaml", "Pod", items)
 	}()
@@ -555,4 +549,13 @@ func (r *Report) Summary(w io.Writer, archive string) {
 	for _, u := range r.Unreadable {
 		fmt.Fprintf(w, "    %s: %s\n", u.What, u.Error)
 	}
+}
+
+// anys is a list's items as the archive writer takes them.
+func anys[T any](l []T) []any {
+	var out []any
+	for _, x := range l {
+		out = append(out, x)
+	}
+	return out
 }
