@@ -7,7 +7,7 @@ BIN_DIR ?= $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-VPKG := github.com/kubectl-cassandra/kubectl-cassandra/pkg/version
+VPKG := github.com/kubectl-cassandra/kubectl-cassandra/internal/version
 LDFLAGS := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
 
 .PHONY: all build install test unit lint
@@ -26,11 +26,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
-## unit: unit tests with the race detector (e2e tests skip themselves here); pkg/cli runs
+## unit: unit tests with the race detector (e2e tests skip themselves here); internal/cli runs
 ## verbose so the crash-matrix and API-fault counts are printed
 unit:
-	go test -race -count=1 -timeout 40m $$(go list ./... | grep -v '/pkg/cli$$')
-	go test -race -count=1 -timeout 40m -v ./pkg/cli
+	go test -race -count=1 -timeout 40m $$(go list ./... | grep -v '/internal/cli$$')
+	go test -race -count=1 -timeout 40m -v ./internal/cli
 
 ## test: everything CI runs — lint, unit tests, then the e2e suite on a local control plane
 test: lint unit e2e

@@ -2,11 +2,11 @@
  * scaledown.pml: a Promela model of a kubectl-cassandra scale-down of one rack from
  * 3 nodes to 1, with the checkpoint as the lock (docs/model.md explains it all).
  *
- * Names follow the code: step kinds are pkg/checkpoint's Step* constants with '-'
+ * Names follow the code: step kinds are internal/checkpoint's Step* constants with '-'
  * written '_' (decommission, verify_left, shrink_statefulset, ...); the checkpoint's
  * fields are cp_seq (Checkpoint.Seq), cp_holder (Holder.Session), cp_released
  * (Holder.ReleasedAt), cp_cur/cp_state (Steps[].State: every step before cp_cur is
- * done, as pkg/engine runs them in order), and fresh[r] stands for the
+ * done, as internal/engine runs them in order), and fresh[r] stands for the
  * resourceVersion run r saw last being the object's current one (checkpoint.Store.rv).
  * The step list is built by build_scale_down(), which mirrors
  * checkpoint.ScaleDownSteps; model/steps_test.go compares the two.

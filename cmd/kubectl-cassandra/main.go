@@ -7,7 +7,7 @@ import (
 
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // exec, oidc and cloud auth providers, as kubectl has
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/cli"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cli"
 )
 
 func main() {

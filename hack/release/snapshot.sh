@@ -35,7 +35,7 @@ cd "$ROOT"
 die() { echo "snapshot.sh: $*" >&2; exit 1; }
 
 PROJECT=kubectl-cassandra
-VPKG=github.com/kubectl-cassandra/kubectl-cassandra/pkg/version
+VPKG=github.com/kubectl-cassandra/kubectl-cassandra/internal/version
 DIST="${DIST:-$ROOT/dist}"
 PLATFORMS="${PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}"
 # The files every archive carries next to the binary (.goreleaser.yaml archives[].files).

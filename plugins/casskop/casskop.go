@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 // Names fixed by CassKop (FACTS §1–§2).

@@ -12,7 +12,7 @@ import (
 // SetNodesPerRackAt writes dc's nodesPerRacks only if the CassandraCluster is still at
 // resourceVersion rv (the version whose count and StatefulSets the caller judged): a
 // JSON patch whose first operation tests metadata.resourceVersion, so any change since
-// fails it with 422 and nothing is written. abort uses it (pkg/cli/abort.go).
+// fails it with 422 and nothing is written. abort uses it (internal/cli/abort.go).
 func (a *Adapter) SetNodesPerRackAt(ctx context.Context, ns, name, dc string, n int, rv string) error {
 	c, err := a.client(ns)
 	if err != nil {

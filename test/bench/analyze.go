@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 )
 
 // KeyStat is how often one kind of request was made.

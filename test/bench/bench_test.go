@@ -101,12 +101,12 @@ func TestPercentileAndMedian(t *testing.T) {
 func TestParseMicro(t *testing.T) {
 	raw := `goos: linux
 goarch: amd64
-pkg: github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint
+pkg: github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint
 BenchmarkEncode100-2   	    4063	    290010 ns/op	  123456 B/op	     310 allocs/op
 BenchmarkEncode100-2   	    4063	    310010 ns/op	  123456 B/op	     310 allocs/op
 BenchmarkDecode100-2   	    1000	   1000000 ns/op
 PASS
-ok  	github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint	3.1s
+ok  	github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint	3.1s
 `
 	got := ParseMicro(raw)
 	if len(got) != 2 || got[0].Name != "BenchmarkEncode100" || got[0].MedianNs != 300010 || got[0].AllocsPerOp != 310 || got[1].MedianNs != 1e6 {

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/cli"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cli"
 )
 
 // ColdStart compares `kubectl cassandra status` (with and without its nodetool call) with

@@ -13,7 +13,7 @@ import (
 )
 
 // MicroPackages hold the engine micro-benchmarks `make bench` runs.
-var MicroPackages = []string{"./pkg/checkpoint", "./pkg/nodetool"}
+var MicroPackages = []string{"./internal/checkpoint", "./internal/nodetool"}
 
 // Micro is one micro-benchmark's results over -count runs.
 type Micro struct {

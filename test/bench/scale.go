@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/cli"
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/kube"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cli"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 )
@@ -95,7 +95,7 @@ func (t *timingExecer) Exec(ctx context.Context, pod string, argv []string) (str
 	return out, errOut, err
 }
 
-// newTimingExecer builds the pod exec exactly as the plugin does (pkg/cli: kubeconfig,
+// newTimingExecer builds the pod exec exactly as the plugin does (internal/cli: kubeconfig,
 // user agent, QPS, the WrapTransport hook), around a timer.
 func newTimingExecer(kubeconfig, ns string, rec *Recorder) (*timingExecer, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)

@@ -28,7 +28,7 @@ const (
 	annLastOperation = fixture.AnnLastOperation
 )
 
-// Exit codes of the plugin (pkg/exit).
+// Exit codes of the plugin (internal/exit).
 const (
 	exitOK          = 0
 	exitError       = 1

@@ -14,7 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
-// liveScenarios are the status --wait cases (pkg/cli/status_live.go, judge).
+// liveScenarios are the status --wait cases (internal/cli/status_live.go, judge).
 func liveScenarios() []scenario {
 	return []scenario{{name: "status-wait", run: testStatusWait, group: true}}
 }

@@ -34,7 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/cli"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cli"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )

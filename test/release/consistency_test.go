@@ -105,7 +105,7 @@ var (
 
 const (
 	homepage    = "https://github.com/kubectl-cassandra/kubectl-cassandra"
-	versionPkg  = modulePath + "/pkg/version"
+	versionPkg  = modulePath + "/internal/version"
 	shimName    = "kubectl_complete-cassandra"
 	projectName = "kubectl-cassandra"
 )

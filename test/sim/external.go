@@ -9,7 +9,7 @@ import (
 // peers see it, without touching the counters the plugin's own actions drive
 // (decommissions, drains, restarts): "UL" (someone else's decommission under way), "UJ"
 // (the node bootstraps again, e.g. a replace) or "UN" (that operation ended). The
-// changing-world matrix (pkg/cli/changing_test.go) uses it.
+// changing-world matrix (internal/cli/changing_test.go) uses it.
 func (s *Store) SetPeerState(pod, code string) error {
 	return s.update(func(st *state, now time.Time) error {
 		n, err := st.node(pod)

@@ -3,7 +3,7 @@ package world
 import (
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 )
 
 // Event is one side effect a plugin process had on the world: a write that took effect
@@ -251,7 +251,7 @@ func (w *World) AssertHistory(e Expect, label string) {
 // RerunsAfterCrash counts the crashed processes whose last "<command> <pod>" exec was
 // not followed by a checkpoint write in that process: its step was still recorded
 // "started", so resume runs it again (steps whose effect nodetool cannot show, such as
-// cleanup: pkg/steps/scaleup.go Cleanup).
+// cleanup: internal/steps/scaleup.go Cleanup).
 func (w *World) RerunsAfterCrash(h []Event, key string) int {
 	w.mu.Lock()
 	crashed := map[int]bool{}

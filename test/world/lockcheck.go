@@ -6,7 +6,7 @@ import (
 
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 )
 
 // The lock check of the changing world. A run proves it holds the lock with a

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 )
 
 // TestLockCheckInFlight: after a takeover, a run's one action whose proof (its

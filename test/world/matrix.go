@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -20,7 +20,7 @@ import (
 // up, the cluster resource edited, another run taking the lock over, Cassandra refusing
 // a decommission), made at a step boundary the way crash points are (right after side
 // effect k, OnSideEffect), and the safety checks that judge what the run did next. The
-// matrix is pkg/cli/changing_test.go.
+// matrix is internal/cli/changing_test.go.
 
 var (
 	stsGVR    = appsv1.SchemeGroupVersion.WithResource("statefulsets")

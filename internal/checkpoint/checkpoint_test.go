@@ -1,0 +1,248 @@
+package checkpoint
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func sample(n int) *Checkpoint {
+	cp := &Checkpoint{SchemaVersion: newestPlain, OperationID: "op", Kind: KindScaleDown, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
+		Target: Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 1, From: map[string]int{"r1": n + 1}}}
+	for i := n; i >= 1; i-- {
+		pod := fmt.Sprintf("c-dc1-r1-%d", i)
+		cp.Nodes = append(cp.Nodes, Node{Pod: pod, PodUID: "u" + pod, Ordinal: i, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1",
+			HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), PVCs: []PVC{{Name: "data-" + pod, UID: "p" + pod}}})
+	}
+	cp.Steps = ScaleDownSteps(cp.Nodes)
+	return cp
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	cp := sample(3)
+	s, err := Encode(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(s, "uid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Steps) != 16 || got.Steps[0].ID != "decommission/c-dc1-r1-3" || got.Steps[15].ID != StepUpdateCluster {
+		t.Fatalf("steps: %+v", got.Steps)
+	}
+	if _, err := Decode(s, "other"); !errors.Is(err, ErrOtherCluster) {
+		t.Fatalf("other UID: %v", err)
+	}
+	for _, bad := range []string{"", "{", `{"schemaVersion":0}`, `{"schemaVersion":1}`, s[:len(s)-10], `[]`} {
+		if _, err := Decode(bad, ""); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%q: %v, want ErrCorrupt", bad, err)
+		}
+	}
+	if _, err := Decode(`{"schemaVersion":4,"whatever":true}`, ""); !errors.Is(err, ErrNewerSchema) {
+		t.Fatalf("newer: %v", err)
+	}
+}
+
+// A large plan is written compressed in a schema 3 envelope (an older build, which
+// reads up to 2, asks for an upgrade); a small one stays plain JSON.
+func TestLargeCheckpointCompressed(t *testing.T) {
+	small, err := Encode(sample(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(small, `{"schemaVersion":2,`) {
+		t.Fatalf("10 nodes: %.60s…, want plain JSON", small)
+	}
+	plain, _ := json.Marshal(sample(100))
+	big, err := Encode(sample(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(big, `{"schemaVersion":3,"encoding":"gzip+base64","data":"`) || len(big)*4 > len(plain) {
+		t.Fatalf("100 nodes: %d bytes (plain %d), %.60s…; want a compressed envelope under a quarter", len(big), len(plain), big)
+	}
+	cp, err := Decode(big, "uid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := json.Marshal(cp)
+	if string(again) != string(plain) {
+		t.Fatal("the envelope does not give back the checkpoint")
+	}
+	inner, err := Unwrap(big)
+	if err != nil || inner != string(plain) {
+		t.Fatalf("Unwrap: %v", err)
+	}
+	if u, _ := Unwrap(small); u != small {
+		t.Fatal("Unwrap changed a plain checkpoint")
+	}
+	env := func(enc, data string) string {
+		b, _ := json.Marshal(envelope{SchemaVersion: 3, Encoding: enc, Data: data})
+		return string(b)
+	}
+	var inside struct{ Data string }
+	_ = json.Unmarshal([]byte(big), &inside)
+	nested := env(EncodingGzip, gz(t, big))
+	for name, bad := range map[string]string{
+		"unknown encoding":   env("zstd", inside.Data),
+		"not base64":         env(EncodingGzip, "%%%"),
+		"not gzip":           env(EncodingGzip, "aGVsbG8="),
+		"truncated":          env(EncodingGzip, inside.Data[:len(inside.Data)/2]),
+		"envelope in one":    nested,
+		"plain with schema3": strings.Replace(small, `"schemaVersion":2`, `"schemaVersion":3`, 1),
+	} {
+		if _, err := Decode(bad, ""); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+func gz(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, _ = zw.Write([]byte(s))
+	_ = zw.Close()
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+func TestScaleDownStepsWithPause(t *testing.T) {
+	steps := ScaleDownSteps(sample(1).Nodes, true)
+	if steps[0].Kind != StepPauseOperator || steps[len(steps)-1].Kind != StepResumeOperator || steps[len(steps)-2].Kind != StepUpdateCluster {
+		t.Fatalf("%+v", steps)
+	}
+}
+
+// memObject is an annotated object with resourceVersion semantics.
+type memObject struct {
+	ann     map[string]string
+	rv      int
+	uid     string
+	onPatch func(m *memObject) // runs before a patch is applied (a concurrent writer)
+}
+
+func (m *memObject) ReadAnnotations(context.Context) (map[string]string, string, string, error) {
+	c := map[string]string{}
+	for k, v := range m.ann {
+		c[k] = v
+	}
+	return c, m.uid, fmt.Sprint(m.rv), nil
+}
+
+func (m *memObject) PatchAnnotations(_ context.Context, rv string, set map[string]*string) (string, error) {
+	if f := m.onPatch; f != nil {
+		m.onPatch = nil
+		f(m)
+	}
+	if rv != "" && rv != fmt.Sprint(m.rv) {
+		return "", apierrors.NewConflict(schema.GroupResource{Resource: "cassandraclusters"}, "c", errors.New("modified"))
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(m.ann, k)
+		} else {
+			m.ann[k] = *v
+		}
+	}
+	m.rv++
+	return fmt.Sprint(m.rv), nil
+}
+
+func TestStoreConflicts(t *testing.T) {
+	ctx := context.Background()
+	obj := &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}
+	st := &Store{Obj: obj}
+	if cp, err := st.Load(ctx); cp != nil || err != nil {
+		t.Fatal(cp, err)
+	}
+	cp := sample(1)
+	if err := st.Create(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	// Someone else (the operator) writes the object: our next save retries on the new
+	// resourceVersion because the checkpoint is still ours.
+	obj.onPatch = func(m *memObject) { m.ann["other"] = "x"; m.rv++ }
+	cp.Steps[0].State = StateStarted
+	if err := st.Save(ctx, cp); err != nil {
+		t.Fatalf("save after a foreign write: %v", err)
+	}
+	// Someone else changes the checkpoint itself: the save fails with ErrLost.
+	obj.onPatch = func(m *memObject) {
+		other := sample(1)
+		other.OperationID, other.Seq = "theirs", 9
+		v, _ := Encode(other)
+		m.ann[Annotation] = v
+		m.rv++
+	}
+	if err := st.Save(ctx, cp); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "theirs") {
+		t.Fatalf("save after a foreign checkpoint: %v", err)
+	}
+	// A second Create on an object that has a checkpoint: ErrExists.
+	st2 := &Store{Obj: obj}
+	if err := st2.Create(ctx, sample(1)); !errors.Is(err, ErrExists) {
+		t.Fatalf("create over an existing checkpoint: %v", err)
+	}
+}
+
+func TestLock(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	alive := func(h Holder) bool { return h.PID == 7 }
+	me := Holder{Host: "h1", PID: 9, Session: "me"}
+	cp := sample(1)
+	cp.UpdatedAt = now.Add(-10 * time.Second)
+	cases := []struct {
+		holder Holder
+		want   LockState
+	}{
+		{Holder{Host: "h1", PID: 9, Session: "me"}, Mine},
+		{Holder{Host: "h1", PID: 7, Session: "x"}, HeldHere},
+		{Holder{Host: "h1", PID: 8, Session: "x"}, Free},
+		{Holder{Host: "h2", PID: 7, Session: "x", LeaseSeconds: 60}, HeldElsewhere},
+		// Its timestamps say the lease expired, but they are another machine's clock:
+		// only a lease of unchanged record on ours frees it (internal/cli acquire).
+		{Holder{Host: "h2", PID: 7, Session: "x", LeaseSeconds: 5}, HeldElsewhere},
+		{Holder{Host: "h1", PID: 7, Session: "x", ReleasedAt: &now}, Free},
+	}
+	for i, c := range cases {
+		cp.Holder = c.holder
+		if got, _, _ := cp.Lock(me, now, alive); got != c.want {
+			t.Errorf("case %d: %v, want %v", i, got, c.want)
+		}
+	}
+	cp.Holder = Holder{Host: "h2", PID: 1, Session: "x"}
+	cp.TakeOver(me, now, "test")
+	if len(cp.Takeovers) != 1 || cp.Holder.Session != "me" || cp.Takeovers[0].From.Host != "h2" {
+		t.Fatalf("%+v", cp)
+	}
+}
+
+func BenchmarkEncode100(b *testing.B) {
+	cp := sample(100)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Encode(cp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecode100(b *testing.B) {
+	s, _ := Encode(sample(100))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Decode(s, "uid"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

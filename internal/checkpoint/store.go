@@ -1,0 +1,250 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Object is the resource that carries the checkpoint annotation (the cluster resource).
+// It is implemented by the operator plugin, which knows the resource's API.
+type Object interface {
+	// ReadAnnotations returns the annotations, UID and resourceVersion of the object.
+	ReadAnnotations(ctx context.Context) (annotations map[string]string, uid, resourceVersion string, err error)
+	// PatchAnnotations sets (non-nil) or removes (nil) annotations, and nothing else,
+	// only if the object is still at resourceVersion (a 409 Conflict otherwise).
+	PatchAnnotations(ctx context.Context, resourceVersion string, set map[string]*string) (newResourceVersion string, err error)
+}
+
+// ErrLost means another writer changed the checkpoint since this process last wrote it.
+var ErrLost = errors.New("the checkpoint was changed by someone else")
+
+// ErrExists means a checkpoint already exists where a new one was to be created.
+var ErrExists = errors.New("an operation is already in flight on this cluster")
+
+// Store reads and writes the checkpoint annotation with resourceVersion preconditions.
+// It never overwrites blindly: on a conflict it re-reads, and retries only if the
+// checkpoint on the server is still the one it wrote (or read) last — same operation,
+// same seq and same holder session. The session with the seq is the fencing token: a
+// run that lost the checkpoint to another session can never write it again (issue 15's
+// lost-write sequence, internal/checkpoint/lock_test.go). A Store is used by one goroutine
+// at a time (the engine serializes its writes and fences).
+type Store struct {
+	Obj Object
+	Now func() time.Time
+	rv  string
+	uid string
+	// seen is the checkpoint on the server as of the last read or write at rv.
+	seen token
+	// pending is the seq of a write whose outcome is unknown (a timeout, a broken
+	// connection): it may have been applied, under this run's session.
+	pending int
+}
+
+// token is what tells whose checkpoint is on the server: the operation, its seq and
+// the holder's session.
+type token struct {
+	op      string
+	seq     int
+	session string
+}
+
+func tokenOf(cp *Checkpoint) token {
+	if cp == nil {
+		return token{}
+	}
+	return token{op: cp.OperationID, seq: cp.Seq, session: cp.Holder.Session}
+}
+
+// Load reads the current checkpoint; nil when there is none. A corrupt checkpoint, one
+// from a newer schema or another cluster is an error.
+func (s *Store) Load(ctx context.Context) (*Checkpoint, error) {
+	ann, uid, rv, err := s.Obj.ReadAnnotations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.rv, s.uid, s.seen, s.pending = rv, uid, token{}, 0
+	v, ok := ann[Annotation]
+	if !ok {
+		return nil, nil
+	}
+	cp, err := Decode(v, uid)
+	s.seen = tokenOf(cp)
+	return cp, err
+}
+
+// LastOperation reads the record of the last finished operation, if any.
+func (s *Store) LastOperation(ctx context.Context) (*LastOperation, error) {
+	ann, _, _, err := s.Obj.ReadAnnotations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := ann[LastOperationAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	var lo LastOperation
+	if err := json.Unmarshal([]byte(v), &lo); err != nil {
+		return nil, fmt.Errorf("annotation %s is not valid JSON: %w", LastOperationAnnotation, err)
+	}
+	return &lo, nil
+}
+
+// Create writes a new checkpoint; it fails with ErrExists if one appeared meanwhile.
+func (s *Store) Create(ctx context.Context, cp *Checkpoint) error {
+	if s.rv == "" {
+		if existing, err := s.Load(ctx); err != nil {
+			return err
+		} else if existing != nil {
+			return fmt.Errorf("%w (operation %s)", ErrExists, existing.OperationID)
+		}
+	}
+	if cp.ClusterUID != s.uid {
+		return fmt.Errorf("%w: plan made for UID %s, object is %s", ErrOtherCluster, cp.ClusterUID, s.uid)
+	}
+	cp.Seq = 1
+	cp.UpdatedAt = s.now()
+	v, err := Encode(cp)
+	if err != nil {
+		return err
+	}
+	rv, err := s.Obj.PatchAnnotations(ctx, s.rv, map[string]*string{Annotation: &v})
+	if apierrors.IsConflict(err) {
+		// Someone wrote the object since we read it: maybe another run created its own
+		// checkpoint. Re-read and let the caller decide.
+		if existing, lerr := s.Load(ctx); lerr != nil {
+			return lerr
+		} else if existing != nil {
+			return fmt.Errorf("%w (operation %s, started by %s)", ErrExists, existing.OperationID, existing.StartedBy)
+		}
+		return s.Create(ctx, cp)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write the checkpoint: %w", err)
+	}
+	s.rv, s.seen, s.pending = rv, tokenOf(cp), 0
+	return nil
+}
+
+// Save writes cp (with Seq incremented) over the checkpoint this process wrote or read
+// last. A failed write leaves cp as it was (Seq and UpdatedAt): the seq this run last
+// wrote is the only one it may build on.
+func (s *Store) Save(ctx context.Context, cp *Checkpoint) error {
+	seq, updated := cp.Seq, cp.UpdatedAt
+	cp.Seq = seq + 1
+	cp.UpdatedAt = s.now()
+	v, err := Encode(cp)
+	if err == nil {
+		err = s.write(ctx, cp, map[string]*string{Annotation: &v})
+	}
+	if err != nil {
+		cp.Seq, cp.UpdatedAt = seq, updated
+	}
+	return err
+}
+
+// Fence proves, with a fresh read, that the checkpoint on the server is still cp's
+// operation, at the seq this run last wrote, held by cp's session: the engine calls it
+// right before an action whose start it did not write. A foreign write to the object
+// (the operator's status, the run's own spec update) is no loss: its resourceVersion is
+// adopted, so the next write does not conflict.
+func (s *Store) Fence(ctx context.Context, cp *Checkpoint) error {
+	ann, uid, rv, err := s.Obj.ReadAnnotations(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the checkpoint to check that this run still holds it: %w", err)
+	}
+	if err := s.stillOurs(cp, ann, uid); err != nil {
+		return err
+	}
+	s.rv = rv
+	return nil
+}
+
+// stillOurs says whether the annotations read show the checkpoint this run last wrote
+// or read, held by cp's session (or, after a write with an unknown outcome, that write).
+func (s *Store) stillOurs(cp *Checkpoint, ann map[string]string, uid string) error {
+	if uid != s.uid {
+		return fmt.Errorf("%w: the cluster resource was deleted and re-created (UID %s, was %s)", ErrLost, uid, s.uid)
+	}
+	v, ok := ann[Annotation]
+	if !ok {
+		return fmt.Errorf("%w (it was removed; this run wrote seq %d)", ErrLost, s.seen.seq)
+	}
+	cur, derr := Decode(v, uid)
+	if derr != nil {
+		return fmt.Errorf("%w (it is unreadable now: %v; this run wrote seq %d)", ErrLost, derr, s.seen.seq)
+	}
+	got := tokenOf(cur)
+	want := s.seen
+	if s.pending > 0 && got.seq == s.pending {
+		want = token{op: cp.OperationID, seq: s.pending, session: cp.Holder.Session}
+	}
+	if got != want || want.op != cp.OperationID {
+		return fmt.Errorf("%w (now operation %s seq %d, held by %s session %s; this run wrote seq %d as session %s)",
+			ErrLost, cur.OperationID, cur.Seq, cur.Holder, nonEmpty(cur.Holder.Session, "(none)"), s.seen.seq, nonEmpty(s.seen.session, "(none)"))
+	}
+	s.seen, s.pending = got, 0
+	return nil
+}
+
+func nonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Finish removes the checkpoint and records the last operation, in one write.
+func (s *Store) Finish(ctx context.Context, cp *Checkpoint, last LastOperation) error {
+	b, err := json.Marshal(last)
+	if err != nil {
+		return err
+	}
+	v := string(b)
+	if err := s.write(ctx, cp, map[string]*string{Annotation: nil, LastOperationAnnotation: &v}); err != nil {
+		return err
+	}
+	s.seen = token{}
+	return nil
+}
+
+// write patches at the last seen resourceVersion. On a conflict it re-reads: if the
+// checkpoint on the server is still the one this run last wrote or read (stillOurs) it
+// retries, else ErrLost.
+func (s *Store) write(ctx context.Context, cp *Checkpoint, set map[string]*string) error {
+	for attempt := 0; ; attempt++ {
+		rv, err := s.Obj.PatchAnnotations(ctx, s.rv, set)
+		if err == nil {
+			s.rv, s.seen, s.pending = rv, tokenOf(cp), 0
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			if set[Annotation] != nil && cp.Holder.Session != "" {
+				s.pending = cp.Seq // it may have been applied
+			}
+			return fmt.Errorf("cannot write the checkpoint: %w", err)
+		}
+		if attempt >= 10 {
+			return fmt.Errorf("cannot write the checkpoint: still conflicting after %d attempts: %w", attempt, err)
+		}
+		ann, uid, rv2, rerr := s.Obj.ReadAnnotations(ctx)
+		if rerr != nil {
+			return fmt.Errorf("cannot re-read the cluster after a write conflict: %w", rerr)
+		}
+		if err := s.stillOurs(cp, ann, uid); err != nil {
+			return err
+		}
+		s.rv = rv2
+	}
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
+
+const abortExample = `  # Stop the operation in flight at a safe point: the cluster resource is set to what the
+  # racks have, a paused operator is restored, the checkpoint cleared
+  kubectl cassandra abort -n cassandra cassandra-demo
+
+  # From a script
+  kubectl cassandra abort cassandra-demo --yes -o json`
+
+func newAbortCmd(o *Options) *cobra.Command {
+	var yes, forceTakeover bool
+	var out string
+	cmd := &cobra.Command{
+		Use:   "abort [CLUSTER]",
+		Short: "Stop the operation in flight at a safe point, leaving the cluster consistent",
+		Long: `Stop the operation recorded in the cluster's checkpoint where it stands, at any safe point:
+between two nodes of a scale-down (or after a decommission Cassandra refused), anywhere in a
+scale-up, between two pods of a restart. Abort sets the CassandraCluster's nodesPerRacks to what
+the racks' StatefulSets have, restores anything the plan paused (the operator Deployment), clears
+the checkpoint and records the last operation as "aborted after removing k of n nodes" (or added,
+or restarted pods). Every write is guarded, and the checkpoint is re-read before each one.
+
+A decommission cannot be cancelled once the node is LEAVING: then abort refuses, and resume is the
+way to finish removing that node. Abort also refuses while a node is half removed (left, its pod
+or claims still there), a pod is drained or on its way back, or the datacenter's racks have
+different sizes (CassKop keeps one count per datacenter): it says which rack to finish first.
+
+` + exit.Help,
+		Example:           abortExample,
+		GroupID:           groupOps,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(out, "text", "json", "yaml"); err != nil {
+				return err
+			}
+			return o.runAbort(cmd.Context(), args, yes, forceTakeover, out)
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
+	cmd.Flags().BoolVar(&forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
+	addOutputFlag(cmd, &out, "text", "json", "yaml")
+	return cmd
+}
+
+func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeover bool, out string) error {
+	s, err := o.open(ctx, args)
+	if err != nil {
+		return err
+	}
+	cp, err := s.store.Load(ctx)
+	if err != nil {
+		return checkpointError(s, err)
+	}
+	if cp == nil {
+		msg := fmt.Sprintf("No operation in flight on CassandraCluster %s/%s: nothing to abort.", s.cluster.Namespace, s.cluster.Name)
+		if out != "text" {
+			return output.Print(o.Out, out, map[string]any{"result": "nothing-to-abort", "message": msg, "next": s.statusHint()})
+		}
+		fmt.Fprintln(o.Out, msg)
+		return nil
+	}
+	self := o.self()
+	cp, reason, err := o.acquire(ctx, s, cp, self, forceTakeover)
+	if err != nil {
+		return err
+	}
+	// A first look, to refuse with nothing written and to say what abort will do.
+	point, err := o.assessAbort(ctx, s, cp)
+	if err != nil {
+		return err
+	}
+	o.describeAbort(cp, point)
+	if err := o.confirm(yes, "Abort"); err != nil {
+		return err
+	}
+	cp.TakeOver(self, o.Now().UTC(), reason)
+	if err := s.store.Save(ctx, cp); err != nil {
+		if errors.Is(err, checkpoint.ErrLost) {
+			return exit.Refusedf("another run took operation %s over first: %v; nothing changed", cp.OperationID, err)
+		}
+		return fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
+	}
+	// Safe now: the world is read again, with the checkpoint ours (time passed while
+	// the question was asked).
+	if point, err = o.assessAbort(ctx, s, cp); err != nil {
+		o.releaseAbort(ctx, s, cp)
+		return err
+	}
+	if point.nodesPerRack != point.replicas {
+		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
+			return err
+		}
+		// Guarded by the resourceVersion the assessment read: a cluster resource changed
+		// since (by anyone) fails the write, and abort says to run it again.
+		if err := s.adapter.SetNodesPerRackAt(ctx, cp.Namespace, cp.Cluster, cp.Target.DC, point.replicas, point.rv); err != nil {
+			o.releaseAbort(ctx, s, cp)
+			return fmt.Errorf("cannot set nodesPerRacks of datacenter %s to %d: %w; nothing else changed and the checkpoint is kept, run abort again", cp.Target.DC, point.replicas, err)
+		}
+		fmt.Fprintf(o.ErrOut, "Set nodesPerRacks of datacenter %s to %d (was %d), the racks' StatefulSet replicas.\n", cp.Target.DC, point.replicas, point.nodesPerRack)
+	}
+	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
+		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
+			return err
+		}
+		w := &steps.World{Kube: s.c.Kube, Namespace: cp.Namespace, CP: cp}
+		if err := steps.RestoreOperator(ctx, w, *cp.PausedOperator); err != nil {
+			o.releaseAbort(ctx, s, cp)
+			return fmt.Errorf("cannot restore operator Deployment %s/%s: %w; the checkpoint is kept, run abort again", cp.PausedOperator.Namespace, cp.PausedOperator.Name, err)
+		}
+	}
+	if err := o.fenceAbort(ctx, s, cp, self); err != nil {
+		return err
+	}
+	now := o.Now().UTC()
+	summary := point.summary()
+	last := checkpoint.LastOperation{OperationID: cp.OperationID, Kind: cp.Kind, Result: "aborted",
+		Summary: summary, StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now}
+	if err := s.store.Finish(ctx, cp, last); err != nil {
+		return fmt.Errorf("cannot clear the checkpoint: %w; run abort again", err)
+	}
+	if out != "text" {
+		return output.Print(o.Out, out, map[string]any{"result": "aborted", "operationID": cp.OperationID, "summary": summary, "next": s.statusHint()})
+	}
+	fmt.Fprintf(o.Out, "Aborted operation %s (%s); the checkpoint is cleared.\n", cp.OperationID, summary)
+	return nil
+}
+
+// describeAbort says where the operation stands and what abort will change.
+func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
+	where := "nothing in the cluster was changed yet"
+	switch {
+	case cp.Kind == checkpoint.KindScaleDown && p.done == 0:
+		where = "no node has started leaving"
+	case p.done > 0:
+		where = fmt.Sprintf("%d of %d %s %s so far, no node in the middle of a change", p.done, p.total, p.unit, map[string]string{"removing": "removed", "adding": "added", "restarting": "restarted"}[p.verb])
+	}
+	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s); %s.\n", cp.OperationID, cp.Kind, operationTarget(cp.Kind, cp.Target), where)
+	for _, n := range p.notes {
+		fmt.Fprintf(o.ErrOut, "Note: %s.\n", n)
+	}
+	if p.nodesPerRack != p.replicas {
+		fmt.Fprintf(o.ErrOut, "nodesPerRacks of datacenter %s will be set to %d (now %d), what every rack's StatefulSet has.\n", cp.Target.DC, p.replicas, p.nodesPerRack)
+	}
+	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
+		fmt.Fprintf(o.ErrOut, "The operator Deployment %s/%s will be restored to %d replicas.\n", cp.PausedOperator.Namespace, cp.PausedOperator.Name, cp.PausedOperator.Replicas)
+	}
+}
+
+// fenceAbort re-reads the checkpoint right before abort acts: it must still be this
+// operation, held by this session at the seq this run wrote (checkpoint.Lock says
+// Mine). Otherwise another run took it over, and abort stops with nothing more changed.
+// The re-read also gives the store the resourceVersion the next guarded write tests.
+func (o *Options) fenceAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder) error {
+	fresh, err := s.store.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot re-read the checkpoint before acting: %w; run abort again", err)
+	}
+	if fresh == nil || fresh.OperationID != cp.OperationID {
+		return exit.Refusedf("operation %s was finished or replaced by someone else while aborting; see %s", cp.OperationID, s.statusHint())
+	}
+	if state, _, _ := fresh.Lock(self, o.Now().UTC(), o.alive); state != checkpoint.Mine || fresh.Seq != cp.Seq {
+		return exit.Refusedf("operation %s was taken over by %s (seq %d, this abort wrote %d) while aborting: it stops here; see %s",
+			cp.OperationID, fresh.Holder, fresh.Seq, cp.Seq, s.statusHint())
+	}
+	return nil
+}
+
+// releaseAbort marks the checkpoint released after abort refused or failed past its
+// takeover, so the next run takes over at once (best effort).
+func (o *Options) releaseAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint) {
+	now := o.Now().UTC()
+	cp.Holder.ReleasedAt = &now
+	if err := s.store.Save(ctx, cp); err != nil {
+		fmt.Fprintf(o.ErrOut, "warning: could not mark the checkpoint as released: %v\n", err)
+	}
+}

@@ -1,0 +1,15 @@
+package cli
+
+import "github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+
+// refuseDeleting refuses to plan or resume an operation on a cluster resource that is
+// being deleted (metadata.deletionTimestamp set): its operator and finalizers are
+// tearing it down, and nothing the plugin does would survive.
+func refuseDeleting(s *session, what string) error {
+	if !s.cluster.Deleting {
+		return nil
+	}
+	return exit.Refusedf("CassandraCluster %s/%s is being deleted (metadata.deletionTimestamp is set): refusing to %s; nothing changed. "+
+		"Check it with: kubectl get cassandracluster -n %s %s -o jsonpath='{.metadata.deletionTimestamp} {.metadata.finalizers}'",
+		s.cluster.Namespace, s.cluster.Name, what, s.cluster.Namespace, s.cluster.Name)
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// run executes one plugin command against the fake world as a fresh process would,
+// dying right after side effect crashAt (0 = never).
+func run(w *world.World, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runCtx(context.Background(), w, crashAt, args...)
+}
+
+// runCtx is run with a context (cancelling it is what SIGINT/SIGTERM do).
+func runCtx(parent context.Context, w *world.World, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runExec(parent, w, w, crashAt, args...)
+}
+
+// runWith is run with another pod exec in front of the world's (to count calls).
+func runWith(w *world.World, ex nodetool.Execer, args ...string) (stdout, stderr string, code int) {
+	stdout, stderr, code, _ = runExec(context.Background(), w, ex, 0, args...)
+	return stdout, stderr, code
+}
+
+func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	var out, errb bytes.Buffer
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Execer = ex
+	pid := w.StartProcess()
+	defer w.EndProcess(pid)
+	o.Identity = func() checkpoint.Holder {
+		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
+	}
+	o.Alive = w.ProcessAlive
+	o.Now, o.After = jumpingClock(time.Now)
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	if needsRunFlags(args) {
+		args = append(args, "--poll-interval", "1ms", "--timeout", "20s")
+	}
+	crashed = w.Process(crashAt, func() { code = o.Execute(ctx, args) })
+	return out.String(), errb.String(), code, crashed
+}
+
+func needsRunFlags(args []string) bool {
+	return len(args) > 0 && (args[0] == "scale" || args[0] == "resume" || args[0] == "restart" || args[0] == "repair-operator-state")
+}
+
+// jumpingClock is base plus the time waited so far: After does not wait, it moves the
+// clock on by d (a lease wait of a test run takes no time).
+func jumpingClock(base func() time.Time) (now func() time.Time, after func(time.Duration) <-chan time.Time) {
+	var mu sync.Mutex
+	var waited time.Duration
+	now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return base().Add(waited)
+	}
+	after = func(d time.Duration) <-chan time.Time {
+		mu.Lock()
+		waited += d
+		mu.Unlock()
+		c := make(chan time.Time, 1)
+		c <- now()
+		return c
+	}
+	return now, after
+}

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+)
+
+// Options is the one value every command receives: kubectl's standard flags, the
+// streams, the clock and the plugin-wide flags. Tests inject fakes through Clients.
+type Options struct {
+	genericiooptions.IOStreams
+	ConfigFlags *genericclioptions.ConfigFlags
+	// Color is auto, always or never.
+	Color string
+	// JMXSecret names the Secret (keys username, password) whose JMX credentials every
+	// nodetool call passes (see jmxAuth).
+	JMXSecret string
+	// Now is the clock; tests set it.
+	Now func() time.Time
+	// Clients, when set, replaces the clients built from ConfigFlags (tests).
+	Clients *Clients
+	// Execer, when set, replaces pod exec (tests).
+	Execer nodetool.Execer
+	// Identity and Alive, when set, replace this process's identity as a checkpoint
+	// holder and the check that a holder's process still runs (tests simulate processes).
+	Identity func() checkpoint.Holder
+	Alive    func(pid int) bool
+	// After, when set, replaces time.After for the wait on another holder's lease
+	// (tests: a clock that jumps with Now).
+	After func(d time.Duration) <-chan time.Time
+	// WrapTransport, when set, wraps the HTTP transport of every API client (tests
+	// inject API faults with it).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// ProgressEvery is the interval of plain progress lines (0: 30 s), SampleEvery the
+	// shortest interval between progress reads while a decommission call runs (0: 5 s);
+	// tests shorten both instead of waiting.
+	ProgressEvery time.Duration
+	SampleEvery   time.Duration
+}
+
+func (o *Options) self() checkpoint.Holder {
+	if o.Identity != nil {
+		return o.Identity()
+	}
+	return operation.Self()
+}
+
+// alive tells whether the process a holder on this machine names still runs.
+func (o *Options) alive(h checkpoint.Holder) bool {
+	if o.Alive != nil {
+		return o.Alive(h.PID)
+	}
+	return operation.HolderAlive(h)
+}
+
+// after is the timer of lease waits (tests pass a clock that jumps).
+func (o *Options) after(d time.Duration) <-chan time.Time {
+	if o.After != nil {
+		return o.After(d)
+	}
+	return time.After(d)
+}
+
+// NewOptions returns Options with kubectl's standard flags.
+func NewOptions(streams genericiooptions.IOStreams) *Options {
+	return &Options{
+		IOStreams:   streams,
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		Color:       "auto",
+		Now:         time.Now,
+	}
+}
+
+// AddFlags registers kubectl's standard flags and the plugin-wide ones.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.ConfigFlags.AddFlags(fs)
+	fs.StringVar(&o.Color, "color", o.Color, "Colorize output: auto (only on a terminal, off with NO_COLOR or TERM=dumb), always, never")
+	fs.StringVar(&o.JMXSecret, "jmx-secret", o.JMXSecret, "Secret (keys username, password) with the JMX credentials for nodetool; default: the cluster's spec.imageJolokiaSecret, if any")
+}

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+)
+
+// replanForce answers a scale with the same target as the scale-down in flight but
+// another --force: resuming the old plan would decommission with the old flag. When no
+// node of the old plan is in the middle of leaving (each either removed in full or
+// untouched, as abort checks it: assessScaleDown), the plan is made again from the real
+// world with the new --force and replaces the old one in a guarded write (the old
+// operation's pause of the operator carries over); otherwise it refuses and says so.
+func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpoint.Checkpoint, f *scaleFlags) error {
+	self := o.self()
+	existing, reason, err := o.acquire(ctx, s, existing, self, f.forceTakeover)
+	if err != nil {
+		return err
+	}
+	was, want := forceWord(existing.Force), forceWord(f.force)
+	if err := o.assessScaleDown(ctx, s, existing, &abortPoint{}); err != nil {
+		return exit.Refusedf("operation %s (same target) was planned %s; it cannot be made again %s while a node of it is being removed: %v. "+
+			"Once resume finished the old plan (%s), run this scale again if nodes are still to go",
+			existing.OperationID, was, want, err, was)
+	}
+	pause := existing.PausedOperator
+	if pause == nil || !existing.Started(checkpoint.StepPauseOperator) {
+		if pause, err = o.operatorToPause(ctx, s, f.operator, f.pause); err != nil {
+			return err
+		}
+	}
+	if err := o.refuseBusy(ctx, s); err != nil {
+		return err
+	}
+	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause)); err != nil {
+		return err
+	}
+	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: self}
+	plan, err := planner.ScaleDown(ctx, s.cluster, operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause})
+	var nothing *operation.ErrNothingToDo
+	if errors.As(err, &nothing) {
+		// Every node already left: only the end of the old plan remains, which
+		// decommissions nothing.
+		fmt.Fprintf(o.ErrOut, "Operation %s has no node left to decommission; resuming it.\n", existing.OperationID)
+		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.ErrOut, "Operation %s with the same target was planned %s and no node of it is leaving: making the plan again %s (same operation ID).\n",
+		existing.OperationID, was, want)
+	report := newPlanReport(plan.CP, plan.Warnings, false, s.resumeHint()+" --yes")
+	o.showPlan(report, f.output)
+	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {
+		return err
+	}
+	// The old checkpoint is taken over first (a guarded write: it fails if anyone
+	// changed it since it was read), then replaced by the new plan at the next seq.
+	now := o.Now().UTC()
+	existing.TakeOver(self, now, reason)
+	if err := s.store.Save(ctx, existing); err != nil {
+		if errors.Is(err, checkpoint.ErrLost) {
+			return exit.Refusedf("another run took operation %s over first: %v; nothing changed", existing.OperationID, err)
+		}
+		return fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
+	}
+	cp := plan.CP
+	// The same operation, planned again: it keeps its ID, which also names its hold on
+	// a shared operator pause (kubectl-cassandra.io/paused-by, internal/checkpoint/pausedby.go).
+	cp.OperationID = existing.OperationID
+	cp.Seq = existing.Seq
+	cp.Takeovers = append(existing.Takeovers, checkpoint.Takeover{From: existing.Holder, By: self, At: now,
+		Reason: fmt.Sprintf("re-planned %s: operation %s was planned %s", want, existing.OperationID, was)})
+	if err := s.store.Save(ctx, cp); err != nil {
+		if errors.Is(err, checkpoint.ErrLost) {
+			return exit.Refusedf("another run took operation %s over first: %v; nothing changed", existing.OperationID, err)
+		}
+		return fmt.Errorf("cannot replace operation %s by the new plan: %w; nothing changed, the old plan is kept (%s)", existing.OperationID, err, s.resumeHint())
+	}
+	return o.execute(ctx, s, cp, &f.runFlags)
+}
+
+func forceWord(force bool) string {
+	if force {
+		return "with --force"
+	}
+	return "without --force"
+}

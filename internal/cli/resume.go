@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+)
+
+const resumeExample = `  # Continue whatever operation is in flight on the only cluster of the namespace
+  kubectl cassandra resume -n cassandra
+
+  # From a script
+  kubectl cassandra resume cassandra-demo --yes -o json`
+
+func newResumeCmd(o *Options) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "resume [CLUSTER]",
+		Short: "Continue the operation recorded in the cluster's checkpoint",
+		Long: `Continue the operation recorded in the CassandraCluster's checkpoint annotation, from any
+machine. The checkpoint says what was planned; whether each step is done is asked of the real
+world (API objects and nodetool), so steps that already happened are not repeated.
+
+` + exit.Help,
+		Example:           resumeExample,
+		GroupID:           groupOps,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
+				return err
+			}
+			if err := f.checkProgress(); err != nil {
+				return err
+			}
+			s, err := o.open(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			cp, err := s.store.Load(cmd.Context())
+			if err != nil {
+				return checkpointError(s, err)
+			}
+			if cp == nil {
+				msg := fmt.Sprintf("No operation in flight on CassandraCluster %s/%s: nothing to resume.", s.cluster.Namespace, s.cluster.Name)
+				last, _ := s.store.LastOperation(cmd.Context())
+				if f.output != "text" {
+					return output.Print(o.Out, f.output, map[string]any{"result": "nothing-to-resume", "message": msg, "lastOperation": last, "next": s.statusHint()})
+				}
+				fmt.Fprintln(o.Out, msg)
+				if last != nil {
+					fmt.Fprintf(o.Out, "Last operation: %s %s %s at %s (%s)\n", last.OperationID, last.Kind, last.Result, last.FinishedAt.Format(time.RFC3339), last.Summary)
+				}
+				return nil
+			}
+			return o.resumeCheckpoint(cmd.Context(), s, cp, f)
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+// resumeCheckpoint shows what is left, takes over the checkpoint and runs it.
+func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
+	if err := refuseDeleting(s, "resume operation "+cp.OperationID); err != nil {
+		return err
+	}
+	if cp.PausedOperator == nil {
+		if err := o.refuseRunningOperator(ctx, s); err != nil {
+			return err
+		}
+	}
+	self := o.self()
+	cp, reason, err := o.acquire(ctx, s, cp, self, f.forceTakeover)
+	if err != nil {
+		return err
+	}
+	report := newPlanReport(cp, nil, false, s.resumeHint()+" --yes")
+	w := o.Out
+	if f.output != "text" {
+		w = o.ErrOut
+	}
+	o.printPlanText(w, report, fmt.Sprintf("Resuming operation %s (started by %s at %s)", cp.OperationID, cp.StartedBy, cp.StartedAt.Format(time.RFC3339)))
+	if err := o.confirm(f.yes, "Resume"); err != nil {
+		return err
+	}
+	cp.TakeOver(self, o.Now().UTC(), reason)
+	if err := s.store.Save(ctx, cp); err != nil {
+		if errors.Is(err, checkpoint.ErrLost) {
+			return exit.Refusedf("another run took operation %s over first: %v; nothing changed (see %s)", cp.OperationID, err, s.statusHint())
+		}
+		return fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
+	}
+	return o.execute(ctx, s, cp, f)
+}
+
+// acquire decides whether this run may take the checkpoint over: at once when its holder
+// provably stopped (released; or on this machine, process gone); never while a live
+// process on this machine holds it; for a holder elsewhere, only once its record (seq,
+// session, renewal) has not changed for a whole lease measured on this machine's clock
+// — the rule of client-go's leader election, so a clock that is off on either side
+// neither shortens nor stretches the wait — or at once with --force-takeover (the
+// displaced run then stops before its next action: every action is fenced, see
+// internal/engine).
+func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, force bool) (*checkpoint.Checkpoint, string, error) {
+	state, lease, reason := cp.Lock(self, o.Now().UTC(), o.alive)
+	switch state {
+	case checkpoint.Mine, checkpoint.Free:
+		return cp, reason, nil
+	case checkpoint.HeldHere:
+		return nil, "", exit.Refusedf("operation %s is being run by %s (a live process on this host) since %s; wait for it or stop it, then resume; nothing changed",
+			cp.OperationID, cp.Holder, cp.Holder.RenewedAtOr(cp.UpdatedAt).Format(time.RFC3339))
+	}
+	if force {
+		return cp, fmt.Sprintf("--force-takeover from %s (lease %s, not waited for)", cp.Holder, lease), nil
+	}
+	seen := cp.Record()
+	start := o.Now()
+	fmt.Fprintf(o.ErrOut, "Operation %s is held by %s (lease renewed at %s by its clock); waiting %s for the lease to expire (or use --force-takeover)...\n",
+		cp.OperationID, cp.Holder, cp.Holder.RenewedAtOr(cp.UpdatedAt).Format(time.RFC3339), lease.Round(time.Second))
+	for {
+		left := lease - o.Now().Sub(start)
+		if left <= 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", exit.Interruptedf("interrupted while waiting for the lease of %s; nothing changed", cp.Holder)
+		case <-o.after(min(left, 5*time.Second)):
+		}
+		if left := lease - o.Now().Sub(start); left > 0 {
+			fmt.Fprintf(o.ErrOut, "  waiting for the lease of %s: %s left\n", cp.Holder, left.Round(time.Second))
+		}
+	}
+	fresh, err := s.store.Load(ctx)
+	if err != nil {
+		return nil, "", checkpointError(s, err)
+	}
+	if fresh == nil || fresh.OperationID != cp.OperationID {
+		return nil, "", exit.Refusedf("operation %s finished or was removed while waiting; run %s", cp.OperationID, s.statusHint())
+	}
+	if fresh.Record() != seen {
+		if st, _, reason := fresh.Lock(self, o.Now().UTC(), o.alive); st == checkpoint.Free {
+			return fresh, reason, nil // released meanwhile
+		}
+		return nil, "", exit.Refusedf("operation %s is alive: %s wrote its checkpoint while this run waited (seq %d, lease renewed at %s by its clock); nothing changed",
+			cp.OperationID, fresh.Holder, fresh.Seq, fresh.Holder.RenewedAtOr(fresh.UpdatedAt).Format(time.RFC3339))
+	}
+	return fresh, fmt.Sprintf("lease of %s expired: its checkpoint did not change for %s of this machine's clock", fresh.Holder, lease.Round(time.Second)), nil
+}
+
+// refuseRunningOperator refuses while a CassKop Deployment would fight the operation:
+// one that runs, or one other operations hold paused (the last of them restores it,
+// maybe in the middle of this one).
+func (o *Options) refuseRunningOperator(ctx context.Context, s *session) error {
+	all, err := s.adapter.Operators(ctx, s.cluster.Namespace)
+	if err != nil {
+		return err
+	}
+	var ops []casskop.Operator
+	for _, op := range all {
+		if op.Running() {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) > 0 {
+		var names []string
+		for _, op := range ops {
+			names = append(names, op.String())
+		}
+		first := ops[0]
+		return exit.Refusedf("the CassKop operator %s is running and manages namespace %s: it would grow the StatefulSet back within seconds of the scale-down. "+
+			"Stop it first (kubectl scale deployment -n %s %s --replicas=0), run this again, then restore it (--replicas=%d) when the CassandraCluster and the StatefulSets agree; nothing changed",
+			strings.Join(names, ", "), s.cluster.Namespace, first.Namespace, first.Name, first.Replicas)
+	}
+	for _, op := range all {
+		if len(op.PausedBy) > 0 {
+			var hs []string
+			for _, h := range op.PausedBy {
+				hs = append(hs, h.String())
+			}
+			return exit.Refusedf("the CassKop operator %s, which manages namespace %s, is paused by operation %s, which restores it when it ends, maybe in the middle of this one. "+
+				"Wait until it ended, or let this operation share the pause (plan it with --pause-operator at its default, true); nothing changed",
+				op, s.cluster.Namespace, strings.Join(hs, ", "))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,458 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+)
+
+const scaleExample = `  # Scale rack r1 of the only CassandraCluster in namespace cassandra down to 1 node
+  kubectl cassandra scale -n cassandra --rack r1 --nodes 1
+
+  # Name the cluster, and the datacenter when the rack name is ambiguous
+  kubectl cassandra scale cassandra-demo --dc dc1 --rack rack1 --nodes 2
+
+  # Scale every rack of datacenter dc1 (CassKop keeps one count per datacenter), rack by rack
+  kubectl cassandra scale cassandra-demo --dc dc1 --nodes 2
+
+  # Show the exact plan and change nothing
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --dry-run -o json
+
+  # From a script: no prompt
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --yes
+
+  # Scale up to 4 nodes, one at a time, then nodetool cleanup on the nodes that were there
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 4 --cleanup`
+
+// runFlags are the flags shared by scale and resume.
+type runFlags struct {
+	yes           bool
+	forceTakeover bool
+	output        string
+	pollInterval  time.Duration
+	stepTimeout   time.Duration
+	stallAfter    time.Duration
+	progress      string
+}
+
+func (f *runFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
+	addOutputFlag(cmd, &f.output, "text", "json", "yaml")
+	cmd.Flags().DurationVar(&f.pollInterval, "poll-interval", 5*time.Second, "How often to read the node's state while waiting (each read is a nodetool exec)")
+	cmd.Flags().DurationVar(&f.stepTimeout, "timeout", 6*time.Hour, "How long one step may wait for its effect (a decommission streams the node's whole data)")
+	cmd.Flags().DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "Cassandra 4.0+: re-issue decommission when the node stays LEAVING with no stream this long")
+	cmd.Flags().BoolVar(&f.forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
+	cmd.Flags().StringVar(&f.progress, "progress", output.ProgressAuto, "Streaming progress of a decommission or bootstrap: auto (a bar on a terminal, else plain), bar, plain (a line every 30 s), none")
+}
+
+// checkProgress validates --progress (bad usage, nothing changed).
+func (f *runFlags) checkProgress() error {
+	for _, m := range output.ProgressModes {
+		if f.progress == m || f.progress == "" {
+			return nil
+		}
+	}
+	return exit.Usagef("--progress must be auto, bar, plain or none, got %q", f.progress)
+}
+
+type scaleFlags struct {
+	runFlags
+	dc, rack string
+	nodes    int
+	dryRun   bool
+	force    bool
+	pause    bool
+	operator string
+	cleanup  bool
+}
+
+func newScaleCmd(o *Options) *cobra.Command {
+	f := &scaleFlags{}
+	cmd := &cobra.Command{
+		Use:   "scale [CLUSTER] --rack RACK --nodes N",
+		Short: "Scale a rack down or up, one node at a time, resumably",
+		Long: `Scale a rack down one node at a time, highest ordinal first: nodetool decommission in the
+node's pod, verify the node left the ring, shrink the StatefulSet, wait for the pod to go, delete
+its PVCs; at the end set the CassandraCluster's nodesPerRacks so that it and the StatefulSets agree.
+
+With --nodes larger than today, scale the rack up one node at a time: grow the StatefulSet by one,
+wait until the new pod is Ready and its node UN (bootstrap finished), then the next; then set
+nodesPerRacks. With --cleanup, nodetool cleanup then runs on every node that was in the datacenter
+before, one at a time (a run interrupted during a cleanup runs it again on that node: harmless).
+
+Every step is written to a checkpoint annotation on the CassandraCluster before it runs. If the
+run is interrupted, "kubectl cassandra resume" finishes it from any machine; running the same
+scale command again does the same.
+
+CLUSTER is the CassandraCluster's name; it may be left out when the namespace holds one.
+
+` + exit.Help,
+		Example:           scaleExample,
+		GroupID:           groupOps,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
+				return err
+			}
+			if err := f.checkProgress(); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("nodes") {
+				return exit.Usagef("--nodes is required (the number of nodes each selected rack should keep)")
+			}
+			if f.nodes < 0 {
+				return exit.Usagef("--nodes must be a positive number, got %d", f.nodes)
+			}
+			if f.nodes == 0 {
+				return exit.Usagef("--nodes 0 would remove the whole rack: rack removal is not what scale does")
+			}
+			if f.rack == "" && f.dc == "" {
+				return exit.Usagef("name the rack with --rack (or a whole datacenter with --dc)")
+			}
+			return o.runScale(cmd.Context(), args, f)
+		},
+	}
+	cmd.Flags().StringVar(&f.rack, "rack", "", "Rack to scale down")
+	cmd.Flags().StringVar(&f.dc, "dc", "", "Datacenter of the rack (required when the rack name exists in several); alone: every rack of the datacenter")
+	cmd.Flags().IntVar(&f.nodes, "nodes", 0, "Number of nodes the rack keeps")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "Print the plan and change nothing")
+	cmd.Flags().BoolVar(&f.force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
+	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during the operation and restore it at the end; with false, refuse while it runs")
+	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
+	cmd.Flags().BoolVar(&f.cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
+	f.runFlags.add(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
+	_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
+	return cmd
+}
+
+func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) error {
+	s, err := o.open(ctx, args)
+	if err != nil {
+		return err
+	}
+	existing, err := s.store.Load(ctx)
+	if err != nil {
+		return checkpointError(s, err)
+	}
+	if existing != nil {
+		racks := []string{f.rack}
+		dc := f.dc
+		if sel, rs, serr := s.cluster.Select(f.dc, f.rack); serr == nil {
+			dc = sel.Name
+			racks = racks[:0]
+			for _, r := range rs {
+				racks = append(racks, r.Name)
+			}
+		}
+		if existing.Kind != checkpoint.KindScaleDown && existing.Kind != checkpoint.KindScaleUp {
+			return refuseOtherInFlight(s, existing)
+		}
+		if !existing.SameTarget(dc, racks, f.nodes) {
+			return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
+				existing.OperationID, s.cluster.Name, existing.Target.DC, strings.Join(existing.Target.Racks, ","), existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
+		}
+		if existing.Kind == checkpoint.KindScaleDown && f.force != existing.Force {
+			return o.replanForce(ctx, s, existing, f)
+		}
+		fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
+		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
+	}
+	// The checks below only read; each pair runs at once and is judged in order, so the
+	// refusal is the same as one after the other.
+	toPause := future.Start(func() (*checkpoint.PausedOperator, error) { return o.operatorToPause(ctx, s, f.operator, f.pause) })
+	busyErr := o.refuseBusy(ctx, s)
+	pause, pauseErr := toPause()
+	if busyErr != nil {
+		return busyErr
+	}
+	if pauseErr != nil {
+		return pauseErr
+	}
+	access := future.Start(func() (struct{}, error) {
+		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause))
+	})
+	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
+	req := operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause, Cleanup: f.cleanup}
+	plan, err := planner.ScaleDown(ctx, s.cluster, req)
+	if _, aerr := access(); aerr != nil {
+		return aerr
+	}
+	var up *operation.ErrScaleUp
+	if errors.As(err, &up) {
+		if f.force {
+			return exit.Usagef("--force passes --force to nodetool decommission: a scale-up decommissions nothing; nothing changed")
+		}
+		plan, err = planner.ScaleUp(ctx, s.cluster, req)
+	} else if err == nil && f.cleanup {
+		return exit.Usagef("--cleanup is for a scale-up (after a decommission the remaining nodes only gain ranges: nothing to clean); nothing changed")
+	}
+	var nothing *operation.ErrNothingToDo
+	if errors.As(err, &nothing) {
+		if f.output != "text" {
+			return output.Print(o.Out, f.output, map[string]any{"result": "nothing-to-do", "message": nothing.Msg, "next": s.statusHint()})
+		}
+		fmt.Fprintln(o.Out, nothing.Msg)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	next := fmt.Sprintf("kubectl cassandra scale -n %s %s --dc %s", s.cluster.Namespace, s.cluster.Name, plan.DC.Name)
+	if f.rack != "" {
+		next += " --rack " + f.rack
+	}
+	next += fmt.Sprintf(" --nodes %d --yes", f.nodes)
+	if f.cleanup {
+		next += " --cleanup"
+	}
+	report := newPlanReport(plan.CP, plan.Warnings, f.dryRun, next)
+	if f.dryRun {
+		if f.output != "text" {
+			return output.Print(o.Out, f.output, report)
+		}
+		o.printPlanText(o.Out, report, "Plan (dry run, nothing changed)")
+		fmt.Fprintf(o.Out, "To run it: %s\n", next)
+		return nil
+	}
+	o.showPlan(report, f.output)
+	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {
+		return err
+	}
+	if err := s.store.Create(ctx, plan.CP); err != nil {
+		if errors.Is(err, checkpoint.ErrExists) {
+			return exit.Refusedf("%v; see: %s", err, s.resumeHint())
+		}
+		return fmt.Errorf("nothing changed: %w", err)
+	}
+	return o.execute(ctx, s, plan.CP, &f.runFlags)
+}
+
+// refuseBusy refuses while CassKop is busy or running (it would regrow the StatefulSet).
+func (o *Options) refuseBusy(ctx context.Context, s *session) error {
+	if err := refuseDeleting(s, "start an operation"); err != nil {
+		return err
+	}
+	busy := append([]string{}, s.cluster.Busy...)
+	if pods, err := s.adapter.BusyPods(ctx, s.cluster.Namespace, s.cluster.Name); err != nil {
+		return fmt.Errorf("cannot check CassKop's pod operations: %w", err)
+	} else {
+		busy = append(busy, pods...)
+	}
+	if len(busy) > 0 {
+		return exit.Refusedf("CassKop is busy with cluster %s: %s; wait until it is idle (status.lastClusterActionStatus Done), nothing changed", s.cluster.Name, strings.Join(busy, "; "))
+	}
+	return nil
+}
+
+// operatorToPause finds the operator Deployment the plan must pause: the one named with
+// --operator, or the CassKop that manages the namespace and runs, or that other
+// operations hold paused (this one then joins them: the operator is restored only when
+// the last one ends, checkpoint.PausedByAnnotation). With pause disabled a running (or
+// held) operator is refused instead.
+func (o *Options) operatorToPause(ctx context.Context, s *session, named string, pause bool) (*checkpoint.PausedOperator, error) {
+	var ns, name string
+	if named != "" {
+		parts := strings.Split(named, "/")
+		if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+			return nil, exit.Usagef("--operator must be NAMESPACE/NAME, got %q", named)
+		}
+		ns, name = parts[0], parts[1]
+	} else {
+		if !pause {
+			return nil, o.refuseRunningOperator(ctx, s)
+		}
+		all, err := s.adapter.Operators(ctx, s.cluster.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		var ops []casskop.Operator
+		for _, op := range all {
+			if op.Running() || len(op.PausedBy) > 0 {
+				ops = append(ops, op)
+			}
+		}
+		switch len(ops) {
+		case 0:
+			return nil, nil
+		case 1:
+			ns, name = ops[0].Namespace, ops[0].Name
+		default:
+			var names []string
+			for _, op := range ops {
+				names = append(names, op.String())
+			}
+			return nil, exit.Refusedf("several CassKop operators manage namespace %s (%s): name the one to pause with --operator NAMESPACE/NAME; nothing changed", s.cluster.Namespace, strings.Join(names, ", "))
+		}
+	}
+	d, err := s.c.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, exit.Usagef("operator Deployment %s/%s not found; nothing changed", ns, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read operator Deployment %s/%s: %w", ns, name, err)
+	}
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return nil, exit.Refusedf("operator Deployment %s/%s: %v; whether another operation holds it paused is unknown: fix or remove the annotation (kubectl annotate deployment -n %s %s %s-); nothing changed",
+			ns, name, err, ns, name, checkpoint.PausedByAnnotation)
+	}
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	if replicas == 0 && len(holders) == 0 {
+		return nil, nil // stopped by someone else: nothing to pause or restore
+	}
+	if !pause {
+		return nil, o.refuseRunningOperator(ctx, s)
+	}
+	p := &checkpoint.PausedOperator{Namespace: ns, Name: name, UID: string(d.UID), Replicas: replicas}
+	if len(holders) > 0 {
+		// Joining: restore what the operator had before the first pause.
+		p.Replicas, p.Joined = holders[0].Replicas, holders
+	}
+	op, _ := casskop.OperatorOf(d)
+	if named != "" && !casskop.IsCassKop(d) {
+		op.Watch = s.cluster.Namespace // named by the user: assume it manages this namespace
+	}
+	others, err := s.adapter.ManagedClusters(ctx, op)
+	switch {
+	case apierrors.IsForbidden(err):
+		p.UnmanagedUnknown = fmt.Sprintf("it manages %s and listing CassandraClusters there is forbidden to you", op.Scope())
+	case err != nil:
+		p.UnmanagedUnknown = fmt.Sprintf("it manages %s and listing CassandraClusters there failed: %v", op.Scope(), err)
+	}
+	for _, c := range others {
+		if c.Namespace != s.cluster.Namespace || c.Name != s.cluster.Name {
+			p.Unmanaged = append(p.Unmanaged, c.Namespace+"/"+c.Name)
+		}
+	}
+	return p, nil
+}
+
+// confirm asks on the terminal unless --yes; without a terminal it refuses.
+func (o *Options) confirm(yes bool, what string) error {
+	if yes {
+		return nil
+	}
+	if !output.IsTerminal(o.In) {
+		return exit.Usagef("%s needs confirmation and stdin is not a terminal: pass --yes to proceed non-interactively; nothing changed", strings.ToLower(what))
+	}
+	fmt.Fprintf(o.ErrOut, "%s? [y/N]: ", what)
+	line, _ := bufio.NewReader(o.In).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return exit.Usagef("not confirmed; nothing changed")
+}
+
+// checkpointError explains an unusable checkpoint.
+func checkpointError(s *session, err error) error {
+	switch {
+	case errors.Is(err, checkpoint.ErrNewerSchema):
+		return exit.Refusedf("%v; nothing changed", err)
+	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrOtherCluster):
+		return fmt.Errorf("%v. Nothing changed. Inspect it with: kubectl get cassandracluster.%s -n %s %s -o jsonpath='{.metadata.annotations.%s}'; "+
+			"if no operation is really in flight, remove it with: kubectl annotate cassandracluster.%s -n %s %s %s-",
+			err, casskop.Group, s.cluster.Namespace, s.cluster.Name, strings.ReplaceAll(checkpoint.Annotation, ".", `\.`),
+			casskop.Group, s.cluster.Namespace, s.cluster.Name, checkpoint.Annotation)
+	}
+	return fmt.Errorf("cannot read the checkpoint of %s: %w", s.cluster.Name, err)
+}
+
+// execute runs the checkpoint to its end and maps the outcome to output and exit code.
+func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
+	progress := output.NewProgress(o.ErrOut, o.Color)
+	progress.Now = o.Now
+	progress.Mode, progress.PlainEvery = f.progress, o.ProgressEvery
+	self := cp.Holder
+	reporter := &kube.EventReporter{
+		Inner: progress, Client: s.c.Kube, Host: self.Host, Now: o.Now,
+		Object: kube.NewObjectReference(s.cluster.APIVersion, casskop.Kind, cp.Namespace, cp.Cluster, cp.ClusterUID),
+	}
+	defer reporter.Flush()
+	var rackSTS []string
+	if dc, ok := s.cluster.DC(cp.Target.DC); ok {
+		for _, r := range dc.Racks {
+			rackSTS = append(rackSTS, r.StatefulSet)
+		}
+	}
+	runner := &operation.Runner{
+		Kube: s.c.Kube, Nodetool: s.nt, Store: s.store,
+		Spec:             casskop.DCSpec{A: s.adapter, NS: cp.Namespace, Name: cp.Cluster, DC: cp.Target.DC},
+		ClusterSelector:  casskop.LabelCluster + "=" + cp.Cluster,
+		RackStatefulSets: rackSTS,
+		ServerVersion:    s.cluster.ServerVersion,
+		Operator:         casskop.OperatorStatus{A: s.adapter, NS: cp.Namespace, Name: cp.Cluster, Now: o.Now},
+		Reporter:         reporter,
+		Lease:            time.Duration(self.LeaseSeconds) * time.Second,
+		Poll:             f.pollInterval,
+		StallAfter:       f.stallAfter,
+		StepTimeout:      f.stepTimeout,
+		Now:              o.Now,
+		SampleEvery:      o.SampleEvery,
+	}
+	if d, ok := s.store.Obj.(interface{ Deleting() bool }); ok {
+		runner.Deleting = d.Deleting
+	}
+	progress.Info(fmt.Sprintf("operation %s: %d steps, checkpoint in annotation %s of %s/%s", cp.OperationID, len(cp.Steps), checkpoint.Annotation, cp.Namespace, cp.Cluster))
+	last, err := runner.Run(ctx, cp)
+	if err != nil {
+		step := runner.CurrentStep()
+		if errors.Is(err, engine.ErrInterrupted) {
+			return exit.Interruptedf("interrupted during %s; the checkpoint is saved. run: %s", nonEmptyStep(step), s.resumeHint())
+		}
+		var fatal *engine.Fatal
+		code := exit.Error
+		if errors.As(err, &fatal) && fatal.Code != 0 {
+			code = fatal.Code
+		}
+		var refused *steps.RefusedError
+		if errors.As(err, &refused) {
+			return exit.WithCode(exit.Refused, fmt.Errorf("%w\n%s", err, refusalNext(s, cp, nonEmptyStep(step))))
+		}
+		if errors.Is(err, checkpoint.ErrLost) {
+			// Another run holds the checkpoint: resuming from here would fight it.
+			return exit.WithCode(exit.Interrupted, fmt.Errorf("%w\nAnother run holds operation %s now; this run stopped at step %s and changed nothing after it lost the lock. Check with: %s",
+				err, cp.OperationID, nonEmptyStep(step), s.statusHint()))
+		}
+		if code == exit.Refused {
+			// Not "nothing changed": earlier steps may have run. Keep exit 3 for scripts
+			// but say where things stand.
+			return exit.WithCode(code, fmt.Errorf("%w\nThe operation stopped at step %s; the checkpoint is kept. Check with: %s; then run: %s", err, nonEmptyStep(step), s.statusHint(), s.resumeHint()))
+		}
+		return exit.WithCode(code, fmt.Errorf("%w\nThe operation stopped at step %s; the checkpoint is kept and every finished step stays done. Check with: %s; then run: %s", err, nonEmptyStep(step), s.statusHint(), s.resumeHint()))
+	}
+	if f.output != "text" {
+		return output.Print(o.Out, f.output, map[string]any{"result": last.Result, "operationID": last.OperationID, "summary": last.Summary, "startedAt": last.StartedAt, "finishedAt": last.FinishedAt, "next": s.statusHint()})
+	}
+	fmt.Fprintf(o.Out, "Done: %s (operation %s, %s).\n", last.Summary, last.OperationID, last.FinishedAt.Sub(last.StartedAt).Round(time.Second))
+	return nil
+}
+
+func nonEmptyStep(s string) string {
+	if s == "" {
+		return "(between steps)"
+	}
+	return s
+}

@@ -1,0 +1,503 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+)
+
+// liveFlags are status's --watch and --wait.
+type liveFlags struct {
+	watch, wait      bool
+	timeout          time.Duration
+	nodetoolInterval time.Duration
+}
+
+// liveWorld is what the watches keep: the cluster resource, its StatefulSets, pods and
+// PVCs, each kept up to date by its watch. A change marks it dirty; the loop rebuilds
+// the status from it (no API polling: only the ring is re-read, on a timer).
+type liveWorld struct {
+	mu   sync.Mutex
+	cr   *unstructured.Unstructured
+	sts  map[string]appsv1.StatefulSet
+	pods map[string]corev1.Pod
+	pvcs map[string]corev1.PersistentVolumeClaim
+
+	dirty chan struct{}
+}
+
+// events applies a watch's events until it ends or ctx does.
+func (lw *liveWorld) events(ctx context.Context, w watch.Interface, apply func(watch.Event)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			if ev.Type == watch.Error || ev.Type == watch.Bookmark {
+				continue
+			}
+			lw.mu.Lock()
+			apply(ev)
+			lw.mu.Unlock()
+			lw.touch()
+		}
+	}
+}
+
+func (lw *liveWorld) touch() {
+	select {
+	case lw.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// follow runs the watches and calls onReport with a fresh status on every change
+// (and every nodetoolInterval, for the ring, which no watch shows) until it returns
+// done, an error, or ctx ends (nil: Ctrl-C is a normal end of a watch).
+func (o *Options) follow(ctx context.Context, s *session, first *statusLists, withNodetool bool, nodetoolInterval time.Duration, onReport func(statusReport, *checkpoint.Checkpoint) (bool, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	ns, name := s.cluster.Namespace, s.cluster.Name
+	lw := &liveWorld{sts: map[string]appsv1.StatefulSet{}, pods: map[string]corev1.Pod{}, pvcs: map[string]corev1.PersistentVolumeClaim{}, dirty: make(chan struct{}, 1)}
+	sel := metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + name}
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	keep := func(what string, open func(context.Context) (watch.Interface, error), apply func(watch.Event)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				w, err := open(ctx)
+				if err != nil {
+					fmt.Fprintf(o.ErrOut, "cannot watch %s: %v\n", what, err)
+					select {
+					case <-ctx.Done():
+					case <-time.After(nodetoolInterval):
+					}
+					continue
+				}
+				lw.events(ctx, w, apply)
+				w.Stop()
+				// The server ended the watch (its timeout): open the next one after a
+				// pause, never in a tight loop.
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		})
+	}
+	crClient := s.c.Dynamic.Resource(s.adapter.GVR()).Namespace(ns)
+	keep("the CassandraCluster", func(ctx context.Context) (watch.Interface, error) {
+		return crClient.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	}, func(ev watch.Event) {
+		if u, ok := ev.Object.(*unstructured.Unstructured); ok && u.GetName() == name {
+			if ev.Type == watch.Deleted {
+				lw.cr = nil
+			} else {
+				lw.cr = u
+			}
+		}
+	})
+	keep("StatefulSets", func(ctx context.Context) (watch.Interface, error) {
+		return s.c.Kube.AppsV1().StatefulSets(ns).Watch(ctx, sel)
+	}, func(ev watch.Event) {
+		if o, ok := ev.Object.(*appsv1.StatefulSet); ok {
+			if ev.Type == watch.Deleted {
+				delete(lw.sts, o.Name)
+			} else {
+				lw.sts[o.Name] = *o
+			}
+		}
+	})
+	keep("pods", func(ctx context.Context) (watch.Interface, error) {
+		return s.c.Kube.CoreV1().Pods(ns).Watch(ctx, sel)
+	}, func(ev watch.Event) {
+		if o, ok := ev.Object.(*corev1.Pod); ok {
+			if ev.Type == watch.Deleted {
+				delete(lw.pods, o.Name)
+			} else {
+				lw.pods[o.Name] = *o
+			}
+		}
+	})
+	keep("PVCs", func(ctx context.Context) (watch.Interface, error) {
+		return s.c.Kube.CoreV1().PersistentVolumeClaims(ns).Watch(ctx, metav1.ListOptions{})
+	}, func(ev watch.Event) {
+		if o, ok := ev.Object.(*corev1.PersistentVolumeClaim); ok {
+			if ev.Type == watch.Deleted {
+				delete(lw.pvcs, o.Name)
+			} else {
+				lw.pvcs[o.Name] = *o
+			}
+		}
+	})
+	// The first status comes from the lists (the watches then bring the changes): one
+	// list each, as a plain status makes.
+	if first == nil {
+		first = startStatusLists(ctx, s.c, s.adapter, ns, name)
+	}
+	first.wg.Wait()
+	lw.mu.Lock()
+	for _, x := range first.sts {
+		lw.sts[x.Name] = x
+	}
+	for _, x := range first.pods {
+		lw.pods[x.Name] = x
+	}
+	for _, x := range first.pvcs {
+		lw.pvcs[x.Name] = x
+	}
+	lw.mu.Unlock()
+	ops, opsAt := first.ops, o.Now()
+	ring := &ringCache{Execer: s.nt.Exec, every: nodetoolInterval, now: o.Now}
+	live := *s
+	live.nt.Exec = ring
+	tick := time.NewTicker(nodetoolInterval)
+	defer tick.Stop()
+	for {
+		lw.mu.Lock()
+		cl := live.cluster
+		if lw.cr != nil {
+			if c, err := s.adapter.FromObject(lw.cr); err == nil {
+				cl = c
+			}
+		}
+		l := &statusLists{ops: ops}
+		for _, x := range lw.sts {
+			l.sts = append(l.sts, x)
+		}
+		for _, x := range lw.pods {
+			l.pods = append(l.pods, x)
+		}
+		for _, x := range lw.pvcs {
+			l.pvcs = append(l.pvcs, x)
+		}
+		lw.mu.Unlock()
+		live.cluster = cl
+		rep := o.buildStatus(ctx, &live, l, withNodetool)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var cp *checkpoint.Checkpoint
+		if v, ok := cl.Annotations[checkpoint.Annotation]; ok {
+			cp, _ = checkpoint.Decode(v, cl.UID)
+		}
+		done, err := onReport(rep, cp)
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-lw.dirty:
+		case <-tick.C:
+			if o.Now().Sub(opsAt) >= nodetoolInterval {
+				// The operator check is a list of Deployments: with the ring's pace.
+				if r, err := s.adapter.RunningOperators(ctx, ns); err == nil {
+					ops, opsAt = r, o.Now()
+				}
+			}
+		}
+	}
+}
+
+// ringCache answers `nodetool status` from its last answer for every (the ring is
+// re-read at most every --nodetool-interval); other commands go through.
+type ringCache struct {
+	Execer interface {
+		Exec(ctx context.Context, pod string, argv []string) (string, string, error)
+	}
+	every time.Duration
+	now   func() time.Time
+
+	mu             sync.Mutex
+	at             time.Time
+	pod            string
+	stdout, stderr string
+	err            error
+}
+
+func (r *ringCache) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	if len(argv) == 0 || argv[len(argv)-1] != "status" {
+		return r.Execer.Exec(ctx, pod, argv)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.at.IsZero() && r.now().Sub(r.at) < r.every && r.err == nil && r.pod == pod {
+		return r.stdout, r.stderr, nil
+	}
+	r.stdout, r.stderr, r.err = r.Execer.Exec(ctx, pod, argv)
+	r.at, r.pod = r.now(), pod
+	return r.stdout, r.stderr, r.err
+}
+
+// statusLines is the plain form of a status for --watch without a terminal: one line
+// per thing that can change, keyed so that two statuses can be compared line by line.
+func statusLines(rep statusReport) (keys []string, lines map[string]string) {
+	lines = map[string]string{}
+	add := func(key, line string) {
+		keys = append(keys, key)
+		lines[key] = line
+	}
+	switch op := rep.Operation; {
+	case op == nil:
+		add("operation", "operation: none in flight")
+	case op.Error != "":
+		add("operation", "operation: checkpoint unusable: "+op.Error)
+	default:
+		cur := ""
+		if op.CurrentStep != nil {
+			cur = fmt.Sprintf(", current step %s (%s, attempts %d)", op.CurrentStep.ID, op.CurrentStep.State, op.CurrentStep.Attempts)
+			if op.CurrentStep.LastError != "" {
+				cur += ", last error: " + op.CurrentStep.LastError
+			}
+		}
+		holder := "running"
+		if op.Holder.ReleasedAt != nil {
+			holder = "released"
+		}
+		add("operation", fmt.Sprintf("operation: %s %s %s, step %d/%d done%s", op.Kind, op.ID, holder, op.StepsDone, op.StepsTotal, cur))
+		if op.Progress != nil {
+			add("progress", "progress: "+output.ProgressText(*op.Progress))
+		}
+	}
+	if lo := rep.LastOperation; lo != nil {
+		add("last", fmt.Sprintf("last operation: %s %s %s: %s", lo.Kind, lo.OperationID, lo.Result, lo.Summary))
+	}
+	for _, b := range rep.OperatorBusy {
+		add("busy/"+b, "operator: "+b)
+	}
+	for _, dc := range rep.Datacenters {
+		add("dc/"+dc.Name, fmt.Sprintf("datacenter %s: nodesPerRacks %d", dc.Name, dc.NodesPerRack))
+		for _, r := range dc.Racks {
+			if !r.Exists {
+				add("rack/"+r.Name, fmt.Sprintf("rack %s: StatefulSet %s missing", r.Name, r.StatefulSet))
+				continue
+			}
+			add("rack/"+r.Name, fmt.Sprintf("rack %s: StatefulSet %s %d/%d ready", r.Name, r.StatefulSet, r.ReadyReplicas, r.Replicas))
+			for _, p := range r.Pods {
+				state := "ready"
+				if !p.Ready {
+					state = "not ready"
+				}
+				if p.Terminating {
+					state = "terminating"
+				}
+				add("pod/"+p.Name, fmt.Sprintf("pod %s: %s, node %s, load %s, owns %s", p.Name, state, dash(p.NodeState), dash(p.Load), dash(p.Owns)))
+			}
+			for _, c := range r.PVCs {
+				phase := c.Phase
+				if c.Terminating {
+					phase += " (terminating)"
+				}
+				add("pvc/"+c.Name, fmt.Sprintf("pvc %s: %s, %s", c.Name, phase, dash(c.Capacity)))
+			}
+		}
+	}
+	for _, w := range rep.Warnings {
+		add("warn/"+w, "warning: "+w)
+	}
+	return keys, lines
+}
+
+// watchPrinter prints a status on every change: redrawn in place on a terminal;
+// otherwise only the lines that changed, timestamped (gone ones as "gone: …").
+type watchPrinter struct {
+	o    *Options
+	w    io.Writer
+	tty  bool
+	prev map[string]string
+	// drawn is how many lines the last in-place drawing took.
+	drawn int
+}
+
+func (wp *watchPrinter) print(rep statusReport) {
+	if wp.tty {
+		var b bytes.Buffer
+		wp.o.printStatusText(&b, rep)
+		if wp.drawn > 0 {
+			fmt.Fprintf(wp.w, "\033[%dA\033[J", wp.drawn)
+		}
+		_, _ = wp.w.Write(b.Bytes())
+		wp.drawn = strings.Count(b.String(), "\n")
+		return
+	}
+	keys, lines := statusLines(rep)
+	ts := wp.o.Now().Format("15:04:05")
+	for _, k := range keys {
+		if wp.prev[k] != lines[k] {
+			fmt.Fprintf(wp.w, "%s %s\n", ts, lines[k])
+		}
+	}
+	var gone []string
+	for k, l := range wp.prev {
+		if _, ok := lines[k]; !ok {
+			gone = append(gone, l)
+		}
+	}
+	sort.Strings(gone)
+	for _, l := range gone {
+		fmt.Fprintf(wp.w, "%s gone: %s\n", ts, l)
+	}
+	wp.prev = lines
+}
+
+// watchStatus is `status --watch`.
+func (o *Options) watchStatus(ctx context.Context, s *session, first *statusLists, withNodetool bool, f liveFlags) error {
+	wp := &watchPrinter{o: o, w: o.Out, tty: output.IsTerminal(o.Out)}
+	return o.follow(ctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, _ *checkpoint.Checkpoint) (bool, error) {
+		wp.print(rep)
+		return false, nil
+	})
+}
+
+// waitOutcome is what `status --wait` ends with.
+type waitOutcome struct {
+	Result      string `json:"result"` // done, failed, interrupted, timed-out, stuck
+	OperationID string `json:"operationID,omitempty"`
+	Message     string `json:"message"`
+	Next        string `json:"next"`
+	code        int
+}
+
+// judge decides whether the operation followed (id; "" while none was seen) has ended,
+// from the checkpoint (nil: none) and the last-operation record:
+//
+//   - done (0): no checkpoint and the last operation (the one followed, or the last one
+//     when none was in flight) succeeded.
+//   - failed (1): the last operation was aborted; or the run released the checkpoint
+//     after a step error it may still retry (attempts left): someone must look at the
+//     error, then resume.
+//   - interrupted (4): the run released the checkpoint with no step error (Ctrl-C,
+//     SIGTERM, the API server kept failing). Resume continues.
+//   - stuck (3): needs a human and no run will move it: the checkpoint is unusable
+//     (corrupt, another cluster's, newer schema); or released with a step that used all
+//     its attempts (resume refuses it: "failed N times"); or its holder stopped renewing
+//     the lease without releasing it (crashed, killed -9, machine gone) and one lease
+//     period after expiry no run has taken it over.
+//
+// Anything else is in flight: keep waiting.
+func judge(rep statusReport, cp *checkpoint.Checkpoint, followed string, now time.Time, maxAttempts int) (waitOutcome, bool) {
+	if rep.Operation != nil && rep.Operation.Error != "" {
+		return waitOutcome{Result: "stuck", Message: "the checkpoint is unusable: " + rep.Operation.Error, code: exit.Refused}, true
+	}
+	if cp == nil || (followed != "" && cp.OperationID != followed) {
+		lo := rep.LastOperation
+		switch {
+		case lo == nil:
+			return waitOutcome{Result: "done", Message: "no operation in flight", code: exit.OK}, true
+		case followed != "" && lo.OperationID != followed:
+			return waitOutcome{Result: "failed", OperationID: followed, Message: fmt.Sprintf("the checkpoint of %s is gone and the last operation recorded is another one (%s)", followed, lo.OperationID), code: exit.Error}, true
+		case lo.Result == "succeeded":
+			return waitOutcome{Result: "done", OperationID: lo.OperationID, Message: lo.Summary, code: exit.OK}, true
+		default:
+			return waitOutcome{Result: "failed", OperationID: lo.OperationID, Message: fmt.Sprintf("%s %s: %s", lo.Kind, lo.Result, lo.Summary), code: exit.Error}, true
+		}
+	}
+	var cur *checkpoint.Step
+	if i := cp.Current(); i >= 0 {
+		cur = &cp.Steps[i]
+	}
+	if cp.Holder.ReleasedAt != nil {
+		switch {
+		case cur != nil && cur.LastError != "" && cur.Attempts >= maxAttempts:
+			return waitOutcome{Result: "stuck", OperationID: cp.OperationID, Message: fmt.Sprintf("step %s failed %d times (last error: %s); resume refuses it until the cause is fixed", cur.ID, cur.Attempts, cur.LastError), code: exit.Refused}, true
+		case cur != nil && cur.LastError != "":
+			return waitOutcome{Result: "failed", OperationID: cp.OperationID, Message: fmt.Sprintf("the run stopped at step %s: %s", cur.ID, cur.LastError), code: exit.Error}, true
+		default:
+			return waitOutcome{Result: "interrupted", OperationID: cp.OperationID, Message: "the run was interrupted (the checkpoint is saved)", code: exit.Interrupted}, true
+		}
+	}
+	lease := time.Duration(cp.Holder.LeaseSeconds) * time.Second
+	if lease <= 0 {
+		lease = 60 * time.Second
+	}
+	if renewed := cp.Holder.RenewedAtOr(cp.UpdatedAt); now.Sub(renewed) > 2*lease {
+		return waitOutcome{Result: "stuck", OperationID: cp.OperationID, Message: fmt.Sprintf("its holder %s stopped renewing the lease at %s without releasing it, and no run took it over", cp.Holder, renewed.Format(time.RFC3339)), code: exit.Refused}, true
+	}
+	return waitOutcome{}, false
+}
+
+// waitStatus is `status --wait`: progress on stderr, the outcome on stdout.
+func (o *Options) waitStatus(ctx context.Context, s *session, first *statusLists, withNodetool bool, f liveFlags, format string) error {
+	tctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	prog := output.NewProgress(o.ErrOut, o.Color)
+	prog.Now = o.Now
+	var followed, lastStep string
+	var lastAt time.Time
+	var out waitOutcome
+	ended := false
+	err := o.follow(tctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, cp *checkpoint.Checkpoint) (bool, error) {
+		if followed == "" && cp != nil {
+			followed = cp.OperationID
+			prog.Info(fmt.Sprintf("waiting for %s %s (started by %s)", cp.Kind, cp.OperationID, cp.StartedBy))
+		}
+		if op := rep.Operation; op != nil && op.CurrentStep != nil && op.CurrentStep.ID != lastStep {
+			lastStep = op.CurrentStep.ID
+			prog.Info(fmt.Sprintf("step %s (%s)", op.CurrentStep.ID, op.CurrentStep.State))
+		}
+		if op := rep.Operation; op != nil && op.Progress != nil && op.Progress.At.After(lastAt) {
+			lastAt = op.Progress.At
+			prog.Progress("wait", *op.Progress)
+		}
+		out, ended = judge(rep, cp, followed, o.Now(), maxStepAttempts)
+		return ended, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !ended {
+		if ctx.Err() != nil {
+			return exit.Interruptedf("stopped waiting (interrupted); the operation goes on: %s --wait", s.statusHint())
+		}
+		out = waitOutcome{Result: "timed-out", OperationID: followed, Message: fmt.Sprintf("still running after %s", f.timeout), code: exit.Interrupted}
+	}
+	switch out.Result {
+	case "done":
+		out.Next = ""
+	case "timed-out":
+		out.Next = s.statusHint() + " --wait"
+	default:
+		out.Next = s.resumeHint()
+	}
+	if format != "text" {
+		if err := output.Print(o.Out, format, out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(o.Out, "%s: %s\n", out.Result, out.Message)
+		if out.Next != "" {
+			fmt.Fprintf(o.Out, "Next: %s\n", out.Next)
+		}
+	}
+	if out.code != exit.OK {
+		return exit.WithCode(out.code, fmt.Errorf("operation %s: %s", out.Result, out.Message))
+	}
+	return nil
+}
+
+// maxStepAttempts is operation.Runner's MaxAttempts (internal/operation/run.go): a step that
+// used them all is refused by resume.
+const maxStepAttempts = 10

@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// syncBuffer is a bytes.Buffer safe for the command's goroutines and the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runAt is run with a clock (status --wait judges leases by it) and streams the test
+// can read while the command runs.
+func runAt(ctx context.Context, w *world.World, now func() time.Time, out, errOut *syncBuffer, args ...string) int {
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})
+	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Execer = w
+	o.Now = now
+	pid := w.StartProcess()
+	defer w.EndProcess(pid)
+	o.Identity = func() checkpoint.Holder {
+		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
+	}
+	o.Alive = w.ProcessAlive
+	return o.Execute(ctx, args)
+}
+
+// editCheckpoint rewrites the cluster's checkpoint (what another run would have left).
+func editCheckpoint(t *testing.T, w *world.World, edit func(cp *checkpoint.Checkpoint)) {
+	t.Helper()
+	cp, err := checkpoint.Decode(w.CR().GetAnnotations()[checkpoint.Annotation], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(cp)
+	v, err := checkpoint.Encode(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setAnnotation(t, w, checkpoint.Annotation, v)
+}
+
+// TestStatusWaitExitCodes: `status --wait` exits with the result of the operation in
+// flight, judged from the checkpoint and the last-operation record (status_live.go,
+// judge): each result of the fake world.
+func TestStatusWaitExitCodes(t *testing.T) {
+	base := time.Now()
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, w *world.World)
+		now   time.Time
+		code  int
+		want  string
+	}{
+		{"nothing ever ran", func(*testing.T, *world.World) {}, base, 0, "done: no operation in flight"},
+		{"finished", finishScale, base, 0, "done: "},
+		{"failed", func(t *testing.T, w *world.World) {
+			crashScale(t, w)
+			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+				at := time.Now().UTC()
+				cp.Holder.ReleasedAt = &at
+				cp.Steps[cp.Current()].LastError = "cassandra refused to decommission"
+				cp.Steps[cp.Current()].Attempts = 1
+			})
+		}, base, 1, "failed: the run stopped at step"},
+		{"interrupted", func(t *testing.T, w *world.World) {
+			crashScale(t, w)
+			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+				at := time.Now().UTC()
+				cp.Holder.ReleasedAt = &at
+			})
+		}, base, 4, "interrupted: "},
+		{"stuck, attempts used up", func(t *testing.T, w *world.World) {
+			crashScale(t, w)
+			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+				at := time.Now().UTC()
+				cp.Holder.ReleasedAt = &at
+				cp.Steps[cp.Current()].LastError = "boom"
+				cp.Steps[cp.Current()].Attempts = maxStepAttempts
+			})
+		}, base, 3, "stuck: step "},
+		{"stuck, holder crashed and nobody took over", crashScale, base.Add(3 * time.Minute), 3, "stuck: its holder"},
+		{"stuck, checkpoint unusable", func(t *testing.T, w *world.World) {
+			setAnnotation(t, w, checkpoint.Annotation, "{not json")
+		}, base, 3, "stuck: the checkpoint is unusable"},
+		{"timed out while the holder lives", crashScale, base, 4, "timed-out: still running after"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := world.New(t, world.Opts{Nodes: 4})
+			readyStatefulSets(t, w)
+			tt.setup(t, w)
+			var out, errOut syncBuffer
+			now := tt.now
+			code := runAt(context.Background(), w, func() time.Time { return now }, &out, &errOut,
+				"status", "demo", "-n", "cassandra", "--wait", "--timeout", "200ms", "--nodetool-interval", "20ms")
+			if code != tt.code || !strings.Contains(out.String(), tt.want) {
+				t.Fatalf("exit %d (want %d), stdout:\n%s\nstderr:\n%s", code, tt.code, out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+// TestStatusWaitFollowsAnotherProcess: a scale-down runs in another process; --wait,
+// started once its checkpoint exists, follows it to its end and exits 0.
+func TestStatusWaitFollowsAnotherProcess(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 4, DecommissionTime: 300 * time.Millisecond})
+	readyStatefulSets(t, w)
+	done := make(chan int, 1)
+	go func() {
+		_, _, code, _ := run(w, 0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "3", "--yes")
+		done <- code
+	}()
+	for deadline := time.Now().Add(10 * time.Second); w.CR().GetAnnotations()[checkpoint.Annotation] == ""; {
+		if time.Now().After(deadline) {
+			t.Fatal("the scale never wrote its checkpoint")
+		}
+		select {
+		case c := <-done:
+			t.Fatalf("the scale ended (exit %d) before --wait could follow it", c)
+		case <-time.After(time.Millisecond): // a condition, polled: not a settle sleep
+		}
+	}
+	var out, errOut syncBuffer
+	code := runAt(context.Background(), w, time.Now, &out, &errOut, "status", "demo", "-n", "cassandra", "--wait", "--timeout", "20s", "--nodetool-interval", "20ms")
+	if code != 0 || !strings.Contains(out.String(), "done: ") || !strings.Contains(errOut.String(), "waiting for scale-down") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if c := <-done; c != 0 {
+		t.Fatalf("scale exit %d", c)
+	}
+}
+
+// TestStatusWatchPlainLines: without a terminal, --watch prints the whole status once,
+// then only what changed, one timestamped line each; Ctrl-C (context cancel) exits 0.
+func TestStatusWatchPlainLines(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 2})
+	readyStatefulSets(t, w)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	clock := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	code := make(chan int, 1)
+	go func() {
+		code <- runAt(ctx, w, func() time.Time { return clock }, &out, &errOut, "status", "demo", "-n", "cassandra", "--watch", "--nodetool-interval", "1h")
+	}()
+	waitOutput(t, &out, "pvc data-demo-dc1-rack1-1: ")
+	// A change the PVC watch sees: the claim of pod 1 goes.
+	if err := w.Kube.CoreV1().PersistentVolumeClaims(w.NS).Delete(ctx, "data-demo-dc1-rack1-1", metav1DeleteOptions()); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, &out, "gone: pvc data-demo-dc1-rack1-1")
+	cancel()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d after Ctrl-C\n%s", c, errOut.String())
+	}
+	compareGoldenFile(t, filepath.Join("testdata", "watch", "plain-pvc-gone.golden"), normalise(out.String()))
+}
+
+func waitOutput(t *testing.T, b *syncBuffer, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(b.String(), want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in:\n%s", want, b.String())
+		}
+		<-time.After(time.Millisecond) // a condition, polled: not a settle sleep
+	}
+}
+
+func metav1DeleteOptions() metav1.DeleteOptions { return metav1.DeleteOptions{} }
+
+// TestProgressInCheckpoint: a decommission's progress is kept for the checkpoint and
+// written by the writes that happen anyway (here the release of an interrupted run);
+// `status` on another machine then shows it, in text and JSON.
+func TestProgressInCheckpoint(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 4, DecommissionTime: 3 * time.Second})
+	readyStatefulSets(t, w)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	errOut := &cancelOn{want: "[..] decommission demo-dc1-rack1-3: ", cancel: cancel}
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut})
+	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Execer = w
+	o.SampleEvery, o.ProgressEvery = 20*time.Millisecond, time.Hour
+	pid := w.StartProcess()
+	o.Identity = func() checkpoint.Holder {
+		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
+	}
+	o.Alive = w.ProcessAlive
+	code := o.Execute(ctx, []string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "3", "--yes", "--poll-interval", "1ms", "--progress", "plain"})
+	w.EndProcess(pid)
+	if code != 4 {
+		t.Fatalf("exit %d, want 4 (interrupted)\n%s", code, errOut.String())
+	}
+	if n := strings.Count(errOut.String(), "[..] decommission demo-dc1-rack1-3: "); n != 1 {
+		t.Errorf("%d plain progress lines within one interval, want 1:\n%s", n, errOut.String())
+	}
+	cp, err := checkpoint.Decode(w.CR().GetAnnotations()[checkpoint.Annotation], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cp.Steps[cp.Current()].Progress
+	if p == nil || p.Operation != "decommission" || p.Pod != "demo-dc1-rack1-3" || p.TotalBytes <= 0 {
+		t.Fatalf("step record progress: %+v", p)
+	}
+	stdout, _, code, _ := run(w, 0, "status", "demo", "-n", "cassandra")
+	if code != 0 || !strings.Contains(stdout, "progress decommission demo-dc1-rack1-3: ") {
+		t.Fatalf("status exit %d:\n%s", code, stdout)
+	}
+	stdout, _, _, _ = run(w, 0, "status", "demo", "-n", "cassandra", "-o", "json")
+	if !strings.Contains(stdout, `"progress": {`) || !strings.Contains(stdout, `"totalBytes": `) {
+		t.Fatalf("status -o json has no progress:\n%s", stdout)
+	}
+}
+
+// cancelOn cancels once what it was written contains want (the user's Ctrl-C on
+// seeing the line).
+type cancelOn struct {
+	syncBuffer
+	want   string
+	cancel func()
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.syncBuffer.Write(p)
+	if strings.Contains(c.syncBuffer.String(), c.want) {
+		c.cancel()
+	}
+	return n, err
+}

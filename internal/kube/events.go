@@ -1,0 +1,193 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+)
+
+// reporter is the progress interface the engine uses (engine.Reporter).
+type reporter interface {
+	StepStarted(id, desc string, attempt int)
+	StepDone(id, desc string, already bool)
+	StepFailed(id, desc string, err error)
+	Waiting(id, what string, elapsed time.Duration)
+	Warn(id, msg string)
+}
+
+// DefaultEventBatch is how long step transitions wait to be written together.
+const DefaultEventBatch = 5 * time.Second
+
+// EventReporter forwards progress to Inner and records each step's start, end and
+// failure as Kubernetes Events on the cluster resource, so `kubectl describe` tells the
+// story to whoever looks next.
+//
+// Transitions are batched: the first one starts a Batch-long window and every
+// transition of that window goes into one Event (reason StepStarted/StepDone when it is
+// alone, StepsProgressed with the transitions joined by " | " otherwise). A step that
+// finishes within seconds of the next one starting would otherwise cost two Event
+// writes per step, more than the steps' own requests. Failures and warnings are written
+// at once (with whatever is pending before them); Flush writes the rest when the run
+// ends. Events are best effort: a failure to record one is reported once and never
+// stops the operation.
+type EventReporter struct {
+	Inner  reporter
+	Client kubernetes.Interface
+	// Object is the cluster resource the events are about.
+	Object corev1.ObjectReference
+	Host   string
+	Now    func() time.Time
+	// Batch is the window (DefaultEventBatch when 0; negative writes every transition
+	// alone, at once).
+	Batch time.Duration
+
+	once    sync.Once
+	mu      sync.Mutex // guards pending and timer; held while writing, so Events keep their order
+	pending []transition
+	timer   *time.Timer
+}
+
+type transition struct{ reason, msg string }
+
+// NewObjectReference builds the reference for a namespaced custom resource.
+func NewObjectReference(apiVersion, kind, ns, name, uid string) corev1.ObjectReference {
+	return corev1.ObjectReference{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name, UID: types.UID(uid)}
+}
+
+func (r *EventReporter) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// add queues a Normal transition, writing it at the end of the current window.
+func (r *EventReporter) add(reason, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = append(r.pending, transition{reason, msg})
+	switch {
+	case r.Batch < 0:
+		r.flushLocked()
+	case r.timer == nil:
+		d := r.Batch
+		if d == 0 {
+			d = DefaultEventBatch
+		}
+		r.timer = time.AfterFunc(d, r.Flush)
+	}
+}
+
+// Flush writes the pending transitions now (the run calls it when it ends).
+func (r *EventReporter) Flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushLocked()
+}
+
+func (r *EventReporter) flushLocked() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	if len(r.pending) == 0 {
+		return
+	}
+	reason, msg := r.pending[0].reason, r.pending[0].msg
+	if len(r.pending) > 1 {
+		parts := make([]string, len(r.pending))
+		for i, t := range r.pending {
+			parts[i] = t.reason + ": " + t.msg
+		}
+		reason, msg = "StepsProgressed", strings.Join(parts, " | ")
+	}
+	r.pending = nil
+	r.write(corev1.EventTypeNormal, reason, msg)
+}
+
+func (r *EventReporter) write(typ, reason, msg string) {
+	now := r.now()
+	ts := metav1.NewTime(now)
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      fmt.Sprintf("%s.%x", r.Object.Name, now.UnixNano()),
+			Namespace: r.Object.Namespace,
+		},
+		InvolvedObject:      r.Object,
+		Reason:              reason,
+		Message:             msg,
+		Type:                typ,
+		Source:              corev1.EventSource{Component: "kubectl-cassandra", Host: r.Host},
+		FirstTimestamp:      ts,
+		LastTimestamp:       ts,
+		Count:               1,
+		ReportingController: "kubectl-cassandra",
+		ReportingInstance:   r.Host,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := r.Client.CoreV1().Events(r.Object.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		r.once.Do(func() {
+			r.Inner.Warn("", "cannot record Events on the cluster resource (continuing without): "+err.Error())
+		})
+	}
+}
+
+// warning writes what is pending, then a Warning Event at once.
+func (r *EventReporter) warning(reason, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushLocked()
+	r.write(corev1.EventTypeWarning, reason, msg)
+}
+
+// StepStarted implements engine.Reporter.
+func (r *EventReporter) StepStarted(id, desc string, attempt int) {
+	r.Inner.StepStarted(id, desc, attempt)
+	r.add("StepStarted", fmt.Sprintf("%s (attempt %d)", desc, attempt))
+}
+
+// StepDone implements engine.Reporter.
+func (r *EventReporter) StepDone(id, desc string, already bool) {
+	r.Inner.StepDone(id, desc, already)
+	if already {
+		desc += " (found already done)"
+	}
+	r.add("StepDone", desc)
+}
+
+// StepFailed implements engine.Reporter.
+func (r *EventReporter) StepFailed(id, desc string, err error) {
+	r.Inner.StepFailed(id, desc, err)
+	r.warning("StepFailed", fmt.Sprintf("%s: %v", desc, err))
+}
+
+// Progress forwards streaming progress to Inner when it shows it (not recorded: too
+// frequent; the checkpoint keeps the last one).
+func (r *EventReporter) Progress(id string, p checkpoint.Progress) {
+	if pr, ok := r.Inner.(interface {
+		Progress(string, checkpoint.Progress)
+	}); ok {
+		pr.Progress(id, p)
+	}
+}
+
+// Waiting implements engine.Reporter (not recorded: too frequent).
+func (r *EventReporter) Waiting(id, what string, elapsed time.Duration) {
+	r.Inner.Waiting(id, what, elapsed)
+}
+
+// Warn implements engine.Reporter.
+func (r *EventReporter) Warn(id, msg string) {
+	r.Inner.Warn(id, msg)
+	r.warning("Warning", msg)
+}

@@ -1,0 +1,435 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+)
+
+// Stuck states of CassKop's scale-down (FACTS §3.4) that RepairOperator repairs.
+const (
+	// StuckOngoingPodGone: podLastOperation decommission Ongoing, its pod gone (the seed
+	// bug, CassKop #370): every reconcile fails reading the pod.
+	StuckOngoingPodGone = "ongoing-pod-gone"
+	// StuckFinalizingNotShrunk: Finalizing, the pod still there and the StatefulSet
+	// never shrunk: CassKop waits for the pod to go, forever.
+	StuckFinalizingNotShrunk = "finalizing-statefulset-not-shrunk"
+	// StuckToDoFired: status still ToDo although the decommission was fired (node
+	// LEAVING or DECOMMISSIONED): CassKop never fires it again nor moves on.
+	StuckToDoFired = "todo-decommission-fired"
+)
+
+// stuckRack is one verified stuck state and what repairs it.
+type stuckRack struct {
+	ro      topology.RackOperation
+	node    checkpoint.Node
+	steps   []string
+	finding string
+}
+
+// RepairOperator reads CassKop's per-rack status in u, finds the stuck states of an
+// interrupted decommission, verifies each against the real world (the pod, the ring,
+// the StatefulSet, the claims) and plans what finishes it: the scale-down steps that
+// are missing, then the status fields that let CassKop continue. It refuses when the
+// real world does not confirm the node left (or is leaving). It changes nothing.
+func (p *Planner) RepairOperator(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, req Request) (*Plan, error) {
+	var found []stuckRack
+	var notes []string
+	for _, ro := range casskop.RackOperations(u, cl) {
+		if ro.Operation != casskop.OperationDecommission {
+			continue
+		}
+		rack, ok := rackOf(cl, ro)
+		if !ok {
+			continue
+		}
+		var s *stuckRack
+		var note string
+		var err error
+		switch ro.Status {
+		case casskop.StatusOngoing:
+			s, note, err = p.stuckOngoing(ctx, cl, u, ro, rack)
+		case casskop.StatusFinalizing:
+			s, note, err = p.stuckFinalizing(ctx, cl, u, ro, rack)
+		case casskop.StatusToDo:
+			if ro.Action == casskop.ActionScaleDown && ro.ActionStatus != casskop.StatusDone {
+				s, note, err = p.stuckToDo(ctx, cl, u, ro, rack)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, fmt.Sprintf("rack %s: %s", ro.Key(), note))
+		}
+		if s != nil {
+			found = append(found, *s)
+		}
+	}
+	if len(found) == 0 {
+		msg := "CassKop's status of " + cl.Name + " shows no stuck decommission"
+		if len(notes) > 0 {
+			msg += ": " + strings.Join(notes, "; ")
+		}
+		return nil, &ErrNothingToDo{Msg: msg + "; nothing to repair"}
+	}
+	dc, _ := cl.DC(found[0].ro.DC)
+	plan := &Plan{Cluster: cl, DC: dc}
+	var nodes []checkpoint.Node
+	var stepList []checkpoint.Step
+	from := map[string]int{}
+	var racks []string
+	if req.Pause != nil {
+		stepList = append(stepList, checkpoint.PendingStep(checkpoint.StepPauseOperator, ""))
+	}
+	for _, s := range found {
+		if s.ro.DC != dc.Name {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("rack %s of datacenter %s is stuck too; run this again once this repair is done", s.ro.Key(), s.ro.DC))
+			continue
+		}
+		plan.Findings = append(plan.Findings, s.finding)
+		nodes = append(nodes, s.node)
+		racks = append(racks, s.ro.Rack)
+		r, _ := rackOf(cl, s.ro)
+		plan.Racks = append(plan.Racks, r)
+		if sts, err := p.Kube.AppsV1().StatefulSets(cl.Namespace).Get(ctx, r.StatefulSet, metav1.GetOptions{}); err == nil && sts.Spec.Replicas != nil {
+			from[s.ro.Rack] = int(*sts.Spec.Replicas)
+		}
+		for _, k := range s.steps {
+			stepList = append(stepList, checkpoint.PendingStep(k, s.node.Pod))
+		}
+	}
+	if req.Pause != nil {
+		stepList = append(stepList, checkpoint.PendingStep(checkpoint.StepResumeOperator, ""))
+	}
+	for _, n := range notes {
+		plan.Warnings = append(plan.Warnings, n)
+	}
+	plan.CP = p.newCheckpoint(cl, checkpoint.KindRepairOperator, "repair", req)
+	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: racks, Nodes: dc.NodesPerRack, From: from}
+	plan.CP.Nodes = nodes
+	plan.CP.Steps = stepList
+	plan.Warnings = append(plan.Warnings, unmanagedWarnings(req.Pause)...)
+	return plan, nil
+}
+
+func rackOf(cl topology.Cluster, ro topology.RackOperation) (topology.Rack, bool) {
+	for _, r := range cl.Racks() {
+		if r.DC == ro.DC && r.Name == ro.Rack {
+			return r, true
+		}
+	}
+	return topology.Rack{}, false
+}
+
+// stuckOngoing: podLastOperation Ongoing. Stuck when its pod is gone; repaired only if
+// the node is out of the ring, the StatefulSet no longer wants the pod and no pod uses
+// its claims.
+func (p *Planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+	if len(ro.Pods) == 0 {
+		return nil, "podLastOperation decommission Ongoing names no pod", nil
+	}
+	pod := ro.Pods[0]
+	if cur, err := p.getPod(ctx, cl.Namespace, pod); err != nil {
+		return nil, "", err
+	} else if cur != nil {
+		return nil, fmt.Sprintf("CassKop is decommissioning %s (Ongoing, the pod exists): not stuck", pod), nil
+	}
+	ordinal, ok := Ordinal(pod, rack.StatefulSet)
+	if !ok {
+		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
+	}
+	hostID, ip, ok := casskop.NodeStatus(u, pod)
+	if !ok {
+		return nil, "", exit.Refusedf("rack %s: pod %s is gone and status.cassandraNodeStatus does not say which node it was: cannot verify the node left the ring; nothing changed", ro.Key(), pod)
+	}
+	n := checkpoint.Node{Pod: pod, Ordinal: ordinal, DC: ro.DC, Rack: ro.Rack, StatefulSet: rack.StatefulSet, HostID: hostID, Address: ip}
+	ring, reader, err := p.anyRing(ctx, cl, pod)
+	if err != nil {
+		return nil, "", err
+	}
+	if row, member := inRingNode(ring, n); member {
+		return nil, "", exit.Refusedf("rack %s: pod %s is gone but its node (Host ID %s, %s) is still in the ring read from %s, as %s: the pod was removed before its decommission finished. "+
+			"Not repaired: deleting its data would lose the replicas it still holds. Remove the node from the ring first (nodetool removenode %s, from another node), then run this again; nothing changed",
+			ro.Key(), pod, row.HostID, row.Address, reader, row.Code(), row.HostID)
+	}
+	replicas, err := p.replicas(ctx, cl.Namespace, rack.StatefulSet)
+	if err != nil {
+		return nil, "", err
+	}
+	if replicas > ordinal {
+		return nil, "", exit.Refusedf("rack %s: pod %s is gone but StatefulSet %s has %d replicas, so it will create the pod again; not repaired (scale the StatefulSet to %d if the node really left); nothing changed",
+			ro.Key(), pod, rack.StatefulSet, replicas, ordinal)
+	}
+	if n.PVCs, err = p.unusedClaims(ctx, cl.Namespace, rack.StatefulSet, pod); err != nil {
+		return nil, "", err
+	}
+	s := &stuckRack{ro: ro, node: n}
+	if len(n.PVCs) > 0 {
+		s.steps = append(s.steps, checkpoint.StepDeletePVCs)
+	}
+	s.steps = append(s.steps, checkpoint.StepOperatorStatus)
+	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission Ongoing on pod %s, which is gone (CassKop #370: every reconcile stops on it). Verified: its node (Host ID %s) is not in the ring read from %s; StatefulSet %s has %d replicas; %s",
+		ro.Key(), pod, hostID, reader, rack.StatefulSet, replicas, claimsText(n.PVCs))
+	return s, "", nil
+}
+
+// stuckFinalizing: Finalizing with the pod still there and the StatefulSet never
+// shrunk; repaired only if the node is DECOMMISSIONED and out of the ring.
+func (p *Planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+	if len(ro.Pods) == 0 {
+		return nil, "podLastOperation decommission Finalizing names no pod", nil
+	}
+	pod := ro.Pods[0]
+	cur, err := p.getPod(ctx, cl.Namespace, pod)
+	if err != nil {
+		return nil, "", err
+	}
+	if cur == nil {
+		return nil, fmt.Sprintf("Finalizing and pod %s is gone: CassKop deletes its PVC and finishes when it runs", pod), nil
+	}
+	ordinal, ok := Ordinal(pod, rack.StatefulSet)
+	if !ok {
+		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
+	}
+	replicas, err := p.replicas(ctx, cl.Namespace, rack.StatefulSet)
+	if err != nil {
+		return nil, "", err
+	}
+	if replicas <= ordinal {
+		return nil, fmt.Sprintf("Finalizing and StatefulSet %s is shrunk: pod %s is going away", rack.StatefulSet, pod), nil
+	}
+	if replicas != ordinal+1 {
+		return nil, "", exit.Refusedf("rack %s: podLastOperation Finalizing on pod %s, but StatefulSet %s has %d replicas: the pod is not its highest ordinal; not repaired, nothing changed", ro.Key(), pod, rack.StatefulSet, replicas)
+	}
+	n, reader, err := p.leftNode(ctx, cl, u, ro, rack, cur, ordinal, nodetool.ModeDecommissioned)
+	if err != nil {
+		return nil, "", err
+	}
+	s := &stuckRack{ro: ro, node: n, steps: []string{checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs, checkpoint.StepOperatorStatus}}
+	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission Finalizing on pod %s but StatefulSet %s still has %d replicas (CassKop waits for the pod to go and never shrinks it). Verified: node %s is DECOMMISSIONED and not in the ring read from %s; %s",
+		ro.Key(), pod, rack.StatefulSet, replicas, pod, reader, claimsText(n.PVCs))
+	return s, "", nil
+}
+
+// stuckToDo: ToDo although the rack's last pod is already LEAVING or DECOMMISSIONED
+// (the decommission was fired, its Ongoing status never written).
+func (p *Planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+	pods, err := p.rackPods(ctx, cl.Namespace, rack)
+	if err != nil {
+		return nil, "", err
+	}
+	last := -1
+	for i := range pods {
+		last = max(last, i)
+	}
+	if last < 0 {
+		return nil, "ScaleDown ToDo and the rack has no pod", nil
+	}
+	cur := pods[last]
+	replicas, err := p.replicas(ctx, cl.Namespace, rack.StatefulSet)
+	if err != nil {
+		return nil, "", err
+	}
+	if replicas != last+1 {
+		return nil, fmt.Sprintf("ScaleDown ToDo; StatefulSet %s has %d replicas and its last pod is %s: not a stuck decommission", rack.StatefulSet, replicas, cur.Name), nil
+	}
+	ns, err := p.netstats(ctx, cur.Name)
+	if err != nil {
+		return nil, "", exit.Refusedf("rack %s: cannot read the mode of %s (%v): cannot tell whether its decommission was fired; nothing changed", ro.Key(), cur.Name, err)
+	}
+	if ns.Mode != nodetool.ModeLeaving && ns.Mode != nodetool.ModeDecommissioned {
+		return nil, fmt.Sprintf("ScaleDown ToDo and node %s is %s: CassKop starts its decommission itself", cur.Name, ns.Mode), nil
+	}
+	n, reader, err := p.leftNode(ctx, cl, u, ro, rack, &cur, last, ns.Mode)
+	if err != nil {
+		return nil, "", err
+	}
+	s := &stuckRack{ro: ro, node: n, steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS,
+		checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs, checkpoint.StepOperatorStatus}}
+	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission and cassandraLastAction ScaleDown are ToDo, but node %s is already %s (the decommission was fired and its Ongoing status never written: CassKop waits forever). "+
+		"Verified from %s; the plan waits until it left the ring, shrinks StatefulSet %s to %d, deletes its PVCs (%s)",
+		ro.Key(), cur.Name, ns.Mode, reader, rack.StatefulSet, last, claimNames(n.PVCs))
+	return s, "", nil
+}
+
+// leftNode describes the pod's node for the plan and verifies it: mode want (LEAVING
+// is accepted only when want is LEAVING) and, once DECOMMISSIONED, absent from the ring.
+func (p *Planner) leftNode(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack, pod *corev1.Pod, ordinal int, want nodetool.Mode) (checkpoint.Node, string, error) {
+	n := checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: ordinal, DC: ro.DC, Rack: ro.Rack, StatefulSet: rack.StatefulSet, Address: pod.Status.PodIP}
+	if id, _, ok := casskop.NodeStatus(u, pod.Name); ok && id != "" {
+		n.HostID = id
+	} else if info, err := p.Nodetool.Info(ctx, pod.Name); err == nil {
+		n.HostID = info.ID
+	}
+	ns, err := p.netstats(ctx, pod.Name)
+	var unreachable *nodetool.UnreachableError
+	switch {
+	case errors.As(err, &unreachable) && want == nodetool.ModeDecommissioned:
+		// A decommissioned node whose process restarted refuses to start: the ring decides.
+	case err != nil:
+		return n, "", exit.Refusedf("rack %s: cannot read the mode of %s (%v); nothing changed", ro.Key(), pod.Name, err)
+	case ns.Mode != want:
+		return n, "", exit.Refusedf("rack %s: node %s is %s, not %s: CassKop's status does not match the node; not repaired, nothing changed", ro.Key(), pod.Name, ns.Mode, want)
+	}
+	ring, reader, err := p.anyRing(ctx, cl, pod.Name)
+	if err != nil {
+		return n, "", err
+	}
+	if row, member := inRingNode(ring, n); member && want == nodetool.ModeDecommissioned {
+		return n, "", exit.Refusedf("rack %s: node %s says DECOMMISSIONED but the ring read from %s still lists it as %s; wait and run this again; nothing changed", ro.Key(), pod.Name, reader, row.Code())
+	}
+	if n.PVCs, err = p.claims(ctx, cl.Namespace, rack.StatefulSet, pod.Name); err != nil {
+		return n, "", err
+	}
+	return n, reader, nil
+}
+
+func inRingNode(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
+	if n.HostID != "" {
+		if row, ok := r.ByHostID(n.HostID); ok {
+			return row, true
+		}
+	}
+	return r.ByAddress(n.Address)
+}
+
+func (p *Planner) getPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	pod, err := p.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read pod %s: %w", name, err)
+	}
+	return pod, nil
+}
+
+func (p *Planner) replicas(ctx context.Context, ns, name string) (int, error) {
+	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
+	}
+	if sts.Spec.Replicas == nil {
+		return 1, nil
+	}
+	return int(*sts.Spec.Replicas), nil
+}
+
+func (p *Planner) netstats(ctx context.Context, pod string) (nodetool.Netstats, error) {
+	nt, ok := p.Nodetool.(interface {
+		Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
+	})
+	if !ok {
+		return nodetool.Netstats{}, fmt.Errorf("this nodetool client cannot read netstats")
+	}
+	return nt.Netstats(ctx, pod)
+}
+
+// anyRing reads `nodetool status` from a Ready pod of the cluster other than except.
+func (p *Planner) anyRing(ctx context.Context, cl topology.Cluster, except string) (nodetool.Ring, string, error) {
+	pods, err := p.Kube.CoreV1().Pods(cl.Namespace).List(ctx, metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + cl.Name})
+	if err != nil {
+		return nodetool.Ring{}, "", fmt.Errorf("cannot list the pods of %s: %w", cl.Name, err)
+	}
+	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	var errs []string
+	for _, pod := range pods.Items {
+		if pod.Name == except || pod.DeletionTimestamp != nil || !steps.PodReady(&pod) {
+			continue
+		}
+		r, err := p.Nodetool.Status(ctx, pod.Name)
+		if err == nil && len(r.Nodes) > 0 {
+			return r, pod.Name, nil
+		}
+		if err == nil {
+			err = nodetool.ErrEmpty
+		}
+		errs = append(errs, err.Error())
+	}
+	if len(errs) == 0 {
+		errs = append(errs, "no Ready pod to read it from")
+	}
+	return nodetool.Ring{}, "", exit.Refusedf("cannot read the ring (%s): a repair needs it to verify the node left; nothing changed", strings.Join(errs, "; "))
+}
+
+// claims lists the existing claims of every volumeClaimTemplate of pod, with their UIDs.
+func (p *Planner) claims(ctx context.Context, ns, stsName, pod string) ([]checkpoint.PVC, error) {
+	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, stsName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot read StatefulSet %s: %w", stsName, err)
+	}
+	var out []checkpoint.PVC
+	for _, tpl := range sts.Spec.VolumeClaimTemplates {
+		name := tpl.Name + "-" + pod
+		pvc, err := p.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
+		}
+		out = append(out, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
+	}
+	return out, nil
+}
+
+// unusedClaims is claims, refusing when a pod mounts one of them.
+func (p *Planner) unusedClaims(ctx context.Context, ns, stsName, pod string) ([]checkpoint.PVC, error) {
+	claims, err := p.claims(ctx, ns, stsName, pod)
+	if err != nil || len(claims) == 0 {
+		return claims, err
+	}
+	pods, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list pods to check the claims are unused: %w", err)
+	}
+	names := map[string]bool{}
+	for _, c := range claims {
+		names[c.Name] = true
+	}
+	for _, other := range pods.Items {
+		for _, v := range other.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && names[v.PersistentVolumeClaim.ClaimName] {
+				return nil, exit.Refusedf("PVC %s is used by pod %s: not deleted; nothing changed", v.PersistentVolumeClaim.ClaimName, other.Name)
+			}
+		}
+	}
+	return claims, nil
+}
+
+func claimNames(c []checkpoint.PVC) string {
+	var names []string
+	for _, p := range c {
+		names = append(names, p.Name)
+	}
+	if len(names) == 0 {
+		return "none left"
+	}
+	return strings.Join(names, ", ")
+}
+
+func claimsText(c []checkpoint.PVC) string {
+	if len(c) == 0 {
+		return "no PVC of it is left"
+	}
+	var parts []string
+	for _, p := range c {
+		parts = append(parts, fmt.Sprintf("PVC %s (UID %s)", p.Name, p.UID))
+	}
+	return strings.Join(parts, ", ") + " left over, used by no pod"
+}

@@ -1,0 +1,366 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// warnings records the reporter's warnings.
+type warnings struct {
+	nopReporter
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *warnings) Warn(_, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, msg)
+}
+
+func (r *warnings) all() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.msgs, "\n")
+}
+
+// kindWorld is a fake world and the steps' World for a checkpoint of kind with nodes.
+func kindWorld(t *testing.T, o world.Opts, kind string, nodes ...checkpoint.Node) (*world.World, *World) {
+	t.Helper()
+	w := world.New(t, o)
+	cp := &checkpoint.Checkpoint{Kind: kind, Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: o.Nodes}, Nodes: nodes}
+	a := &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery(), Version: "v2"}
+	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
+		RackStatefulSets: []string{"demo-dc1-rack1"}, CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
+		Spec:     casskop.DCSpec{A: a, NS: w.NS, Name: w.Name, DC: "dc1"},
+		Operator: casskop.OperatorStatus{A: a, NS: w.NS, Name: w.Name}}
+	sw.uncached = true
+	// A safety check that is not met waits; the tests want its answer soon (safenow.go).
+	sw.StallAfter = 30 * time.Millisecond
+	return w, sw
+}
+
+// existing describes a pod of the initial world.
+func existing(w *world.World, ordinal int) checkpoint.Node {
+	pod := fmt.Sprintf("demo-dc1-rack1-%d", ordinal)
+	nv, _ := w.Cass.Node(pod)
+	return checkpoint.Node{Pod: pod, PodUID: w.PodUID(pod), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: "demo-dc1-rack1",
+		HostID: nv.HostID, Address: nv.Address, PVCs: []checkpoint.PVC{{Name: "data-" + pod, UID: "pvc-data-" + pod}}}
+}
+
+func newNode(ordinal int) checkpoint.Node {
+	return checkpoint.Node{Pod: fmt.Sprintf("demo-dc1-rack1-%d", ordinal), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: "demo-dc1-rack1", New: true}
+}
+
+func mustSafe(t *testing.T, st engine.Step) {
+	t.Helper()
+	if err := st.Safe(context.Background()); err != nil {
+		t.Fatalf("%T.Safe: %v", st, err)
+	}
+}
+
+func mustUnsafe(t *testing.T, st engine.Step, want string) {
+	t.Helper()
+	// A step with a Recheck (engine.Rechecker) checks the ring there, right before it
+	// acts: Safe, then Recheck, is what the engine asks.
+	err := st.Safe(context.Background())
+	if rc, ok := st.(engine.Rechecker); ok && err == nil {
+		err = rc.Recheck(context.Background())
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%T.Safe/Recheck = %v, want an error saying %q", st, err, want)
+	}
+}
+
+func mustDo(t *testing.T, st engine.Step) {
+	t.Helper()
+	if err := st.Do(context.Background()); err != nil {
+		t.Fatalf("%T.Do: %v", st, err)
+	}
+}
+
+func TestGrowStatefulSetStep(t *testing.T) {
+	n := newNode(1)
+	w, sw := kindWorld(t, world.Opts{Nodes: 1}, checkpoint.KindScaleUp, n)
+	st := &GrowStatefulSet{w: sw, n: n}
+	mustDone(t, st, false)
+	mustSafe(t, st)
+	mustDo(t, st)
+	mustDone(t, st, true)
+	if w.Replicas("rack1") != 2 || w.PodUID(n.Pod) == "" {
+		t.Fatalf("replicas %d, pod %q", w.Replicas("rack1"), w.PodUID(n.Pod))
+	}
+	mustDo(t, st) // idempotent
+	if w.Replicas("rack1") != 2 || w.Incarnations("pod", n.Pod) != 1 {
+		t.Fatal("second Do changed something")
+	}
+	// The next node is not safe to add while this one is not the ordinal any more.
+	mustUnsafe(t, &GrowStatefulSet{w: sw, n: newNode(3)}, "expected 3")
+
+	// A claim left over for the new pod: refused (it would start on old data).
+	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1}, checkpoint.KindScaleUp, n)
+	_ = w2.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-" + n.Pod, Namespace: w2.NS, UID: "old"}})
+	mustUnsafe(t, &GrowStatefulSet{w: sw2, n: n}, "PVC data-demo-dc1-rack1-1 already exists")
+	// A node down: refused (a node joins a healthy ring only).
+	w3, sw3 := kindWorld(t, world.Opts{Nodes: 2}, checkpoint.KindScaleUp, newNode(2))
+	_ = w3.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{Down: true})
+	mustUnsafe(t, &GrowStatefulSet{w: sw3, n: newNode(2)}, "is DN")
+}
+
+func TestWaitJoinedStep(t *testing.T) {
+	ctx := context.Background()
+	n := newNode(1)
+	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: 500 * time.Millisecond}, checkpoint.KindScaleUp, n)
+	st := &WaitJoined{w: sw, n: n}
+	mustDone(t, st, false) // no pod yet
+	mustDo(t, &GrowStatefulSet{w: sw, n: n})
+	mustDone(t, st, false) // UJ
+	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "UJ" {
+		t.Fatalf("node %+v", nv)
+	}
+	if err := st.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, st, true)
+
+	// A bootstrap that fails (5.0 JOINING_FAILED) stops the run with what to check.
+	_, sw2 := kindWorld(t, world.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
+	mustDo(t, &GrowStatefulSet{w: sw2, n: n})
+	err := (&WaitJoined{w: sw2, n: n}).Wait(ctx)
+	var fatal *engine.Fatal
+	if !asFatal(err, &fatal) || !strings.Contains(err.Error(), "JOINING_FAILED") || !strings.Contains(err.Error(), "kubectl logs -n cassandra demo-dc1-rack1-1 -c cassandra") {
+		t.Fatalf("failed join: %v", err)
+	}
+
+	// A node stuck joining (4.1 stays UJ): a warning after StallAfter, then, at the
+	// deadline, an error saying where it is stuck and what to check.
+	rec := &warnings{}
+	_, sw3 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
+	sw3.Reporter, sw3.StallAfter = rec, 20*time.Millisecond
+	mustDo(t, &GrowStatefulSet{w: sw3, n: n})
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	err = (&WaitJoined{w: sw3, n: n}).Wait(wctx)
+	if err == nil || !strings.Contains(err.Error(), "is UJ: joining") || !strings.Contains(err.Error(), "nodetool netstats (bootstrap streams)") {
+		t.Fatalf("stuck join: %v", err)
+	}
+	if !strings.Contains(rec.all(), "still waiting after") || !strings.Contains(rec.all(), "check: kubectl describe pod") {
+		t.Fatalf("no stall warning: %q", rec.all())
+	}
+
+	// An unschedulable pod says so.
+	_, sw4 := kindWorld(t, world.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, checkpoint.KindScaleUp, n)
+	mustDo(t, &GrowStatefulSet{w: sw4, n: n})
+	wctx2, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel2()
+	if err := (&WaitJoined{w: sw4, n: n}).Wait(wctx2); err == nil || !strings.Contains(err.Error(), "not scheduled (Unschedulable") {
+		t.Fatalf("pending pod: %v", err)
+	}
+}
+
+func TestCleanupStep(t *testing.T) {
+	ctx := context.Background()
+	w, sw := kindWorld(t, world.Opts{Nodes: 2}, checkpoint.KindScaleUp)
+	n := existing(w, 0)
+	sw.CP.Nodes = []checkpoint.Node{n}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepCleanup, n.Pod)}
+	st := &Cleanup{w: sw, n: n}
+	mustDone(t, st, false)
+	mustSafe(t, st)
+	mustDo(t, st)
+	if err := st.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing in the real world tells: done only once the checkpoint says so.
+	mustDone(t, st, false)
+	sw.CP.Steps[0].State = checkpoint.StateDone
+	mustDone(t, st, true)
+	if nv, _ := w.Cass.Node(n.Pod); nv.Cleanups != 1 {
+		t.Fatalf("cleanups %d", nv.Cleanups)
+	}
+	// Running it again is harmless (that is what a resume after a crash does).
+	mustDo(t, st)
+	// A node that is not NORMAL is not cleaned; a cleanup Cassandra refuses is retried.
+	var out, errb strings.Builder
+	w.Cass.Run(ctx, n.Pod, []string{"drain"}, &out, &errb)
+	mustUnsafe(t, st, "demo-dc1-rack1-0 is in mode DRAINED") // Safe asks the node itself
+	if err := st.Recheck(ctx); err == nil || !strings.Contains(err.Error(), "demo-dc1-rack1-0 (10.244.0.11) of datacenter dc1 is DN") {
+		t.Fatalf("Recheck = %v, want the node DN (peers see a drained node down)", err)
+	}
+	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Hour}, checkpoint.KindScaleUp)
+	mustDo(t, &GrowStatefulSet{w: sw2, n: newNode(1)}) // joins for an hour
+	err := (&Cleanup{w: sw2, n: existing(w2, 0)}).Do(ctx)
+	if _, ok := err.(*engine.Retryable); !ok || !strings.Contains(err.Error(), "Not safe to run cleanup") {
+		t.Fatalf("cleanup during a join: %v", err)
+	}
+}
+
+func TestDrainStep(t *testing.T) {
+	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindRestart)
+	n := existing(w, 2)
+	st := &Drain{w: sw, n: n}
+	mustDone(t, st, false)
+	mustSafe(t, st)
+	mustDo(t, st)
+	mustDone(t, st, true)
+	mustDo(t, st) // idempotent
+	if nv, _ := w.Cass.Node(n.Pod); nv.Drains != 1 || nv.PeerCode != "DN" {
+		t.Fatalf("node %+v", nv)
+	}
+	// With this node drained, no other node may be drained.
+	mustUnsafe(t, &Drain{w: sw, n: existing(w, 1)}, "is DN")
+	// Once the pod was replaced, the drain is done (the restart happened).
+	mustDo(t, &DeletePod{w: sw, n: n})
+	mustDone(t, st, true)
+}
+
+func TestDeletePodStep(t *testing.T) {
+	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindRestart)
+	n := existing(w, 2)
+	st := &DeletePod{w: sw, n: n}
+	mustDone(t, st, false)
+	mustUnsafe(t, st, "not DRAINED")
+	mustDo(t, &Drain{w: sw, n: n})
+	mustSafe(t, st)
+	mustDo(t, st)
+	mustDone(t, st, true)
+	uid := w.PodUID(n.Pod)
+	if uid == "" || uid == n.PodUID {
+		t.Fatalf("pod UID %q", uid)
+	}
+	// Idempotent, and the UID precondition spares the new incarnation.
+	mustDo(t, st)
+	if w.PodUID(n.Pod) != uid || w.Incarnations("pod", n.Pod) != 2 {
+		t.Fatalf("the new pod was deleted: %q, %d incarnations", w.PodUID(n.Pod), w.Incarnations("pod", n.Pod))
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Fatal(v)
+	}
+}
+
+func TestWaitRestartedStep(t *testing.T) {
+	ctx := context.Background()
+	w, sw := kindWorld(t, world.Opts{Nodes: 3, StartTime: 500 * time.Millisecond}, checkpoint.KindRestart)
+	n := existing(w, 1)
+	st := &WaitRestarted{w: sw, n: n}
+	mustDone(t, st, false) // the old pod
+	mustDo(t, &Drain{w: sw, n: n})
+	mustDo(t, &DeletePod{w: sw, n: n})
+	mustDone(t, st, false) // new pod, not Ready, node still down
+	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "DN" {
+		t.Fatalf("node %+v", nv)
+	}
+	if err := st.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, st, true)
+	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "UN" || nv.Restarts != 1 {
+		t.Fatalf("node %+v", nv)
+	}
+}
+
+// stuck370 is CassKop's seed-bug state: pod 2 decommissioned and gone (StatefulSet
+// shrunk), its PVC left, status decommission Ongoing on it.
+func stuck370(t *testing.T, statusSubresource bool) (*world.World, *World, checkpoint.Node) {
+	t.Helper()
+	w, sw := kindWorld(t, world.Opts{Nodes: 3, StatusSubresource: statusSubresource}, checkpoint.KindRepairOperator)
+	n := existing(w, 2)
+	n.PodUID = ""
+	var out, errb strings.Builder
+	w.Cass.Run(context.Background(), n.Pod, []string{"decommission"}, &out, &errb)
+	w.SetReplicas("rack1", 2)
+	w.SetCRStatus(map[string]any{"lastClusterAction": "ScaleDown", "lastClusterActionStatus": "ToDo", "cassandraRackStatus": map[string]any{"dc1-rack1": map[string]any{
+		"cassandraLastAction": map[string]any{"name": "ScaleDown", "status": "ToDo"},
+		"podLastOperation":    map[string]any{"name": "decommission", "status": "Ongoing", "pods": []any{n.Pod}, "podsOK": []any{}},
+	}}})
+	sw.CP.Nodes = []checkpoint.Node{n}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepDeletePVCs, n.Pod), checkpoint.PendingStep(checkpoint.StepOperatorStatus, n.Pod)}
+	return w, sw, n
+}
+
+func TestOperatorStatusStep(t *testing.T) {
+	for _, sub := range []bool{true, false} {
+		w, sw, n := stuck370(t, sub)
+		st := &OperatorStatusStep{w: sw, n: n}
+		mustDone(t, st, false)
+		mustUnsafe(t, st, "PVC data-demo-dc1-rack1-2 of pod demo-dc1-rack1-2 still exists")
+		del := &RepairDeletePVCs{DeletePVCs: &DeletePVCs{w: sw, n: n}}
+		mustSafe(t, del)
+		mustDo(t, del)
+		mustSafe(t, st)
+		mustDo(t, st)
+		mustDone(t, st, true)
+		st0 := w.CR().Object["status"].(map[string]any)
+		po := st0["cassandraRackStatus"].(map[string]any)["dc1-rack1"].(map[string]any)["podLastOperation"].(map[string]any)
+		if po["status"] != "Done" || fmt.Sprint(po["podsOK"]) != "[demo-dc1-rack1-2]" || st0["lastClusterActionStatus"] != "Done" {
+			t.Fatalf("subresource %v: status %v", sub, st0)
+		}
+		// Recorded done, it stays done whatever the operator writes next.
+		sw.CP.Steps[1].State = checkpoint.StateDone
+		w.SetCRStatus(map[string]any{"cassandraRackStatus": map[string]any{"dc1-rack1": map[string]any{
+			"podLastOperation": map[string]any{"name": "decommission", "status": "ToDo"}}}})
+		mustDone(t, st, true)
+	}
+	// The operator moved on to another pod since the plan: nothing written.
+	w, sw, n := stuck370(t, false)
+	mustDo(t, &DeletePVCs{w: sw, n: n})
+	w.SetCRStatus(map[string]any{"cassandraRackStatus": map[string]any{"dc1-rack1": map[string]any{
+		"podLastOperation": map[string]any{"name": "decommission", "status": "Ongoing", "pods": []any{"demo-dc1-rack1-1"}}}}})
+	mustUnsafe(t, &OperatorStatusStep{w: sw, n: n}, "changed since the plan")
+	// A node still in the ring: not safe.
+	w2, sw2 := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindRepairOperator)
+	n2 := existing(w2, 2)
+	sw2.CP.Nodes = []checkpoint.Node{n2}
+	w2.SetReplicas("rack1", 2)
+	mustUnsafe(t, &OperatorStatusStep{w: sw2, n: n2}, "is still in the ring")
+}
+
+func TestRepairDeletePVCsStep(t *testing.T) {
+	w, sw, n := stuck370(t, false)
+	w.MountClaim("demo-dc1-rack1-0", "data-"+n.Pod)
+	mustUnsafe(t, &RepairDeletePVCs{DeletePVCs: &DeletePVCs{w: sw, n: n}}, "PVC data-demo-dc1-rack1-2 is used by pod demo-dc1-rack1-0")
+}
+
+func TestBuildKinds(t *testing.T) {
+	w, sw := kindWorld(t, world.Opts{Nodes: 1, Operator: true}, checkpoint.KindScaleUp)
+	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
+	sw.CP.PausedOperator = &op
+	n := newNode(1)
+	old := existing(w, 0)
+	sw.CP.Nodes = []checkpoint.Node{old, n}
+	sw.CP.Steps = checkpoint.ScaleUpSteps([]checkpoint.Node{n}, []checkpoint.Node{old}, true)
+	impl, err := Build(sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sw.CP.Steps {
+		if impl[s.ID] == nil {
+			t.Fatalf("no step for %s", s.ID)
+		}
+	}
+	// Once the operator is restored, the pause stays done (a late resume must not pause
+	// it again).
+	pause := impl[checkpoint.StepPauseOperator]
+	mustDone(t, pause, false)
+	sw.CP.Steps[len(sw.CP.Steps)-2].State = checkpoint.StateDone // resume-operator
+	mustDone(t, pause, true)
+	// A repair restores the operator without waiting for CR and StatefulSets to agree.
+	sw.CP.Kind = checkpoint.KindRepairOperator
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
+	impl, _ = Build(sw)
+	mustSafe(t, impl[checkpoint.StepResumeOperator])
+}

@@ -1,0 +1,513 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+)
+
+// ShrinkStatefulSet sets the rack's StatefulSet replicas to the node's ordinal, so the
+// StatefulSet controller removes exactly that pod.
+type ShrinkStatefulSet struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *ShrinkStatefulSet) Describe() string {
+	return fmt.Sprintf("shrink StatefulSet %s to %d replicas", s.n.StatefulSet, s.n.Ordinal)
+}
+
+// replicasOf is a StatefulSet's spec.replicas (1 when unset, as the API server defaults it).
+func replicasOf(sts *appsv1.StatefulSet) int {
+	if sts.Spec.Replicas == nil {
+		return 1
+	}
+	return int(*sts.Spec.Replicas)
+}
+
+// replicas reads the StatefulSet's replicas afresh (or from this pause's reads).
+func (s *ShrinkStatefulSet) replicas(ctx context.Context) (int, error) {
+	sts, err := s.w.getSTS(ctx, s.n.StatefulSet)
+	if err != nil {
+		return 0, err
+	}
+	return replicasOf(sts), nil
+}
+
+// lastSeen is the replica count of the last read or write of the StatefulSet in this
+// run, however old. The shrink may rely on it because its patch tests the count it
+// expects: an old count can make the write fail (and the step read again), never make
+// it remove the wrong pod. It spares the read a decommission's wait would otherwise
+// cost, since the previous node's claims step read the StatefulSet last.
+func (s *ShrinkStatefulSet) lastSeen() (int, bool) {
+	sts := s.w.lastSTS(s.n.StatefulSet)
+	if sts == nil {
+		return 0, false
+	}
+	return replicasOf(sts), true
+}
+
+// Done: replicas are at most the ordinal. An old count above the ordinal is enough to
+// say "not yet" (the patch checks it); "done" is only ever said from a fresh read.
+func (s *ShrinkStatefulSet) Done(ctx context.Context) (bool, error) {
+	if r, ok := s.lastSeen(); ok && r > s.n.Ordinal {
+		return false, nil
+	}
+	r, err := s.replicas(ctx)
+	return err == nil && r <= s.n.Ordinal, err
+}
+
+// Safe: the node is confirmed gone from the ring and the pod is the highest ordinal
+// (replicas is still ordinal+1: last seen so, which the patch then tests, or read now).
+func (s *ShrinkStatefulSet) Safe(ctx context.Context) error {
+	left, err := s.w.nodeLeft(ctx, s.n)
+	if err != nil {
+		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
+	}
+	if !left {
+		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
+	}
+	if r, ok := s.lastSeen(); ok && r == s.n.Ordinal+1 {
+		return nil
+	}
+	r, err := s.replicas(ctx)
+	if err != nil {
+		return err
+	}
+	if r != s.n.Ordinal+1 {
+		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not its highest ordinal (someone changed it)", s.n.StatefulSet, r, s.n.Ordinal+1, s.n.Pod)
+	}
+	return nil
+}
+
+// Do lowers replicas from ordinal+1 to ordinal with a JSON patch that tests the count
+// first: the API server applies it only if nobody changed the count since it was seen,
+// and a status update by the controller does not get in the way (as a resourceVersion
+// precondition would).
+func (s *ShrinkStatefulSet) Do(ctx context.Context) error {
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	body, _ := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/spec/replicas", "value": s.n.Ordinal + 1},
+		{"op": "replace", "path": "/spec/replicas", "value": s.n.Ordinal},
+	})
+	// The StatefulSet controller removes the pod from now on: forget it.
+	s.w.dropPod(s.n.Pod)
+	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Patch(ctx, s.n.StatefulSet, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	if err != nil {
+		// Whatever the count is now, it must be read again.
+		s.w.Forget()
+		s.w.dropLastSTS(s.n.StatefulSet)
+		if apierrors.IsInvalid(err) || apierrors.IsConflict(err) || isUnprocessable(err) {
+			if r, rerr := s.replicas(ctx); rerr == nil && r <= s.n.Ordinal {
+				return nil // shrunk already (a previous Do): idempotent
+			}
+			return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s no longer has %d replicas (changed while shrinking it): %w", s.n.StatefulSet, s.n.Ordinal+1, err)}
+		}
+		return err
+	}
+	s.w.keepSTS(sts)
+	return nil
+}
+
+// isUnprocessable: the API server answers 422 when a JSON patch's test fails.
+func isUnprocessable(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st) && st.Status().Code == http.StatusUnprocessableEntity
+}
+
+// KeepsObservations implements engine.ObservationKeeper: Do records the StatefulSet as
+// the write returned it (or forgets everything when it failed) and forgets the pod.
+func (s *ShrinkStatefulSet) KeepsObservations() {}
+
+// Evident implements engine.Evident: the replicas show whether it shrank.
+func (s *ShrinkStatefulSet) Evident() {}
+
+// WaitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
+type WaitPodGone struct {
+	w *World
+	n checkpoint.Node
+	// open is the watch Done read the pod from, left open for Wait (nil: none).
+	open watch.Interface
+}
+
+// Describe implements engine.Describer.
+func (s *WaitPodGone) Describe() string { return "wait until pod " + s.n.Pod + " is gone" }
+
+// Done: no pod with the planned UID exists. A pod of the same name with another UID
+// means the StatefulSet was grown again: that is an error, not "gone".
+func (s *WaitPodGone) Done(ctx context.Context) (bool, error) {
+	p, err := s.read(ctx)
+	if err != nil {
+		return false, err
+	}
+	if p == nil {
+		return true, nil
+	}
+	if string(p.UID) != s.w.podUID(s.n) {
+		return false, s.reincarnated(ctx, p)
+	}
+	return false, nil
+}
+
+// reincarnated judges a pod of the planned name with another UID: re-created before the
+// shrink (evicted, its Kubernetes node drained), it is the one the StatefulSet
+// controller now removes, waited for like the planned one; a StatefulSet that wants the
+// pod again was grown by someone else.
+func (s *WaitPodGone) reincarnated(ctx context.Context, p *corev1.Pod) error {
+	r, err := (&ShrinkStatefulSet{w: s.w, n: s.n}).replicas(ctx)
+	if err != nil {
+		return err
+	}
+	if r <= s.n.Ordinal {
+		s.w.adopt(s.n, string(p.UID), fmt.Sprintf("StatefulSet %s has %d replicas, so its controller removes it", s.n.StatefulSet, r))
+		return nil
+	}
+	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s, planned %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.w.podUID(s.n), s.n.StatefulSet)}
+}
+
+// read returns the pod as this pause already saw it, or else from a watch that starts
+// with the pod's current state, so Wait goes on with the same request instead of a GET
+// and then a watch; on a server that cannot stream a watch's initial state, a GET.
+func (s *WaitPodGone) read(ctx context.Context) (*corev1.Pod, error) {
+	if p, ok := s.w.keptPod(s.n.Pod); ok {
+		return p, nil
+	}
+	s.stop()
+	p, wi, err := s.w.watchPod(ctx, s.n.Pod)
+	if errors.Is(err, errNoWatchList) {
+		return s.w.getPod(ctx, s.n.Pod)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p != nil && string(p.UID) == s.w.podUID(s.n) {
+		s.open = wi
+	} else {
+		wi.Stop()
+	}
+	s.w.keepPod(s.n.Pod, p)
+	return p, nil
+}
+
+func (s *WaitPodGone) stop() {
+	if s.open != nil {
+		s.open.Stop()
+		s.open = nil
+	}
+}
+
+// Safe: nothing is changed by this step.
+func (s *WaitPodGone) Safe(context.Context) error { return nil }
+
+// Do: nothing; the StatefulSet controller deletes the pod.
+func (s *WaitPodGone) Do(context.Context) error { return nil }
+
+// KeepsObservations implements engine.ObservationKeeper: Do changes nothing.
+func (s *WaitPodGone) KeepsObservations() {}
+
+// Evident implements engine.Evident: it does not act.
+func (s *WaitPodGone) Evident() {}
+
+// Wait watches the pod until it is deleted (re-opening the watch if the server closes it).
+func (s *WaitPodGone) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepWaitPodGone, s.n.Pod)
+	start := s.w.now()
+	tick := time.NewTicker(progressEvery(s.w))
+	defer tick.Stop()
+	defer s.stop()
+	for {
+		w := s.open
+		s.open = nil
+		if w == nil {
+			p, err := s.w.getPod(ctx, s.n.Pod)
+			switch {
+			case err == nil && p == nil:
+				return nil
+			case err != nil:
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				s.w.Reporter.Waiting(id, "cannot read pod: "+err.Error(), s.w.now().Sub(start))
+				if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+					return err
+				}
+				continue
+			case string(p.UID) != s.w.podUID(s.n):
+				if err := s.reincarnated(ctx, p); err != nil {
+					return err
+				}
+			}
+			w, err = s.w.Kube.CoreV1().Pods(s.w.Namespace).Watch(ctx, metav1.ListOptions{
+				FieldSelector:   fields.OneTermEqualSelector("metadata.name", s.n.Pod).String(),
+				ResourceVersion: p.ResourceVersion,
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		gone, err := s.watch(ctx, w, id, start, tick.C)
+		w.Stop()
+		// Time passed while watching: what was read before is stale. The watch's own
+		// last word on the pod is not.
+		s.w.Forget()
+		if gone {
+			s.w.keepPod(s.n.Pod, nil)
+			s.w.prefetchClaims(ctx, s.n)
+			s.w.prefetchNext(ctx, s.n.Pod)
+		}
+		if gone || err != nil {
+			return err
+		}
+	}
+}
+
+// watch consumes events until the pod is deleted (true), the watch ends (false) or ctx ends.
+func (s *WaitPodGone) watch(ctx context.Context, w watch.Interface, id string, start time.Time, tick <-chan time.Time) (bool, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-tick:
+			s.w.Reporter.Waiting(id, "waiting for the StatefulSet controller to remove pod "+s.n.Pod, s.w.now().Sub(start))
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return false, nil
+			}
+			switch ev.Type {
+			case watch.Deleted:
+				// The server filters by name; check anyway, so a broader watch can
+				// never be mistaken for this pod's deletion.
+				if p, ok := ev.Object.(*corev1.Pod); ok && p.Name == s.n.Pod {
+					return true, nil
+				}
+			case watch.Error:
+				return false, nil
+			}
+		}
+	}
+}
+
+// DeletePVCs deletes the removed pod's claims (every volumeClaimTemplate), each with a
+// UID precondition, once the pod is gone and the node confirmed out of the ring.
+type DeletePVCs struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *DeletePVCs) Describe() string {
+	var names []string
+	for _, p := range s.n.PVCs {
+		names = append(names, p.Name)
+	}
+	if len(names) == 0 {
+		return "delete the PVCs of " + s.n.Pod + " (none)"
+	}
+	return "delete PVC " + strings.Join(names, ", ")
+}
+
+// remaining lists the planned claims that still exist with their planned UID.
+func (s *DeletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
+	var left []corev1.PersistentVolumeClaim
+	for _, c := range s.n.PVCs {
+		pvc, err := s.w.getPVC(ctx, c.Name)
+		if err != nil {
+			return nil, err
+		}
+		if pvc == nil {
+			continue
+		}
+		if string(pvc.UID) != c.UID {
+			continue // ours is gone; a claim of the same name now belongs to someone else
+		}
+		left = append(left, *pvc)
+	}
+	return left, nil
+}
+
+// Done: none of the planned claims exists any more, or is not being deleted. A claim
+// whose deletion was accepted is done: deletion cannot be undone, and the
+// pvc-protection finalizer lets it go once no pod uses it (the pod is gone already).
+// Waiting for the object itself to go would cost a read and a watch per node for
+// nothing the operation depends on.
+func (s *DeletePVCs) Done(ctx context.Context) (bool, error) {
+	left, err := s.remaining(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, pvc := range left {
+		if pvc.DeletionTimestamp == nil {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Safe: never delete a claim whose pod exists or whose node was not confirmed gone.
+func (s *DeletePVCs) Safe(ctx context.Context) error {
+	p, err := s.w.getPod(ctx, s.n.Pod)
+	if err != nil {
+		return fmt.Errorf("cannot confirm pod %s is gone: %w", s.n.Pod, err)
+	}
+	if p != nil {
+		return fmt.Errorf("pod %s exists (UID %s): its claims are in use", s.n.Pod, p.UID)
+	}
+	left, err := s.w.nodeLeft(ctx, s.n)
+	if err != nil {
+		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
+	}
+	if !left {
+		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
+	}
+	// Read now (not the shrink's last-seen count): this guard has no write to test it.
+	r, err := (&ShrinkStatefulSet{w: s.w, n: s.n}).replicas(ctx)
+	if err != nil {
+		return err
+	}
+	if r > s.n.Ordinal {
+		return fmt.Errorf("StatefulSet %s still wants pod %s", s.n.StatefulSet, s.n.Pod)
+	}
+	return nil
+}
+
+// Do deletes each remaining claim with a UID precondition; a claim already terminating
+// is left to finish. What the server answered is kept: an accepted deletion is
+// recorded as the claim terminating, so Done needs no second read.
+func (s *DeletePVCs) Do(ctx context.Context) error {
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	left, err := s.remaining(ctx)
+	if err != nil {
+		return &engine.Retryable{Err: err}
+	}
+	for _, pvc := range left {
+		if pvc.DeletionTimestamp != nil {
+			continue
+		}
+		uid := pvc.UID
+		s.w.dropPVC(pvc.Name)
+		err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Delete(ctx, pvc.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid},
+		})
+		switch {
+		case err == nil:
+			now := metav1.NewTime(s.w.now())
+			gone := pvc.DeepCopy()
+			gone.DeletionTimestamp = &now
+			s.w.keepPVC(pvc.Name, gone)
+		case apierrors.IsNotFound(err):
+			s.w.keepPVC(pvc.Name, nil)
+		case apierrors.IsConflict(err):
+			// Another claim of that name (another UID): ours is gone; read again.
+		default:
+			return &engine.Retryable{Err: fmt.Errorf("cannot delete PVC %s: %w", pvc.Name, err)}
+		}
+	}
+	return nil
+}
+
+// KeepsObservations implements engine.ObservationKeeper: Do records what it deleted.
+func (s *DeletePVCs) KeepsObservations() {}
+
+// Evident implements engine.Evident: the claims show whether they are being deleted.
+func (s *DeletePVCs) Evident() {}
+
+// UpdateCluster brings the operator's cluster resource in line with the StatefulSets.
+type UpdateCluster struct {
+	w      *World
+	target int
+}
+
+// Describe implements engine.Describer.
+func (s *UpdateCluster) Describe() string {
+	return fmt.Sprintf("set %s nodesPerRacks of datacenter %s to %d", s.w.CP.Cluster, s.w.CP.Target.DC, s.target)
+}
+
+func (s *UpdateCluster) statefulSetsAtTarget(ctx context.Context) error {
+	var off []string
+	for _, name := range s.w.RackStatefulSets {
+		sts, err := s.w.getSTS(ctx, name)
+		if err != nil {
+			return err
+		}
+		if r := replicasOf(sts); r != s.target {
+			off = append(off, fmt.Sprintf("%s has %d", name, r))
+		}
+	}
+	if len(off) > 0 {
+		sort.Strings(off)
+		return fmt.Errorf("not every rack of datacenter %s is at %d nodes: %s", s.w.CP.Target.DC, s.target, strings.Join(off, ", "))
+	}
+	return nil
+}
+
+// Done: the spec asks for the target and every rack's StatefulSet has it.
+func (s *UpdateCluster) Done(ctx context.Context) (bool, error) {
+	n, err := s.w.Spec.NodesPerRack(ctx)
+	if err != nil {
+		return false, err
+	}
+	if n != s.target {
+		return false, nil
+	}
+	return s.statefulSetsAtTarget(ctx) == nil, nil
+}
+
+// Safe: only when every rack of the DC has the target count, so CR and StatefulSets agree.
+func (s *UpdateCluster) Safe(ctx context.Context) error { return s.statefulSetsAtTarget(ctx) }
+
+// Do writes the count.
+func (s *UpdateCluster) Do(ctx context.Context) error {
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	if err := s.w.Spec.SetNodesPerRack(ctx, s.target); err != nil {
+		return &engine.Retryable{Err: fmt.Errorf("cannot update the cluster resource: %w", err)}
+	}
+	return nil
+}
+
+// KeepsObservations implements engine.ObservationKeeper: Do writes only the cluster
+// resource's spec, which is never kept (every check reads it).
+func (s *UpdateCluster) KeepsObservations() {}
+
+// Evident implements engine.Evident: the spec shows the count it asks for.
+func (s *UpdateCluster) Evident() {}
+
+// writeContext detaches a write from interruption (a write is never cut in half; the
+// engine stops right after it) while bounding it in time.
+func writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}
+
+func progressEvery(w *World) time.Duration {
+	d := 5 * w.poll()
+	if d < time.Second {
+		d = time.Second
+	}
+	return d
+}

@@ -1,0 +1,379 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+)
+
+// Decommission runs `nodetool decommission` on the node. It is done as soon as the node
+// is leaving or has left: a call that errors, times out or returns is no proof either
+// way, so the node's state is what counts.
+type Decommission struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *Decommission) Describe() string { return "decommission " + s.n.Pod }
+
+// Done: the node reports LEAVING or DECOMMISSIONED, or its pod is gone and a ring read
+// no longer lists it. The node is asked first; the pod is read only when the node
+// cannot answer or is not leaving (it may be another incarnation, on a new volume).
+func (s *Decommission) Done(ctx context.Context) (bool, error) {
+	ns, nerr := s.w.netstats(ctx, s.n.Pod)
+	if nerr == nil && (ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned) {
+		return true, nil
+	}
+	_, gone, err := s.w.pod(ctx, s.n)
+	if err != nil {
+		return false, err
+	}
+	if gone {
+		r, _, err := s.w.ring(ctx)
+		if err != nil {
+			return false, err
+		}
+		_, member := inRing(r, s.n)
+		return !member, nil
+	}
+	return false, nerr
+}
+
+// Safe: right now, every node of the datacenter is UN and no other node of the cluster
+// is leaving, joining or moving (safenow.go); the planned node's pod exists (a pod
+// re-created with the same node is adopted); and the node is in a state where
+// decommission may be called. LEAVING is accepted only where a repeated call is
+// harmless (4.0+). While the world is not there yet the step waits, and stops with
+// exit 4 after StallAfter.
+func (s *Decommission) Safe(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		// Any member may read the ring here, the node itself too (it is not leaving yet).
+		if what, err := s.w.ringSafeAt(ctx, id, s.n.DC, s.n.HostID, ""); what != "" || err != nil {
+			return what, err
+		}
+		p, gone, err := s.w.pod(ctx, s.n)
+		switch {
+		case err != nil:
+			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
+		case p == nil:
+			return fmt.Sprintf("pod %s (UID %s) is gone while node %s is still in the ring; waiting for its StatefulSet to create it again", s.n.Pod, s.w.podUID(s.n), s.n.HostID), nil
+		case gone:
+			return fmt.Sprintf("pod %s was re-created (UID %s, planned %s) and the ring does not show it as node %s (yet)", s.n.Pod, p.UID, s.w.podUID(s.n), s.n.HostID), nil
+		case p.DeletionTimestamp != nil:
+			return "pod " + s.n.Pod + " is being deleted", nil
+		}
+		ns, err := s.w.netstats(ctx, s.n.Pod)
+		if err != nil {
+			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
+		}
+		switch ns.Mode {
+		case nodetool.ModeNormal, nodetool.ModeDecommissionFailed:
+			return "", nil
+		case nodetool.ModeLeaving:
+			if s.w.reissueSafe() {
+				return "", nil
+			}
+			return "", fmt.Errorf("node %s is LEAVING and Cassandra %s has no guard against a second decommission", s.n.Pod, s.w.ServerVersion)
+		case nodetool.ModeStarting, nodetool.ModeJoining:
+			return fmt.Sprintf("node %s is %s", s.n.Pod, ns.Mode), nil
+		default:
+			return "", fmt.Errorf("node %s is in mode %s; decommission needs NORMAL", s.n.Pod, ns.Mode)
+		}
+	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the decommission.
+func (s *Decommission) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), s.n.DC, s.n.HostID, "")
+}
+
+// KeepsObservations implements engine.ObservationKeeper: Do forgets what was read
+// before the call itself (and starts the ring read verify-left will need).
+func (s *Decommission) KeepsObservations() {}
+
+// Do calls decommission and blocks while it runs, reporting the node's mode meanwhile.
+func (s *Decommission) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)); err != nil {
+		return err
+	}
+	s.w.setFailed(s.n.Pod, "")
+	done := make(chan struct{})
+	go s.progress(ctx, done)
+	outcome, msg := s.w.Nodetool.Decommission(ctx, s.n.Pod, s.w.CP.Force)
+	close(done)
+	// The call lasted as long as the decommission: what was read before is stale.
+	s.w.Forget()
+	if outcome == nodetool.OutcomeReturned || outcome == nodetool.OutcomeAlreadyDone {
+		// The node has almost surely left: read the ring from a remaining node while the
+		// next check asks the node itself, instead of one after the other.
+		go func() { _, _, _ = s.w.ring(ctx) }()
+	}
+	switch outcome {
+	case nodetool.OutcomeRefused:
+		// Cassandra refused before anything happened (NODETOOL.md E1, E5-E9, E13). The
+		// node itself confirms it: still a member that is not leaving. Unreadable or
+		// leaving is "the node's state decides", as for any other outcome.
+		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err != nil || ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned {
+			return nil
+		}
+		return &engine.NotStarted{Code: exit.Refused, Err: &RefusedError{Pod: s.n.Pod, Msg: msg}}
+	case nodetool.OutcomeFailed:
+		s.w.setFailed(s.n.Pod, msg)
+		return &engine.Retryable{Err: fmt.Errorf("decommission of %s failed: %s", s.n.Pod, msg)}
+	case nodetool.OutcomeUnreachable:
+		return &engine.Retryable{Err: fmt.Errorf("nodetool cannot reach Cassandra on %s: %s", s.n.Pod, msg)}
+	}
+	// Returned, already running, already decommissioned, or unknown (the exec broke):
+	// the node's state decides.
+	return nil
+}
+
+// Wait waits until the node is leaving or gone. A node that stays NORMAL (the call was
+// cut before it started, or the node restarted) or reports DECOMMISSION_FAILED gets the
+// decommission again; on 3.11, where a second call would run a duplicate, NORMAL must
+// last much longer before that.
+func (s *Decommission) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	grace := 3 * s.w.poll()
+	if !s.w.reissueSafe() && grace < 30*time.Second {
+		grace = 30 * time.Second
+	}
+	start := s.w.now()
+	var normalSince time.Time
+	for {
+		done, err := s.Done(ctx)
+		if err == nil && done {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		what := "waiting for " + s.n.Pod + " to start leaving"
+		if err != nil {
+			what = "state unknown: " + err.Error()
+		} else if ns, nerr := s.w.netstats(ctx, s.n.Pod); nerr == nil {
+			switch ns.Mode {
+			case nodetool.ModeDecommissionFailed:
+				return &engine.Redo{StepID: id, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED)", s.n.Pod)}
+			case nodetool.ModeNormal:
+				if normalSince.IsZero() {
+					normalSince = s.w.now()
+				}
+				if s.w.now().Sub(normalSince) >= grace {
+					return &engine.Redo{StepID: id, Reason: fmt.Sprintf("node %s is still NORMAL after the decommission call (restarted, or the call never reached it)", s.n.Pod)}
+				}
+			default:
+				normalSince = time.Time{}
+			}
+			what = fmt.Sprintf("node %s is %s", s.n.Pod, ns.Mode)
+		}
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			return err
+		}
+	}
+}
+
+// decommissionProgressEvery is the shortest interval between two progress reports (and
+// nodetool calls) while a decommission call runs.
+const decommissionProgressEvery = 5 * time.Second
+
+func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
+	start := s.w.now()
+	// Each report is a nodetool call: a decommission lasts minutes to hours, and a
+	// report every few seconds is plenty.
+	every := progressEvery(s.w)
+	if every < decommissionProgressEvery {
+		every = decommissionProgressEvery
+	}
+	if s.w.SampleEvery > 0 {
+		every = s.w.SampleEvery // tests
+	}
+	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	var meter StreamMeter
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			what := "nodetool decommission running"
+			if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err == nil {
+				what += fmt.Sprintf("; node mode %s", ns.Mode)
+				if ns.Streaming {
+					what += ", streaming"
+				}
+				s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
+			}
+			s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		}
+	}
+}
+
+// RefusedError is a decommission Cassandra refused: the node did not start leaving and
+// nothing was removed (the step is pending again). The command says what to do next.
+type RefusedError struct {
+	Pod, Msg string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("cassandra refused to decommission %s: %s. The node did not start leaving and nothing was removed", e.Pod, e.Msg)
+}
+
+// VerifyLeft confirms the node left: DECOMMISSIONED on the node itself and its Host ID
+// absent from a successful, non-empty ring read on a remaining node.
+type VerifyLeft struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *VerifyLeft) Describe() string { return "verify " + s.n.Pod + " left the ring" }
+
+// Done is the confirmation itself.
+func (s *VerifyLeft) Done(ctx context.Context) (bool, error) {
+	ok, _, err := s.check(ctx)
+	return ok, err
+}
+
+// check returns whether the node left, and the node's own mode when it could be read.
+// The node is asked first (right after a decommission its answer is already known); the
+// pod is read only when the node cannot answer or is not DECOMMISSIONED (another
+// incarnation's answer says nothing of the planned node).
+func (s *VerifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
+	var mode nodetool.Mode
+	ns, modeErr := s.w.netstats(ctx, s.n.Pod)
+	if modeErr != nil || ns.Mode != nodetool.ModeDecommissioned {
+		_, gone, err := s.w.pod(ctx, s.n)
+		if err != nil {
+			return false, mode, err
+		}
+		if !gone && modeErr == nil {
+			return false, ns.Mode, nil
+		}
+		if gone {
+			// No pod, or another incarnation (its node is not the planned one): the
+			// ring alone decides.
+			modeErr = nil
+		}
+	} else {
+		mode = ns.Mode
+	}
+	r, _, err := s.w.ring(ctx)
+	if err != nil {
+		return false, mode, err
+	}
+	if _, member := inRing(r, s.n); member {
+		return false, mode, nil
+	}
+	// The node cannot answer but no longer is a member: a decommissioned node whose
+	// process restarted refuses to start (NODETOOL.md §8.3). Any other failure to read
+	// its mode is "unknown".
+	var unreachable *nodetool.UnreachableError
+	if modeErr != nil && !errors.As(modeErr, &unreachable) {
+		return false, mode, modeErr
+	}
+	s.w.setLeft(s.n.Pod)
+	return true, mode, nil
+}
+
+// Safe: nothing is changed by this step.
+func (s *VerifyLeft) Safe(context.Context) error { return nil }
+
+// nodeLeft is VerifyLeft's confirmation, remembered for the rest of this run once given.
+func (w *World) nodeLeft(ctx context.Context, n checkpoint.Node) (bool, error) {
+	if w.confirmedLeft(n.Pod) {
+		return true, nil
+	}
+	return (&VerifyLeft{w: w, n: n}).Done(ctx)
+}
+
+// Do: nothing to do, the step waits.
+func (s *VerifyLeft) Do(context.Context) error { return nil }
+
+// KeepsObservations implements engine.ObservationKeeper: Do changes nothing.
+func (s *VerifyLeft) KeepsObservations() {}
+
+// Evident implements engine.Evident: it does not act.
+func (s *VerifyLeft) Evident() {}
+
+// Wait polls until the node left, and asks for the decommission to be redone when the
+// node shows it is not leaving any more (restarted → NORMAL, 5.0 DECOMMISSION_FAILED, a
+// failure seen by this process, or LEAVING with no stream for StallAfter on 4.0+).
+func (s *VerifyLeft) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepVerifyLeft, s.n.Pod)
+	decomm := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	start := s.w.now()
+	var stalledSince time.Time
+	var meter StreamMeter
+	for {
+		ok, mode, err := s.check(ctx)
+		if ok {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		what := "waiting for " + s.n.Pod + " to leave"
+		switch {
+		case err != nil:
+			what = "state unknown: " + err.Error()
+		case mode == nodetool.ModeNormal:
+			return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s is NORMAL again (restarted?)", s.n.Pod)}
+		case mode == nodetool.ModeDecommissionFailed:
+			return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED)", s.n.Pod)}
+		case mode == nodetool.ModeLeaving:
+			if f := s.w.failure(s.n.Pod); f != "" {
+				return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
+			}
+			what = "node " + s.n.Pod + " is LEAVING"
+			ns, nerr := s.w.netstats(ctx, s.n.Pod)
+			if nerr == nil {
+				// The read the stall check makes anyway: no extra nodetool call.
+				s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
+			}
+			if nerr == nil && !ns.Streaming {
+				if stalledSince.IsZero() {
+					stalledSince = s.w.now()
+				}
+				stalled := s.w.now().Sub(stalledSince)
+				what += fmt.Sprintf(", no stream for %s", stalled.Round(time.Second))
+				if s.w.StallAfter > 0 && stalled >= s.w.StallAfter && s.w.reissueSafe() {
+					return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s has been LEAVING with no stream for %s; issuing decommission again (Cassandra answers 'still decommissioning' if it runs)", s.n.Pod, stalled.Round(time.Second))}
+				}
+			} else {
+				stalledSince = time.Time{}
+			}
+		case mode == nodetool.ModeDecommissioned:
+			what = "node " + s.n.Pod + " is DECOMMISSIONED; waiting for the ring to drop it"
+		case mode != "":
+			what = fmt.Sprintf("node %s is in mode %s", s.n.Pod, mode)
+		}
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

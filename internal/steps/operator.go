@@ -1,0 +1,251 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+)
+
+// PauseOperator scales the operator's Deployment to 0 and waits until its pods are gone,
+// so it cannot grow a StatefulSet back while the rack shrinks (CassKop has no pause
+// switch).
+type PauseOperator struct {
+	w  *World
+	op checkpoint.PausedOperator
+}
+
+// Describe implements engine.Describer.
+func (s *PauseOperator) Describe() string {
+	return fmt.Sprintf("pause operator Deployment %s/%s (scale %d -> 0)", s.op.Namespace, s.op.Name, s.op.Replicas)
+}
+
+// Done: paused now with this operation among its holders (or the Deployment is gone).
+// Once the restore that follows the pause has started, the pause stays done: a resume
+// after the restore was written (the run died before the restore's done mark or the
+// checkpoint's removal reached the server) must not pause the operator again. The
+// restore is written "started" before it acts (it is not engine.Evident), so this also
+// covers a crash between the restore's write and its done mark (TestResumeAfterOperatorRestore).
+func (s *PauseOperator) Done(ctx context.Context) (bool, error) {
+	if s.w.restoreStarted() {
+		return true, nil
+	}
+	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return false, fmt.Errorf("Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	if checkpoint.HolderIndex(holders, s.w.CP.OperationID) < 0 {
+		return false, nil
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
+		return false, nil
+	}
+	if d.Spec.Selector == nil || len(d.Spec.Selector.MatchLabels)+len(d.Spec.Selector.MatchExpressions) == 0 {
+		return d.Status.Replicas == 0, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return false, err
+	}
+	pods, err := s.w.Kube.CoreV1().Pods(s.op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return false, fmt.Errorf("cannot list the operator's pods: %w", err)
+	}
+	return len(pods.Items) == 0, nil
+}
+
+// Safe: it is still the Deployment that was planned.
+func (s *PauseOperator) Safe(ctx context.Context) error {
+	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	if string(d.UID) != s.op.UID {
+		return fmt.Errorf("Deployment %s/%s was re-created (UID %s, planned %s)", s.op.Namespace, s.op.Name, d.UID, s.op.UID)
+	}
+	return nil
+}
+
+// Do adds this operation to the Deployment's holders and scales it to 0, in one write
+// with a resourceVersion precondition. Joining an operator another operation already
+// paused records the first holder's replicas (the count from before any pause).
+func (s *PauseOperator) Do(ctx context.Context) error {
+	return pauseDeployment(ctx, s.w, s.op)
+}
+
+// ResumeOperator restores the operator's recorded replicas once the cluster resource
+// and every StatefulSet agree, so the operator finds nothing to change.
+type ResumeOperator struct {
+	w  *World
+	op checkpoint.PausedOperator
+}
+
+// Describe implements engine.Describer.
+func (s *ResumeOperator) Describe() string {
+	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas", s.op.Namespace, s.op.Name, s.op.Replicas)
+}
+
+// Done: this operation no longer holds the Deployment paused, and it runs again unless
+// another operation still holds it (or the Deployment is gone).
+func (s *ResumeOperator) Done(ctx context.Context) (bool, error) {
+	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return false, fmt.Errorf("Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	if checkpoint.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
+		return false, nil
+	}
+	return len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0, nil
+}
+
+// Safe: nothing here; the agreement of the cluster resource and the StatefulSets is
+// checked by Recheck, from reads made after the restore's "started" write, right before
+// the Deployment is written (one read of each, as Safe made before).
+func (s *ResumeOperator) Safe(context.Context) error { return nil }
+
+// Recheck implements engine.Rechecker: the restore goes ahead only when the cluster
+// resource asks for what every StatefulSet has, read now. Otherwise someone edited
+// nodesPerRacks: stop with exit 3 naming the edit and the ways forward (the operator
+// would change the StatefulSets to follow the edit).
+func (s *ResumeOperator) Recheck(ctx context.Context) error {
+	up := &UpdateCluster{w: s.w, target: s.w.CP.Target.Nodes}
+	n, err := s.w.Spec.NodesPerRack(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the cluster resource before restoring operator Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	}
+	var have []string
+	for _, name := range s.w.RackStatefulSets {
+		sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("cannot read StatefulSet %s before restoring operator Deployment %s/%s: %w", name, s.op.Namespace, s.op.Name, err)
+		}
+		if r := replicasOf(sts); r != n || r != up.target {
+			have = append(have, fmt.Sprintf("%s has %d", name, r))
+		}
+	}
+	if n == up.target && len(have) == 0 {
+		return nil
+	}
+	ns, cl := s.w.CP.Namespace, s.w.CP.Cluster
+	if len(have) == 0 {
+		have = []string{fmt.Sprintf("every StatefulSet has %d", up.target)}
+	}
+	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("not restoring operator Deployment %s/%s: nodesPerRacks of %s is now %d in the cluster resource, but the StatefulSets have %d (%s): someone edited it, and the operator would change the StatefulSets to follow. "+
+		"The operator stays paused. Put nodesPerRacks of %s back to %d and run `kubectl cassandra resume -n %s %s`, or run `kubectl cassandra abort -n %s %s`, which sets nodesPerRacks to the StatefulSets' replicas and restores the operator",
+		s.op.Namespace, s.op.Name, s.w.CP.Target.DC, n, up.target, strings.Join(have, ", "), s.w.CP.Target.DC, up.target, ns, cl, ns, cl)}
+}
+
+// Do leaves the Deployment's holders and restores the replicas if no other operation
+// holds it.
+func (s *ResumeOperator) Do(ctx context.Context) error {
+	return RestoreOperator(ctx, s.w, s.op)
+}
+
+// RestoreOperator releases this operation's hold on a paused operator (used by the
+// restore step and by abort): it removes the operation from the Deployment's holders
+// and, when no other operation holds it, scales it back to the replicas recorded
+// before the first pause. It does nothing if the Deployment is gone, if another
+// operation still holds it, or if it already runs.
+func RestoreOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) error {
+	return writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
+		replicas := op.Replicas
+		if i := checkpoint.HolderIndex(holders, w.CP.OperationID); i >= 0 {
+			replicas = holders[i].Replicas
+			holders = append(append([]checkpoint.PauseHolder{}, holders[:i]...), holders[i+1:]...)
+			if len(holders) > 0 {
+				return holders, nil, true // another operation still needs it paused
+			}
+			return holders, &replicas, true
+		}
+		if len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
+			return nil, nil, false // not ours to restore, or running already
+		}
+		// Paused without a holder list (by a plugin version before the list): ours.
+		return nil, &replicas, true
+	})
+}
+
+func pauseDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator) error {
+	return writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
+		zero := int32(0)
+		running := d.Spec.Replicas == nil || *d.Spec.Replicas != 0
+		if checkpoint.HolderIndex(holders, w.CP.OperationID) >= 0 {
+			return holders, &zero, running
+		}
+		me := checkpoint.PauseHolder{OperationID: w.CP.OperationID, Namespace: w.CP.Namespace, Cluster: w.CP.Cluster, Replicas: op.Replicas}
+		switch {
+		case len(holders) > 0:
+			me.Replicas = holders[0].Replicas
+		case d.Spec.Replicas == nil:
+			me.Replicas = 1
+		case *d.Spec.Replicas > 0:
+			me.Replicas = *d.Spec.Replicas
+		}
+		return append(holders, me), &zero, true
+	})
+}
+
+// writeDeployment reads the operator Deployment, lets change decide its new holder
+// list and replicas (nil: unchanged), and writes both in one merge patch with a
+// resourceVersion precondition; a conflict is retried from a fresh read.
+func writeDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator,
+	change func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (newHolders []checkpoint.PauseHolder, replicas *int32, write bool)) error {
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	d, err := w.Kube.AppsV1().Deployments(op.Namespace).Get(ctx, op.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return &engine.Retryable{Err: fmt.Errorf("cannot read Deployment %s/%s: %w", op.Namespace, op.Name, err)}
+	}
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return fmt.Errorf("Deployment %s/%s: %w; whether another operation holds it paused is unknown: fix or remove the annotation", op.Namespace, op.Name, err)
+	}
+	newHolders, replicas, write := change(d, holders)
+	if !write {
+		return nil
+	}
+	var ann any // JSON null removes the annotation
+	if len(newHolders) > 0 {
+		b, _ := json.Marshal(newHolders)
+		ann = string(b)
+	}
+	patch := map[string]any{"metadata": map[string]any{
+		"resourceVersion": d.ResourceVersion,
+		"annotations":     map[string]any{checkpoint.PausedByAnnotation: ann},
+	}}
+	if replicas != nil {
+		patch["spec"] = map[string]any{"replicas": *replicas}
+	}
+	body, _ := json.Marshal(patch)
+	_, err = w.Kube.AppsV1().Deployments(op.Namespace).Patch(ctx, op.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	if apierrors.IsConflict(err) {
+		return &engine.Retryable{Err: err}
+	}
+	return err
+}

@@ -1,0 +1,135 @@
+package steps
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// sharedWorld is the steps' world of operation id on cluster ns/name, pausing the
+// fake world's operator Deployment casskop.
+func sharedWorld(w *world.World, id, ns, name string) (*World, checkpoint.PausedOperator) {
+	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
+	cp := &checkpoint.Checkpoint{OperationID: id, Namespace: ns, Cluster: name, PausedOperator: &op}
+	sw := &World{Kube: w.Kube, Namespace: ns, CP: cp, Reporter: nopReporter{}}
+	sw.uncached = true
+	return sw, op
+}
+
+func holders(t *testing.T, w *world.World) ([]checkpoint.PauseHolder, int32) {
+	t.Helper()
+	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, "casskop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := obj.(*appsv1.Deployment)
+	hs, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs, *d.Spec.Replicas
+}
+
+func ids(hs []checkpoint.PauseHolder) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.OperationID)
+	}
+	return out
+}
+
+// TestSharedPause: two operations on two clusters pause one operator; the first one's
+// restore leaves it paused for the second, whose restore scales it back to the replicas
+// from before the first pause. Every action is idempotent (a resume repeats it).
+func TestSharedPause(t *testing.T) {
+	ctx := context.Background()
+	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
+	a, opA := sharedWorld(w, "op-a", "cassandra", "demo")
+	b, opB := sharedWorld(w, "op-b", "apps", "other")
+	pauseA, restoreA := &PauseOperator{w: a, op: opA}, &ResumeOperator{w: a, op: opA}
+	pauseB, restoreB := &PauseOperator{w: b, op: opB}, &ResumeOperator{w: b, op: opB}
+
+	for i := 0; i < 2; i++ { // twice: a resumed pause changes nothing
+		if err := pauseA.Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustDone(t, pauseA, true)
+	mustDone(t, pauseB, false) // paused, but not by B
+	if err := pauseB.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, pauseB, true)
+	hs, replicas := holders(t, w)
+	if !reflect.DeepEqual(ids(hs), []string{"op-a", "op-b"}) || replicas != 0 || hs[1].Replicas != 1 || hs[1].Cluster != "other" {
+		t.Fatalf("after both pauses: holders %+v, replicas %d", hs, replicas)
+	}
+	// A ends first: the operator stays paused for B.
+	mustDone(t, restoreA, false)
+	for i := 0; i < 2; i++ {
+		if err := restoreA.Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustDone(t, restoreA, true)
+	mustDone(t, restoreB, false)
+	if hs, replicas := holders(t, w); !reflect.DeepEqual(ids(hs), []string{"op-b"}) || replicas != 0 {
+		t.Fatalf("after A's restore: holders %v, replicas %d", ids(hs), replicas)
+	}
+	// B ends: back to the replicas from before the first pause, annotation gone.
+	for i := 0; i < 2; i++ {
+		if err := restoreB.Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustDone(t, restoreB, true)
+	if hs, replicas := holders(t, w); len(hs) != 0 || replicas != 1 {
+		t.Fatalf("after B's restore: holders %v, replicas %d", ids(hs), replicas)
+	}
+	// A's restore resumed once more (its run died before the checkpoint was cleared)
+	// does nothing, and neither does a second abort.
+	if err := RestoreOperator(ctx, a, opA); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.OperatorReplicas("casskop"); !reflect.DeepEqual(got, []int32{1, 0, 0, 0, 1}) {
+		t.Fatalf("operator writes %v, want [1 0 0 0 1] (A pauses, B joins, A leaves, B restores)", got)
+	}
+}
+
+// TestPauseStaysDoneAfterRestore: for every kind, once the restore is recorded started
+// (its write may have happened, its done mark not), the pause is done without asking
+// the Deployment: a resume must not pause the operator again.
+func TestPauseStaysDoneAfterRestore(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
+	for _, kind := range []string{checkpoint.KindScaleDown, checkpoint.KindScaleUp, checkpoint.KindRestart} {
+		sw, op := sharedWorld(w, "op-"+kind, w.NS, w.Name)
+		sw.CP.Kind = kind
+		sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepPauseOperator, ""), checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
+		pause := &PauseOperator{w: sw, op: op}
+		mustDone(t, pause, false) // running, not paused by this operation
+		sw.CP.Steps[1].State = checkpoint.StateStarted
+		mustDone(t, pause, true)
+	}
+}
+
+// TestPausedByUnreadable: a holder list that cannot be read stops the pause and the
+// restore with an error (unknown is never taken as "nobody else holds it").
+func TestPausedByUnreadable(t *testing.T) {
+	ctx := context.Background()
+	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
+	w.SetDeploymentAnnotation("casskop", checkpoint.PausedByAnnotation, "{not json")
+	a, op := sharedWorld(w, "op-a", w.NS, w.Name)
+	for _, err := range []error{(&PauseOperator{w: a, op: op}).Do(ctx), RestoreOperator(ctx, a, op)} {
+		if err == nil {
+			t.Fatal("an unreadable holder list was accepted")
+		}
+	}
+	if _, err := (&ResumeOperator{w: a, op: op}).Done(ctx); err == nil {
+		t.Fatal("restore done with an unreadable holder list")
+	}
+}

@@ -1,0 +1,76 @@
+package steps
+
+import (
+	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+)
+
+// rateWindow is how far apart the two reads a rate is measured between should be:
+// zero-copy transfers move in jumps and sessions start one after another, so shorter
+// windows are noisy (shared/cassandra/STREAMING-AND-REPLACE.md §2.4 step 3).
+const rateWindow = time.Minute
+
+// StreamMeter turns successive netstats reads of one stream plan into progress with
+// rate and ETA.
+type StreamMeter struct {
+	samples []streamSample
+}
+
+type streamSample struct {
+	at   time.Time
+	done int64
+}
+
+// add records a read and returns the rate in bytes/s (0 while unknown). A total that
+// shrank or bytes that went back mean a new plan (the decommission was issued again):
+// the window starts over.
+func (m *StreamMeter) add(at time.Time, t nodetool.StreamTotals) float64 {
+	if n := len(m.samples); n > 0 && t.DoneBytes < m.samples[n-1].done {
+		m.samples = nil
+	}
+	m.samples = append(m.samples, streamSample{at: at, done: t.DoneBytes})
+	// Keep the newest sample at least rateWindow old, and everything after it.
+	for len(m.samples) > 2 && at.Sub(m.samples[1].at) >= rateWindow {
+		m.samples = m.samples[1:]
+	}
+	first, last := m.samples[0], m.samples[len(m.samples)-1]
+	dt := last.at.Sub(first.at).Seconds()
+	if len(m.samples) < 2 || dt <= 0 {
+		return 0
+	}
+	return float64(last.done-first.done) / dt
+}
+
+// Sample reads the progress of plan in direction dir out of ns, read at at, for
+// operation op ("decommission", "bootstrap") of pod. ok is false when the plan is not
+// listed (not started yet, or over).
+func (m *StreamMeter) Sample(at time.Time, ns nodetool.Netstats, op, pod, plan, dir string) (checkpoint.Progress, bool) {
+	t, ok := ns.StreamProgress(plan, dir)
+	if !ok {
+		return checkpoint.Progress{}, false
+	}
+	p := checkpoint.Progress{Operation: op, Pod: pod, DoneBytes: t.DoneBytes, TotalBytes: t.TotalBytes, Peers: t.Peers, At: at.UTC()}
+	if rate := m.add(at, t); rate > 0 {
+		p.BytesPerSecond = rate
+		p.ETASeconds = int64(float64(max(t.TotalBytes-t.DoneBytes, 0))/rate + 0.5)
+	}
+	return p, true
+}
+
+// reportStream reports the plan's progress in ns for step id: to the reporter, and for
+// the checkpoint's next write.
+func (w *World) reportStream(id, op, pod string, ns nodetool.Netstats, plan, dir string, m *StreamMeter) {
+	p, ok := m.Sample(w.now(), ns, op, pod, plan, dir)
+	if !ok {
+		return
+	}
+	if w.NoteProgress != nil {
+		w.NoteProgress(id, p)
+	}
+	if r, ok := w.Reporter.(engine.ProgressReporter); ok {
+		r.Progress(id, p)
+	}
+}

@@ -1,0 +1,312 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+)
+
+// GrowStatefulSet sets the rack's StatefulSet replicas to the new node's ordinal + 1, so
+// the StatefulSet controller creates exactly that pod.
+type GrowStatefulSet struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *GrowStatefulSet) Describe() string {
+	return fmt.Sprintf("grow StatefulSet %s to %d replicas (creates pod %s)", s.n.StatefulSet, s.n.Ordinal+1, s.n.Pod)
+}
+
+func (s *GrowStatefulSet) sts(ctx context.Context) (*appsv1.StatefulSet, int, error) {
+	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, s.n.StatefulSet, metav1.GetOptions{})
+	if err != nil {
+		return nil, 0, fmt.Errorf("cannot read StatefulSet %s: %w", s.n.StatefulSet, err)
+	}
+	return sts, replicasOf(sts), nil
+}
+
+// Done: replicas are at least ordinal + 1.
+func (s *GrowStatefulSet) Done(ctx context.Context) (bool, error) {
+	_, r, err := s.sts(ctx)
+	return err == nil && r > s.n.Ordinal, err
+}
+
+// Safe: replicas are still exactly the ordinal (the new pod is the next one), no pod
+// or claim of that name is left over (a new pod on an old data claim would start a
+// decommissioned node, which refuses to start), the operator does not list the new pod
+// as a seed (it would start without bootstrapping, seedlist.go), and, right now, every
+// node of the datacenter is UN and none of the cluster leaving, joining or moving (one
+// node joins at a time, into a healthy ring; otherwise the step waits, safenow.go).
+func (s *GrowStatefulSet) Safe(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod)
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		sts, r, err := s.sts(ctx)
+		if err != nil {
+			return "", err
+		}
+		if r != s.n.Ordinal {
+			return "", fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not the next one (someone changed it)", s.n.StatefulSet, r, s.n.Ordinal, s.n.Pod)
+		}
+		if p, err := s.w.getPod(ctx, s.n.Pod); err != nil {
+			return "", err
+		} else if p != nil {
+			return "", fmt.Errorf("pod %s already exists (UID %s, %s) although StatefulSet %s has %d replicas", s.n.Pod, p.UID, podPhase(p), s.n.StatefulSet, r)
+		}
+		for _, tpl := range sts.Spec.VolumeClaimTemplates {
+			name := tpl.Name + "-" + s.n.Pod
+			_, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				return "", fmt.Errorf("PVC %s already exists: the new pod would start on its old data (a decommissioned node refuses to start); delete it if it is a leftover (kubectl delete pvc -n %s %s)", name, s.w.Namespace, name)
+			}
+			if !apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("cannot read PVC %s: %w", name, err)
+			}
+		}
+		if err := s.w.notSeed(ctx, s.n); err != nil {
+			return "", err
+		}
+		return s.w.ringSafeAt(ctx, id, s.n.DC, "", "")
+	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the grow.
+func (s *GrowStatefulSet) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod), s.n.DC, "", "")
+}
+
+// Do patches replicas with the resourceVersion just read as a precondition.
+func (s *GrowStatefulSet) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod)); err != nil {
+		return err
+	}
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	sts, r, err := s.sts(ctx)
+	if err != nil {
+		return &engine.Retryable{Err: err}
+	}
+	if r > s.n.Ordinal {
+		return nil
+	}
+	if r != s.n.Ordinal {
+		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d", s.n.StatefulSet, r, s.n.Ordinal)
+	}
+	body, _ := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": sts.ResourceVersion},
+		"spec":     map[string]any{"replicas": s.n.Ordinal + 1},
+	})
+	_, err = s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Patch(ctx, s.n.StatefulSet, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	if apierrors.IsConflict(err) {
+		return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s changed while growing it: %w", s.n.StatefulSet, err)}
+	}
+	return err
+}
+
+// WaitJoined waits until the new pod is Ready and its node is UN in `nodetool status`
+// read from another node: its bootstrap finished.
+type WaitJoined struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *WaitJoined) Describe() string {
+	return "wait until pod " + s.n.Pod + " is Ready and its node UN (bootstrap finished)"
+}
+
+// check is the joined test, and what is missing when it fails.
+func (s *WaitJoined) check(ctx context.Context) (bool, string, error) {
+	p, err := s.w.getPod(ctx, s.n.Pod)
+	if err != nil {
+		return false, "", err
+	}
+	if st := podState(p); st != "" {
+		return false, "pod " + s.n.Pod + ": " + st, nil
+	}
+	if p.Status.PodIP == "" {
+		return false, "pod " + s.n.Pod + " has no IP yet", nil
+	}
+	r, reader, err := s.w.ringExcept(ctx, s.n.Pod)
+	if err != nil {
+		return false, "", err
+	}
+	node, ok := r.ByAddress(p.Status.PodIP)
+	switch {
+	case !ok:
+		return false, fmt.Sprintf("node %s (%s) is not in the ring read from %s yet", s.n.Pod, p.Status.PodIP, reader), nil
+	case node.Code() == "UJ":
+		return false, fmt.Sprintf("node %s is UJ: joining (bootstrap streaming)", s.n.Pod), nil
+	case node.Code() != "UN":
+		return false, fmt.Sprintf("node %s is %s in the ring read from %s", s.n.Pod, node.Code(), reader), nil
+	}
+	return true, "", nil
+}
+
+// Done: the pod is Ready and its node UN.
+func (s *WaitJoined) Done(ctx context.Context) (bool, error) {
+	ok, _, err := s.check(ctx)
+	return ok, err
+}
+
+// Safe: nothing is changed by this step.
+func (s *WaitJoined) Safe(context.Context) error { return nil }
+
+// Do: nothing; the StatefulSet controller creates the pod and Cassandra bootstraps it.
+func (s *WaitJoined) Do(context.Context) error { return nil }
+
+func (s *WaitJoined) hint() string {
+	ns, p := s.w.Namespace, s.n.Pod
+	return fmt.Sprintf("check: kubectl describe pod -n %s %s (scheduling, volumes, probes); kubectl logs -n %s %s -c cassandra (bootstrap errors); "+
+		"kubectl exec -n %s %s -c cassandra -- nodetool netstats (bootstrap streams); then run: kubectl cassandra resume -n %s %s",
+		ns, p, ns, p, ns, p, s.w.CP.Namespace, s.w.CP.Cluster)
+}
+
+// Wait polls until the node joined, reporting what it waits for; after StallAfter it
+// warns once with what to check, and a bootstrap that failed (5.0 JOINING_FAILED) stops
+// the run.
+func (s *WaitJoined) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepWaitJoined, s.n.Pod)
+	start := s.w.now()
+	stall := &stallWatch{w: s.w, id: id, start: start}
+	last := "state unknown"
+	var meter StreamMeter
+	for {
+		ok, what, err := s.check(ctx)
+		if ok {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("pod %s did not join: %s; %s", s.n.Pod, last, s.hint())
+		}
+		if err != nil {
+			what = "state unknown: " + err.Error()
+		} else if strings.HasPrefix(what, "node ") {
+			// The pod runs and its node is not UN yet: did its bootstrap fail (5.0)?
+			if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil {
+				if ns.Mode == nodetool.ModeJoiningFailed {
+					return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
+				}
+				// 4.0+ receivers count right; on 3.11 the joiner's done bytes undercount
+				// (STREAMING-AND-REPLACE.md §2.2): a pessimistic figure, never an optimistic one.
+				s.w.reportStream(id, "bootstrap", s.n.Pod, ns, nodetool.PlanBootstrap, nodetool.DirReceiving, &meter)
+			}
+		}
+		last = what
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		stall.check(what, s.hint())
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			return fmt.Errorf("pod %s did not join: %s; %s", s.n.Pod, last, s.hint())
+		}
+	}
+}
+
+// Cleanup runs `nodetool cleanup` on a node that was in the datacenter before the
+// scale-up, dropping the ranges the new nodes took over. Whether it ran cannot be read
+// from nodetool, so it is done only once the checkpoint records it done, which happens
+// only after the exec returned success. A run that dies during the cleanup runs it
+// again on that node on resume: harmless (it only drops data the node does not own).
+type Cleanup struct {
+	w *World
+	n checkpoint.Node
+}
+
+// Describe implements engine.Describer.
+func (s *Cleanup) Describe() string { return "nodetool cleanup on " + s.n.Pod }
+
+// Done: recorded done in the checkpoint (nothing in the real world tells).
+func (s *Cleanup) Done(context.Context) (bool, error) {
+	return s.w.recordDone(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)), nil
+}
+
+// Safe: right now the pod is Running and Ready, its node NORMAL, every node of the
+// datacenter UN and none of the cluster leaving, joining or moving (a cleanup beside a
+// joining node would drop ranges it is about to stream; safenow.go). Another
+// incarnation of the pod (restarted meanwhile) is the same node on the same data:
+// cleaning it is right. While the world is not there yet the step waits.
+func (s *Cleanup) Safe(ctx context.Context) error {
+	id := checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		p, err := s.w.getPod(ctx, s.n.Pod)
+		if err != nil {
+			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
+		}
+		if p == nil {
+			return fmt.Sprintf("pod %s does not exist", s.n.Pod), nil
+		}
+		if st := podState(p); st != "" {
+			return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
+		}
+		if what, err := s.w.ringSafeAt(ctx, id, s.n.DC, "", s.n.Pod); what != "" || err != nil {
+			return what, err
+		}
+		ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
+		if err != nil {
+			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
+		}
+		if ns.Mode != nodetool.ModeNormal {
+			return fmt.Sprintf("node %s is in mode %s; cleanup needs NORMAL", s.n.Pod, ns.Mode), nil
+		}
+		return "", nil
+	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the cleanup.
+func (s *Cleanup) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), s.n.DC, "", s.n.Pod)
+}
+
+// Do runs the cleanup and blocks until it returns.
+func (s *Cleanup) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)); err != nil {
+		return err
+	}
+	m, err := s.w.maintenance()
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go s.progress(ctx, done)
+	err = m.Cleanup(ctx, s.n.Pod)
+	close(done)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var unreachable *nodetool.UnreachableError
+	if errors.As(err, &unreachable) {
+		return &engine.Retryable{Err: err}
+	}
+	return &engine.Retryable{Err: fmt.Errorf("nodetool cleanup on %s failed: %w", s.n.Pod, err)}
+}
+
+func (s *Cleanup) progress(ctx context.Context, done <-chan struct{}) {
+	start := s.w.now()
+	t := time.NewTicker(progressEvery(s.w))
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.w.Reporter.Waiting(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), "nodetool cleanup running on "+s.n.Pod, s.w.now().Sub(start))
+		}
+	}
+}
+
+// Wait: the exec returned success, the cleanup is done.
+func (s *Cleanup) Wait(context.Context) error { return nil }

@@ -1,0 +1,326 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+type nopReporter struct{}
+
+func (nopReporter) StepStarted(string, string, int)       {}
+func (nopReporter) StepDone(string, string, bool)         {}
+func (nopReporter) StepFailed(string, string, error)      {}
+func (nopReporter) Waiting(string, string, time.Duration) {}
+func (nopReporter) Warn(string, string)                   {}
+
+// setup builds a 3-node rack and a plan removing pod 2 (ordinal 2).
+func setup(t *testing.T, version string) (*world.World, *World, checkpoint.Node) {
+	t.Helper()
+	w := world.New(t, world.Opts{Nodes: 3, Version: version})
+	pod := "demo-dc1-rack1-2"
+	nv, err := w.Cass.Node(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := checkpoint.Node{Pod: pod, PodUID: "pod-" + pod, Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: "demo-dc1-rack1",
+		HostID: nv.HostID, PVCs: []checkpoint.PVC{{Name: "data-" + pod, UID: "pvc-data-" + pod}}}
+	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, Nodes: []checkpoint.Node{n}}
+	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
+		RackStatefulSets: []string{"demo-dc1-rack1"}, CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: version + ".0",
+		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
+	sw.uncached = true
+	return w, sw, n
+}
+
+func mustDone(t *testing.T, st engine.Step, want bool) {
+	t.Helper()
+	got, err := st.Done(context.Background())
+	if err != nil {
+		t.Fatalf("%T.Done: %v", st, err)
+	}
+	if got != want {
+		t.Fatalf("%T.Done = %v, want %v", st, got, want)
+	}
+}
+
+func TestDecommissionStep(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	st := &Decommission{w: sw, n: n}
+	mustDone(t, st, false)
+	if err := st.Safe(ctx); err != nil {
+		t.Fatalf("Safe on a NORMAL node: %v", err)
+	}
+	if err := st.Do(ctx); err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	mustDone(t, st, true)
+	// Idempotent: a second Do on a decommissioned node changes nothing.
+	if err := st.Do(ctx); err != nil {
+		t.Fatalf("second Do: %v", err)
+	}
+	if nv, _ := w.Cass.Node(n.Pod); nv.DecommissionsStarted != 1 {
+		t.Fatalf("decommissions started %d", nv.DecommissionsStarted)
+	}
+	// Unknown is never done: the node's JVM is down and the ring is unreadable.
+	w2, sw2, n2 := setup(t, "4.1")
+	_ = w2.Cass.SetFault(n2.Pod, sim.Fault{Down: true})
+	if done, err := (&Decommission{w: sw2, n: n2}).Done(ctx); done || err == nil {
+		t.Fatalf("down node: done=%v err=%v, want unknown", done, err)
+	}
+	// Refusal: not started (the engine records the step pending), exit 3, and the
+	// error says what Cassandra refused.
+	w3, sw3, n3 := setup(t, "4.1")
+	_ = w3.Cass.SetFault(n3.Pod, sim.Fault{RefuseRF: true})
+	err := (&Decommission{w: sw3, n: n3}).Do(ctx)
+	var notStarted *engine.NotStarted
+	var refused *RefusedError
+	if !errors.As(err, &notStarted) || notStarted.Code != 3 || !errors.As(err, &refused) || refused.Pod != n3.Pod {
+		t.Fatalf("refusal: %v", err)
+	}
+	// 3.11: a LEAVING node is not safe to call again (no guard, a duplicate would run).
+	w4, sw4, n4 := setup(t, "3.11")
+	_ = w4
+	sw4.ServerVersion = "3.11.11"
+	sw4.Nodetool = leavingNodetool{sw4.Nodetool.(nodetool.Client)}
+	if err := (&Decommission{w: sw4, n: n4}).Safe(ctx); err == nil || !strings.Contains(err.Error(), "no guard") {
+		t.Fatalf("3.11 LEAVING: %v", err)
+	}
+}
+
+// leavingNodetool reports every node LEAVING.
+type leavingNodetool struct{ nodetool.Client }
+
+func (leavingNodetool) Netstats(context.Context, string) (nodetool.Netstats, error) {
+	return nodetool.Netstats{Mode: nodetool.ModeLeaving}, nil
+}
+
+func asFatal(err error, f **engine.Fatal) bool {
+	if e, ok := err.(*engine.Fatal); ok {
+		*f = e
+		return true
+	}
+	return false
+}
+
+func TestVerifyLeftStep(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	st := &VerifyLeft{w: sw, n: n}
+	mustDone(t, st, false) // NORMAL
+	if err := (&Decommission{w: sw, n: n}).Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, st, true) // DECOMMISSIONED and absent from the ring
+	// An empty ring read is unknown, not "left".
+	_ = w.Cass.SetFault("demo-dc1-rack1-0", sim.Fault{EmptyRing: true})
+	_ = w.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{EmptyRing: true})
+	if done, err := st.Done(ctx); done || err == nil {
+		t.Fatalf("empty ring: done=%v err=%v", done, err)
+	}
+	// A garbled read too.
+	_ = w.Cass.SetFault("demo-dc1-rack1-0", sim.Fault{Garbled: true})
+	_ = w.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{Garbled: true})
+	if done, err := st.Done(ctx); done || err == nil {
+		t.Fatalf("garbled ring: done=%v err=%v", done, err)
+	}
+	// A restarted node (NORMAL again) makes Wait ask for the decommission again.
+	w2, sw2, n2 := setup(t, "4.1")
+	_ = w2
+	err := (&VerifyLeft{w: sw2, n: n2}).Wait(ctx)
+	if redo, ok := err.(*engine.Redo); !ok || redo.StepID != "decommission/"+n2.Pod {
+		t.Fatalf("NORMAL node: %v", err)
+	}
+}
+
+func TestShrinkStatefulSetStep(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	st := &ShrinkStatefulSet{w: sw, n: n}
+	mustDone(t, st, false)
+	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "not confirmed gone") {
+		t.Fatalf("Safe before the node left: %v", err)
+	}
+	if err := (&Decommission{w: sw, n: n}).Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Safe(ctx); err != nil {
+		t.Fatalf("Safe after the node left: %v", err)
+	}
+	if err := st.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, st, true)
+	if w.Replicas("rack1") != 2 {
+		t.Fatalf("replicas %d", w.Replicas("rack1"))
+	}
+	if err := st.Do(ctx); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	if w.Replicas("rack1") != 2 {
+		t.Fatal("second Do changed replicas")
+	}
+	// Not the highest ordinal any more (someone scaled up): refused.
+	w2, sw2, n2 := setup(t, "4.1")
+	if err := (&Decommission{w: sw2, n: n2}).Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obj, _ := w2.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w2.NS, "demo-dc1-rack1")
+	sts := obj.(*appsv1.StatefulSet).DeepCopy()
+	four := int32(4)
+	sts.Spec.Replicas = &four
+	_ = w2.Kube.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("statefulsets"), sts, w2.NS)
+	if err := (&ShrinkStatefulSet{w: sw2, n: n2}).Safe(ctx); err == nil || !strings.Contains(err.Error(), "not its highest ordinal") {
+		t.Fatalf("grown StatefulSet: %v", err)
+	}
+}
+
+func TestWaitPodGoneStep(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	st := &WaitPodGone{w: sw, n: n}
+	mustDone(t, st, false)
+	// A pod re-created under the same name (another UID) is an error, not "gone".
+	obj, _ := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)
+	p := obj.(*corev1.Pod).DeepCopy()
+	p.UID = "another"
+	_ = w.Kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, w.NS)
+	if _, err := st.Done(ctx); err == nil || !strings.Contains(err.Error(), "re-created") {
+		t.Fatalf("re-created pod: %v", err)
+	}
+	// The watch sees the deletion.
+	p.UID = k8stypes.UID(n.PodUID)
+	_ = w.Kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, w.NS)
+	errc := make(chan error, 1)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	w.Kube.ClearActions()
+	go func() { errc <- st.Wait(wctx) }()
+	// The fake server does not replay events from a resourceVersion: act once the
+	// watch is open.
+	waitFor(wctx, t, "Wait to open its watch", func() bool { return countVerb(w, "watch") > 0 })
+	// Another pod's deletion must not end the wait.
+	_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, "demo-dc1-rack1-0")
+	_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)
+	if err := <-errc; err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	mustDone(t, st, true)
+}
+
+func TestDeletePVCsStep(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	st := &DeletePVCs{w: sw, n: n}
+	mustDone(t, st, false)
+	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("Safe with the pod alive: %v", err)
+	}
+	// Pod gone but node never decommissioned (still in the ring): refused.
+	_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)
+	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "not confirmed gone") {
+		t.Fatalf("Safe with the node in the ring: %v", err)
+	}
+	// Decommissioned, STS shrunk, pod gone: safe, deleted with a UID precondition.
+	w2, sw2, n2 := setup(t, "4.1")
+	for _, s := range []engine.Step{&Decommission{w: sw2, n: n2}, &ShrinkStatefulSet{w: sw2, n: n2}} {
+		if err := s.Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st2 := &DeletePVCs{w: sw2, n: n2}
+	if err := st2.Safe(ctx); err != nil {
+		t.Fatalf("Safe: %v", err)
+	}
+	if err := st2.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, st2, true)
+	if len(w2.Violations()) > 0 {
+		t.Fatal(w2.Violations())
+	}
+	// A claim of the same name with another UID is not ours: Done, and never deleted.
+	w3, sw3, n3 := setup(t, "4.1")
+	obj, _ := w3.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), w3.NS, "data-"+n3.Pod)
+	pvc := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
+	pvc.UID = "someone-else"
+	_ = w3.Kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), pvc, w3.NS)
+	mustDone(t, &DeletePVCs{w: sw3, n: n3}, true)
+}
+
+func TestUpdateClusterStep(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	st := &UpdateCluster{w: sw, target: 2}
+	mustDone(t, st, false)
+	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "demo-dc1-rack1 has 3") {
+		t.Fatalf("Safe before the shrink: %v", err)
+	}
+	for _, s := range []engine.Step{&Decommission{w: sw, n: n}, &ShrinkStatefulSet{w: sw, n: n}} {
+		if err := s.Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Safe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, st, true)
+	cl, _ := (&casskop.Adapter{Version: "v2"}).FromObject(w.CR())
+	if cl.DCs[0].NodesPerRack != 2 {
+		t.Fatalf("nodesPerRacks %d", cl.DCs[0].NodesPerRack)
+	}
+}
+
+func TestOperatorSteps(t *testing.T) {
+	ctx := context.Background()
+	w := world.New(t, world.Opts{Nodes: 2, Operator: true})
+	obj, _ := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, "casskop")
+	d := obj.(*appsv1.Deployment)
+	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: string(d.UID), Replicas: 1}
+	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, PausedOperator: &op}
+	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, RackStatefulSets: []string{"demo-dc1-rack1"}, Reporter: nopReporter{},
+		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
+	sw.uncached = true
+	pause, restore := &PauseOperator{w: sw, op: op}, &ResumeOperator{w: sw, op: op}
+	mustDone(t, pause, false)
+	if err := pause.Safe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := pause.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, pause, true)
+	mustDone(t, restore, false)
+	if err := restore.Safe(ctx); err != nil { // CR and STS agree (2 and 2)
+		t.Fatal(err)
+	}
+	if err := restore.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, restore, true)
+	if w.DeploymentReplicas("casskop") != 1 {
+		t.Fatal("not restored")
+	}
+	// A re-created Deployment (another UID) is not paused.
+	op.UID = "other"
+	if err := (&PauseOperator{w: sw, op: op}).Safe(ctx); err == nil {
+		t.Fatal("re-created Deployment accepted")
+	}
+}

@@ -1,0 +1,306 @@
+// Package steps implements the steps of a rack scale-down. Each step is a small type
+// that answers "already done?" and "safe now?" from the real world (API objects and
+// nodetool), and does one thing.
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+)
+
+// Nodetool is what the steps ask Cassandra.
+type Nodetool interface {
+	Status(ctx context.Context, pod string) (nodetool.Ring, error)
+	Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
+	Decommission(ctx context.Context, pod string, force bool) (nodetool.Outcome, string)
+}
+
+// ClusterSpec is the operator's cluster resource, as far as the final step needs it.
+type ClusterSpec interface {
+	// NodesPerRack is the count the resource asks for in the target DC.
+	NodesPerRack(ctx context.Context) (int, error)
+	// SetNodesPerRack writes that count.
+	SetNodesPerRack(ctx context.Context, n int) error
+}
+
+// World is what the steps share: clients, the plan, and how to wait.
+type World struct {
+	Kube      kubernetes.Interface
+	Nodetool  Nodetool
+	Spec      ClusterSpec
+	Namespace string
+	// ClusterSelector selects every pod of the cluster (to find ring readers).
+	ClusterSelector string
+	// RackStatefulSets are the StatefulSets of every rack of the target DC, which must
+	// all be at the target count before the spec is updated.
+	RackStatefulSets []string
+	CP               *checkpoint.Checkpoint
+	Reporter         engine.Reporter
+	Poll             time.Duration
+	// StallAfter: a node LEAVING with no stream for this long is probed by issuing the
+	// decommission again (4.0+ only, where a second call answers "still decommissioning"
+	// if one runs; 3.11 would start a duplicate).
+	StallAfter time.Duration
+	// ServerVersion is Cassandra's version from the cluster spec ("" if unknown).
+	ServerVersion string
+	Now           func() time.Time
+	// Operator reads and repairs the operator's per-rack status (repair-operator-state).
+	Operator OperatorState
+	// Amend changes the checkpoint in memory, serialized with its writes (the engine's
+	// Amend); the next write carries the change. Nil: changed directly (tests).
+	Amend func(change func())
+	// Deleting reports whether the cluster resource was last seen being deleted (the
+	// checkpoint writes return it); nil: never.
+	Deleting func() bool
+	// NoteProgress, when set, keeps the last streaming progress for the checkpoint
+	// (engine.Engine.NoteProgress); SampleEvery is the shortest interval between two
+	// progress reads while a decommission call runs (default 5 s, node.go).
+	NoteProgress func(id string, p checkpoint.Progress)
+	SampleEvery  time.Duration
+
+	mu     sync.Mutex
+	failed map[string]string // pod -> last failure seen by this process's own decommission call
+	// left remembers, for this run only, the nodes confirmed out of the ring, so the
+	// guards of later steps need not ask nodetool again (a new run asks again).
+	left map[string]bool
+	// readers caches the Ready pods outside the plan that can read the ring.
+	readers []string
+	// obs are this run's latest reads, until time passes (observe.go); gen counts the
+	// times they were forgotten.
+	obs observations
+	gen int
+	// flights are the reads under way, by kind/key (observe waits for them).
+	flights map[string]chan struct{}
+	// lastSeenSTS survives Forget: the last StatefulSets read or written (lastSTS).
+	lastSeenSTS map[string]*appsv1.StatefulSet
+	// noWatchList: the API server refused (or did not finish) a watch's initial events
+	// once; pods are then read with a GET before watching.
+	noWatchList bool
+	// uncached makes every read go to the world (tests of one step's answers, which
+	// change the world between two questions without letting time pass).
+	uncached bool
+	// adopted are the pods that replaced a planned pod with the same node (safenow.go).
+	adopted map[string]string
+	// recheckFailed are the steps whose ring check right before acting failed in this
+	// run: their Safe reads the ring and waits (safenow.go).
+	recheckFailed map[string]bool
+}
+
+func (w *World) confirmedLeft(pod string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.left[pod]
+}
+
+func (w *World) setLeft(pod string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.left == nil {
+		w.left = map[string]bool{}
+	}
+	w.left[pod] = true
+}
+
+func (w *World) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+func (w *World) poll() time.Duration {
+	if w.Poll <= 0 {
+		return 2 * time.Second
+	}
+	return w.Poll
+}
+
+// reissueSafe reports whether calling decommission on a node that may already be
+// decommissioning is harmless: true on 4.0+, false on 3.11 (no guard, NODETOOL.md E2”).
+func (w *World) reissueSafe() bool {
+	v := w.ServerVersion
+	return v != "" && !strings.HasPrefix(v, "3.") && !strings.HasPrefix(v, "2.")
+}
+
+func (w *World) setFailed(pod, msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = map[string]string{}
+	}
+	if msg == "" {
+		delete(w.failed, pod)
+	} else {
+		w.failed[pod] = msg
+	}
+}
+
+func (w *World) failure(pod string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed[pod]
+}
+
+// pod reads the planned pod; gone is true when it does not exist or is another
+// incarnation (another UID) that does not run the planned node. A pod re-created with
+// the planned node (same Host ID at its address: evicted, its Kubernetes node drained)
+// is the same node: it is adopted and the checkpoint records its UID.
+func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone bool, err error) {
+	p, err = w.getPod(ctx, n.Pod)
+	if err != nil {
+		return nil, false, err
+	}
+	if p == nil {
+		return nil, true, nil
+	}
+	if string(p.UID) == w.podUID(n) {
+		return p, false, nil
+	}
+	same, err := w.sameNode(ctx, n, p)
+	if err != nil {
+		return nil, false, err
+	}
+	if !same {
+		return p, true, nil
+	}
+	w.adopt(n, string(p.UID), "its node is the same (Host ID "+n.HostID+")")
+	return p, false, nil
+}
+
+// ring reads `nodetool status` from a pod that is not planned for removal, trying each
+// Ready candidate in turn. Only a successful, non-empty read is returned: an unreadable
+// ring is "unknown", never "the node left" (cass-operator #973).
+func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
+	// One entry: a read started ahead (by the decommission) is joined like any other.
+	k, err := observe(ctx, w, ringsOf, "ring", "", func() (ringRead, error) {
+		w.mu.Lock()
+		cached := append([]string{}, w.readers...)
+		w.mu.Unlock()
+		r, reader, err := w.readRing(ctx, cached)
+		return ringRead{r: r, reader: reader}, err
+	})
+	return k.r, k.reader, err
+}
+
+func (w *World) readRing(ctx context.Context, cached []string) (nodetool.Ring, string, error) {
+	for _, p := range cached {
+		if r, err := w.Nodetool.Status(ctx, p); err == nil && len(r.Nodes) > 0 {
+			return r, p, nil
+		}
+	}
+	// No cached reader answered: list the candidates again.
+	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
+	if err != nil {
+		return nodetool.Ring{}, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
+	}
+	planned := map[string]bool{}
+	for _, n := range w.CP.Nodes {
+		planned[n.Pod] = true
+	}
+	var cands []corev1.Pod
+	for _, p := range pods.Items {
+		if !planned[p.Name] && p.DeletionTimestamp == nil && PodReady(&p) {
+			cands = append(cands, p)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].Name < cands[j].Name })
+	if len(cands) == 0 {
+		return nodetool.Ring{}, "", errors.New("no Ready pod outside the plan to read the ring from")
+	}
+	var errs []string
+	for i, p := range cands {
+		r, err := w.Nodetool.Status(ctx, p.Name)
+		if err == nil && len(r.Nodes) > 0 {
+			w.mu.Lock()
+			w.readers = nil
+			for _, c := range cands[i:] {
+				w.readers = append(w.readers, c.Name)
+			}
+			w.mu.Unlock()
+			return r, p.Name, nil
+		}
+		if err == nil {
+			err = nodetool.ErrEmpty
+		}
+		errs = append(errs, err.Error())
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
+}
+
+// inRing reports whether the planned node is still a ring member.
+func inRing(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
+	if n.HostID != "" {
+		return r.ByHostID(n.HostID)
+	}
+	return r.ByAddress(n.Address)
+}
+
+// PodReady reports the pod's Ready condition.
+func PodReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Build returns the step implementations for every step of the checkpoint.
+func Build(w *World) (map[string]engine.Step, error) {
+	if w.CP.Kind != "" && w.CP.Kind != checkpoint.KindScaleDown {
+		return buildKind(w)
+	}
+	out := map[string]engine.Step{}
+	for _, s := range w.CP.Steps {
+		switch s.Kind {
+		case checkpoint.StepUpdateCluster:
+			out[s.ID] = &UpdateCluster{w: w, target: w.CP.Target.Nodes}
+			continue
+		case checkpoint.StepPauseOperator:
+			out[s.ID] = &PauseOperator{w: w, op: *w.CP.PausedOperator}
+			continue
+		case checkpoint.StepResumeOperator:
+			out[s.ID] = &ResumeOperator{w: w, op: *w.CP.PausedOperator}
+			continue
+		}
+		n, ok := w.CP.Node(s.Pod)
+		if !ok {
+			return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
+		}
+		switch s.Kind {
+		case checkpoint.StepDecommission:
+			out[s.ID] = &Decommission{w: w, n: n}
+		case checkpoint.StepVerifyLeft:
+			out[s.ID] = &VerifyLeft{w: w, n: n}
+		case checkpoint.StepShrinkSTS:
+			out[s.ID] = &ShrinkStatefulSet{w: w, n: n}
+		case checkpoint.StepWaitPodGone:
+			out[s.ID] = &WaitPodGone{w: w, n: n}
+		case checkpoint.StepDeletePVCs:
+			out[s.ID] = &DeletePVCs{w: w, n: n}
+		default:
+			return nil, fmt.Errorf("unknown step kind %q", s.Kind)
+		}
+	}
+	return out, nil
+}
