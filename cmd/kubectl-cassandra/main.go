@@ -8,8 +8,12 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // exec, oidc and cloud auth providers, as kubectl has
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cli"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
+// main is the composition root: it hands the CLI the operators this build supports (one
+// adapter package each); the CLI and everything under internal/ know only the
+// internal/operator interface.
 func main() {
-	os.Exit(cli.Main(os.Args[1:], cli.StdStreams()))
+	os.Exit(cli.Main(os.Args[1:], cli.StdStreams(), casskop.Plugin{}))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"regexp"
 	"strings"
 	"testing"
@@ -273,7 +274,7 @@ func runChanging(w *world.World, host string, skew time.Duration, args ...string
 		host = "test-host"
 	}
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, casskop.Plugin{})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	o.Now = func() time.Time { return time.Now().Add(skew) }

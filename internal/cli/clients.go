@@ -10,11 +10,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 // Clients is the set of API clients; see kube.Clients.
 type Clients = kube.Clients
+
+// operatorClients are the clients an operator adapter is connected with.
+func operatorClients(c *Clients) operator.Clients {
+	return operator.Clients{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
+}
 
 // clients builds (once) the API clients from kubectl's standard flags.
 func (o *Options) clients() (*Clients, error) {
@@ -65,5 +70,5 @@ func (o *Options) detectCRD(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	return casskop.Group + "/" + a.Version
+	return a.GVR().GroupVersion().String()
 }

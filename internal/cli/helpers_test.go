@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +36,7 @@ func runWith(w *world.World, ex nodetool.Execer, args ...string) (stdout, stderr
 
 func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, casskop.Plugin{})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = ex
 	pid := w.StartProcess()

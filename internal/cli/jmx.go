@@ -7,11 +7,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 // JMX secret keys, as CassKop's spec.imageJolokiaSecret has them.
@@ -22,7 +20,7 @@ const (
 
 // jmxAuth is the source of the JMX credentials every nodetool call of a session passes:
 // the Secret named by --jmx-secret, else the one the cluster resource names for its
-// containers (CassKop's spec.imageJolokiaSecret), else none. The Secret is read on the
+// containers (named by the operator adapter: CassKop's spec.imageJolokiaSecret), else none. The Secret is read on the
 // first nodetool call (a command that runs none needs no access to it) and kept once
 // read. Its values never leave the nodetool client: they go to nodetool's stdin
 // (nodetool.PasswordFile), never into argv, output, errors, events or the checkpoint.
@@ -30,10 +28,10 @@ const (
 // A Secret named by the flag must be readable; one found in the cluster resource may be
 // for Jolokia only while JMX needs none, so when it cannot be read (forbidden, missing)
 // the calls go without credentials, and a refusal then names the flag (AuthError).
-func (o *Options) jmxAuth(c *Clients, ns string, cr *unstructured.Unstructured) func(context.Context) (*nodetool.Credentials, error) {
+func (o *Options) jmxAuth(c *Clients, ns, crSecret string) func(context.Context) (*nodetool.Credentials, error) {
 	name, explicit := o.JMXSecret, true
 	if name == "" {
-		name, explicit = casskop.JMXSecretName(cr), false
+		name, explicit = crSecret, false
 	}
 	if name == "" {
 		return nil

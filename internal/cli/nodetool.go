@@ -13,7 +13,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 const nodetoolExample = `  # The ring as one node sees it
@@ -78,12 +77,16 @@ func (o *Options) runNodetool(ctx context.Context, cluster, pod string, args []s
 	if err != nil {
 		return fmt.Errorf("cannot read pod %s/%s: %w", ns, pod, err)
 	}
-	owner := p.Labels[casskop.LabelCluster]
-	if owner == "" || p.Labels[casskop.LabelApp] != "cassandracluster" {
-		return exit.Usagef("pod %s/%s is not a Cassandra pod of a CassandraCluster (no %s label): nothing run", ns, pod, casskop.LabelCluster)
+	a, err := o.assumedAdapter(c)
+	if err != nil {
+		return err
+	}
+	owner, ok := a.PodCluster(p.Labels)
+	if !ok {
+		return exit.Usagef("pod %s/%s is not a Cassandra pod of a %s (its labels name none): nothing run", ns, pod, a.Kind())
 	}
 	if cluster != "" && owner != cluster {
-		return exit.Usagef("pod %s/%s belongs to CassandraCluster %s, not %s: nothing run", ns, pod, owner, cluster)
+		return exit.Usagef("pod %s/%s belongs to %s %s, not %s: nothing run", ns, pod, a.Kind(), owner, cluster)
 	}
 	s, err := o.open(ctx, []string{owner})
 	if err != nil {
@@ -123,10 +126,12 @@ func (o *Options) completePods(cmd *cobra.Command, args []string, _ string) ([]s
 		if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
 			ns = *f
 		}
-		sel := casskop.LabelApp + "=cassandracluster," + casskop.LabelCluster
-		if cl, _ := cmd.Flags().GetString("cluster"); cl != "" {
-			sel = casskop.LabelApp + "=cassandracluster," + casskop.LabelCluster + "=" + cl
+		a, err := o.assumedAdapter(c)
+		if err != nil {
+			return nil
 		}
+		cl, _ := cmd.Flags().GetString("cluster")
+		sel := a.ClusterSelector(cl)
 		list, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return nil

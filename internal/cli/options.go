@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 // Options is the one value every command receives: kubectl's standard flags, the
@@ -18,6 +19,9 @@ import (
 type Options struct {
 	genericiooptions.IOStreams
 	ConfigFlags *genericclioptions.ConfigFlags
+	// Operators are the operators this build supports, in order of preference
+	// (cmd/kubectl-cassandra/main.go composes them).
+	Operators []operator.Operator
 	// Color is auto, always or never.
 	Color string
 	// JMXSecret names the Secret (keys username, password) whose JMX credentials every
@@ -69,10 +73,11 @@ func (o *Options) after(d time.Duration) <-chan time.Time {
 	return time.After(d)
 }
 
-// NewOptions returns Options with kubectl's standard flags.
-func NewOptions(streams genericiooptions.IOStreams) *Options {
+// NewOptions returns Options with kubectl's standard flags, for the given operators.
+func NewOptions(streams genericiooptions.IOStreams, operators ...operator.Operator) *Options {
 	return &Options{
 		IOStreams:   streams,
+		Operators:   operators,
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		Color:       "auto",
 		Now:         time.Now,

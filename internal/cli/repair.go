@@ -11,7 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 const repairExample = `  # Find CassKop stuck after an interrupted decommission, verify, show the plan, repair
@@ -92,11 +92,15 @@ func (o *Options) runRepair(ctx context.Context, args []string, f *repairFlags) 
 	if err != nil {
 		return err
 	}
-	statusSub, err := s.adapter.StatusSubresource(ctx)
+	repairer, ok := s.adapter.(operator.StatusRepair)
+	if !ok {
+		return exit.Refusedf("the %s operator keeps no status that an interrupted operation can leave stuck: nothing to repair; nothing changed", s.adapter.Name())
+	}
+	statusSub, err := repairer.StatusSubresource(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot tell whether the CassandraCluster CRD has a status subresource: %w; nothing changed", err)
 	}
-	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccessFor(checkpoint.KindRepairOperator, s.cluster.Namespace, casskop.Group, casskop.Resource, statusSub, pause)); err != nil {
+	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccessFor(checkpoint.KindRepairOperator, s.cluster.Namespace, s.adapter.GroupResource().Group, s.adapter.GroupResource().Resource, statusSub, pause)); err != nil {
 		return err
 	}
 	_, u, err := s.adapter.Get(ctx, s.cluster.Namespace, s.cluster.Name)

@@ -8,7 +8,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 // replanForce answers a scale with the same target as the scale-down in flight but
@@ -38,7 +37,7 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	if err := o.refuseBusy(ctx, s); err != nil {
 		return err
 	}
-	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause)); err != nil {
+	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, s.adapter.GroupResource().Group, s.adapter.GroupResource().Resource, pause)); err != nil {
 		return err
 	}
 	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: self}

@@ -15,7 +15,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/report"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/version"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 const reportExample = `  # Everything support needs, in one archive (secrets never included, see REDACTED.txt)
@@ -74,12 +73,12 @@ func (o *Options) runReport(ctx context.Context, args []string, file, out string
 	}
 	cfg := report.Config{
 		Kube:      s.c.Kube,
-		Namespace: cl.Namespace, Name: cl.Name, Kind: casskop.Kind,
+		Namespace: cl.Namespace, Name: cl.Name, Kind: s.adapter.Kind(),
 		Cluster: func(ctx context.Context) (*unstructured.Unstructured, error) {
 			_, u, err := s.adapter.Get(ctx, cl.Namespace, cl.Name)
 			return u, err
 		},
-		Selector: casskop.LabelCluster + "=" + cl.Name,
+		Selector: s.adapter.ClusterSelector(cl.Name),
 		LogLines: logLines,
 		Records:  records,
 		Version:  version.Get(),

@@ -9,7 +9,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 const restartExample = `  # Restart every pod of rack rack1, one at a time, highest ordinal first
@@ -98,7 +97,7 @@ func (o *Options) runRestart(ctx context.Context, args []string, f *restartFlags
 	if err != nil {
 		return err
 	}
-	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccessFor(checkpoint.KindRestart, s.cluster.Namespace, casskop.Group, casskop.Resource, false, pause)); err != nil {
+	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccessFor(checkpoint.KindRestart, s.cluster.Namespace, s.adapter.GroupResource().Group, s.adapter.GroupResource().Resource, false, pause)); err != nil {
 		return err
 	}
 	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}

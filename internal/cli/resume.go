@@ -12,7 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 const resumeExample = `  # Continue whatever operation is in flight on the only cluster of the namespace
@@ -166,7 +166,7 @@ func (o *Options) refuseRunningOperator(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	var ops []casskop.Operator
+	var ops []operator.Controller
 	for _, op := range all {
 		if op.Running() {
 			ops = append(ops, op)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 // Command groups shown in --help.
@@ -31,10 +32,11 @@ func StdStreams() genericiooptions.IOStreams {
 	return genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 }
 
-// Main runs the plugin with args and returns the process exit code.
-func Main(args []string, streams genericiooptions.IOStreams) int {
+// Main runs the plugin with args for the given operators and returns the process exit
+// code.
+func Main(args []string, streams genericiooptions.IOStreams, operators ...operator.Operator) int {
 	quietKlog()
-	o := NewOptions(streams)
+	o := NewOptions(streams, operators...)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return o.Execute(ctx, args)

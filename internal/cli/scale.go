@@ -20,7 +20,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 const scaleExample = `  # Scale rack r1 of the only CassandraCluster in namespace cassandra down to 1 node
@@ -188,7 +188,7 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 		return pauseErr
 	}
 	access := future.Start(func() (struct{}, error) {
-		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, casskop.Group, casskop.Resource, pause))
+		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, s.adapter.GroupResource().Group, s.adapter.GroupResource().Resource, pause))
 	})
 	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
 	req := operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause, Cleanup: f.cleanup}
@@ -284,7 +284,7 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 		if err != nil {
 			return nil, err
 		}
-		var ops []casskop.Operator
+		var ops []operator.Controller
 		for _, op := range all {
 			if op.Running() || len(op.PausedBy) > 0 {
 				ops = append(ops, op)
@@ -330,8 +330,9 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 		// Joining: restore what the operator had before the first pause.
 		p.Replicas, p.Joined = holders[0].Replicas, holders
 	}
-	op, _ := casskop.OperatorOf(d)
-	if named != "" && !casskop.IsCassKop(d) {
+	op, isOperator := s.adapter.ControllerOf(d)
+	if named != "" && !isOperator {
+		op = operator.Controller{Namespace: d.Namespace, Name: d.Name}
 		op.Watch = s.cluster.Namespace // named by the user: assume it manages this namespace
 	}
 	others, err := s.adapter.ManagedClusters(ctx, op)
@@ -372,10 +373,10 @@ func checkpointError(s *session, err error) error {
 	case errors.Is(err, checkpoint.ErrNewerSchema):
 		return exit.Refusedf("%v; nothing changed", err)
 	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrOtherCluster):
-		return fmt.Errorf("%v. Nothing changed. Inspect it with: kubectl get cassandracluster.%s -n %s %s -o jsonpath='{.metadata.annotations.%s}'; "+
-			"if no operation is really in flight, remove it with: kubectl annotate cassandracluster.%s -n %s %s %s-",
-			err, casskop.Group, s.cluster.Namespace, s.cluster.Name, strings.ReplaceAll(checkpoint.Annotation, ".", `\.`),
-			casskop.Group, s.cluster.Namespace, s.cluster.Name, checkpoint.Annotation)
+		return fmt.Errorf("%v. Nothing changed. Inspect it with: kubectl get %s -n %s %s -o jsonpath='{.metadata.annotations.%s}'; "+
+			"if no operation is really in flight, remove it with: kubectl annotate %s -n %s %s %s-",
+			err, s.adapter.GroupResource(), s.cluster.Namespace, s.cluster.Name, strings.ReplaceAll(checkpoint.Annotation, ".", `\.`),
+			s.adapter.GroupResource(), s.cluster.Namespace, s.cluster.Name, checkpoint.Annotation)
 	}
 	return fmt.Errorf("cannot read the checkpoint of %s: %w", s.cluster.Name, err)
 }
@@ -388,7 +389,7 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 	self := cp.Holder
 	reporter := &kube.EventReporter{
 		Inner: progress, Client: s.c.Kube, Host: self.Host, Now: o.Now,
-		Object: kube.NewObjectReference(s.cluster.APIVersion, casskop.Kind, cp.Namespace, cp.Cluster, cp.ClusterUID),
+		Object: kube.NewObjectReference(s.cluster.APIVersion, s.adapter.Kind(), cp.Namespace, cp.Cluster, cp.ClusterUID),
 	}
 	defer reporter.Flush()
 	var rackSTS []string
@@ -399,11 +400,11 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 	}
 	runner := &operation.Runner{
 		Kube: s.c.Kube, Nodetool: s.nt, Store: s.store,
-		Spec:             casskop.DCSpec{A: s.adapter, NS: cp.Namespace, Name: cp.Cluster, DC: cp.Target.DC},
-		ClusterSelector:  casskop.LabelCluster + "=" + cp.Cluster,
+		Spec:             s.adapter.DCSpec(cp.Namespace, cp.Cluster, cp.Target.DC),
+		ClusterSelector:  s.adapter.ClusterSelector(cp.Cluster),
 		RackStatefulSets: rackSTS,
 		ServerVersion:    s.cluster.ServerVersion,
-		Operator:         casskop.OperatorStatus{A: s.adapter, NS: cp.Namespace, Name: cp.Cluster, Now: o.Now},
+		Operator:         operatorState(s.adapter, cp, o.Now),
 		Reporter:         reporter,
 		Lease:            time.Duration(self.LeaseSeconds) * time.Second,
 		Poll:             f.pollInterval,
@@ -455,4 +456,13 @@ func nonEmptyStep(s string) string {
 		return "(between steps)"
 	}
 	return s
+}
+
+// operatorState is the operator's per-rack status of cp's cluster, for the steps that
+// repair it (nil when the operator keeps none).
+func operatorState(a operator.Adapter, cp *checkpoint.Checkpoint, now func() time.Time) operator.OperatorState {
+	if r, ok := a.(operator.StatusRepair); ok {
+		return r.OperatorStatus(cp.Namespace, cp.Cluster, now)
+	}
+	return nil
 }

@@ -14,41 +14,66 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 // session is one command's view of one cluster.
 type session struct {
 	c       *Clients
-	adapter *casskop.Adapter
+	adapter operator.Adapter
 	cluster topology.Cluster
 	store   *checkpoint.Store
 	nt      nodetool.Client
 }
 
-// adapter builds the CassKop adapter with a resolved API version.
-func (o *Options) adapter(ctx context.Context) (*Clients, *casskop.Adapter, error) {
+// adapter connects the first operator whose cluster resource the API server serves,
+// with a resolved API version (main.go lists the operators, in order of preference).
+func (o *Options) adapter(ctx context.Context) (*Clients, operator.Adapter, error) {
 	c, err := o.clients()
 	if err != nil {
 		return nil, nil, err
 	}
-	a := &casskop.Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
-	if _, err := a.Resolve(ctx); err != nil {
-		return nil, nil, adapterError(err)
+	if len(o.Operators) == 0 {
+		return nil, nil, fmt.Errorf("this build supports no operator")
 	}
-	return c, a, nil
+	var first error
+	for _, op := range o.Operators {
+		a := op.Connect(operatorClients(c))
+		_, err := a.Resolve(ctx)
+		if err == nil {
+			return c, a, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if !errors.Is(err, operator.ErrNoResource) {
+			break
+		}
+	}
+	return nil, nil, adapterError(first)
 }
 
-// adapterError explains a failure to find the CassandraCluster resource.
+// assumedAdapter is the first operator's adapter, its preferred API version assumed
+// without discovery (read-only commands that must start fast).
+func (o *Options) assumedAdapter(c *Clients) (operator.Adapter, error) {
+	if len(o.Operators) == 0 {
+		return nil, fmt.Errorf("this build supports no operator")
+	}
+	a := o.Operators[0].Connect(operatorClients(c))
+	a.Assume()
+	return a, nil
+}
+
+// adapterError explains a failure to find the cluster resource.
 func adapterError(err error) error {
-	if errors.Is(err, casskop.ErrNoCRD) {
+	if errors.Is(err, operator.ErrNoResource) {
 		return exit.Refusedf("%v", err)
 	}
 	return fmt.Errorf("cannot reach the cluster: %w", err)
 }
 
-// open resolves the CassandraCluster named in args (or the only one in the namespace).
+// open resolves the cluster resource named in args (or the only one in the namespace).
 func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 	c, a, err := o.adapter(ctx)
 	if err != nil {
@@ -67,17 +92,19 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 // before it exists, each would open its own) without waiting a round trip for the
 // cluster. It is called at the latest when the read succeeds (clients with no HTTP
 // connection, as in tests), and never after a failed read.
-func (o *Options) openAssumed(ctx context.Context, args []string, connected func(c *Clients, a *casskop.Adapter, ns, name string)) (*session, error) {
+func (o *Options) openAssumed(ctx context.Context, args []string, connected func(c *Clients, a operator.Adapter, ns, name string)) (*session, error) {
 	c, err := o.clients()
 	if err != nil {
 		return nil, err
 	}
-	a := &casskop.Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
-	a.Assume()
+	a, err := o.assumedAdapter(c)
+	if err != nil {
+		return nil, err
+	}
 	return o.openWith(ctx, c, a, args, connected)
 }
 
-func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, args []string, connected func(c *Clients, a *casskop.Adapter, ns, name string)) (*session, error) {
+func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, args []string, connected func(c *Clients, a operator.Adapter, ns, name string)) (*session, error) {
 	ns := c.Namespace
 	if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
 		ns = *f
@@ -87,15 +114,15 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, 
 		name = args[0]
 	} else {
 		list, err := a.List(ctx, ns)
-		if errors.Is(err, casskop.ErrNoCRD) {
+		if errors.Is(err, operator.ErrNoResource) {
 			return nil, adapterError(err)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cannot list CassandraClusters in namespace %s: %w", ns, err)
+			return nil, fmt.Errorf("cannot list %ss in namespace %s: %w", a.Kind(), ns, err)
 		}
 		switch len(list) {
 		case 0:
-			return nil, exit.Usagef("no CassandraCluster in namespace %s (use -n NAMESPACE)", ns)
+			return nil, exit.Usagef("no %s in namespace %s (use -n NAMESPACE)", a.Kind(), ns)
 		case 1:
 			name = list[0].Name
 		default:
@@ -103,7 +130,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, 
 			for _, l := range list {
 				names = append(names, l.Name)
 			}
-			return nil, exit.Usagef("namespace %s has several CassandraClusters (%s): name one", ns, strings.Join(names, ", "))
+			return nil, exit.Usagef("namespace %s has several %ss (%s): name one", ns, a.Kind(), strings.Join(names, ", "))
 		}
 	}
 	var once sync.Once
@@ -121,7 +148,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, 
 			once.Do(func() {}) // waits for a call under way; none after this
 		}
 	}
-	if errors.Is(err, casskop.ErrNoCRD) {
+	if errors.Is(err, operator.ErrNoResource) {
 		return nil, adapterError(err)
 	}
 	if apierrors.IsNotFound(err) {
@@ -133,19 +160,19 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a *casskop.Adapter, 
 			}
 			hint = " (clusters there: " + strings.Join(names, ", ") + ")"
 		}
-		return nil, exit.Usagef("CassandraCluster %q not found in namespace %s%s", name, ns, hint)
+		return nil, exit.Usagef("%s %q not found in namespace %s%s", a.Kind(), name, ns, hint)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot read CassandraCluster %s/%s: %w", ns, name, err)
+		return nil, fmt.Errorf("cannot read %s %s/%s: %w", a.Kind(), ns, name, err)
 	}
 	var ex nodetool.Execer = o.Execer
 	if ex == nil {
-		ex = kube.PodExec{Config: c.Config, Client: c.Kube, Namespace: ns, Container: casskop.Container}
+		ex = kube.PodExec{Config: c.Config, Client: c.Kube, Namespace: ns, Container: a.Container()}
 	}
 	return &session{
 		c: c, adapter: a, cluster: cl,
 		store: &checkpoint.Store{Obj: a.Object(ns, name), Now: o.Now},
-		nt:    nodetool.Client{Exec: ex, Retry: kube.ExecTransient, Auth: o.jmxAuth(c, ns, u)},
+		nt:    nodetool.Client{Exec: ex, Retry: kube.ExecTransient, Auth: o.jmxAuth(c, ns, a.JMXSecretName(u))},
 	}, nil
 }
 

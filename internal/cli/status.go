@@ -25,7 +25,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 const statusExample = `  # Racks, pods, node states, PVCs and the operation in flight
@@ -150,7 +150,7 @@ func newStatusCmd(o *Options) *cobra.Command {
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			var lists *statusLists
-			s, err := o.openAssumed(ctx, args, func(c *Clients, a *casskop.Adapter, ns, name string) {
+			s, err := o.openAssumed(ctx, args, func(c *Clients, a operator.Adapter, ns, name string) {
 				lists = startStatusLists(ctx, c, a, ns, name)
 			})
 			if err != nil {
@@ -207,7 +207,7 @@ func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusList
 		stsMap = map[string]appsv1.StatefulSet{}
 		pods   []corev1.Pod
 		pvcs   []corev1.PersistentVolumeClaim
-		ops    []casskop.Operator
+		ops    []operator.Controller
 		cp     *checkpoint.Checkpoint
 		last   *checkpoint.LastOperation
 	)
@@ -384,7 +384,7 @@ func (o *Options) buildStatus(ctx context.Context, s *session, lists *statusList
 		rep.Next = fmt.Sprintf("kubectl cassandra scale -n %s %s --rack RACK --nodes N", cl.Namespace, cl.Name)
 	}
 	if rep.Operation != nil && rep.Operation.Error != "" {
-		rep.Next = fmt.Sprintf("kubectl get cassandracluster.%s -n %s %s -o yaml", casskop.Group, cl.Namespace, cl.Name)
+		rep.Next = fmt.Sprintf("kubectl get %s -n %s %s -o yaml", s.adapter.GroupResource(), cl.Namespace, cl.Name)
 	}
 	return rep
 }
@@ -549,14 +549,14 @@ type statusLists struct {
 	sts  []appsv1.StatefulSet
 	pods []corev1.Pod
 	pvcs []corev1.PersistentVolumeClaim
-	ops  []casskop.Operator
+	ops  []operator.Controller
 
 	stsErr, podsErr, pvcsErr, opsErr error
 }
 
-func startStatusLists(ctx context.Context, c *Clients, a *casskop.Adapter, ns, name string) *statusLists {
+func startStatusLists(ctx context.Context, c *Clients, a operator.Adapter, ns, name string) *statusLists {
 	l := &statusLists{}
-	sel := metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + name}
+	sel := metav1.ListOptions{LabelSelector: a.ClusterSelector(name)}
 	l.wg.Go(func() {
 		r, err := c.Kube.AppsV1().StatefulSets(ns).List(ctx, sel)
 		if l.stsErr = err; err == nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 // liveFlags are status's --watch and --wait.
@@ -78,7 +77,7 @@ func (o *Options) follow(ctx context.Context, s *session, first *statusLists, wi
 	ctx, cancel := context.WithCancel(ctx)
 	ns, name := s.cluster.Namespace, s.cluster.Name
 	lw := &liveWorld{sts: map[string]appsv1.StatefulSet{}, pods: map[string]corev1.Pod{}, pvcs: map[string]corev1.PersistentVolumeClaim{}, dirty: make(chan struct{}, 1)}
-	sel := metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + name}
+	sel := metav1.ListOptions{LabelSelector: s.adapter.ClusterSelector(name)}
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()

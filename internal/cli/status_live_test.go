@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ func (s *syncBuffer) String() string {
 // runAt is run with a clock (status --wait judges leases by it) and streams the test
 // can read while the command runs.
 func runAt(ctx context.Context, w *world.World, now func() time.Time, out, errOut *syncBuffer, args ...string) int {
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}, casskop.Plugin{})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	o.Now = now
@@ -205,7 +206,7 @@ func TestProgressInCheckpoint(t *testing.T) {
 	defer cancel()
 	var out syncBuffer
 	errOut := &cancelOn{want: "[..] decommission demo-dc1-rack1-3: ", cancel: cancel}
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, casskop.Plugin{})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	o.SampleEvery, o.ProgressEvery = 20*time.Millisecond, time.Hour

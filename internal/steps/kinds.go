@@ -14,7 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 // Maintenance is the nodetool the scale-up and restart steps need besides Nodetool
@@ -24,17 +24,9 @@ type Maintenance interface {
 	Cleanup(ctx context.Context, pod string) error
 }
 
-// OperatorState reads and repairs the operator's per-rack operation status.
-type OperatorState interface {
-	// RackOperation is the rack's last pod operation and last action.
-	RackOperation(ctx context.Context, dc, rack string) (topology.RackOperation, error)
-	// OperationDone reports whether ro records the pod operation on pod, and the rack's
-	// last action, as finished.
-	OperationDone(ro topology.RackOperation, pod string) bool
-	// MarkOperationDone records the rack's pod operation on pod as finished, and its
-	// last action as done.
-	MarkOperationDone(ctx context.Context, dc, rack, pod string) error
-}
+// OperatorState reads and repairs the operator's per-rack operation status
+// (repair-operator-state; internal/operator).
+type OperatorState = operator.OperatorState
 
 // buildKind returns the step implementations of a scale-up, restart or repair.
 func buildKind(w *World) (map[string]engine.Step, error) {

@@ -35,11 +35,7 @@ func (s *OperatorStatusStep) Done(ctx context.Context) (bool, error) {
 	if s.w.Operator == nil {
 		return false, fmt.Errorf("no access to the operator's status")
 	}
-	ro, err := s.w.Operator.RackOperation(ctx, s.n.DC, s.n.Rack)
-	if err != nil {
-		return false, err
-	}
-	return s.w.Operator.OperationDone(ro, s.n.Pod), nil
+	return s.w.Operator.OperationDone(ctx, s.n.DC, s.n.Rack, s.n.Pod)
 }
 
 // Safe: the real world shows the operation finished (pod gone, node out of the ring,
@@ -75,15 +71,7 @@ func (s *OperatorStatusStep) Safe(ctx context.Context) error {
 			return fmt.Errorf("PVC %s of pod %s still exists", c.Name, s.n.Pod)
 		}
 	}
-	ro, err := s.w.Operator.RackOperation(ctx, s.n.DC, s.n.Rack)
-	if err != nil {
-		return err
-	}
-	if ro.Operation == "" || (len(ro.Pods) > 0 && !contains(ro.Pods, s.n.Pod)) {
-		return fmt.Errorf("the operator's status of rack %s changed since the plan (pod operation %q %s on %v): it is not stuck on %s any more; nothing written",
-			ro.Key(), ro.Operation, ro.Status, ro.Pods, s.n.Pod)
-	}
-	return nil
+	return s.w.Operator.StuckOn(ctx, s.n.DC, s.n.Rack, s.n.Pod)
 }
 
 // Do writes the status (with a resourceVersion precondition).

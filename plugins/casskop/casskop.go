@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -82,8 +83,17 @@ func (a *Adapter) rediscover(ctx context.Context, err error) (retry bool, _ erro
 	return a.Version != was, err
 }
 
-// ErrNoCRD means the API server serves no CassandraCluster resource.
-var ErrNoCRD = fmt.Errorf("the API server has no %s.%s resource (is CassKop's CRD installed?)", Resource, Group)
+// ErrNoCRD means the API server serves no CassandraCluster resource (errors.Is
+// operator.ErrNoResource).
+var ErrNoCRD error = noCRD{}
+
+type noCRD struct{}
+
+func (noCRD) Error() string {
+	return fmt.Sprintf("the API server has no %s.%s resource (is CassKop's CRD installed?)", Resource, Group)
+}
+
+func (noCRD) Is(target error) bool { return target == operator.ErrNoResource }
 
 // Resolve finds the served API version by discovery: v2 preferred, v1alpha1 accepted.
 // It reads only the group's versions, not the whole discovery tree.
@@ -329,7 +339,7 @@ func (a *Adapter) SetNodesPerRack(ctx context.Context, ns, name, dc string, n in
 }
 
 // Object returns the checkpoint carrier for a cluster: its annotations.
-func (a *Adapter) Object(ns, name string) *Annotated {
+func (a *Adapter) Object(ns, name string) checkpoint.Object {
 	return &Annotated{a: a, ns: ns, name: name}
 }
 
@@ -391,30 +401,7 @@ func (o *Annotated) PatchAnnotations(ctx context.Context, rv string, set map[str
 }
 
 // Operator is a CassKop operator Deployment that may act on a namespace.
-type Operator struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Replicas  int32  `json:"replicas"`
-	// Watch is the namespace it manages ("" = every namespace).
-	Watch string `json:"watch"`
-	// PausedBy lists the operations holding it paused (checkpoint.PausedByAnnotation).
-	PausedBy []checkpoint.PauseHolder `json:"pausedBy,omitempty"`
-	// running: replicas > 0 or pods still there.
-	running bool
-}
-
-func (o Operator) String() string { return o.Namespace + "/" + o.Name }
-
-// Running reports whether it may act now (replicas > 0, or pods still there).
-func (o Operator) Running() bool { return o.running }
-
-// Scope says which namespaces it manages, in words.
-func (o Operator) Scope() string {
-	if o.Watch == "" {
-		return "every namespace"
-	}
-	return "namespace " + o.Watch
-}
+type Operator = operator.Controller
 
 // RunningOperators finds CassKop Deployments with replicas > 0 that manage ns: in ns
 // itself (the chart's default, WATCH_NAMESPACE = its own namespace) and, when the user
@@ -467,7 +454,7 @@ func OperatorOf(d *appsv1.Deployment) (Operator, bool) {
 		replicas = *d.Spec.Replicas
 	}
 	op := Operator{Namespace: d.Namespace, Name: d.Name, Replicas: replicas, Watch: watchNamespace(d),
-		running: replicas > 0 || d.Status.Replicas > 0}
+		IsRunning: replicas > 0 || d.Status.Replicas > 0}
 	// An unreadable list is kept as one unnamed holder: someone holds it paused.
 	if hs, err := checkpoint.PauseHolders(d.Annotations); err != nil {
 		op.PausedBy = []checkpoint.PauseHolder{{OperationID: "(unreadable " + checkpoint.PausedByAnnotation + ")"}}

@@ -5,7 +5,7 @@ import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 // JMXSecretName is the Secret CassKop gives its Cassandra containers as JMX_USER and
 // JMX_PASSWORD (spec.imageJolokiaSecret, keys username and password; FACTS §spec), or
 // "" when the cluster names none.
-func JMXSecretName(u *unstructured.Unstructured) string {
+func (a *Adapter) JMXSecretName(u *unstructured.Unstructured) string {
 	if u == nil {
 		return ""
 	}

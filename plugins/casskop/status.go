@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -179,9 +180,17 @@ func (s OperatorStatus) MarkOperationDone(ctx context.Context, dc, rack, pod str
 	return s.A.PatchStatus(ctx, s.NS, s.Name, u.GetResourceVersion(), status)
 }
 
-// OperationDone reports whether ro shows the pod operation on pod finished (status Done,
-// pod in podsOK) and the rack's last action done.
-func (s OperatorStatus) OperationDone(ro topology.RackOperation, pod string) bool {
+// OperationDone reports whether the rack's status shows the pod operation on pod
+// finished (status Done, pod in podsOK) and the rack's last action done.
+func (s OperatorStatus) OperationDone(ctx context.Context, dc, rack, pod string) (bool, error) {
+	ro, err := s.RackOperation(ctx, dc, rack)
+	if err != nil {
+		return false, err
+	}
+	return operationDone(ro, pod), nil
+}
+
+func operationDone(ro topology.RackOperation, pod string) bool {
 	if ro.Status != StatusDone || (ro.ActionStatus != "" && ro.ActionStatus != StatusDone) {
 		return false
 	}
@@ -191,4 +200,18 @@ func (s OperatorStatus) OperationDone(ro topology.RackOperation, pod string) boo
 		}
 	}
 	return false
+}
+
+// StuckOn returns nil while the rack's podLastOperation still names an unfinished
+// operation on pod (or on no pod in particular), an error saying what it shows otherwise.
+func (s OperatorStatus) StuckOn(ctx context.Context, dc, rack, pod string) error {
+	ro, err := s.RackOperation(ctx, dc, rack)
+	if err != nil {
+		return err
+	}
+	if ro.Operation == "" || (len(ro.Pods) > 0 && !slices.Contains(ro.Pods, pod)) {
+		return fmt.Errorf("the operator's status of rack %s changed since the plan (pod operation %q %s on %v): it is not stuck on %s any more; nothing written",
+			ro.Key(), ro.Operation, ro.Status, ro.Pods, pod)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -139,7 +140,7 @@ func ProfileStatus(ctx context.Context, e *Env, ns string) (*StatusProfile, erro
 		return nil, err
 	}
 	var stdout, stderr syncBuffer
-	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr})
+	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}, casskop.Plugin{})
 	o.WrapTransport = rec.Wrap
 	o.Execer = ex
 	start := time.Now()

@@ -135,7 +135,7 @@ func RunInProcess(ctx context.Context, e *Env, cl *fixture.Cluster, to int, deco
 		return nil, err
 	}
 	var stdout, stderr syncBuffer
-	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr})
+	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}, casskop.Plugin{})
 	o.WrapTransport = rec.Wrap
 	o.Execer = ex
 	r.Args = scaleArgs(e.KTE.Kubeconfig, cl.Namespace, to, poll)
