@@ -222,6 +222,23 @@ type Target struct {
 	Nodes int      `json:"nodes"`
 	// From is the StatefulSet replicas per rack when the plan was made.
 	From map[string]int `json:"from"`
+	// RackNodes, when set, is the count each rack of the DC must end with, by rack
+	// name (racks of one DC may differ). Unset (every checkpoint written so far): every
+	// rack of the DC ends with Nodes.
+	RackNodes map[string]int `json:"rackNodes,omitempty"`
+}
+
+// Wanted is the count each of racks (every rack of the target DC) must end with.
+func (t Target) Wanted(racks []string) map[string]int {
+	m := make(map[string]int, len(racks))
+	for _, r := range racks {
+		n, ok := t.RackNodes[r]
+		if !ok {
+			n = t.Nodes
+		}
+		m[r] = n
+	}
+	return m
 }
 
 // Step is the record of one planned step.

@@ -105,7 +105,12 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 		}
 		// Guarded by the resourceVersion the assessment read: a cluster resource changed
 		// since (by anyone) fails the write, and abort says to run it again.
-		if err := s.adapter.SetNodesPerRackAt(ctx, cp.Namespace, cp.Cluster, cp.Target.DC, point.replicas, point.rv); err != nil {
+		dc, _ := s.cluster.DC(cp.Target.DC)
+		counts := map[string]int{}
+		for _, r := range dc.Racks {
+			counts[r.Name] = point.replicas
+		}
+		if err := s.adapter.SetRackNodesAt(ctx, cp.Namespace, cp.Cluster, cp.Target.DC, counts, point.rv); err != nil {
 			o.releaseAbort(ctx, s, cp)
 			return fmt.Errorf("cannot set nodesPerRacks of datacenter %s to %d: %w; nothing else changed and the checkpoint is kept, run abort again", cp.Target.DC, point.replicas, err)
 		}

@@ -392,26 +392,22 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		Object: kube.NewObjectReference(s.cluster.APIVersion, s.adapter.Kind(), cp.Namespace, cp.Cluster, cp.ClusterUID),
 	}
 	defer reporter.Flush()
-	var rackSTS []string
-	if dc, ok := s.cluster.DC(cp.Target.DC); ok {
-		for _, r := range dc.Racks {
-			rackSTS = append(rackSTS, r.StatefulSet)
-		}
-	}
+	dc, _ := s.cluster.DC(cp.Target.DC)
 	runner := &operation.Runner{
 		Kube: s.c.Kube, Nodetool: s.nt, Store: s.store,
-		Spec:             s.adapter.DCSpec(cp.Namespace, cp.Cluster, cp.Target.DC),
-		ClusterSelector:  s.adapter.ClusterSelector(cp.Cluster),
-		RackStatefulSets: rackSTS,
-		ServerVersion:    s.cluster.ServerVersion,
-		Operator:         operatorState(s.adapter, cp, o.Now),
-		Reporter:         reporter,
-		Lease:            time.Duration(self.LeaseSeconds) * time.Second,
-		Poll:             f.pollInterval,
-		StallAfter:       f.stallAfter,
-		StepTimeout:      f.stepTimeout,
-		Now:              o.Now,
-		SampleEvery:      o.SampleEvery,
+		Spec:            s.adapter.DCSpec(cp.Namespace, cp.Cluster, cp.Target.DC),
+		ClusterSelector: s.adapter.ClusterSelector(cp.Cluster),
+		Racks:           dc.Racks,
+		CountWords:      s.adapter.CountWords(),
+		ServerVersion:   s.cluster.ServerVersion,
+		Operator:        operatorState(s.adapter, cp, o.Now),
+		Reporter:        reporter,
+		Lease:           time.Duration(self.LeaseSeconds) * time.Second,
+		Poll:            f.pollInterval,
+		StallAfter:      f.stallAfter,
+		StepTimeout:     f.stepTimeout,
+		Now:             o.Now,
+		SampleEvery:     o.SampleEvery,
 	}
 	if d, ok := s.store.Obj.(interface{ Deleting() bool }); ok {
 		runner.Deleting = d.Deleting

@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 // Runner runs (or resumes) a checkpointed scale-down to its end.
@@ -20,17 +21,18 @@ type Runner struct {
 	Nodetool steps.Nodetool
 	Store    *checkpoint.Store
 	Spec     steps.ClusterSpec
-	// ClusterSelector selects all pods of the cluster; RackStatefulSets are every
-	// StatefulSet of the target DC.
-	ClusterSelector  string
-	RackStatefulSets []string
-	ServerVersion    string
-	Reporter         engine.Reporter
-	Poll             time.Duration
-	StallAfter       time.Duration
-	StepTimeout      time.Duration
-	Lease            time.Duration
-	Now              func() time.Time
+	// ClusterSelector selects all pods of the cluster; Racks are every rack of the
+	// target DC; CountWords names the spec's count (operator.Counts).
+	ClusterSelector string
+	Racks           []topology.Rack
+	CountWords      string
+	ServerVersion   string
+	Reporter        engine.Reporter
+	Poll            time.Duration
+	StallAfter      time.Duration
+	StepTimeout     time.Duration
+	Lease           time.Duration
+	Now             func() time.Time
 	// SampleEvery is the shortest interval between progress reads while a
 	// decommission call runs (steps.World.SampleEvery; 0: 5 s).
 	SampleEvery time.Duration
@@ -55,7 +57,7 @@ func (r *Runner) CurrentStep() string {
 func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoint.LastOperation, error) {
 	w := &steps.World{
 		Kube: r.Kube, Nodetool: r.Nodetool, Spec: r.Spec, Namespace: cp.Namespace,
-		ClusterSelector: r.ClusterSelector, RackStatefulSets: r.RackStatefulSets, CP: cp,
+		ClusterSelector: r.ClusterSelector, Racks: r.Racks, CountWords: r.CountWords, CP: cp,
 		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
 		Operator: r.Operator, Deleting: r.Deleting, SampleEvery: r.SampleEvery,
 	}

@@ -134,22 +134,28 @@ type Controllers interface {
 	ManagedClusters(ctx context.Context, c Controller) ([]topology.Cluster, error)
 }
 
-// Counts is how the spec keeps the number of nodes of a datacenter's racks.
+// Counts is how the spec keeps the number of nodes of a datacenter's racks. The neutral
+// model is a count per rack (topology.Rack.Nodes); each operator maps it onto its spec:
+// CassKop keeps one count per datacenter (nodesPerRacks), so its racks can only be
+// written equal; cass-operator keeps a datacenter size that it splits over the racks.
 type Counts interface {
-	// DCSpec is the count of one datacenter of one cluster resource, as the steps
-	// read and write it.
+	// DCSpec is the counts of one datacenter of one cluster resource, as the steps
+	// read and write them.
 	DCSpec(ns, name, dc string) DCSpec
-	// SetNodesPerRackAt writes dc's count only if the resource is still at
+	// SetRackNodesAt writes dc's rack counts only if the resource is still at
 	// resourceVersion rv (abort).
-	SetNodesPerRackAt(ctx context.Context, ns, name, dc string, n int, rv string) error
+	SetRackNodesAt(ctx context.Context, ns, name, dc string, racks map[string]int, rv string) error
+	// CountWords names the spec's count in messages and plans, e.g. "nodesPerRacks".
+	CountWords() string
 }
 
-// DCSpec reads and writes one datacenter's count in the cluster resource.
+// DCSpec reads and writes the rack counts of one datacenter in the cluster resource.
 type DCSpec interface {
-	// NodesPerRack is the count the resource asks for in the DC.
-	NodesPerRack(ctx context.Context) (int, error)
-	// SetNodesPerRack writes that count.
-	SetNodesPerRack(ctx context.Context, n int) error
+	// RackNodes is the count the resource asks for each rack of the DC, by rack name.
+	RackNodes(ctx context.Context) (map[string]int, error)
+	// SetRackNodes writes the counts of racks (rack name -> nodes); an operator whose
+	// spec cannot express them (CassKop: unequal racks) refuses and writes nothing.
+	SetRackNodes(ctx context.Context, racks map[string]int) error
 }
 
 // StatusRepair is offered by an operator whose own status can be left stuck by an

@@ -45,7 +45,7 @@ func buildKind(w *World) (map[string]engine.Step, error) {
 			}
 			continue
 		case checkpoint.StepUpdateCluster:
-			out[s.ID] = &UpdateCluster{w: w, target: w.CP.Target.Nodes}
+			out[s.ID] = newUpdateCluster(w)
 			continue
 		}
 		n, ok := w.CP.Node(s.Pod)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 // ShrinkStatefulSet sets the rack's StatefulSet replicas to the node's ordinal, so the
@@ -437,55 +439,61 @@ func (s *DeletePVCs) KeepsObservations() {}
 // Evident implements engine.Evident: the claims show whether they are being deleted.
 func (s *DeletePVCs) Evident() {}
 
-// UpdateCluster brings the operator's cluster resource in line with the StatefulSets.
+// UpdateCluster brings the operator's cluster resource in line with the StatefulSets:
+// every rack of the target DC asks for the count it must end with (want).
 type UpdateCluster struct {
-	w      *World
-	target int
+	w    *World
+	want map[string]int
+}
+
+func newUpdateCluster(w *World) *UpdateCluster {
+	return &UpdateCluster{w: w, want: w.CP.Target.Wanted(rackNames(w.Racks))}
 }
 
 // Describe implements engine.Describer.
 func (s *UpdateCluster) Describe() string {
-	return fmt.Sprintf("set %s nodesPerRacks of datacenter %s to %d", s.w.CP.Cluster, s.w.CP.Target.DC, s.target)
+	return fmt.Sprintf("set %s %s of datacenter %s to %s", s.w.CP.Cluster, s.w.countWords(), s.w.CP.Target.DC, countText(s.want))
 }
 
+// statefulSetsAtTarget: every rack's StatefulSet has the count the rack must end with.
 func (s *UpdateCluster) statefulSetsAtTarget(ctx context.Context) error {
 	var off []string
-	for _, name := range s.w.RackStatefulSets {
-		sts, err := s.w.getSTS(ctx, name)
+	for _, r := range s.w.Racks {
+		sts, err := s.w.getSTS(ctx, r.StatefulSet)
 		if err != nil {
 			return err
 		}
-		if r := replicasOf(sts); r != s.target {
-			off = append(off, fmt.Sprintf("%s has %d", name, r))
+		if n := replicasOf(sts); n != s.want[r.Name] {
+			off = append(off, fmt.Sprintf("%s has %d", r.StatefulSet, n))
 		}
 	}
 	if len(off) > 0 {
 		sort.Strings(off)
-		return fmt.Errorf("not every rack of datacenter %s is at %d nodes: %s", s.w.CP.Target.DC, s.target, strings.Join(off, ", "))
+		return fmt.Errorf("not every rack of datacenter %s is at %s nodes: %s", s.w.CP.Target.DC, countText(s.want), strings.Join(off, ", "))
 	}
 	return nil
 }
 
-// Done: the spec asks for the target and every rack's StatefulSet has it.
+// Done: the spec asks for the wanted counts and every rack's StatefulSet has them.
 func (s *UpdateCluster) Done(ctx context.Context) (bool, error) {
-	n, err := s.w.Spec.NodesPerRack(ctx)
+	have, err := s.w.Spec.RackNodes(ctx)
 	if err != nil {
 		return false, err
 	}
-	if n != s.target {
+	if !sameCounts(have, s.want) {
 		return false, nil
 	}
 	return s.statefulSetsAtTarget(ctx) == nil, nil
 }
 
-// Safe: only when every rack of the DC has the target count, so CR and StatefulSets agree.
+// Safe: only when every rack of the DC has its wanted count, so CR and StatefulSets agree.
 func (s *UpdateCluster) Safe(ctx context.Context) error { return s.statefulSetsAtTarget(ctx) }
 
-// Do writes the count.
+// Do writes the counts.
 func (s *UpdateCluster) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
-	if err := s.w.Spec.SetNodesPerRack(ctx, s.target); err != nil {
+	if err := s.w.Spec.SetRackNodes(ctx, s.want); err != nil {
 		return &engine.Retryable{Err: fmt.Errorf("cannot update the cluster resource: %w", err)}
 	}
 	return nil
@@ -510,4 +518,53 @@ func progressEvery(w *World) time.Duration {
 		d = time.Second
 	}
 	return d
+}
+
+// sameCounts reports whether have gives every rack of want its count.
+func sameCounts(have, want map[string]int) bool {
+	for r, n := range want {
+		if got, ok := have[r]; !ok || got != n {
+			return false
+		}
+	}
+	return true
+}
+
+// countText is a count per rack in words: one number when every rack has it
+// ("3"), else "rack1=3, rack2=2".
+func countText(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	equal, first := true, -1
+	for r, n := range m {
+		names = append(names, r)
+		if first >= 0 && n != first {
+			equal = false
+		}
+		first = n
+	}
+	if equal && first >= 0 {
+		return strconv.Itoa(first)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, r := range names {
+		parts[i] = fmt.Sprintf("%s=%d", r, m[r])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func rackNames(racks []topology.Rack) []string {
+	names := make([]string, len(racks))
+	for i, r := range racks {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// countWords names the spec's count in messages ("nodesPerRacks"), or says it plainly.
+func (w *World) countWords() string {
+	if w.CountWords != "" {
+		return w.CountWords
+	}
+	return "rack counts"
 }

@@ -131,31 +131,46 @@ func (s *ResumeOperator) Safe(context.Context) error { return nil }
 // nodesPerRacks: stop with exit 3 naming the edit and the ways forward (the operator
 // would change the StatefulSets to follow the edit).
 func (s *ResumeOperator) Recheck(ctx context.Context) error {
-	up := &UpdateCluster{w: s.w, target: s.w.CP.Target.Nodes}
-	n, err := s.w.Spec.NodesPerRack(ctx)
+	want := newUpdateCluster(s.w).want
+	spec, err := s.w.Spec.RackNodes(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot read the cluster resource before restoring operator Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
 	}
 	var have []string
-	for _, name := range s.w.RackStatefulSets {
-		sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
+	for _, r := range s.w.Racks {
+		sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, r.StatefulSet, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("cannot read StatefulSet %s before restoring operator Deployment %s/%s: %w", name, s.op.Namespace, s.op.Name, err)
+			return fmt.Errorf("cannot read StatefulSet %s before restoring operator Deployment %s/%s: %w", r.StatefulSet, s.op.Namespace, s.op.Name, err)
 		}
-		if r := replicasOf(sts); r != n || r != up.target {
-			have = append(have, fmt.Sprintf("%s has %d", name, r))
+		if n := replicasOf(sts); n != spec[r.Name] || n != want[r.Name] {
+			have = append(have, fmt.Sprintf("%s has %d", r.StatefulSet, n))
 		}
 	}
-	if n == up.target && len(have) == 0 {
+	if sameCounts(spec, want) && len(have) == 0 {
 		return nil
 	}
-	ns, cl := s.w.CP.Namespace, s.w.CP.Cluster
+	return s.editedSpec(countText(subset(spec, want)), countText(want), have)
+}
+
+// editedSpec is the refusal to restore the operator after someone edited the spec's
+// counts (now) away from what the StatefulSets have (want).
+func (s *ResumeOperator) editedSpec(now, want string, have []string) error {
+	ns, cl, dc, field := s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Target.DC, s.w.countWords()
 	if len(have) == 0 {
-		have = []string{fmt.Sprintf("every StatefulSet has %d", up.target)}
+		have = []string{fmt.Sprintf("every StatefulSet has %s", want)}
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("not restoring operator Deployment %s/%s: nodesPerRacks of %s is now %d in the cluster resource, but the StatefulSets have %d (%s): someone edited it, and the operator would change the StatefulSets to follow. "+
-		"The operator stays paused. Put nodesPerRacks of %s back to %d and run `kubectl cassandra resume -n %s %s`, or run `kubectl cassandra abort -n %s %s`, which sets nodesPerRacks to the StatefulSets' replicas and restores the operator",
-		s.op.Namespace, s.op.Name, s.w.CP.Target.DC, n, up.target, strings.Join(have, ", "), s.w.CP.Target.DC, up.target, ns, cl, ns, cl)}
+	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("not restoring operator Deployment %s/%s: %s of %s is now %s in the cluster resource, but the StatefulSets have %s (%s): someone edited it, and the operator would change the StatefulSets to follow. "+
+		"The operator stays paused. Put %s of %s back to %s and run `kubectl cassandra resume -n %s %s`, or run `kubectl cassandra abort -n %s %s`, which sets %s to the StatefulSets' replicas and restores the operator",
+		s.op.Namespace, s.op.Name, field, dc, now, want, strings.Join(have, ", "), field, dc, want, ns, cl, ns, cl, field)}
+}
+
+// subset is m restricted to the racks of keys.
+func subset(m, keys map[string]int) map[string]int {
+	out := make(map[string]int, len(keys))
+	for k := range keys {
+		out[k] = m[k]
+	}
+	return out
 }
 
 // Do leaves the Deployment's holders and restores the replicas if no other operation

@@ -106,7 +106,7 @@ func TestRestoreRecheckNamesEdit(t *testing.T) {
 	if err := st.Recheck(ctx); err != nil {
 		t.Fatalf("agreeing: %v", err)
 	}
-	if err := sw.Spec.SetNodesPerRack(ctx, 4); err != nil {
+	if err := sw.Spec.SetRackNodes(ctx, map[string]int{"rack1": 4}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Safe(ctx); err != nil {
@@ -122,7 +122,7 @@ func TestRestoreRecheckNamesEdit(t *testing.T) {
 			t.Fatalf("message %q does not say %q", err, want)
 		}
 	}
-	if err := sw.Spec.SetNodesPerRack(ctx, 3); err != nil {
+	if err := sw.Spec.SetRackNodes(ctx, map[string]int{"rack1": 3}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Recheck(ctx); err != nil {

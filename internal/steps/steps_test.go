@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -40,7 +41,7 @@ func setup(t *testing.T, version string) (*world.World, *World, checkpoint.Node)
 		HostID: nv.HostID, PVCs: []checkpoint.PVC{{Name: "data-" + pod, UID: "pvc-data-" + pod}}}
 	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, Nodes: []checkpoint.Node{n}}
 	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
-		RackStatefulSets: []string{"demo-dc1-rack1"}, CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: version + ".0",
+		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: version + ".0",
 		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
 	sw.uncached = true
 	return w, sw, n
@@ -265,7 +266,7 @@ func TestDeletePVCsStep(t *testing.T) {
 func TestUpdateClusterStep(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	st := &UpdateCluster{w: sw, target: 2}
+	st := &UpdateCluster{w: sw, want: map[string]int{"rack1": 2}}
 	mustDone(t, st, false)
 	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "demo-dc1-rack1 has 3") {
 		t.Fatalf("Safe before the shrink: %v", err)
@@ -295,7 +296,7 @@ func TestOperatorSteps(t *testing.T) {
 	d := obj.(*appsv1.Deployment)
 	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: string(d.UID), Replicas: 1}
 	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, PausedOperator: &op}
-	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, RackStatefulSets: []string{"demo-dc1-rack1"}, Reporter: nopReporter{},
+	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Reporter: nopReporter{},
 		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
 	sw.uncached = true
 	pause, restore := &PauseOperator{w: sw, op: op}, &ResumeOperator{w: sw, op: op}

@@ -20,6 +20,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 // Nodetool is what the steps ask Cassandra.
@@ -29,13 +31,9 @@ type Nodetool interface {
 	Decommission(ctx context.Context, pod string, force bool) (nodetool.Outcome, string)
 }
 
-// ClusterSpec is the operator's cluster resource, as far as the final step needs it.
-type ClusterSpec interface {
-	// NodesPerRack is the count the resource asks for in the target DC.
-	NodesPerRack(ctx context.Context) (int, error)
-	// SetNodesPerRack writes that count.
-	SetNodesPerRack(ctx context.Context, n int) error
-}
+// ClusterSpec is the operator's cluster resource, as far as the final step needs it:
+// the rack counts of the target DC (internal/operator).
+type ClusterSpec = operator.DCSpec
 
 // World is what the steps share: clients, the plan, and how to wait.
 type World struct {
@@ -45,12 +43,14 @@ type World struct {
 	Namespace string
 	// ClusterSelector selects every pod of the cluster (to find ring readers).
 	ClusterSelector string
-	// RackStatefulSets are the StatefulSets of every rack of the target DC, which must
-	// all be at the target count before the spec is updated.
-	RackStatefulSets []string
-	CP               *checkpoint.Checkpoint
-	Reporter         engine.Reporter
-	Poll             time.Duration
+	// Racks are every rack of the target DC, each of which must be at its wanted count
+	// (checkpoint.Target.Wanted) before the spec is updated.
+	Racks []topology.Rack
+	// CountWords names the spec's count in messages ("nodesPerRacks"; operator.Counts).
+	CountWords string
+	CP         *checkpoint.Checkpoint
+	Reporter   engine.Reporter
+	Poll       time.Duration
 	// StallAfter: a node LEAVING with no stream for this long is probed by issuing the
 	// decommission again (4.0+ only, where a second call answers "still decommissioning"
 	// if one runs; 3.11 would start a duplicate).
@@ -274,7 +274,7 @@ func Build(w *World) (map[string]engine.Step, error) {
 	for _, s := range w.CP.Steps {
 		switch s.Kind {
 		case checkpoint.StepUpdateCluster:
-			out[s.ID] = &UpdateCluster{w: w, target: w.CP.Target.Nodes}
+			out[s.ID] = newUpdateCluster(w)
 			continue
 		case checkpoint.StepPauseOperator:
 			out[s.ID] = &PauseOperator{w: w, op: *w.CP.PausedOperator}

@@ -38,11 +38,16 @@ func (c Cluster) IsSeed(pod string) bool {
 	return false
 }
 
-// DC is a datacenter; every rack of it has NodesPerRack nodes in the spec.
+// DC is a datacenter and its racks.
 type DC struct {
-	Name         string `json:"name"`
+	Name string `json:"name"`
+	// NodesPerRack: deprecated, the racks' common count (Rack.Nodes is the model);
+	// removed once its last readers use Rack.Nodes.
 	NodesPerRack int    `json:"nodesPerRack"`
 	Racks        []Rack `json:"racks"`
+	// Spec is the operator's words for what the resource asks of the DC, for display
+	// ("nodesPerRacks 3").
+	Spec string `json:"-"`
 }
 
 // Rack is one rack, backed by one StatefulSet whose pods carry Labels.
@@ -51,6 +56,29 @@ type Rack struct {
 	Name        string            `json:"name"`
 	StatefulSet string            `json:"statefulSet"`
 	Labels      map[string]string `json:"labels"`
+	// Nodes is the count the cluster resource asks for this rack. Racks of one DC may
+	// differ (cass-operator splits a DC's size over its racks, the first ones taking one
+	// more); CassKop's are always equal.
+	Nodes int `json:"nodes"`
+}
+
+// RackNodes is the count the resource asks for each rack of the DC, by rack name.
+func (d DC) RackNodes() map[string]int {
+	m := make(map[string]int, len(d.Racks))
+	for _, r := range d.Racks {
+		m[r.Name] = r.Nodes
+	}
+	return m
+}
+
+// Rack returns the rack of the DC named name.
+func (d DC) Rack(name string) (Rack, bool) {
+	for _, r := range d.Racks {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Rack{}, false
 }
 
 // LabelSelector renders Labels as a selector string, keys sorted.

@@ -224,7 +224,7 @@ func (a *Adapter) FromObject(u *unstructured.Unstructured) (topology.Cluster, er
 	}
 	dcs := s.Topology.DC
 	if len(dcs) == 0 {
-		cl.DCs = []topology.DC{{Name: "dc1", NodesPerRack: global, Racks: []topology.Rack{rack(u.GetName(), "dc1", "rack1")}}}
+		cl.DCs = []topology.DC{dcOf(u.GetName(), "dc1", global, []string{"rack1"})}
 		return cl, nil
 	}
 	for _, d := range dcs {
@@ -232,14 +232,14 @@ func (a *Adapter) FromObject(u *unstructured.Unstructured) (topology.Cluster, er
 		if d.NodesPerRacks != nil {
 			n = *d.NodesPerRacks
 		}
-		dc := topology.DC{Name: d.Name, NodesPerRack: n}
-		if len(d.Rack) == 0 {
-			dc.Racks = []topology.Rack{rack(u.GetName(), d.Name, "rack1")}
+		racks := []string{"rack1"}
+		if len(d.Rack) > 0 {
+			racks = racks[:0]
+			for _, r := range d.Rack {
+				racks = append(racks, r.Name)
+			}
 		}
-		for _, r := range d.Rack {
-			dc.Racks = append(dc.Racks, rack(u.GetName(), d.Name, r.Name))
-		}
-		cl.DCs = append(cl.DCs, dc)
+		cl.DCs = append(cl.DCs, dcOf(u.GetName(), d.Name, n, racks))
 	}
 	return cl, nil
 }
@@ -262,8 +262,14 @@ func RackLabels(cluster, dc, rackName string) map[string]string {
 	}
 }
 
-func rack(cluster, dc, name string) topology.Rack {
-	return topology.Rack{DC: dc, Name: name, StatefulSet: StatefulSetName(cluster, dc, name), Labels: RackLabels(cluster, dc, name)}
+// dcOf is a DC whose racks all ask for CassKop's one count of the DC (nodesPerRacks).
+func dcOf(cluster, dc string, nodesPerRacks int, racks []string) topology.DC {
+	d := topology.DC{Name: dc, NodesPerRack: nodesPerRacks, Spec: fmt.Sprintf("%s %d", CountField, nodesPerRacks)}
+	for _, name := range racks {
+		d.Racks = append(d.Racks, topology.Rack{DC: dc, Name: name, Nodes: nodesPerRacks,
+			StatefulSet: StatefulSetName(cluster, dc, name), Labels: RackLabels(cluster, dc, name)})
+	}
+	return d
 }
 
 // Busy lists why CassKop is not idle (FACTS §4.3), from the CR status. A cluster
@@ -529,28 +535,54 @@ func (a *Adapter) ManagedClusters(ctx context.Context, op Operator) ([]topology.
 	return a.List(ctx, op.Watch)
 }
 
-// DCSpec is the count of one datacenter in one cluster resource (steps.ClusterSpec).
+// DCSpec is the counts of one datacenter in one cluster resource (operator.DCSpec).
 type DCSpec struct {
 	A            *Adapter
 	NS, Name, DC string
 }
 
-// NodesPerRack reads the DC's count as CassKop resolves it.
-func (d DCSpec) NodesPerRack(ctx context.Context) (int, error) {
+// RackNodes reads the DC's count as CassKop resolves it, for each of its racks.
+func (d DCSpec) RackNodes(ctx context.Context) (map[string]int, error) {
 	cl, _, err := d.A.Get(ctx, d.NS, d.Name)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	dc, ok := cl.DC(d.DC)
 	if !ok {
-		return 0, fmt.Errorf("cluster %s has no datacenter %s", d.Name, d.DC)
+		return nil, fmt.Errorf("cluster %s has no datacenter %s", d.Name, d.DC)
 	}
-	return dc.NodesPerRack, nil
+	return dc.RackNodes(), nil
 }
 
-// SetNodesPerRack writes the DC's count.
-func (d DCSpec) SetNodesPerRack(ctx context.Context, n int) error {
+// SetRackNodes writes the DC's one count, which must be the same for every rack named.
+func (d DCSpec) SetRackNodes(ctx context.Context, racks map[string]int) error {
+	n, err := oneCount(d.DC, racks)
+	if err != nil {
+		return err
+	}
 	return d.A.SetNodesPerRack(ctx, d.NS, d.Name, d.DC, n)
+}
+
+// CountField is the spec field CassKop keeps a datacenter's count in.
+const CountField = "nodesPerRacks"
+
+// CountWords names CassKop's count in messages and plans.
+func (a *Adapter) CountWords() string { return CountField }
+
+// oneCount is the one nodesPerRacks that gives every rack its count: CassKop keeps a
+// count per datacenter, not per rack, so racks that differ cannot be written.
+func oneCount(dc string, racks map[string]int) (int, error) {
+	n, first := 0, true
+	for _, c := range racks {
+		if !first && c != n {
+			return 0, fmt.Errorf("CassKop keeps one %s per datacenter: the racks of %s cannot have different counts (%v)", CountField, dc, racks)
+		}
+		n, first = c, false
+	}
+	if first {
+		return 0, fmt.Errorf("no rack of datacenter %s to count", dc)
+	}
+	return n, nil
 }
 
 // nodesPerRackPatch is the JSON patch operations that set dc's nodesPerRacks in u: the

@@ -9,11 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// SetNodesPerRackAt writes dc's nodesPerRacks only if the CassandraCluster is still at
+// SetRackNodesAt writes dc's nodesPerRacks only if the CassandraCluster is still at
 // resourceVersion rv (the version whose count and StatefulSets the caller judged): a
 // JSON patch whose first operation tests metadata.resourceVersion, so any change since
 // fails it with 422 and nothing is written. abort uses it (internal/cli/abort.go).
-func (a *Adapter) SetNodesPerRackAt(ctx context.Context, ns, name, dc string, n int, rv string) error {
+func (a *Adapter) SetRackNodesAt(ctx context.Context, ns, name, dc string, racks map[string]int, rv string) error {
+	n, err := oneCount(dc, racks)
+	if err != nil {
+		return err
+	}
 	c, err := a.client(ns)
 	if err != nil {
 		return err
