@@ -194,7 +194,7 @@ func (w *World) refuseDeleting(id string) error {
 	if w.Deleting == nil || !w.Deleting() {
 		return nil
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("CassandraCluster %s/%s is being deleted (metadata.deletionTimestamp is set): stopped before %s, which did nothing. "+
+	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the cluster resource %s/%s is being deleted (metadata.deletionTimestamp is set): stopped before %s, which did nothing. "+
 		"Nothing more will be done to a cluster being deleted; if the deletion was a mistake and it is held by a finalizer, remove the deletion's cause first",
 		w.CP.Namespace, w.CP.Cluster, id)}
 }
