@@ -9,7 +9,7 @@ import (
 )
 
 // Credentials are a JMX user and password, for Cassandra run with JMX authentication
-// (LOCAL_JMX=no and jmxremote.authenticate=true, NODETOOL.md §1).
+// (LOCAL_JMX=no and jmxremote.authenticate=true).
 type Credentials struct {
 	Username, Password string
 }
@@ -135,7 +135,7 @@ func Redact(argv []string) []string {
 }
 
 // AuthError means nodetool reached Cassandra's JMX port and was refused by its
-// authentication ("SecurityException: 'Authentication failed! …'", NODETOOL.md §1): the
+// authentication ("SecurityException: 'Authentication failed! …'", see auth_test.go): the
 // node runs, its state is unknown. It is never an *UnreachableError, which callers take
 // for a stopped Cassandra (restart's pod deletion, a decommissioned node that left).
 type AuthError struct {
