@@ -47,19 +47,19 @@ func (c Credentials) check() error {
 // command is the argv for `nodetool args...` and the stdin it needs ("" when none).
 func (c Client) command(ctx context.Context, args []string) ([]string, string, error) {
 	if c.Auth == nil {
-		return Argv(args...), "", nil
+		return argv(args...), "", nil
 	}
 	cred, err := c.Auth(ctx)
 	if err != nil {
 		return nil, "", err
 	}
 	if cred == nil {
-		return Argv(args...), "", nil
+		return argv(args...), "", nil
 	}
 	if err := cred.check(); err != nil {
 		return nil, "", err
 	}
-	return Argv(append(authArgs(*cred), args...)...), cred.Username + " " + cred.Password + "\n", nil
+	return argv(append(authArgs(*cred), args...)...), cred.Username + " " + cred.Password + "\n", nil
 }
 
 // exec runs `nodetool args...` with the credentials, if any, on stdin.

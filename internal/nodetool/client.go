@@ -32,10 +32,10 @@ const (
 	readBackoff  = 200 * time.Millisecond
 )
 
-// Argv is the command line for `nodetool args...`: through env, with LANG=C so numbers
+// argv is the command line for `nodetool args...`: through env, with LANG=C so numbers
 // print with a dot, and the JVM option that newer JDKs need for nodetool's JMX URL
 // (CASSANDRA-17581).
-func Argv(args ...string) []string {
+func argv(args ...string) []string {
 	return append([]string{"env", "LANG=C", "JAVA_TOOL_OPTIONS=-Dcom.sun.jndi.rmiURLParsing=legacy", "nodetool"}, args...)
 }
 

@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// NodetoolCommands are read on every pod, in this order.
-var NodetoolCommands = []string{"status", "info", "netstats", "describecluster"}
+// nodetoolCommands are read on every pod, in this order.
+var nodetoolCommands = []string{"status", "info", "netstats", "describecluster"}
 
 // Operator names an operator Deployment to include.
 type Operator struct{ Namespace, Name string }
@@ -415,7 +415,7 @@ func (b *builder) nodetool(ctx context.Context, pods []corev1.Pod) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			answered := false
-			for _, cmd := range NodetoolCommands {
+			for _, cmd := range nodetoolCommands {
 				out, errOut, err := b.cfg.Nodetool(ctx, pod, cmd)
 				s := out
 				if errOut != "" {
@@ -547,7 +547,7 @@ func (r *Report) Summary(w io.Writer, archive string) {
 	}
 	fmt.Fprintf(w, "  operator: %s\n", strings.Join(ops, ", "))
 	if c.Nodetool {
-		fmt.Fprintf(w, "  nodetool %s: %d of %d pods answered\n", strings.Join(NodetoolCommands, ", "), c.NodetoolPods, c.Pods)
+		fmt.Fprintf(w, "  nodetool %s: %d of %d pods answered\n", strings.Join(nodetoolCommands, ", "), c.NodetoolPods, c.Pods)
 	} else {
 		fmt.Fprintln(w, "  nodetool: skipped (--nodetool=false)")
 	}
