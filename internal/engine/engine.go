@@ -1,6 +1,8 @@
-// Package engine runs a planned operation step by step. Before a step acts, the
-// checkpoint says so; whether a step is done is always asked of the real world, so a
-// run can be killed anywhere and resumed from any machine.
+// Package engine runs a planned operation step by step. Whether a step is done is
+// always asked of the real world; a step whose effect the world cannot show in full is
+// written "started" in the checkpoint before it acts; and no action runs before this run
+// has proved it still holds the checkpoint. So a run can be killed anywhere and resumed
+// from any machine.
 package engine
 
 import (
