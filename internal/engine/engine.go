@@ -1,6 +1,8 @@
-// Package engine runs a planned operation step by step. Before a step acts, the
-// checkpoint says so; whether a step is done is always asked of the real world, so a
-// run can be killed anywhere and resumed from any machine.
+// Package engine runs a planned operation step by step. Whether a step is done is
+// always asked of the real world; a step whose effect the world cannot show in full is
+// written "started" in the checkpoint before it acts; and no action runs before this run
+// has proved it still holds the checkpoint. So a run can be killed anywhere and resumed
+// from any machine.
 package engine
 
 import (
@@ -64,7 +66,7 @@ type Rechecker interface {
 	Recheck(ctx context.Context) error
 }
 
-// NotYet is a Recheck's or Guard's answer that the step must not act now and nothing
+// NotYet is a Recheck's answer that the step must not act now and nothing
 // happened: the step goes back to pending and Safe is asked again.
 type NotYet struct{ Reason string }
 
@@ -177,6 +179,9 @@ type Engine struct {
 	// step met in this run (for the message when the cap is reached).
 	tries   map[string]int
 	lastErr map[string]string
+	// forced holds the steps a Redo sent the run back to, by index, with the reason:
+	// their action runs again without asking Done (used by the run's goroutine only).
+	forced map[int]string
 	// stop is why the run must stop at its next safe point (a failed lease renewal); halt
 	// cancels the run's waits with it.
 	stop error
@@ -217,6 +222,12 @@ func (e *Engine) Current() string {
 	return e.current
 }
 
+func (e *Engine) setCurrent(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.current = id
+}
+
 // Run executes every step that is not done. Cancelling ctx interrupts the run at the
 // next safe point: never between an action and the checkpoint write that records it.
 //
@@ -242,6 +253,28 @@ func (e *Engine) Run(ctx context.Context) error {
 // run is Run's loop: waits and checks use ctx (halted by a failed renewal), actions the
 // caller's actx (an action under way is never cut by a renewal failure).
 func (e *Engine) run(ctx, actx context.Context) error {
+	e.setDefaults()
+	if e.Lease > 0 {
+		rctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go e.renew(rctx)
+	}
+	e.mu.Lock()
+	e.tries, e.lastErr = map[string]int{}, map[string]string{}
+	e.mu.Unlock()
+	e.forced = map[int]string{}
+	for i := 0; i < len(e.CP.Steps); {
+		next, err := e.runStep(ctx, actx, i)
+		if err != nil {
+			return err
+		}
+		i = next
+	}
+	e.setCurrent("")
+	return nil
+}
+
+func (e *Engine) setDefaults() {
 	if e.MaxAttempts == 0 {
 		e.MaxAttempts = 5
 	}
@@ -251,229 +284,279 @@ func (e *Engine) run(ctx, actx context.Context) error {
 	if e.StepTimeout == 0 {
 		e.StepTimeout = 30 * time.Minute
 	}
-	if e.Lease > 0 {
-		rctx, stop := context.WithCancel(ctx)
-		defer stop()
-		go e.renew(rctx)
+}
+
+// turn is one pass of the run over one step.
+type turn struct {
+	i    int
+	rec  *checkpoint.Step
+	st   Step
+	desc string
+	// forced says the step is being redone (its Done is not asked); reason is why.
+	forced  bool
+	reason  string
+	evident bool
+	passive bool
+}
+
+// runStep works on step i and says which step comes next: i+1 once it is done, i again
+// to ask the world before another attempt, an earlier one to redo it. The runbook: done
+// already? may it be attempted, is it safe? record its start (the proof of the lock);
+// recheck right before the action; act; wait for the effect; done.
+func (e *Engine) runStep(ctx, actx context.Context, i int) (int, error) {
+	s, err := e.turnFor(ctx, i)
+	if err != nil {
+		return i, err
 	}
-	e.mu.Lock()
-	e.tries, e.lastErr = map[string]int{}, map[string]string{}
-	e.mu.Unlock()
-	forced := map[int]string{}
-	for i := 0; i < len(e.CP.Steps); i++ {
+	if !s.forced {
+		if done, err := e.doneAlready(ctx, s); err != nil || done {
+			return i + 1, err
+		}
+	}
+	if err := e.mayAct(ctx, s); err != nil {
+		return i, err
+	}
+	if err := e.recordStart(ctx, s); err != nil {
+		return i, err
+	}
+	if err := e.stopped(); err != nil {
+		return i, err
+	}
+	if again, err := e.recheck(ctx, s); err != nil || again {
+		return i, err // again: back to Safe, which waits for the world
+	}
+	if again, err := e.act(ctx, actx, s); err != nil || again {
+		return i, err // again: ask the real world before the next attempt
+	}
+	if ctx.Err() != nil {
+		return i, ErrInterrupted
+	}
+	if err := e.wait(ctx, s.rec.ID, s.st); err != nil {
+		return e.waitFailed(ctx, s, err)
+	}
+	e.finish(s, false)
+	return i + 1, nil
+}
+
+// turnFor starts a pass over step i, unless the run was interrupted or must stop.
+func (e *Engine) turnFor(ctx context.Context, i int) (*turn, error) {
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	if err := e.stopped(); err != nil {
+		return nil, err
+	}
+	rec := &e.CP.Steps[i]
+	st, ok := e.Steps[rec.ID]
+	if !ok {
+		return nil, fmt.Errorf("no implementation for step %s", rec.ID)
+	}
+	e.setCurrent(rec.ID)
+	s := &turn{i: i, rec: rec, st: st, desc: describe(st, rec.ID)}
+	s.reason, s.forced = e.forced[i]
+	delete(e.forced, i)
+	_, s.evident = st.(Evident)
+	_, s.passive = st.(Passive)
+	return s, nil
+}
+
+// doneAlready asks the real world whether the step's effect is there (a resumed run,
+// or an action whose record a crash lost) and records it done if so.
+func (e *Engine) doneAlready(ctx context.Context, s *turn) (bool, error) {
+	done, err := e.doneWithRetry(ctx, s.rec.ID, s.st)
+	if err != nil || !done {
+		return false, err
+	}
+	e.finish(s, s.rec.State != checkpoint.StateStarted)
+	return true, nil
+}
+
+// mayAct refuses a step whose action failed MaxAttempts times in this run, then waits
+// for Safe.
+func (e *Engine) mayAct(ctx context.Context, s *turn) error {
+	if tries := e.triesOf(s.rec.ID); tries >= e.MaxAttempts {
+		return &Fatal{Code: 1, Err: fmt.Errorf("step %s failed %d times in this run (last error: %s)", s.rec.ID, tries, e.lastError(s.rec, s.reason))}
+	}
+	if err := e.safe(ctx, s.rec.ID, s.st); err != nil {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
-		if err := e.stopped(); err != nil {
-			return err
-		}
-		rec := &e.CP.Steps[i]
-		st, ok := e.Steps[rec.ID]
-		if !ok {
-			return fmt.Errorf("no implementation for step %s", rec.ID)
-		}
-		e.mu.Lock()
-		e.current = rec.ID
-		e.mu.Unlock()
-		desc := describe(st, rec.ID)
-		reason, force := forced[i]
-		delete(forced, i)
-		if !force {
-			done, err := e.doneWithRetry(ctx, rec.ID, st)
-			if err != nil {
-				return err
-			}
-			if done {
-				already := rec.State != checkpoint.StateStarted
-				if err := e.markDone(ctx, rec); err != nil {
-					return err
-				}
-				e.Reporter.StepDone(rec.ID, desc, already)
-				continue
-			}
-		}
-		if tries := e.triesOf(rec.ID); tries >= e.MaxAttempts {
-			return &Fatal{Code: 1, Err: fmt.Errorf("step %s failed %d times in this run (last error: %s)", rec.ID, tries, e.lastError(rec, reason))}
-		}
-		if err := e.safe(ctx, rec.ID, st); err != nil {
-			if ctx.Err() != nil {
-				return ErrInterrupted
-			}
-			return fmt.Errorf("not safe to %s: %w", desc, err)
-		}
-		start := func(now time.Time) {
-			rec.State = checkpoint.StateStarted
-			rec.Attempts++
-			e.tries[rec.ID]++
-			rec.StartedAt = &now
-			rec.FinishedAt = nil
-			if reason != "" {
-				rec.LastError = reason
-			}
-		}
-		_, evident := st.(Evident)
-		_, passive := st.(Passive)
-		if evident {
-			e.mu.Lock()
-			start(e.now())
-			e.mu.Unlock()
-			if !passive {
-				// Nothing was written since the last proof: read it afresh.
-				if err := e.fence(ctx, rec.ID); err != nil {
-					return err
-				}
-			}
-		} else if err := e.commit(ctx, start); err != nil {
-			// The checkpoint says "started" before the action happens; the conditional
-			// write is also the proof that this run still holds it.
-			return err
-		}
-		if err := e.stopped(); err != nil {
-			return err
-		}
-		if again, err := e.recheck(ctx, rec, st, evident, passive); err != nil {
-			return err
-		} else if again {
-			i-- // back to Safe, which waits for the world
-			continue
-		}
-		e.Reporter.StepStarted(rec.ID, desc, rec.Attempts)
-		err := st.Do(actx)
-		if _, keeps := st.(ObservationKeeper); !keeps {
-			e.forget()
-		}
-		var rt *Retryable
-		var fatal *Fatal
-		var refused *NotStarted
-		switch {
-		case errors.As(err, &refused):
-			// Nothing happened: the step is pending again, with the refusal as its error.
-			e.Reporter.StepFailed(rec.ID, rec.ID, err)
-			if serr := e.commit(ctx, func(time.Time) {
-				rec.State = checkpoint.StatePending
-				rec.StartedAt = nil
-				rec.LastError = err.Error()
-				e.lastErr[rec.ID] = err.Error()
-			}); serr != nil {
-				// The checkpoint still says "started": resume asks the world, abort
-				// refuses until it does. Say so rather than hide it.
-				e.Reporter.Warn(rec.ID, "could not record the refusal in the checkpoint (the step stays \"started\"): "+serr.Error())
-			}
-			return &Fatal{Code: refused.Code, Err: err}
-		case errors.As(err, &fatal):
-			e.recordError(ctx, rec, err)
-			return err
-		case errors.As(err, &rt):
-			e.recordError(ctx, rec, err)
-			e.Reporter.Warn(rec.ID, fmt.Sprintf("%s failed (attempt %d): %v; retrying", desc, rec.Attempts, err))
-			if err := e.sleep(ctx, backoff(e.Poll, e.triesOf(rec.ID))); err != nil {
-				return err
-			}
-			i-- // ask the real world again before the next attempt
-			continue
-		case err != nil && ctx.Err() != nil:
-			return ErrInterrupted
-		case err != nil && e.Transient != nil && e.Transient(err):
-			e.recordError(ctx, rec, err)
-			if e.triesOf(rec.ID) >= e.MaxAttempts {
-				return &Fatal{Code: 4, Err: fmt.Errorf("%s: the API server keeps failing: %w", desc, err)}
-			}
-			e.Reporter.Warn(rec.ID, fmt.Sprintf("%s: transient API error (attempt %d): %v; retrying", desc, rec.Attempts, err))
-			if err := e.sleep(ctx, backoff(e.Poll, e.triesOf(rec.ID))); err != nil {
-				return err
-			}
-			i-- // ask the real world again before the next attempt
-			continue
-		case err != nil:
-			e.recordError(ctx, rec, err)
-			return fmt.Errorf("%s: %w", desc, err)
-		}
-		if ctx.Err() != nil {
-			return ErrInterrupted
-		}
-		if err := e.wait(ctx, rec.ID, st); err != nil {
-			var redo *Redo
-			if errors.As(err, &redo) {
-				j := e.index(redo.StepID)
-				if j < 0 || j > i {
-					return fmt.Errorf("step %s asked to redo unknown step %s", rec.ID, redo.StepID)
-				}
-				e.Reporter.Warn(rec.ID, fmt.Sprintf("%s; going back to %s", redo.Reason, redo.StepID))
-				e.mu.Lock()
-				for k := j; k <= i; k++ {
-					e.CP.Steps[k].State = checkpoint.StatePending
-				}
-				// The reason is the step's last error: markDone cleared the one its
-				// action met, and a later run must be able to name it.
-				e.CP.Steps[j].LastError = redo.Reason
-				e.lastErr[redo.StepID] = redo.Reason
-				e.mu.Unlock()
-				forced[j] = redo.Reason
-				i = j - 1
-				continue
-			}
-			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
-				return ErrInterrupted
-			}
-			e.recordError(ctx, rec, err)
-			return err
-		}
-		if err := e.markDone(ctx, rec); err != nil {
-			return err
-		}
-		e.Reporter.StepDone(rec.ID, desc, false)
+		return fmt.Errorf("not safe to %s: %w", s.desc, err)
 	}
-	e.mu.Lock()
-	e.current = ""
-	e.mu.Unlock()
+	return nil
+}
+
+// recordStart records the step "started" before it acts, and proves that this run
+// still holds the checkpoint: for most steps the conditional write of "started" is
+// the proof; evident steps keep their start in memory and read the lock afresh
+// (passive ones, which do not act, need no proof).
+func (e *Engine) recordStart(ctx context.Context, s *turn) error {
+	start := func(now time.Time) {
+		s.rec.State = checkpoint.StateStarted
+		s.rec.Attempts++
+		e.tries[s.rec.ID]++
+		s.rec.StartedAt = &now
+		s.rec.FinishedAt = nil
+		if s.reason != "" {
+			s.rec.LastError = s.reason
+		}
+	}
+	if err := e.change(ctx, s.evident, start); err != nil {
+		return err
+	}
+	if s.evident && !s.passive {
+		// Nothing was written since the last proof: read it afresh.
+		return e.fence(ctx, s.rec.ID)
+	}
 	return nil
 }
 
 // recheck asks the step's Recheck and the Guard right before the action. A *NotYet
-// from Recheck undoes the start (nothing happened): in memory for evident steps, with
-// a write for the others (their "started" is on the server), and says to ask Safe
-// again.
-func (e *Engine) recheck(ctx context.Context, rec *checkpoint.Step, st Step, evident, passive bool) (bool, error) {
-	undo := func() error {
-		change := func(time.Time) {
-			rec.State = checkpoint.StatePending
-			rec.StartedAt = nil
-			rec.Attempts--
-			e.tries[rec.ID]--
+// from Recheck undoes the start (nothing happened) and says to ask Safe again; any
+// other error from either undoes it too and stops the run.
+func (e *Engine) recheck(ctx context.Context, s *turn) (again bool, err error) {
+	if rc, ok := s.st.(Rechecker); ok {
+		err = rc.Recheck(ctx)
+	}
+	var ny *NotYet
+	if errors.As(err, &ny) {
+		e.Reporter.Waiting(s.rec.ID, "not acting yet: "+ny.Reason, 0)
+		return true, e.undoStart(ctx, s)
+	}
+	if err == nil && e.Guard != nil && !s.passive {
+		err = e.Guard(ctx, s.rec.ID)
+	}
+	if err != nil {
+		// Nothing happened: the step is not left "started" (abort may go on).
+		if uerr := e.undoStart(ctx, s); uerr != nil {
+			e.Reporter.Warn(s.rec.ID, "could not record that the step did not start: "+uerr.Error())
 		}
-		if evident {
-			e.mu.Lock()
-			change(e.now())
-			e.mu.Unlock()
-			return nil
-		}
+	}
+	return false, err
+}
+
+// undoStart puts a step that did not act back to pending: in memory for evident steps,
+// with a write for the others (their "started" is on the server).
+func (e *Engine) undoStart(ctx context.Context, s *turn) error {
+	return e.change(ctx, s.evident, func(time.Time) {
+		s.rec.State = checkpoint.StatePending
+		s.rec.StartedAt = nil
+		s.rec.Attempts--
+		e.tries[s.rec.ID]--
+	})
+}
+
+// change applies a change to the checkpoint: in memory only (the next write carries
+// it), or written at once.
+func (e *Engine) change(ctx context.Context, inMemory bool, change func(now time.Time)) error {
+	if !inMemory {
 		return e.commit(ctx, change)
 	}
-	if rc, ok := st.(Rechecker); ok {
-		err := rc.Recheck(ctx)
-		var ny *NotYet
-		switch {
-		case errors.As(err, &ny):
-			e.Reporter.Waiting(rec.ID, "not acting yet: "+ny.Reason, 0)
-			return true, undo()
-		case err != nil:
-			// Nothing happened: the step is not left "started".
-			if uerr := undo(); uerr != nil {
-				e.Reporter.Warn(rec.ID, "could not record that the step did not start: "+uerr.Error())
-			}
-			return false, err
-		}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	change(e.now())
+	return nil
+}
+
+// act performs the step's action and sorts out its error; again says to ask the real
+// world once more before another attempt.
+func (e *Engine) act(ctx, actx context.Context, s *turn) (again bool, err error) {
+	e.Reporter.StepStarted(s.rec.ID, s.desc, s.rec.Attempts)
+	err = s.st.Do(actx)
+	if _, keeps := s.st.(ObservationKeeper); !keeps {
+		e.forget()
 	}
-	if e.Guard != nil && !passive {
-		if err := e.Guard(ctx, rec.ID); err != nil {
-			// Nothing happened: the step is not left "started" (abort may go on).
-			if uerr := undo(); uerr != nil {
-				e.Reporter.Warn(rec.ID, "could not record that the step did not start: "+uerr.Error())
-			}
-			return false, err
-		}
+	if err == nil {
+		return false, nil
 	}
-	return false, nil
+	var rt *Retryable
+	var fatal *Fatal
+	var refused *NotStarted
+	switch {
+	case errors.As(err, &refused):
+		return false, e.refused(ctx, s.rec, err, refused.Code)
+	case errors.As(err, &fatal):
+		e.recordError(ctx, s.rec, err)
+		return false, err
+	case errors.As(err, &rt):
+		e.recordError(ctx, s.rec, err)
+		return true, e.retryLater(ctx, s.rec.ID, fmt.Sprintf("%s failed (attempt %d): %v; retrying", s.desc, s.rec.Attempts, err))
+	case ctx.Err() != nil:
+		return false, ErrInterrupted
+	case e.transient(err):
+		e.recordError(ctx, s.rec, err)
+		if e.triesOf(s.rec.ID) >= e.MaxAttempts {
+			return false, &Fatal{Code: 4, Err: fmt.Errorf("%s: the API server keeps failing: %w", s.desc, err)}
+		}
+		return true, e.retryLater(ctx, s.rec.ID, fmt.Sprintf("%s: transient API error (attempt %d): %v; retrying", s.desc, s.rec.Attempts, err))
+	default:
+		e.recordError(ctx, s.rec, err)
+		return false, fmt.Errorf("%s: %w", s.desc, err)
+	}
+}
+
+// refused records an action refused before anything happened: the step is pending
+// again, with the refusal as its error, and the run stops with code.
+func (e *Engine) refused(ctx context.Context, rec *checkpoint.Step, err error, code int) error {
+	e.Reporter.StepFailed(rec.ID, rec.ID, err)
+	if serr := e.commit(ctx, func(time.Time) {
+		rec.State = checkpoint.StatePending
+		rec.StartedAt = nil
+		rec.LastError = err.Error()
+		e.lastErr[rec.ID] = err.Error()
+	}); serr != nil {
+		// The checkpoint still says "started": resume asks the world, abort
+		// refuses until it does. Say so rather than hide it.
+		e.Reporter.Warn(rec.ID, "could not record the refusal in the checkpoint (the step stays \"started\"): "+serr.Error())
+	}
+	return &Fatal{Code: code, Err: err}
+}
+
+// retryLater warns that the action will be attempted again and waits a backoff first.
+func (e *Engine) retryLater(ctx context.Context, id, warning string) error {
+	e.Reporter.Warn(id, warning)
+	return e.sleep(ctx, backoff(e.Poll, e.triesOf(id)))
+}
+
+// waitFailed handles an error met while waiting for the step's effect: a *Redo goes
+// back to an earlier step, anything else stops the run.
+func (e *Engine) waitFailed(ctx context.Context, s *turn, err error) (int, error) {
+	var redo *Redo
+	if errors.As(err, &redo) {
+		return e.redo(s, redo)
+	}
+	if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
+		return s.i, ErrInterrupted
+	}
+	e.recordError(ctx, s.rec, err)
+	return s.i, err
+}
+
+// redo puts the steps from redo.StepID to s back to pending and says to go back there;
+// that step's action runs again without asking Done.
+func (e *Engine) redo(s *turn, redo *Redo) (int, error) {
+	j := e.index(redo.StepID)
+	if j < 0 || j > s.i {
+		return s.i, fmt.Errorf("step %s asked to redo unknown step %s", s.rec.ID, redo.StepID)
+	}
+	e.Reporter.Warn(s.rec.ID, fmt.Sprintf("%s; going back to %s", redo.Reason, redo.StepID))
+	e.mu.Lock()
+	for k := j; k <= s.i; k++ {
+		e.CP.Steps[k].State = checkpoint.StatePending
+	}
+	// The reason is the step's last error: markDone cleared the one its action met, and
+	// a later run must be able to name it.
+	e.CP.Steps[j].LastError = redo.Reason
+	e.lastErr[redo.StepID] = redo.Reason
+	e.mu.Unlock()
+	e.forced[j] = redo.Reason
+	return j, nil
+}
+
+// finish records the step done and reports it.
+func (e *Engine) finish(s *turn, already bool) {
+	e.markDone(s.rec)
+	e.Reporter.StepDone(s.rec.ID, s.desc, already)
 }
 
 // stopped is the reason the run must stop, if a lease renewal failed.
@@ -497,7 +580,7 @@ func (e *Engine) fence(ctx context.Context, id string) error {
 			return nil
 		case errors.Is(err, checkpoint.ErrLost):
 			return e.lost(err)
-		case e.Transient == nil || !e.Transient(err) || attempt >= e.MaxAttempts:
+		case !e.transient(err) || attempt >= e.MaxAttempts:
 			return &Fatal{Code: 4, Err: fmt.Errorf("cannot prove this run still holds operation %s before %s: %w", e.CP.OperationID, id, err)}
 		}
 		e.Reporter.Waiting(id, "cannot check the lock yet ("+err.Error()+"), retrying", 0)
@@ -516,7 +599,7 @@ func (e *Engine) lost(err error) error {
 func (e *Engine) safe(ctx context.Context, id string, st Step) error {
 	for attempt := 1; ; attempt++ {
 		err := st.Safe(ctx)
-		if err == nil || e.Transient == nil || !e.Transient(err) || attempt >= e.MaxAttempts {
+		if err == nil || !e.transient(err) || attempt >= e.MaxAttempts {
 			return err
 		}
 		e.Reporter.Waiting(id, "cannot check safety yet ("+err.Error()+"), retrying", 0)
@@ -592,7 +675,7 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 // "started", an error, a release, or clearing the checkpoint at the end) carries it. A
 // crash before that leaves the step "started", which resume re-checks in the real world
 // anyway — and the run saves one API write per step.
-func (e *Engine) markDone(_ context.Context, rec *checkpoint.Step) error {
+func (e *Engine) markDone(rec *checkpoint.Step) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if rec.State != checkpoint.StateDone {
@@ -601,7 +684,6 @@ func (e *Engine) markDone(_ context.Context, rec *checkpoint.Step) error {
 		rec.FinishedAt = &now
 		rec.LastError = ""
 	}
-	return nil
 }
 
 // recordError keeps the last error in the checkpoint (best effort: the run is stopping
@@ -638,7 +720,7 @@ func (e *Engine) commit(ctx context.Context, change func(now time.Time)) error {
 		if err = e.Store.Save(wctx, e.CP); err == nil {
 			return nil
 		}
-		if e.Transient == nil || !e.Transient(err) || attempt >= 4 {
+		if !e.transient(err) || attempt >= 4 {
 			break
 		}
 		select {
@@ -651,7 +733,7 @@ func (e *Engine) commit(ctx context.Context, change func(now time.Time)) error {
 	if errors.Is(err, checkpoint.ErrLost) {
 		return e.lost(err)
 	}
-	if e.Transient != nil && e.Transient(err) {
+	if e.transient(err) {
 		// The last good checkpoint is on the server and nothing acted after it: stop
 		// like an interruption, resume continues.
 		return &Fatal{Code: 4, Err: fmt.Errorf("cannot write the checkpoint (the API server keeps failing): %w", err)}
@@ -722,6 +804,11 @@ func (e *Engine) now() time.Time {
 		return e.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+// transient tells an API error worth retrying.
+func (e *Engine) transient(err error) bool {
+	return e.Transient != nil && e.Transient(err)
 }
 
 func (e *Engine) forget() {

@@ -1,5 +1,6 @@
-// Package kube holds the Kubernetes plumbing the plugin shares: clients, pod exec,
-// condition waits with deadlines, and guarded writes.
+// Package kube holds the Kubernetes plumbing the plugin shares: the API clients, pod
+// exec (buffered or streamed), which API errors are worth retrying, and the Events that
+// record a run's steps on the cluster resource.
 package kube
 
 import (

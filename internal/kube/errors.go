@@ -11,7 +11,7 @@ import (
 )
 
 // Transient reports whether an API error may go away by itself (throttling, a server
-// or network fault, a timeout), so a read or a guarded write may be retried.
+// or network fault, a timeout), so a read or a write may be retried.
 func Transient(err error) bool {
 	if err == nil {
 		return false

@@ -13,16 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 )
-
-// reporter is the progress interface the engine uses (engine.Reporter).
-type reporter interface {
-	StepStarted(id, desc string, attempt int)
-	StepDone(id, desc string, already bool)
-	StepFailed(id, desc string, err error)
-	Waiting(id, what string, elapsed time.Duration)
-	Warn(id, msg string)
-}
 
 // DefaultEventBatch is how long step transitions wait to be written together.
 const DefaultEventBatch = 5 * time.Second
@@ -40,7 +32,7 @@ const DefaultEventBatch = 5 * time.Second
 // ends. Events are best effort: a failure to record one is reported once and never
 // stops the operation.
 type EventReporter struct {
-	Inner  reporter
+	Inner  engine.Reporter
 	Client kubernetes.Interface
 	// Object is the cluster resource the events are about.
 	Object corev1.ObjectReference
@@ -174,9 +166,7 @@ func (r *EventReporter) StepFailed(id, desc string, err error) {
 // Progress forwards streaming progress to Inner when it shows it (not recorded: too
 // frequent; the checkpoint keeps the last one).
 func (r *EventReporter) Progress(id string, p checkpoint.Progress) {
-	if pr, ok := r.Inner.(interface {
-		Progress(string, checkpoint.Progress)
-	}); ok {
+	if pr, ok := r.Inner.(engine.ProgressReporter); ok {
 		pr.Progress(id, p)
 	}
 }

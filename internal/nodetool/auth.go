@@ -9,7 +9,7 @@ import (
 )
 
 // Credentials are a JMX user and password, for Cassandra run with JMX authentication
-// (LOCAL_JMX=no and jmxremote.authenticate=true, NODETOOL.md §1).
+// (LOCAL_JMX=no and jmxremote.authenticate=true).
 type Credentials struct {
 	Username, Password string
 }
@@ -47,19 +47,19 @@ func (c Credentials) check() error {
 // command is the argv for `nodetool args...` and the stdin it needs ("" when none).
 func (c Client) command(ctx context.Context, args []string) ([]string, string, error) {
 	if c.Auth == nil {
-		return Argv(args...), "", nil
+		return argv(args...), "", nil
 	}
 	cred, err := c.Auth(ctx)
 	if err != nil {
 		return nil, "", err
 	}
 	if cred == nil {
-		return Argv(args...), "", nil
+		return argv(args...), "", nil
 	}
 	if err := cred.check(); err != nil {
 		return nil, "", err
 	}
-	return Argv(append(authArgs(*cred), args...)...), cred.Username + " " + cred.Password + "\n", nil
+	return argv(append(authArgs(*cred), args...)...), cred.Username + " " + cred.Password + "\n", nil
 }
 
 // exec runs `nodetool args...` with the credentials, if any, on stdin.
@@ -135,7 +135,7 @@ func Redact(argv []string) []string {
 }
 
 // AuthError means nodetool reached Cassandra's JMX port and was refused by its
-// authentication ("SecurityException: 'Authentication failed! …'", NODETOOL.md §1): the
+// authentication ("SecurityException: 'Authentication failed! …'", see auth_test.go): the
 // node runs, its state is unknown. It is never an *UnreachableError, which callers take
 // for a stopped Cassandra (restart's pod deletion, a decommissioned node that left).
 type AuthError struct {

@@ -32,10 +32,10 @@ const (
 	readBackoff  = 200 * time.Millisecond
 )
 
-// Argv is the command line for `nodetool args...`: through env, with LANG=C so numbers
+// argv is the command line for `nodetool args...`: through env, with LANG=C so numbers
 // print with a dot, and the JVM option that newer JDKs need for nodetool's JMX URL
 // (CASSANDRA-17581).
-func Argv(args ...string) []string {
+func argv(args ...string) []string {
 	return append([]string{"env", "LANG=C", "JAVA_TOOL_OPTIONS=-Dcom.sun.jndi.rmiURLParsing=legacy", "nodetool"}, args...)
 }
 
@@ -97,54 +97,36 @@ func execFailure(pod, cmd, stdout, stderr string, err error) error {
 
 // Status reads the ring as seen from pod.
 func (c Client) Status(ctx context.Context, pod string) (Ring, error) {
-	out, errOut, err := c.read(ctx, pod, "status")
-	if err != nil {
-		return Ring{}, execFailure(pod, "status", out, errOut, err)
-	}
-	r, err := ParseStatus(out)
-	if err != nil {
-		return Ring{}, fmt.Errorf("nodetool status on %s: %w", pod, err)
-	}
-	return r, nil
+	return readParsed(ctx, c, pod, "status", ParseStatus)
 }
 
 // Netstats reads the operation mode of the node in pod.
 func (c Client) Netstats(ctx context.Context, pod string) (Netstats, error) {
-	out, errOut, err := c.read(ctx, pod, "netstats")
-	if err != nil {
-		return Netstats{}, execFailure(pod, "netstats", out, errOut, err)
-	}
-	n, err := ParseNetstats(out)
-	if err != nil {
-		return Netstats{}, fmt.Errorf("nodetool netstats on %s: %w", pod, err)
-	}
-	return n, nil
+	return readParsed(ctx, c, pod, "netstats", ParseNetstats)
 }
 
 // Info reads `nodetool info` of the node in pod.
 func (c Client) Info(ctx context.Context, pod string) (Info, error) {
-	out, errOut, err := c.read(ctx, pod, "info")
-	if err != nil {
-		return Info{}, execFailure(pod, "info", out, errOut, err)
-	}
-	i, err := ParseInfo(out)
-	if err != nil {
-		return Info{}, fmt.Errorf("nodetool info on %s: %w", pod, err)
-	}
-	return i, nil
+	return readParsed(ctx, c, pod, "info", ParseInfo)
 }
 
 // DescribeCluster reads `nodetool describecluster` from pod.
 func (c Client) DescribeCluster(ctx context.Context, pod string) (ClusterDescription, error) {
-	out, errOut, err := c.read(ctx, pod, "describecluster")
+	return readParsed(ctx, c, pod, "describecluster", ParseDescribeCluster)
+}
+
+// readParsed runs the read-only `nodetool cmd` on pod and parses what it printed.
+func readParsed[T any](ctx context.Context, c Client, pod, cmd string, parse func(string) (T, error)) (T, error) {
+	var zero T
+	out, errOut, err := c.read(ctx, pod, cmd)
 	if err != nil {
-		return ClusterDescription{}, execFailure(pod, "describecluster", out, errOut, err)
+		return zero, execFailure(pod, cmd, out, errOut, err)
 	}
-	d, err := ParseDescribeCluster(out)
+	v, err := parse(out)
 	if err != nil {
-		return ClusterDescription{}, fmt.Errorf("nodetool describecluster on %s: %w", pod, err)
+		return zero, fmt.Errorf("nodetool %s on %s: %w", cmd, pod, err)
 	}
-	return d, nil
+	return v, nil
 }
 
 // Decommission runs `nodetool decommission` on pod and classifies the answer. It blocks

@@ -15,7 +15,8 @@ type decommissionRule struct {
 // Connection failures come first (nothing else can be trusted then), then the "already
 // running / already done" answers, then refusals before failures, so that a refusal
 // message wrapped in an "Error while decommissioning node" line still reads as a
-// refusal. The texts are those of the error catalogue (NODETOOL.md §1, §6.3).
+// refusal. Every message, with the versions that print it, is a case of
+// TestClassifyDecommission (decommission_test.go), named by the E-numbers used here.
 var decommissionRules = []decommissionRule{
 	// E10: JMX unreachable (ConnectException) or authentication failed (SecurityException).
 	{OutcomeUnreachable, lazyRE(`^nodetool: Failed to connect to '`)},

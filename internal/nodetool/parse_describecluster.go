@@ -40,146 +40,203 @@ const (
 // Keyspaces section or with no keyspace, a keyspace whose replication nodetool could not
 // read, or any line describecluster does not print.
 func ParseDescribeCluster(out string) (ClusterDescription, error) {
-	var (
-		d        = ClusterDescription{SchemaVersions: map[string][]string{}}
-		section  = dcNone
-		seen     = map[int]bool{}
-		counts   = map[string]*int{"Live": &d.Live, "Joining": &d.Joining, "Moving": &d.Moving, "Leaving": &d.Leaving, "Unreachable": &d.Unreachable}
-		got      = map[string]bool{}
-		gotName  bool
-		headerAt = map[string]int{
-			"Cluster Information:": dcInfo,
-			"Stats for all nodes:": dcStats,
-			"Data Centers:":        dcDataCenters,
-			"Database versions:":   dcVersions,
-			"Keyspaces:":           dcKeyspaces,
-		}
-	)
-	fail := func(n int, format string, args ...any) (ClusterDescription, error) {
-		return ClusterDescription{}, fmt.Errorf("describecluster line %d: "+format, append([]any{n}, args...)...)
+	p := describeParser{
+		d:    ClusterDescription{SchemaVersions: map[string][]string{}},
+		seen: map[int]bool{},
+		got:  map[string]bool{},
 	}
 	for i, raw := range splitLines(out) {
-		n := i + 1
 		line := strings.TrimSpace(raw)
 		if line == "" || isJVMNoise(line) {
 			continue
 		}
-		if s, ok := headerAt[line]; ok {
-			if section == dcNone && s != dcInfo {
-				return fail(n, "%s before \"Cluster Information:\"", quote(line))
-			}
-			if seen[s] {
-				return fail(n, "section %s is printed twice", quote(line))
-			}
-			seen[s], section = true, s
-			if s == dcStats {
-				d.HasStats = true
-			}
-			continue
+		more, err := p.line(line)
+		if err != nil {
+			return ClusterDescription{}, fmt.Errorf("describecluster line %d: %w", i+1, err)
 		}
-		if section == dcNone {
-			break // not describecluster output; reported below
-		}
-		// Documented extras: 4.0/4.1 print "Error: <msg>" when effective ownership
-		// fails, 5.0 a trailing "Note: <msg>"; neither changes what is parsed here.
-		if strings.HasPrefix(line, "Error: ") || strings.HasPrefix(line, "Note: ") {
-			continue
-		}
-		switch section {
-		case dcInfo:
-			key, val, ok := strings.Cut(line, ":")
-			switch {
-			case !ok:
-				return fail(n, "unexpected line %s in Cluster Information", quote(line))
-			case key == "Name":
-				d.Name, gotName = strings.TrimSpace(val), true
-			case key == "Schema versions" && strings.TrimSpace(val) == "":
-				section = dcSchema
-			case key == "Snitch" || key == "DynamicEndPointSnitch" || key == "Partitioner":
-			default:
-				return fail(n, "unexpected line %s in Cluster Information", quote(line))
-			}
-		case dcSchema:
-			m := describeSchemaLine().FindStringSubmatch(line)
-			if m == nil {
-				return fail(n, "cannot parse schema version line %s", quote(line))
-			}
-			if _, dup := d.SchemaVersions[m[1]]; dup {
-				return fail(n, "schema version %s is listed twice", m[1])
-			}
-			d.SchemaVersions[m[1]] = splitList(m[2])
-		case dcStats:
-			key, val, ok := strings.Cut(line, ": ")
-			p, known := counts[key]
-			if !ok || !known {
-				return fail(n, "unexpected line %s in Stats for all nodes", quote(line))
-			}
-			v, err := strconv.Atoi(val)
-			if err != nil || v < 0 {
-				return fail(n, "%s count %q is not a number", key, val)
-			}
-			if got[key] {
-				return fail(n, "%s count is given twice", key)
-			}
-			*p, got[key] = v, true
-		case dcDataCenters:
-			if !describeDCLine().MatchString(line) {
-				return fail(n, "cannot parse data center line %s", quote(line))
-			}
-		case dcVersions:
-			if !describeSchemaLine().MatchString(line) {
-				return fail(n, "cannot parse database version line %s", quote(line))
-			}
-		case dcKeyspaces:
-			if strings.HasPrefix(line, "something went wrong for keyspace: ") {
-				return fail(n, "nodetool could not read the replication of keyspace %q", strings.TrimPrefix(line, "something went wrong for keyspace: "))
-			}
-			m := describeKeyspaceLine().FindStringSubmatch(line)
-			if m == nil || m[2] == "null" {
-				return fail(n, "cannot parse keyspace line %s", quote(line))
-			}
-			opts, err := parseReplicationOptions(m[3])
-			if err != nil {
-				return fail(n, "keyspace %s: %v", m[1], err)
-			}
-			d.Keyspaces = append(d.Keyspaces, Keyspace{Name: m[1], Class: m[2], Options: opts})
+		if !more {
+			break // not describecluster output; reported by complete
 		}
 	}
+	if err := p.complete(out); err != nil {
+		return ClusterDescription{}, err
+	}
+	return p.d, nil
+}
+
+// describeHeaders are the section headers, each alone on its line.
+var describeHeaders = map[string]int{
+	"Cluster Information:": dcInfo,
+	"Stats for all nodes:": dcStats,
+	"Data Centers:":        dcDataCenters,
+	"Database versions:":   dcVersions,
+	"Keyspaces:":           dcKeyspaces,
+}
+
+// describeCounts are the lines of "Stats for all nodes:", in the order 4.0+ prints them.
+var describeCounts = []string{"Live", "Joining", "Moving", "Leaving", "Unreachable"}
+
+// describeParser is ParseDescribeCluster's state between lines.
+type describeParser struct {
+	d       ClusterDescription
+	section int
+	seen    map[int]bool    // sections met
+	got     map[string]bool // counts met
+	gotName bool
+}
+
+// line reads one trimmed, non-empty line; more is false when the output is not
+// describecluster's (no section yet).
+func (p *describeParser) line(line string) (more bool, err error) {
+	if s, ok := describeHeaders[line]; ok {
+		return true, p.header(line, s)
+	}
+	if p.section == dcNone {
+		return false, nil
+	}
+	// Documented extras: 4.0/4.1 print "Error: <msg>" when effective ownership
+	// fails, 5.0 a trailing "Note: <msg>"; neither changes what is parsed here.
+	if strings.HasPrefix(line, "Error: ") || strings.HasPrefix(line, "Note: ") {
+		return true, nil
+	}
+	switch p.section {
+	case dcInfo:
+		return true, p.info(line)
+	case dcSchema:
+		return true, p.schemaVersion(line)
+	case dcStats:
+		return true, p.count(line)
+	case dcDataCenters:
+		if !describeDCLine().MatchString(line) {
+			return true, fmt.Errorf("cannot parse data center line %s", quote(line))
+		}
+	case dcVersions:
+		if !describeSchemaLine().MatchString(line) {
+			return true, fmt.Errorf("cannot parse database version line %s", quote(line))
+		}
+	case dcKeyspaces:
+		return true, p.keyspace(line)
+	}
+	return true, nil
+}
+
+func (p *describeParser) header(line string, s int) error {
+	if p.section == dcNone && s != dcInfo {
+		return fmt.Errorf("%s before \"Cluster Information:\"", quote(line))
+	}
+	if p.seen[s] {
+		return fmt.Errorf("section %s is printed twice", quote(line))
+	}
+	p.seen[s], p.section = true, s
+	if s == dcStats {
+		p.d.HasStats = true
+	}
+	return nil
+}
+
+// info reads a line of "Cluster Information:"; "Schema versions:" opens its list.
+func (p *describeParser) info(line string) error {
+	key, val, ok := strings.Cut(line, ":")
 	switch {
-	case !seen[dcInfo]:
+	case !ok:
+		return fmt.Errorf("unexpected line %s in Cluster Information", quote(line))
+	case key == "Name":
+		p.d.Name, p.gotName = strings.TrimSpace(val), true
+	case key == "Schema versions" && strings.TrimSpace(val) == "":
+		p.section = dcSchema
+	case key == "Snitch" || key == "DynamicEndPointSnitch" || key == "Partitioner":
+	default:
+		return fmt.Errorf("unexpected line %s in Cluster Information", quote(line))
+	}
+	return nil
+}
+
+func (p *describeParser) schemaVersion(line string) error {
+	m := describeSchemaLine().FindStringSubmatch(line)
+	if m == nil {
+		return fmt.Errorf("cannot parse schema version line %s", quote(line))
+	}
+	if _, dup := p.d.SchemaVersions[m[1]]; dup {
+		return fmt.Errorf("schema version %s is listed twice", m[1])
+	}
+	p.d.SchemaVersions[m[1]] = splitList(m[2])
+	return nil
+}
+
+// count reads a line of "Stats for all nodes:".
+func (p *describeParser) count(line string) error {
+	counts := map[string]*int{"Live": &p.d.Live, "Joining": &p.d.Joining, "Moving": &p.d.Moving, "Leaving": &p.d.Leaving, "Unreachable": &p.d.Unreachable}
+	key, val, ok := strings.Cut(line, ": ")
+	c, known := counts[key]
+	if !ok || !known {
+		return fmt.Errorf("unexpected line %s in Stats for all nodes", quote(line))
+	}
+	v, err := strconv.Atoi(val)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%s count %q is not a number", key, val)
+	}
+	if p.got[key] {
+		return fmt.Errorf("%s count is given twice", key)
+	}
+	*c, p.got[key] = v, true
+	return nil
+}
+
+func (p *describeParser) keyspace(line string) error {
+	if name, ok := strings.CutPrefix(line, "something went wrong for keyspace: "); ok {
+		return fmt.Errorf("nodetool could not read the replication of keyspace %q", name)
+	}
+	m := describeKeyspaceLine().FindStringSubmatch(line)
+	if m == nil || m[2] == "null" {
+		return fmt.Errorf("cannot parse keyspace line %s", quote(line))
+	}
+	opts, err := parseReplicationOptions(m[3])
+	if err != nil {
+		return fmt.Errorf("keyspace %s: %v", m[1], err)
+	}
+	p.d.Keyspaces = append(p.d.Keyspaces, Keyspace{Name: m[1], Class: m[2], Options: opts})
+	return nil
+}
+
+// complete fails when the output was not describecluster's or was cut short.
+func (p *describeParser) complete(out string) error {
+	switch {
+	case !p.seen[dcInfo]:
 		if e := firstErrorLine(out); e != "" {
-			return ClusterDescription{}, fmt.Errorf("describecluster: nodetool printed an error instead of a description: %s", quote(e))
+			return fmt.Errorf("describecluster: nodetool printed an error instead of a description: %s", quote(e))
 		}
 		if strings.TrimSpace(out) == "" {
-			return ClusterDescription{}, errors.New("describecluster: empty output")
+			return errors.New("describecluster: empty output")
 		}
-		return ClusterDescription{}, errors.New("describecluster: no \"Cluster Information:\" line")
-	case !gotName:
-		return ClusterDescription{}, errors.New("describecluster: no cluster name (truncated output?)")
-	case len(d.SchemaVersions) == 0:
-		return ClusterDescription{}, errors.New("describecluster: no schema version (truncated output?)")
+		return errors.New("describecluster: no \"Cluster Information:\" line")
+	case !p.gotName:
+		return errors.New("describecluster: no cluster name (truncated output?)")
+	case len(p.d.SchemaVersions) == 0:
+		return errors.New("describecluster: no schema version (truncated output?)")
 	}
-	if d.HasStats {
-		for _, k := range []string{"Live", "Joining", "Moving", "Leaving", "Unreachable"} {
-			if !got[k] {
-				return ClusterDescription{}, fmt.Errorf("describecluster: no %q count in Stats for all nodes (truncated output?)", k)
-			}
+	if !p.d.HasStats {
+		if p.seen[dcDataCenters] || p.seen[dcVersions] || p.seen[dcKeyspaces] {
+			return errors.New("describecluster: 4.0+ sections without \"Stats for all nodes:\"")
 		}
-		for _, s := range []struct {
-			id   int
-			name string
-		}{{dcDataCenters, "Data Centers"}, {dcVersions, "Database versions"}, {dcKeyspaces, "Keyspaces"}} {
-			if !seen[s.id] {
-				return ClusterDescription{}, fmt.Errorf("describecluster: no %q section (truncated output?)", s.name)
-			}
-		}
-		if len(d.Keyspaces) == 0 {
-			return ClusterDescription{}, errors.New("describecluster: no keyspace listed (truncated output?)")
-		}
-	} else if seen[dcDataCenters] || seen[dcVersions] || seen[dcKeyspaces] {
-		return ClusterDescription{}, errors.New("describecluster: 4.0+ sections without \"Stats for all nodes:\"")
+		return nil
 	}
-	return d, nil
+	for _, k := range describeCounts {
+		if !p.got[k] {
+			return fmt.Errorf("describecluster: no %q count in Stats for all nodes (truncated output?)", k)
+		}
+	}
+	for _, s := range []struct {
+		id   int
+		name string
+	}{{dcDataCenters, "Data Centers"}, {dcVersions, "Database versions"}, {dcKeyspaces, "Keyspaces"}} {
+		if !p.seen[s.id] {
+			return fmt.Errorf("describecluster: no %q section (truncated output?)", s.name)
+		}
+	}
+	if len(p.d.Keyspaces) == 0 {
+		return errors.New("describecluster: no keyspace listed (truncated output?)")
+	}
+	return nil
 }
 
 // splitList splits the inside of a Java List.toString(), "a, b, c".

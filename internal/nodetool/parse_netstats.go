@@ -14,9 +14,10 @@ var (
 	// it are indented; the statistics that follow do not end with a UUID.
 	netstatsPlanLine = lazyRE(`^\S.* ` + uuidPattern + `$`)
 
-	// The peer and summary lines of a session, anchored forms of the in-tree netstats
-	// jvm-dtest's regexes (shared/cassandra/STREAMING-AND-REPLACE.md §2.3; NetStats.java
-	// 3.11 lines 55-78, 4.0+ lines 57-166). 4.0+ prints the percentages, 3.11 does not;
+	// The peer and summary lines of a session, anchored forms of the regexes of
+	// Cassandra's in-tree netstats jvm-dtest (AbstractNetstatsStreaming.java; the format
+	// is NetStats.java's, 3.11 lines 55-78, 4.0+ lines 57-166; samples in
+	// testdata/netstats-*.txt). 4.0+ prints the percentages, 3.11 does not;
 	// the percentages are ignored (they follow the JVM locale and print NaN for a zero
 	// total) and computed from the byte counts instead.
 	netstatsPeerLine = lazyRE(`^    (\S*/\S+?)(?: \(using (\S*/\S+)\))?$`)
@@ -99,7 +100,7 @@ func atoi64(s string) int64 {
 	return v
 }
 
-// Stream plan descriptions (StreamOperation.java, STREAMING-AND-REPLACE.md §2.1).
+// Stream plan descriptions (StreamOperation.java).
 const (
 	PlanUnbootstrap = "Unbootstrap" // decommission
 	PlanBootstrap   = "Bootstrap"   // bootstrap and replace
@@ -112,9 +113,10 @@ const (
 )
 
 // StreamProgress sums the sessions of the plans described as plan in direction dir
-// (STREAMING-AND-REPLACE.md §2.4: a decommission's Sending blocks on the leaving node,
-// a bootstrap's Receiving blocks on the joining node). ok is false when no such session
-// is listed. On a 3.11 receiver done undercounts (§2.2): it is a pessimistic figure.
+// (a decommission's Sending blocks on the leaving node, a bootstrap's Receiving blocks on
+// the joining node: the side with the right figures). ok is false when no such session
+// is listed. On a 3.11 receiver done undercounts (every file of one table from one peer
+// overwrites the same entry): it is a pessimistic figure.
 func (n Netstats) StreamProgress(plan, dir string) (p StreamTotals, ok bool) {
 	peers := map[string]bool{}
 	for _, s := range n.Streams {

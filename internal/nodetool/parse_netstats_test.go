@@ -31,7 +31,7 @@ func TestParseNetstatsFixtures(t *testing.T) {
 }
 
 // TestParseNetstatsProgress: the summed session bytes of each version's format
-// (fixtures from shared/cassandra/STREAMING-AND-REPLACE.md §2.5 and NODETOOL.md §3.3).
+// (testdata/netstats-*.txt; testdata/README.md says where each comes from).
 func TestParseNetstatsProgress(t *testing.T) {
 	tests := []struct {
 		file      string

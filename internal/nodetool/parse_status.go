@@ -134,93 +134,122 @@ func (l statusLayout) parseRow(raw, dc string) (Node, error) {
 // Rack names are single words (a rack with a space in its name fails the row). Output
 // cut inside the rack name of its very last row cannot be told from a shorter rack name.
 func ParseStatus(out string) (Ring, error) {
-	var (
-		ring      Ring
-		dc        string // current datacenter, "" before the first "Datacenter:" line
-		dcLine    int
-		dcRows    int
-		layout    *statusLayout
-		dcs       = map[string]bool{}
-		addresses = map[string]int{}
-		hostIDs   = map[string]int{}
-	)
-	endDC := func() error {
-		if dc != "" && dcRows == 0 && len(ring.Nodes) > 0 {
-			return fmt.Errorf("status line %d: datacenter %q has no node rows (truncated output?)", dcLine, dc)
-		}
-		return nil
-	}
+	p := statusParser{dcs: map[string]bool{}, addresses: map[string]int{}, hostIDs: map[string]int{}}
 	for i, raw := range splitLines(out) {
 		n := i + 1
 		line := strings.TrimRight(raw, " \t")
+		var err error
 		switch {
 		case line == "" || isJVMNoise(line):
 			continue
 		case strings.HasPrefix(line, "Datacenter:"):
-			if err := endDC(); err != nil {
-				return Ring{}, err
-			}
-			name := strings.TrimSpace(strings.TrimPrefix(line, "Datacenter:"))
-			if name == "" {
-				return Ring{}, fmt.Errorf("status line %d: datacenter header %s has no name", n, quote(line))
-			}
-			if dcs[name] {
-				return Ring{}, fmt.Errorf("status line %d: datacenter %q is listed twice", n, name)
-			}
-			dcs[name] = true
-			dc, dcLine, dcRows, layout = name, n, 0, nil
-		case dc != "" && (statusRule().MatchString(line) || line == statusLegendStatus || line == statusLegendState):
+			err = p.datacenter(n, line)
+		case p.dc != "" && (statusRule().MatchString(line) || line == statusLegendStatus || line == statusLegendState):
 			continue
 		case statusHeader().MatchString(line):
-			if dc == "" {
-				return Ring{}, fmt.Errorf("status line %d: column header before any \"Datacenter:\" line", n)
-			}
-			l, err := parseStatusHeader(line)
-			if err != nil {
-				return Ring{}, fmt.Errorf("status line %d: %w", n, err)
-			}
-			layout = &l
+			err = p.header(n, line)
 		case strings.HasPrefix(line, "Note:"):
-			ring.Notes = append(ring.Notes, strings.TrimSpace(line))
+			p.ring.Notes = append(p.ring.Notes, strings.TrimSpace(line))
 		case statusRowStart().MatchString(line):
-			if dc == "" {
-				return Ring{}, fmt.Errorf("status line %d: node row %s before any \"Datacenter:\" line", n, quote(line))
-			}
-			if layout == nil {
-				return Ring{}, fmt.Errorf("status line %d: node row %s before the column header of datacenter %q", n, quote(line), dc)
-			}
-			node, err := layout.parseRow(raw, dc)
-			if err != nil {
-				return Ring{}, fmt.Errorf("status line %d: %w", n, err)
-			}
-			key := addressKey(node.Address)
-			if prev, dup := addresses[key]; dup {
-				return Ring{}, fmt.Errorf("status line %d: address %s is already listed on line %d", n, node.Address, prev)
-			}
-			addresses[key] = n
-			if node.HostID != "" {
-				if prev, dup := hostIDs[node.HostID]; dup {
-					return Ring{}, fmt.Errorf("status line %d: host ID %s is already listed on line %d", n, node.HostID, prev)
-				}
-				hostIDs[node.HostID] = n
-			}
-			ring.Nodes = append(ring.Nodes, node)
-			dcRows++
+			err = p.row(n, raw, line)
 		default:
 			if e := firstErrorLine(out); e != "" {
 				return Ring{}, fmt.Errorf("status: nodetool printed an error instead of a ring: %s", quote(e))
 			}
 			return Ring{}, fmt.Errorf("status line %d: unexpected line %s", n, quote(line))
 		}
+		if err != nil {
+			return Ring{}, err
+		}
 	}
-	if err := endDC(); err != nil {
+	if err := p.endDC(); err != nil {
 		return Ring{}, err
 	}
-	if len(ring.Nodes) == 0 {
-		if dc != "" {
-			return Ring{}, fmt.Errorf("status: datacenter %q has no node rows: %w", dc, ErrEmpty)
+	if len(p.ring.Nodes) == 0 {
+		if p.dc != "" {
+			return Ring{}, fmt.Errorf("status: datacenter %q has no node rows: %w", p.dc, ErrEmpty)
 		}
 		return Ring{}, fmt.Errorf("status: no datacenter in %d bytes of output: %w", len(out), ErrEmpty)
 	}
-	return ring, nil
+	return p.ring, nil
+}
+
+// statusParser is ParseStatus's state between lines.
+type statusParser struct {
+	ring   Ring
+	dc     string // current datacenter, "" before the first "Datacenter:" line
+	dcLine int
+	dcRows int
+	layout *statusLayout // the current datacenter's, nil before its column header
+	dcs    map[string]bool
+	// addresses and hostIDs give the line each was listed on.
+	addresses map[string]int
+	hostIDs   map[string]int
+}
+
+// endDC fails when the datacenter that ends has no rows while others have (a cut
+// output).
+func (p *statusParser) endDC() error {
+	if p.dc != "" && p.dcRows == 0 && len(p.ring.Nodes) > 0 {
+		return fmt.Errorf("status line %d: datacenter %q has no node rows (truncated output?)", p.dcLine, p.dc)
+	}
+	return nil
+}
+
+// datacenter reads a "Datacenter: X" line, which ends the previous datacenter.
+func (p *statusParser) datacenter(n int, line string) error {
+	if err := p.endDC(); err != nil {
+		return err
+	}
+	name := strings.TrimSpace(strings.TrimPrefix(line, "Datacenter:"))
+	if name == "" {
+		return fmt.Errorf("status line %d: datacenter header %s has no name", n, quote(line))
+	}
+	if p.dcs[name] {
+		return fmt.Errorf("status line %d: datacenter %q is listed twice", n, name)
+	}
+	p.dcs[name] = true
+	p.dc, p.dcLine, p.dcRows, p.layout = name, n, 0, nil
+	return nil
+}
+
+// header reads a datacenter's column header, which tells how its rows read.
+func (p *statusParser) header(n int, line string) error {
+	if p.dc == "" {
+		return fmt.Errorf("status line %d: column header before any \"Datacenter:\" line", n)
+	}
+	l, err := parseStatusHeader(line)
+	if err != nil {
+		return fmt.Errorf("status line %d: %w", n, err)
+	}
+	p.layout = &l
+	return nil
+}
+
+// row reads a node's row (raw keeps the trailing spaces the layout's columns need).
+func (p *statusParser) row(n int, raw, line string) error {
+	if p.dc == "" {
+		return fmt.Errorf("status line %d: node row %s before any \"Datacenter:\" line", n, quote(line))
+	}
+	if p.layout == nil {
+		return fmt.Errorf("status line %d: node row %s before the column header of datacenter %q", n, quote(line), p.dc)
+	}
+	node, err := p.layout.parseRow(raw, p.dc)
+	if err != nil {
+		return fmt.Errorf("status line %d: %w", n, err)
+	}
+	key := addressKey(node.Address)
+	if prev, dup := p.addresses[key]; dup {
+		return fmt.Errorf("status line %d: address %s is already listed on line %d", n, node.Address, prev)
+	}
+	p.addresses[key] = n
+	if node.HostID != "" {
+		if prev, dup := p.hostIDs[node.HostID]; dup {
+			return fmt.Errorf("status line %d: host ID %s is already listed on line %d", n, node.HostID, prev)
+		}
+		p.hostIDs[node.HostID] = n
+	}
+	p.ring.Nodes = append(p.ring.Nodes, node)
+	p.dcRows++
+	return nil
 }

@@ -50,7 +50,7 @@ func (p Painter) paint(attr color.Attribute, s string) string {
 	return c.Sprint(s)
 }
 
-// OK, Warn, Bad and Dim colour a label.
+// OK, Warn, Bad and Bold colour a label.
 func (p Painter) OK(s string) string   { return p.paint(color.FgGreen, s) }
 func (p Painter) Warn(s string) string { return p.paint(color.FgYellow, s) }
 func (p Painter) Bad(s string) string  { return p.paint(color.FgRed, s) }

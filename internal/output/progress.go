@@ -38,8 +38,8 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%.1f %s", v, units[i])
 }
 
-// Rate prints bytes per second: "48 MiB/s", "2.5 MiB/s".
-func Rate(bps float64) string {
+// rate prints bytes per second: "48 MiB/s", "2.5 MiB/s".
+func rate(bps float64) string {
 	units := []string{"B/s", "KiB/s", "MiB/s", "GiB/s"}
 	v := bps
 	i := 0
@@ -53,8 +53,8 @@ func Rate(bps float64) string {
 	return fmt.Sprintf("%.1f %s", v, units[i])
 }
 
-// ETA prints a remaining time: "45s", "19m", "2h05m".
-func ETA(d time.Duration) string {
+// eta prints a remaining time: "45s", "19m", "2h05m".
+func eta(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Round(time.Second).Seconds()))
@@ -72,11 +72,11 @@ func ProgressText(p checkpoint.Progress) string {
 	if p.BytesPerSecond <= 0 {
 		return s + ", rate not known yet"
 	}
-	return s + ", " + Rate(p.BytesPerSecond) + ", ETA " + ETA(time.Duration(p.ETASeconds)*time.Second)
+	return s + ", " + rate(p.BytesPerSecond) + ", ETA " + eta(time.Duration(p.ETASeconds)*time.Second)
 }
 
-// Bar draws a width-wide bar for p: "[=========>          ]".
-func Bar(p checkpoint.Progress, width int) string {
+// bar draws a width-wide bar for p: "[=========>          ]".
+func bar(p checkpoint.Progress, width int) string {
 	n := p.Percent() * width / 100
 	n = min(max(n, 0), width)
 	head := ""
@@ -107,7 +107,7 @@ func (p *Progress) Progress(id string, pr checkpoint.Progress) {
 		return
 	case ProgressBar:
 		p.mu.Lock()
-		fmt.Fprintf(p.W, "\r\033[K%s %s %s", p.Paint.Bold("[..]"), Bar(pr, 20), truncate(ProgressText(pr), 120))
+		fmt.Fprintf(p.W, "\r\033[K%s %s %s", p.Paint.Bold("[..]"), bar(pr, 20), truncate(ProgressText(pr), 120))
 		p.live = true
 		p.barID = id
 		p.mu.Unlock()

@@ -15,17 +15,17 @@ func TestProgressFormats(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	for d, want := range map[time.Duration]string{45 * time.Second: "45s", 19 * time.Minute: "19m", 2*time.Hour + 5*time.Minute: "2h05m"} {
-		if got := ETA(d); got != want {
-			t.Errorf("ETA(%s) = %q, want %q", d, got, want)
+		if got := eta(d); got != want {
+			t.Errorf("eta(%s) = %q, want %q", d, got, want)
 		}
 	}
-	if got := Rate(2.5 * (1 << 20)); got != "2.5 MiB/s" {
+	if got := rate(2.5 * (1 << 20)); got != "2.5 MiB/s" {
 		t.Errorf("rate %q", got)
 	}
-	if got := Bar(checkpoint.Progress{DoneBytes: 1, TotalBytes: 2}, 10); got != "[=====>    ]" {
+	if got := bar(checkpoint.Progress{DoneBytes: 1, TotalBytes: 2}, 10); got != "[=====>    ]" {
 		t.Errorf("bar %q", got)
 	}
-	if got := Bar(checkpoint.Progress{DoneBytes: 2, TotalBytes: 2}, 10); got != "[==========]" {
+	if got := bar(checkpoint.Progress{DoneBytes: 2, TotalBytes: 2}, 10); got != "[==========]" {
 		t.Errorf("full bar %q", got)
 	}
 }

@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// NodetoolCommands are read on every pod, in this order.
-var NodetoolCommands = []string{"status", "info", "netstats", "describecluster"}
+// nodetoolCommands are read on every pod, in this order.
+var nodetoolCommands = []string{"status", "info", "netstats", "describecluster"}
 
 // Operator names an operator Deployment to include.
 type Operator struct{ Namespace, Name string }
@@ -156,6 +156,34 @@ func (b *builder) text(name, s string) {
 
 // Build reads everything; a read that fails is listed in the report, never fatal.
 func Build(ctx context.Context, cfg Config) *Report {
+	b := newBuilder(cfg)
+	b.cluster(ctx)
+	if cfg.Version != nil {
+		b.json("version.json", cfg.Version)
+	}
+	pods, events, eventsErr := b.workloads(ctx)
+	if eventsErr != nil {
+		b.fail("Events", eventsErr)
+	} else {
+		b.events("events/"+strings.ToLower(cfg.Kind)+"-"+cfg.Name+".txt", events, cfg.Kind, cfg.Name)
+		for _, p := range pods {
+			b.events("events/pod-"+p.Name+".txt", events, "Pod", p.Name)
+		}
+	}
+	together(
+		func() { b.operators(ctx) },
+		func() { b.nodetool(ctx, pods) },
+	)
+	if cfg.Secrets != nil {
+		for _, s := range cfg.Secrets(ctx) {
+			b.red.keep(s)
+		}
+	}
+	b.finish()
+	return b.rep
+}
+
+func newBuilder(cfg Config) *builder {
 	now := cfg.Now()
 	rep := &Report{
 		Cluster:    cfg.Namespace + "/" + cfg.Name,
@@ -167,108 +195,91 @@ func Build(ctx context.Context, cfg Config) *Report {
 		now:        now,
 		prefix:     cfg.Name + "-report/",
 	}
-	b := &builder{cfg: cfg, rep: rep, red: &redactor{}, texts: map[string]string{}}
-	kc, ns := cfg.Kube, cfg.Namespace
-	desc := func(kind, name string) string { return kind + " " + ns + "/" + name }
+	return &builder{cfg: cfg, rep: rep, red: &redactor{}, texts: map[string]string{}}
+}
 
+// json adds v as indented JSON, a free text (masked at the end).
+func (b *builder) json(name string, v any) {
+	out, _ := json.MarshalIndent(v, "", "  ")
+	b.text(name, string(out)+"\n")
+}
+
+// cluster adds the cluster resource and the plugin's records kept on it.
+func (b *builder) cluster(ctx context.Context) {
+	cfg := b.cfg
 	u, err := cfg.Cluster(ctx)
 	if err != nil {
-		b.fail(cfg.Kind+" "+rep.Cluster, err)
-	} else {
-		b.object("cluster.yaml", desc(cfg.Kind, cfg.Name), u.Object)
-		if cfg.Records != nil {
-			files, bad := cfg.Records(u)
-			names := make([]string, 0, len(files))
-			for n := range files {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				out, _ := json.MarshalIndent(files[n], "", "  ")
-				b.text(n, string(out)+"\n")
-				rep.Counts.Records = append(rep.Counts.Records, strings.TrimSuffix(n, ".json"))
-			}
-			for n, e := range bad {
-				b.fail(n, e)
-			}
-		}
+		b.fail(cfg.Kind+" "+b.rep.Cluster, err)
+		return
 	}
-	if cfg.Version != nil {
-		out, _ := json.MarshalIndent(cfg.Version, "", "  ")
-		b.text("version.json", string(out)+"\n")
+	b.object("cluster.yaml", cfg.Kind+" "+cfg.Namespace+"/"+cfg.Name, u.Object)
+	if cfg.Records == nil {
+		return
 	}
+	files, bad := cfg.Records(u)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b.json(n, files[n])
+		b.rep.Counts.Records = append(b.rep.Counts.Records, strings.TrimSuffix(n, ".json"))
+	}
+	for n, e := range bad {
+		b.fail(n, e)
+	}
+}
 
+// workloads adds the cluster's StatefulSets, pods and claims, and lists the
+// namespace's events (one list, sorted out by the caller: by the cluster resource, by
+// pod), all at once.
+func (b *builder) workloads(ctx context.Context) (pods []corev1.Pod, events []corev1.Event, eventsErr error) {
+	kc, ns, sel := b.cfg.Kube, b.cfg.Namespace, metav1.ListOptions{LabelSelector: b.cfg.Selector}
+	together(
+		func() {
+			l, err := kc.AppsV1().StatefulSets(ns).List(ctx, sel)
+			if err != nil {
+				b.fail("StatefulSets", err)
+				return
+			}
+			b.rep.Counts.StatefulSets = len(l.Items)
+			b.items("statefulsets.yaml", "StatefulSet", anys(l.Items))
+		},
+		func() {
+			l, err := kc.CoreV1().Pods(ns).List(ctx, sel)
+			if err != nil {
+				b.fail("Pods", err)
+				return
+			}
+			pods = l.Items
+			b.rep.Counts.Pods = len(l.Items)
+			b.items("pods.yaml", "Pod", anys(l.Items))
+		},
+		func() { b.claims(ctx) },
+		func() {
+			l, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				eventsErr = err
+				return
+			}
+			events = l.Items
+		},
+	)
+	return pods, events, eventsErr
+}
+
+// together runs fs at once and waits for them all.
+func together(fs ...func()) {
 	var wg sync.WaitGroup
-	var pods []corev1.Pod
-	var events []corev1.Event
-	var eventsErr error
-	wg.Add(4)
-	go func() {
-		defer wg.Done()
-		l, err := kc.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{LabelSelector: cfg.Selector})
-		if err != nil {
-			b.fail("StatefulSets", err)
-			return
-		}
-		items := anys(l.Items)
-		rep.Counts.StatefulSets = len(items)
-		b.items("statefulsets.yaml", "StatefulSet", items)
-	}()
-	go func() {
-		defer wg.Done()
-		l, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: cfg.Selector})
-		if err != nil {
-			b.fail("Pods", err)
-			return
-		}
-		pods = l.Items
-		items := anys(l.Items)
-		rep.Counts.Pods = len(items)
-		b.items("pods.yaml", "Pod", items)
-	}()
-	go func() {
-		defer wg.Done()
-		b.claims(ctx)
-	}()
-	go func() {
-		defer wg.Done()
-		// One list of the namespace's events, sorted out here: by the cluster resource,
-		// by pod.
-		l, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			eventsErr = err
-			return
-		}
-		events = l.Items
-	}()
-	wg.Wait()
-
-	if eventsErr != nil {
-		b.fail("Events", eventsErr)
-	} else {
-		b.events("events/"+strings.ToLower(cfg.Kind)+"-"+cfg.Name+".txt", events, cfg.Kind, cfg.Name)
-		for _, p := range pods {
-			b.events("events/pod-"+p.Name+".txt", events, "Pod", p.Name)
-		}
+	wg.Add(len(fs))
+	for _, f := range fs {
+		go func() {
+			defer wg.Done()
+			f()
+		}()
 	}
-
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		b.operators(ctx)
-	}()
-	go func() {
-		defer wg.Done()
-		b.nodetool(ctx, pods)
-	}()
 	wg.Wait()
-	if cfg.Secrets != nil {
-		for _, s := range cfg.Secrets(ctx) {
-			b.red.keep(s)
-		}
-	}
-	b.finish()
-	return rep
 }
 
 // claims adds the cluster's PVCs and the PVs bound to them.
@@ -404,7 +415,7 @@ func (b *builder) nodetool(ctx context.Context, pods []corev1.Pod) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			answered := false
-			for _, cmd := range NodetoolCommands {
+			for _, cmd := range nodetoolCommands {
 				out, errOut, err := b.cfg.Nodetool(ctx, pod, cmd)
 				s := out
 				if errOut != "" {
@@ -536,7 +547,7 @@ func (r *Report) Summary(w io.Writer, archive string) {
 	}
 	fmt.Fprintf(w, "  operator: %s\n", strings.Join(ops, ", "))
 	if c.Nodetool {
-		fmt.Fprintf(w, "  nodetool %s: %d of %d pods answered\n", strings.Join(NodetoolCommands, ", "), c.NodetoolPods, c.Pods)
+		fmt.Fprintf(w, "  nodetool %s: %d of %d pods answered\n", strings.Join(nodetoolCommands, ", "), c.NodetoolPods, c.Pods)
 	} else {
 		fmt.Fprintln(w, "  nodetool: skipped (--nodetool=false)")
 	}
