@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +21,10 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/status"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 // liveFlags are status's --watch and --wait.
@@ -27,6 +32,17 @@ type liveFlags struct {
 	watch, wait      bool
 	timeout          time.Duration
 	nodetoolInterval time.Duration
+}
+
+// validate refuses flags that cannot go together.
+func (f liveFlags) validate() error {
+	if f.watch && f.wait {
+		return exit.Usagef("--watch and --wait cannot be used together")
+	}
+	if f.nodetoolInterval <= 0 {
+		return exit.Usagef("--nodetool-interval must be positive, got %s", f.nodetoolInterval)
+	}
+	return nil
 }
 
 // liveWorld is what the watches keep: the cluster resource, its StatefulSets, pods and
@@ -70,140 +86,171 @@ func (lw *liveWorld) touch() {
 	}
 }
 
+func newLiveWorld() *liveWorld {
+	return &liveWorld{sts: map[string]appsv1.StatefulSet{}, pods: map[string]corev1.Pod{}, pvcs: map[string]corev1.PersistentVolumeClaim{}, dirty: make(chan struct{}, 1)}
+}
+
+// fill starts the world from the lists (one list each, as a plain status makes).
+func (lw *liveWorld) fill(l *statusLists) {
+	l.wg.Wait()
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	putNamed(lw.sts, l.sts)
+	putNamed(lw.pods, l.pods)
+	putNamed(lw.pvcs, l.pvcs)
+}
+
+// snapshot is the world now: the cluster as last seen (cl while no watch event
+// brought it) and its lists, with the operator controllers last checked.
+func (lw *liveWorld) snapshot(a operator.Adapter, cl topology.Cluster, ops []operator.Controller) (topology.Cluster, *statusLists) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.cr != nil {
+		if c, err := a.FromObject(lw.cr); err == nil {
+			cl = c
+		}
+	}
+	l := &statusLists{ops: ops, sts: slices.Collect(maps.Values(lw.sts)), pods: slices.Collect(maps.Values(lw.pods)), pvcs: slices.Collect(maps.Values(lw.pvcs))}
+	return cl, l
+}
+
+// applyCluster keeps the cluster resource named name from a watch's events.
+func (lw *liveWorld) applyCluster(name string) func(watch.Event) {
+	return func(ev watch.Event) {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || u.GetName() != name {
+			return
+		}
+		if ev.Type == watch.Deleted {
+			lw.cr = nil
+		} else {
+			lw.cr = u
+		}
+	}
+}
+
+// named is a pointer to a Kubernetes object of type T.
+type named[T any] interface {
+	*T
+	GetName() string
+}
+
+// applyNamed keeps objects by name from a watch's events.
+func applyNamed[T any, P named[T]](m map[string]T) func(watch.Event) {
+	return func(ev watch.Event) {
+		o, ok := ev.Object.(P)
+		if !ok {
+			return
+		}
+		if ev.Type == watch.Deleted {
+			delete(m, o.GetName())
+		} else {
+			m[o.GetName()] = *o
+		}
+	}
+}
+
+// putNamed keeps items by name.
+func putNamed[T any, P named[T]](m map[string]T, items []T) {
+	for i := range items {
+		m[P(&items[i]).GetName()] = items[i]
+	}
+}
+
+// liveWatch is one watch the world is kept by.
+type liveWatch struct {
+	what  string
+	open  func(context.Context) (watch.Interface, error)
+	apply func(watch.Event)
+}
+
+// watches are the watches of the cluster resource, its StatefulSets, pods and PVCs.
+func (lw *liveWorld) watches(s *session) []liveWatch {
+	ns, name := s.cluster.Namespace, s.cluster.Name
+	sel := metav1.ListOptions{LabelSelector: s.adapter.ClusterSelector(name)}
+	crs := s.c.Dynamic.Resource(s.adapter.GVR()).Namespace(ns)
+	apps, core := s.c.Kube.AppsV1(), s.c.Kube.CoreV1()
+	return []liveWatch{
+		{"the " + s.adapter.Kind(), func(ctx context.Context) (watch.Interface, error) {
+			return crs.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+		}, lw.applyCluster(name)},
+		{"StatefulSets", func(ctx context.Context) (watch.Interface, error) {
+			return apps.StatefulSets(ns).Watch(ctx, sel)
+		}, applyNamed(lw.sts)},
+		{"pods", func(ctx context.Context) (watch.Interface, error) { return core.Pods(ns).Watch(ctx, sel) }, applyNamed(lw.pods)},
+		{"PVCs", func(ctx context.Context) (watch.Interface, error) {
+			return core.PersistentVolumeClaims(ns).Watch(ctx, metav1.ListOptions{})
+		}, applyNamed(lw.pvcs)},
+	}
+}
+
+// keep keeps watch w open until ctx ends: one that cannot be opened is tried again
+// after retry; one the server ended (its timeout) after a second, never in a tight loop.
+func (o *Options) keep(ctx context.Context, lw *liveWorld, w liveWatch, retry time.Duration) {
+	for ctx.Err() == nil {
+		pause := time.Second
+		if wi, err := w.open(ctx); err != nil {
+			fmt.Fprintf(o.ErrOut, "cannot watch %s: %v\n", w.what, err)
+			pause = retry
+		} else {
+			lw.events(ctx, wi, w.apply)
+			wi.Stop()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+	}
+}
+
+// operatorCheck is the last check for running operator controllers: a list of
+// Deployments, so made again at the ring's pace only.
+type operatorCheck struct {
+	ops []operator.Controller
+	at  time.Time
+}
+
+func (c *operatorCheck) refresh(ctx context.Context, o *Options, s *session, every time.Duration) {
+	if o.Now().Sub(c.at) < every {
+		return
+	}
+	if r, err := s.adapter.RunningOperators(ctx, s.cluster.Namespace); err == nil {
+		c.ops, c.at = r, o.Now()
+	}
+}
+
 // follow runs the watches and calls onReport with a fresh status on every change
 // (and every nodetoolInterval, for the ring, which no watch shows) until it returns
 // done, an error, or ctx ends (nil: Ctrl-C is a normal end of a watch).
 func (o *Options) follow(ctx context.Context, s *session, first *statusLists, withNodetool bool, nodetoolInterval time.Duration, onReport func(statusReport, *checkpoint.Checkpoint) (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
-	ns, name := s.cluster.Namespace, s.cluster.Name
-	lw := &liveWorld{sts: map[string]appsv1.StatefulSet{}, pods: map[string]corev1.Pod{}, pvcs: map[string]corev1.PersistentVolumeClaim{}, dirty: make(chan struct{}, 1)}
-	sel := metav1.ListOptions{LabelSelector: s.adapter.ClusterSelector(name)}
+	lw := newLiveWorld()
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
 		wg.Wait()
 	}()
-	keep := func(what string, open func(context.Context) (watch.Interface, error), apply func(watch.Event)) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				w, err := open(ctx)
-				if err != nil {
-					fmt.Fprintf(o.ErrOut, "cannot watch %s: %v\n", what, err)
-					select {
-					case <-ctx.Done():
-					case <-time.After(nodetoolInterval):
-					}
-					continue
-				}
-				lw.events(ctx, w, apply)
-				w.Stop()
-				// The server ended the watch (its timeout): open the next one after a
-				// pause, never in a tight loop.
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-			}
-		})
+	for _, w := range lw.watches(s) {
+		wg.Go(func() { o.keep(ctx, lw, w, nodetoolInterval) })
 	}
-	crClient := s.c.Dynamic.Resource(s.adapter.GVR()).Namespace(ns)
-	keep("the CassandraCluster", func(ctx context.Context) (watch.Interface, error) {
-		return crClient.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-	}, func(ev watch.Event) {
-		if u, ok := ev.Object.(*unstructured.Unstructured); ok && u.GetName() == name {
-			if ev.Type == watch.Deleted {
-				lw.cr = nil
-			} else {
-				lw.cr = u
-			}
-		}
-	})
-	keep("StatefulSets", func(ctx context.Context) (watch.Interface, error) {
-		return s.c.Kube.AppsV1().StatefulSets(ns).Watch(ctx, sel)
-	}, func(ev watch.Event) {
-		if o, ok := ev.Object.(*appsv1.StatefulSet); ok {
-			if ev.Type == watch.Deleted {
-				delete(lw.sts, o.Name)
-			} else {
-				lw.sts[o.Name] = *o
-			}
-		}
-	})
-	keep("pods", func(ctx context.Context) (watch.Interface, error) {
-		return s.c.Kube.CoreV1().Pods(ns).Watch(ctx, sel)
-	}, func(ev watch.Event) {
-		if o, ok := ev.Object.(*corev1.Pod); ok {
-			if ev.Type == watch.Deleted {
-				delete(lw.pods, o.Name)
-			} else {
-				lw.pods[o.Name] = *o
-			}
-		}
-	})
-	keep("PVCs", func(ctx context.Context) (watch.Interface, error) {
-		return s.c.Kube.CoreV1().PersistentVolumeClaims(ns).Watch(ctx, metav1.ListOptions{})
-	}, func(ev watch.Event) {
-		if o, ok := ev.Object.(*corev1.PersistentVolumeClaim); ok {
-			if ev.Type == watch.Deleted {
-				delete(lw.pvcs, o.Name)
-			} else {
-				lw.pvcs[o.Name] = *o
-			}
-		}
-	})
-	// The first status comes from the lists (the watches then bring the changes): one
-	// list each, as a plain status makes.
+	// The first status comes from the lists; the watches then bring the changes.
 	if first == nil {
-		first = startStatusLists(ctx, s.c, s.adapter, ns, name)
+		first = startStatusLists(ctx, s.c, s.adapter, s.cluster.Namespace, s.cluster.Name)
 	}
-	first.wg.Wait()
-	lw.mu.Lock()
-	for _, x := range first.sts {
-		lw.sts[x.Name] = x
-	}
-	for _, x := range first.pods {
-		lw.pods[x.Name] = x
-	}
-	for _, x := range first.pvcs {
-		lw.pvcs[x.Name] = x
-	}
-	lw.mu.Unlock()
-	ops, opsAt := first.ops, o.Now()
-	ring := &ringCache{Execer: s.nt.Exec, every: nodetoolInterval, now: o.Now}
+	lw.fill(first)
+	ops := &operatorCheck{ops: first.ops, at: o.Now()}
 	live := *s
-	live.nt.Exec = ring
+	live.nt.Exec = &ringCache{Execer: s.nt.Exec, every: nodetoolInterval, now: o.Now}
 	tick := time.NewTicker(nodetoolInterval)
 	defer tick.Stop()
 	for {
-		lw.mu.Lock()
-		cl := live.cluster
-		if lw.cr != nil {
-			if c, err := s.adapter.FromObject(lw.cr); err == nil {
-				cl = c
-			}
-		}
-		l := &statusLists{ops: ops}
-		for _, x := range lw.sts {
-			l.sts = append(l.sts, x)
-		}
-		for _, x := range lw.pods {
-			l.pods = append(l.pods, x)
-		}
-		for _, x := range lw.pvcs {
-			l.pvcs = append(l.pvcs, x)
-		}
-		lw.mu.Unlock()
-		live.cluster = cl
-		rep := o.buildStatus(ctx, &live, l, withNodetool)
+		var lists *statusLists
+		live.cluster, lists = lw.snapshot(s.adapter, live.cluster, ops.ops)
+		rd := o.readStatus(ctx, &live, lists, withNodetool)
 		if ctx.Err() != nil {
 			return nil
 		}
-		var cp *checkpoint.Checkpoint
-		if v, ok := cl.Annotations[checkpoint.Annotation]; ok {
-			cp, _ = checkpoint.Decode(v, cl.UID)
-		}
-		done, err := onReport(rep, cp)
-		if done || err != nil {
+		if done, err := onReport(status.Build(rd), rd.Checkpoint); done || err != nil {
 			return err
 		}
 		select {
@@ -211,12 +258,7 @@ func (o *Options) follow(ctx context.Context, s *session, first *statusLists, wi
 			return nil
 		case <-lw.dirty:
 		case <-tick.C:
-			if o.Now().Sub(opsAt) >= nodetoolInterval {
-				// The operator check is a list of Deployments: with the ring's pace.
-				if r, err := s.adapter.RunningOperators(ctx, ns); err == nil {
-					ops, opsAt = r, o.Now()
-				}
-			}
+			ops.refresh(ctx, o, s, nodetoolInterval)
 		}
 	}
 }
@@ -251,75 +293,6 @@ func (r *ringCache) Exec(ctx context.Context, pod string, argv []string) (string
 	return r.stdout, r.stderr, r.err
 }
 
-// statusLines is the plain form of a status for --watch without a terminal: one line
-// per thing that can change, keyed so that two statuses can be compared line by line.
-func statusLines(rep statusReport) (keys []string, lines map[string]string) {
-	lines = map[string]string{}
-	add := func(key, line string) {
-		keys = append(keys, key)
-		lines[key] = line
-	}
-	switch op := rep.Operation; {
-	case op == nil:
-		add("operation", "operation: none in flight")
-	case op.Error != "":
-		add("operation", "operation: checkpoint unusable: "+op.Error)
-	default:
-		cur := ""
-		if op.CurrentStep != nil {
-			cur = fmt.Sprintf(", current step %s (%s, attempts %d)", op.CurrentStep.ID, op.CurrentStep.State, op.CurrentStep.Attempts)
-			if op.CurrentStep.LastError != "" {
-				cur += ", last error: " + op.CurrentStep.LastError
-			}
-		}
-		holder := "running"
-		if op.Holder.ReleasedAt != nil {
-			holder = "released"
-		}
-		add("operation", fmt.Sprintf("operation: %s %s %s, step %d/%d done%s", op.Kind, op.ID, holder, op.StepsDone, op.StepsTotal, cur))
-		if op.Progress != nil {
-			add("progress", "progress: "+output.ProgressText(*op.Progress))
-		}
-	}
-	if lo := rep.LastOperation; lo != nil {
-		add("last", fmt.Sprintf("last operation: %s %s %s: %s", lo.Kind, lo.OperationID, lo.Result, lo.Summary))
-	}
-	for _, b := range rep.OperatorBusy {
-		add("busy/"+b, "operator: "+b)
-	}
-	for _, dc := range rep.Datacenters {
-		add("dc/"+dc.Name, fmt.Sprintf("datacenter %s: nodesPerRacks %d", dc.Name, dc.NodesPerRack))
-		for _, r := range dc.Racks {
-			if !r.Exists {
-				add("rack/"+r.Name, fmt.Sprintf("rack %s: StatefulSet %s missing", r.Name, r.StatefulSet))
-				continue
-			}
-			add("rack/"+r.Name, fmt.Sprintf("rack %s: StatefulSet %s %d/%d ready", r.Name, r.StatefulSet, r.ReadyReplicas, r.Replicas))
-			for _, p := range r.Pods {
-				state := "ready"
-				if !p.Ready {
-					state = "not ready"
-				}
-				if p.Terminating {
-					state = "terminating"
-				}
-				add("pod/"+p.Name, fmt.Sprintf("pod %s: %s, node %s, load %s, owns %s", p.Name, state, dash(p.NodeState), dash(p.Load), dash(p.Owns)))
-			}
-			for _, c := range r.PVCs {
-				phase := c.Phase
-				if c.Terminating {
-					phase += " (terminating)"
-				}
-				add("pvc/"+c.Name, fmt.Sprintf("pvc %s: %s, %s", c.Name, phase, dash(c.Capacity)))
-			}
-		}
-	}
-	for _, w := range rep.Warnings {
-		add("warn/"+w, "warning: "+w)
-	}
-	return keys, lines
-}
-
 // watchPrinter prints a status on every change: redrawn in place on a terminal;
 // otherwise only the lines that changed, timestamped (gone ones as "gone: …").
 type watchPrinter struct {
@@ -342,7 +315,7 @@ func (wp *watchPrinter) print(rep statusReport) {
 		wp.drawn = strings.Count(b.String(), "\n")
 		return
 	}
-	keys, lines := statusLines(rep)
+	keys, lines := status.Lines(rep)
 	ts := wp.o.Now().Format("15:04:05")
 	for _, k := range keys {
 		if wp.prev[k] != lines[k] {
