@@ -1,7 +1,8 @@
-// Package status is the view model of `kubectl cassandra status`, built as Argo Rollouts
-// builds its rollout info: internal/cli reads (status.go, status_live.go) and gathers
-// what it read into a Read; Build turns a Read into a Report with no I/O; Text and Lines
-// render a Report. The JSON and YAML forms are the Report itself.
+// Package status is the view model of `kubectl cassandra status`, in three parts kept
+// apart so that each can be read and tested alone: internal/cli/status.go reads (once,
+// or on every change of the watches of internal/cli/status_live.go) and gathers what it
+// read into a Read; Build turns a Read into a Report with no I/O (build_test.go); Text
+// and Lines render a Report. The JSON and YAML forms are the Report itself.
 package status
 
 import "github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
