@@ -128,12 +128,7 @@ func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists
 
 // operatorTitle is how people call the operator, in status's text and warnings; an
 // adapter names itself only as checkpoints record it (internal/operator/operator.go).
-func operatorTitle(a operator.Adapter) string {
-	if a.Name() == "casskop" {
-		return "CassKop"
-	}
-	return a.Name()
-}
+func operatorTitle(a operator.Adapter) string { return a.Title() }
 
 // statusCommands are the commands status may suggest next.
 func statusCommands(s *session) status.Commands {

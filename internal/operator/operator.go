@@ -49,8 +49,10 @@ type Adapter interface {
 	Pods
 	Controllers
 	Counts
-	// Name is the operator's name, as Operator.Name.
+	// Name is the operator's name, as Operator.Name; Title is how messages name it
+	// ("CassKop").
 	Name() string
+	Title() string
 }
 
 // Resource is the cluster resource itself: discovery, reads, and the checkpoint carrier.

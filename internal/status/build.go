@@ -190,7 +190,7 @@ func datacenters(r Read) ([]DC, []string) {
 	var missing []string
 	for _, dc := range r.Cluster.DCs {
 		perDC, perRack := specNodes(dc)
-		d := DC{Name: dc.Name, NodesPerRack: perDC, Racks: []Rack{}}
+		d := DC{Name: dc.Name, NodesPerRack: perDC, Spec: dc.Spec, Racks: []Rack{}}
 		for i, rk := range dc.Racks {
 			st := sets[rk.StatefulSet]
 			if st == nil {
@@ -203,15 +203,16 @@ func datacenters(r Read) ([]DC, []string) {
 	return dcs, missing
 }
 
-// specNodes is what the spec asks of dc: the count the report shows for it, and each
-// rack's (in dc.Racks order). The only read of topology's count in status: CassKop keeps
-// one per datacenter (internal/topology/topology.go, DC).
+// specNodes is what the spec asks of dc: each rack's count (in dc.Racks order), and the
+// largest of them for the report's one count per DC (racks differ by one at most; with
+// CassKop they are equal, internal/topology/topology.go).
 func specNodes(dc topology.DC) (perDC int, perRack []int) {
 	perRack = make([]int, len(dc.Racks))
-	for i := range perRack {
-		perRack[i] = dc.NodesPerRack
+	for i, r := range dc.Racks {
+		perRack[i] = r.Nodes
+		perDC = max(perDC, r.Nodes)
 	}
-	return dc.NodesPerRack, perRack
+	return perDC, perRack
 }
 
 // rack is one rack of the spec; st is its StatefulSet (nil: it does not exist).

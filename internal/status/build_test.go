@@ -28,8 +28,8 @@ func idle() Read {
 	sts.Status.ReadyReplicas = 3
 	sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
 	r := Read{
-		Cluster: topology.Cluster{Name: "demo", Namespace: "ns", Operator: "casskop", DCs: []topology.DC{{Name: "dc1", NodesPerRack: 3,
-			Racks: []topology.Rack{{DC: "dc1", Name: "r1", StatefulSet: "demo-dc1-r1"}}}}},
+		Cluster: topology.Cluster{Name: "demo", Namespace: "ns", Operator: "casskop", DCs: []topology.DC{{Name: "dc1", Spec: "nodesPerRacks 3",
+			Racks: []topology.Rack{{DC: "dc1", Name: "r1", StatefulSet: "demo-dc1-r1", Nodes: 3}}}}},
 		Kind: "CassandraCluster", OperatorTitle: "CassKop", Nodetool: true,
 		StatefulSets: []appsv1.StatefulSet{sts},
 		Ring:         &nodetool.Ring{},

@@ -19,7 +19,7 @@ func Lines(rep Report) (keys []string, lines map[string]string) {
 		add("busy/"+b, "operator: "+b)
 	}
 	for _, dc := range rep.Datacenters {
-		add("dc/"+dc.Name, fmt.Sprintf("datacenter %s: nodesPerRacks %d", dc.Name, dc.NodesPerRack))
+		add("dc/"+dc.Name, fmt.Sprintf("datacenter %s: %s", dc.Name, dc.Spec))
 		for _, r := range dc.Racks {
 			rackLines(r, add)
 		}

@@ -37,6 +37,9 @@ type DC struct {
 	Name         string `json:"name"`
 	NodesPerRack int    `json:"nodesPerRack"`
 	Racks        []Rack `json:"racks"`
+	// Spec is the operator's words for what the resource asks of the DC
+	// ("nodesPerRacks 3"; topology.DC.Spec), for the text.
+	Spec string `json:"-"`
 }
 
 // Rack is one rack: its StatefulSet, pods and claims.

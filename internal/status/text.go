@@ -35,7 +35,7 @@ func Text(w io.Writer, rep Report, s Style) {
 	}
 	operatorText(w, rep, p)
 	for _, dc := range rep.Datacenters {
-		fmt.Fprintf(w, "\nDatacenter %s (nodesPerRacks %d)\n", dc.Name, dc.NodesPerRack)
+		fmt.Fprintf(w, "\nDatacenter %s (%s)\n", dc.Name, dc.Spec)
 		for _, r := range dc.Racks {
 			rackText(w, r, p)
 		}

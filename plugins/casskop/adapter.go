@@ -26,6 +26,9 @@ var _ operator.StatusRepair = (*Adapter)(nil)
 // Name is CassKop's name in checkpoints.
 func (a *Adapter) Name() string { return Plugin{}.Name() }
 
+// Title is how messages name CassKop.
+func (a *Adapter) Title() string { return "CassKop" }
+
 // Kind is the cluster resource's kind.
 func (a *Adapter) Kind() string { return Kind }
 

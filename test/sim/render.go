@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Constants that real nodes print and that the fixtures of NODETOOL.md use.
+// Constants that real nodes print and that the fixtures of docs/reference/nodetool.md use.
 const (
 	schemaVersion = "3f0e7a9c-2b1d-3c4e-9f8a-7b6c5d4e3f21"
 	storagePort   = "7000"
@@ -272,7 +272,7 @@ func (st *state) renderNetstats(b *strings.Builder, self *node, inv invocation, 
 			plans++
 		}
 	}
-	// A joining node receives its ranges in a Bootstrap plan (STREAMING-AND-REPLACE.md
+	// A joining node receives its ranges in a Bootstrap plan (docs/reference/streaming.md
 	// §2.1, §2.5): one session from the first live peer, progressing over JoinTime.
 	if self.Joining && self.Mode == ModeJoining && st.Options.JoinTime > 0 {
 		if src := st.streamTarget(self); src != nil {

@@ -227,7 +227,7 @@ func (st *state) apply(e *event) {
 		n.LeftAt = e.at
 		n.StatusVersion++
 		// The leaving node's data ends up on the remaining nodes of its DC; share it
-		// equally (matches NODETOOL.md's "after the decommission" fixture).
+		// equally (matches docs/reference/nodetool.md's "after the decommission" fixture).
 		var peers []*node
 		for _, p := range st.Nodes {
 			if p != n && p.Spec.DC == n.Spec.DC && p.listed() {

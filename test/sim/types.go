@@ -3,7 +3,7 @@
 // by many nodetool-sim processes).
 //
 // The output formats, exit codes, streams and decommission semantics follow
-// NODETOOL.md (Cassandra 3.11, 4.0, 4.1 and 5.0): byte-exact status/netstats/info/
+// docs/reference/nodetool.md (Cassandra 3.11, 4.0, 4.1 and 5.0): byte-exact status/netstats/info/
 // describecluster layouts, the error catalogue (E1–E15) and the node state machine (§7).
 //
 // The state of a decommission is a function of the clock: starting one records its start
@@ -43,7 +43,7 @@ const (
 	ModeDrained = "DRAINED"
 )
 
-// Exit codes of nodetool (NODETOOL.md §1) and of a killed client.
+// Exit codes of nodetool (docs/reference/nodetool.md §1) and of a killed client.
 const (
 	ExitOK      = 0
 	ExitUsage   = 1 // usage errors, refusals (IllegalState/IllegalArgument), connect failures
@@ -59,10 +59,10 @@ type Options struct {
 	// Version is "3.11", "4.0", "4.1" or "5.0"; it picks every format and rule.
 	Version string `json:"version"`
 	// DecommissionTime is how long a successful decommission takes in total
-	// (0 = instant). A real one is ≥ 60 s plus streaming (NODETOOL.md §10).
+	// (0 = instant). A real one is ≥ 60 s plus streaming (docs/reference/nodetool.md §10).
 	DecommissionTime time.Duration `json:"decommissionTime"`
 	// LeftAnnounce is the final part of DecommissionTime during which peers no longer list
-	// the node while it still reports LEAVING (NODETOOL.md §6.2 step 8). 0 means
+	// the node while it still reports LEAVING (docs/reference/nodetool.md §6.2 step 8). 0 means
 	// DecommissionTime/3; a negative value means no such window.
 	LeftAnnounce time.Duration `json:"leftAnnounce"`
 	// RF is the replication factor per DC of system_auth, system_distributed,
@@ -73,7 +73,7 @@ type Options struct {
 	// ClusterName is describecluster's Name. Default "demo".
 	ClusterName string `json:"clusterName,omitempty"`
 	// ReleaseVersion is the full version printed by `version`, describecluster and
-	// gossipinfo. Default: 3.11.11, 4.0.13, 4.1.6 or 5.0.3 (the refs NODETOOL.md used).
+	// gossipinfo. Default: 3.11.11, 4.0.13, 4.1.6 or 5.0.3 (the refs docs/reference/nodetool.md used).
 	ReleaseVersion string `json:"releaseVersion,omitempty"`
 	// Keyspaces are the user keyspaces (NTS, RF per DC). Default ["app"].
 	Keyspaces []string `json:"keyspaces,omitempty"`
