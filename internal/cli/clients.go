@@ -21,6 +21,14 @@ func operatorClients(c *Clients) operator.Clients {
 	return operator.Clients{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
 }
 
+// namespace is the namespace to work in: -n, else the kubeconfig context's.
+func (o *Options) namespace(c *Clients) string {
+	if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
+		return *f
+	}
+	return c.Namespace
+}
+
 // clients builds (once) the API clients from kubectl's standard flags.
 func (o *Options) clients() (*Clients, error) {
 	if o.Clients != nil {

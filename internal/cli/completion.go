@@ -86,10 +86,7 @@ func (o *Options) completeClusters(cmd *cobra.Command, args []string, _ string) 
 		if err != nil {
 			return nil
 		}
-		ns := c.Namespace
-		if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
-			ns = *f
-		}
+		ns := o.namespace(c)
 		list, err := a.List(ctx, ns)
 		if err != nil {
 			return nil

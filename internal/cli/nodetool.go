@@ -66,10 +66,7 @@ func (o *Options) runNodetool(ctx context.Context, cluster, pod string, args []s
 	if err != nil {
 		return err
 	}
-	ns := c.Namespace
-	if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
-		ns = *f
-	}
+	ns := o.namespace(c)
 	p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return exit.Usagef("pod %q not found in namespace %s", pod, ns)
@@ -122,10 +119,7 @@ func (o *Options) completePods(cmd *cobra.Command, args []string, _ string) ([]s
 		if err != nil {
 			return nil
 		}
-		ns := c.Namespace
-		if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
-			ns = *f
-		}
+		ns := o.namespace(c)
 		a, err := o.assumedAdapter(c)
 		if err != nil {
 			return nil

@@ -105,10 +105,7 @@ func (o *Options) openAssumed(ctx context.Context, args []string, connected func
 }
 
 func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, args []string, connected func(c *Clients, a operator.Adapter, ns, name string)) (*session, error) {
-	ns := c.Namespace
-	if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
-		ns = *f
-	}
+	ns := o.namespace(c)
 	var name string
 	if len(args) > 0 {
 		name = args[0]

@@ -284,8 +284,8 @@ func TestUpdateClusterStep(t *testing.T) {
 	}
 	mustDone(t, st, true)
 	cl, _ := (&casskop.Adapter{Version: "v2"}).FromObject(w.CR())
-	if cl.DCs[0].NodesPerRack != 2 {
-		t.Fatalf("nodesPerRacks %d", cl.DCs[0].NodesPerRack)
+	if cl.DCs[0].Racks[0].Nodes != 2 {
+		t.Fatalf("nodesPerRacks %d", cl.DCs[0].Racks[0].Nodes)
 	}
 }
 

@@ -327,6 +327,13 @@ func (a *Adapter) BusyPods(ctx context.Context, ns, cluster string) ([]string, e
 // SetNodesPerRack brings the CR's count for dc in line with its StatefulSets. It writes
 // only that field, with a JSON patch whose test guards the array index.
 func (a *Adapter) SetNodesPerRack(ctx context.Context, ns, name, dc string, n int) error {
+	return a.patchNodesPerRack(ctx, ns, name, dc, n, "")
+}
+
+// patchNodesPerRack reads the CR and writes dc's count with a JSON patch; with rv set,
+// only if the CR is still at that resourceVersion (the patch tests it first, so a
+// change in between fails it with 422 and nothing is written).
+func (a *Adapter) patchNodesPerRack(ctx context.Context, ns, name, dc string, n int, rv string) error {
 	c, err := a.client(ns)
 	if err != nil {
 		return err
@@ -335,9 +342,15 @@ func (a *Adapter) SetNodesPerRack(ctx context.Context, ns, name, dc string, n in
 	if err != nil {
 		return err
 	}
+	if rv != "" && u.GetResourceVersion() != rv {
+		return fmt.Errorf("cluster %s changed since it was read (resourceVersion %s, read at %s)", name, u.GetResourceVersion(), rv)
+	}
 	ops, err := nodesPerRackPatch(u, name, dc, n)
 	if err != nil {
 		return err
+	}
+	if rv != "" {
+		ops = append([]map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": rv}}, ops...)
 	}
 	body, _ := json.Marshal(ops)
 	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})

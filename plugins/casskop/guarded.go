@@ -1,13 +1,6 @@
 package casskop
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-)
+import "context"
 
 // SetRackNodesAt writes dc's nodesPerRacks only if the CassandraCluster is still at
 // resourceVersion rv (the version whose count and StatefulSets the caller judged): a
@@ -18,23 +11,5 @@ func (a *Adapter) SetRackNodesAt(ctx context.Context, ns, name, dc string, racks
 	if err != nil {
 		return err
 	}
-	c, err := a.client(ns)
-	if err != nil {
-		return err
-	}
-	u, err := c.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	if u.GetResourceVersion() != rv {
-		return fmt.Errorf("cluster %s changed since it was read (resourceVersion %s, read at %s)", name, u.GetResourceVersion(), rv)
-	}
-	dcOps, err := nodesPerRackPatch(u, name, dc, n)
-	if err != nil {
-		return err
-	}
-	ops := append([]map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": rv}}, dcOps...)
-	body, _ := json.Marshal(ops)
-	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
-	return err
+	return a.patchNodesPerRack(ctx, ns, name, dc, n, rv)
 }

@@ -230,8 +230,8 @@ func (w *World) clusterDisagrees() string {
 	}
 	for _, dc := range cl.DCs {
 		for _, r := range dc.Racks {
-			if got := w.replicasOf(stsGVR, r.StatefulSet); got >= 0 && int(got) != dc.NodesPerRack {
-				return fmt.Sprintf("nodesPerRacks of %s is %d and StatefulSet %s has %d replicas", dc.Name, dc.NodesPerRack, r.StatefulSet, got)
+			if got := w.replicasOf(stsGVR, r.StatefulSet); got >= 0 && int(got) != r.Nodes {
+				return fmt.Sprintf("nodesPerRacks of %s is %d and StatefulSet %s has %d replicas", dc.Name, r.Nodes, r.StatefulSet, got)
 			}
 		}
 	}
@@ -461,7 +461,7 @@ func (w *World) nodesPerRack() int {
 	if err != nil || len(cl.DCs) == 0 {
 		return -1
 	}
-	return cl.DCs[0].NodesPerRack
+	return cl.DCs[0].Racks[0].Nodes
 }
 
 // setNodesPerRack is SetNodesPerRack with a new resourceVersion, as the API server

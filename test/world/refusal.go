@@ -141,7 +141,7 @@ func (w *World) AssertConsistentAt(replicas int, label string) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if got := cl.DCs[0].NodesPerRack; got != replicas {
+	if got := cl.DCs[0].Racks[0].Nodes; got != replicas {
 		w.t.Errorf("%s: CR nodesPerRacks is %d, want %d", label, got, replicas)
 	}
 	w.assertFinished(label)

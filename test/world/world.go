@@ -666,7 +666,7 @@ func (w *World) AssertConverged(target int, label string) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if got := cl.DCs[0].NodesPerRack; got != target {
+	if got := cl.DCs[0].Racks[0].Nodes; got != target {
 		w.t.Errorf("%s: CR nodesPerRacks is %d, want %d", label, got, target)
 	}
 	if len(w.violations) > 0 {
