@@ -401,7 +401,7 @@ func (e *Engine) recordStart(ctx context.Context, s *turn) error {
 			s.rec.LastError = s.reason
 		}
 	}
-	if err := e.change(ctx, s.evident, start); err != nil {
+	if err := e.apply(ctx, s.evident, start); err != nil {
 		return err
 	}
 	if s.evident && !s.passive {
@@ -438,7 +438,7 @@ func (e *Engine) recheck(ctx context.Context, s *turn) (again bool, err error) {
 // undoStart puts a step that did not act back to pending: in memory for evident steps,
 // with a write for the others (their "started" is on the server).
 func (e *Engine) undoStart(ctx context.Context, s *turn) error {
-	return e.change(ctx, s.evident, func(time.Time) {
+	return e.apply(ctx, s.evident, func(time.Time) {
 		s.rec.State = checkpoint.StatePending
 		s.rec.StartedAt = nil
 		s.rec.Attempts--
@@ -446,9 +446,9 @@ func (e *Engine) undoStart(ctx context.Context, s *turn) error {
 	})
 }
 
-// change applies a change to the checkpoint: in memory only (the next write carries
+// apply applies a change to the checkpoint: in memory only (the next write carries
 // it), or written at once.
-func (e *Engine) change(ctx context.Context, inMemory bool, change func(now time.Time)) error {
+func (e *Engine) apply(ctx context.Context, inMemory bool, change func(now time.Time)) error {
 	if !inMemory {
 		return e.commit(ctx, change)
 	}

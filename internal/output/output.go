@@ -138,33 +138,34 @@ func (p *Progress) StepFailed(id, desc string, err error) {
 // Waiting implements engine.Reporter.
 func (p *Progress) Waiting(id, what string, elapsed time.Duration) {
 	msg := fmt.Sprintf("%s (%s)", what, elapsed.Round(time.Second))
-	p.mu.Lock()
-	if p.live && p.barID == id {
-		// The step's progress bar says more than its waiting line.
-		p.mu.Unlock()
-		return
+	if p.waitLineDue(id, msg) {
+		p.line("[..]", msg)
 	}
-	p.mu.Unlock()
-	if p.TTY {
-		p.mu.Lock()
+}
+
+// waitLineDue says whether a plain waiting line is due (one every WaitEvery per step).
+// On a terminal it shows the line in place instead, unless the step's progress bar is
+// there (it says more).
+func (p *Progress) waitLineDue(id, msg string) (due bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.live && p.barID == id:
+		return false
+	case p.TTY:
 		fmt.Fprintf(p.W, "\r\033[K%s %s", p.Paint.Bold("[..]"), truncate(msg, 150))
 		p.live = true
-		p.mu.Unlock()
-		return
+		return false
 	}
-	p.mu.Lock()
 	if p.lastWait == nil {
 		p.lastWait = map[string]time.Time{}
 	}
 	now := p.Now()
-	last, seen := p.lastWait[id]
-	if seen && now.Sub(last) < p.WaitEvery {
-		p.mu.Unlock()
-		return
+	if last, seen := p.lastWait[id]; seen && now.Sub(last) < p.WaitEvery {
+		return false
 	}
 	p.lastWait[id] = now
-	p.mu.Unlock()
-	p.line("[..]", msg)
+	return true
 }
 
 // Warn implements engine.Reporter.

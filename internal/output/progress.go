@@ -26,12 +26,7 @@ const DefaultPlainEvery = 30 * time.Second
 // Bytes prints a size the way people read it: binary units, one decimal ("41.2 GiB").
 func Bytes(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-	v := float64(n)
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
+	v, i := binary(float64(n), len(units))
 	if i == 0 {
 		return fmt.Sprintf("%d B", n)
 	}
@@ -41,16 +36,22 @@ func Bytes(n int64) string {
 // rate prints bytes per second: "48 MiB/s", "2.5 MiB/s".
 func rate(bps float64) string {
 	units := []string{"B/s", "KiB/s", "MiB/s", "GiB/s"}
-	v := bps
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
+	v, i := binary(bps, len(units))
 	if v >= 10 || i == 0 {
 		return fmt.Sprintf("%.0f %s", math.Round(v), units[i])
 	}
 	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// binary divides v by 1024 while it is 1024 or more and a larger one of n units is
+// left; i is the index of the unit reached.
+func binary(v float64, n int) (float64, int) {
+	i := 0
+	for v >= 1024 && i < n-1 {
+		v /= 1024
+		i++
+	}
+	return v, i
 }
 
 // eta prints a remaining time: "45s", "19m", "2h05m".

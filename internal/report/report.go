@@ -159,7 +159,7 @@ func Build(ctx context.Context, cfg Config) *Report {
 	b := newBuilder(cfg)
 	b.cluster(ctx)
 	if cfg.Version != nil {
-		b.json("version.json", cfg.Version)
+		b.jsonFile("version.json", cfg.Version)
 	}
 	pods, events, eventsErr := b.workloads(ctx)
 	if eventsErr != nil {
@@ -198,8 +198,8 @@ func newBuilder(cfg Config) *builder {
 	return &builder{cfg: cfg, rep: rep, red: &redactor{}, texts: map[string]string{}}
 }
 
-// json adds v as indented JSON, a free text (masked at the end).
-func (b *builder) json(name string, v any) {
+// jsonFile adds v as indented JSON, a free text (masked at the end).
+func (b *builder) jsonFile(name string, v any) {
 	out, _ := json.MarshalIndent(v, "", "  ")
 	b.text(name, string(out)+"\n")
 }
@@ -223,7 +223,7 @@ func (b *builder) cluster(ctx context.Context) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		b.json(n, files[n])
+		b.jsonFile(n, files[n])
 		b.rep.Counts.Records = append(b.rep.Counts.Records, strings.TrimSuffix(n, ".json"))
 	}
 	for n, e := range bad {
