@@ -1,6 +1,7 @@
-// Package steps implements the steps of a rack scale-down. Each step is a small type
-// that answers "already done?" and "safe now?" from the real world (API objects and
-// nodetool), and does one thing.
+// Package steps is the library of steps the operation kinds are made of (decommission,
+// shrink, grow, drain, pause the operator, …; internal/operation/* say which kind uses
+// which). Each step is a small type that answers "already done?" and "safe now?" from
+// the real world (API objects and nodetool, read through World), and does one thing.
 package steps
 
 import (
