@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
@@ -142,10 +143,10 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
 	where := "nothing in the cluster was changed yet"
 	switch {
-	case cp.Kind == checkpoint.KindScaleDown && p.done == 0:
+	case p.rule.Point == operation.AbortBetweenNodes && p.done == 0:
 		where = "no node has started leaving"
 	case p.done > 0:
-		where = fmt.Sprintf("%d of %d %s %s so far, no node in the middle of a change", p.done, p.total, p.unit, map[string]string{"removing": "removed", "adding": "added", "restarting": "restarted"}[p.verb])
+		where = fmt.Sprintf("%d of %d %s %s so far, no node in the middle of a change", p.done, p.total, p.unit, p.rule.Past)
 	}
 	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s); %s.\n", cp.OperationID, cp.Kind, operationTarget(cp.Kind, cp.Target), where)
 	for _, n := range p.notes {

@@ -331,6 +331,14 @@ func (s *DeletePVCs) Describe() string {
 	return "delete PVC " + strings.Join(names, ", ")
 }
 
+// PlanText implements PlanTexter.
+func (s *DeletePVCs) PlanText() string {
+	if len(s.n.PVCs) == 0 {
+		return "no PVC to delete for " + s.n.Pod
+	}
+	return s.Describe()
+}
+
 // remaining lists the planned claims that still exist with their planned UID.
 func (s *DeletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
 	var left []corev1.PersistentVolumeClaim
