@@ -100,6 +100,29 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 		o.releaseAbort(ctx, s, cp)
 		return err
 	}
+	if err := o.undoAbort(ctx, s, cp, self, point); err != nil {
+		return err
+	}
+	if err := o.fenceAbort(ctx, s, cp, self); err != nil {
+		return err
+	}
+	now := o.Now().UTC()
+	summary := point.summary()
+	last := checkpoint.LastOperation{OperationID: cp.OperationID, Kind: cp.Kind, Result: "aborted",
+		Summary: summary, StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now}
+	if err := s.store.Finish(ctx, cp, last); err != nil {
+		return fmt.Errorf("cannot clear the checkpoint: %w; run abort again", err)
+	}
+	if out != "text" {
+		return output.Print(o.Out, out, map[string]any{"result": "aborted", "operationID": cp.OperationID, "summary": summary, "next": s.statusHint()})
+	}
+	fmt.Fprintf(o.Out, "Aborted operation %s (%s); the checkpoint is cleared.\n", cp.OperationID, summary)
+	return nil
+}
+
+// undoAbort leaves the cluster consistent: the cluster resource's count set to what
+// the racks' StatefulSets have, the operator restored if the operation paused it.
+func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
 	if point.nodesPerRack != point.replicas {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
@@ -122,20 +145,6 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 			return fmt.Errorf("cannot restore operator Deployment %s/%s: %w; the checkpoint is kept, run abort again", cp.PausedOperator.Namespace, cp.PausedOperator.Name, err)
 		}
 	}
-	if err := o.fenceAbort(ctx, s, cp, self); err != nil {
-		return err
-	}
-	now := o.Now().UTC()
-	summary := point.summary()
-	last := checkpoint.LastOperation{OperationID: cp.OperationID, Kind: cp.Kind, Result: "aborted",
-		Summary: summary, StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now}
-	if err := s.store.Finish(ctx, cp, last); err != nil {
-		return fmt.Errorf("cannot clear the checkpoint: %w; run abort again", err)
-	}
-	if out != "text" {
-		return output.Print(o.Out, out, map[string]any{"result": "aborted", "operationID": cp.OperationID, "summary": summary, "next": s.statusHint()})
-	}
-	fmt.Fprintf(o.Out, "Aborted operation %s (%s); the checkpoint is cleared.\n", cp.OperationID, summary)
 	return nil
 }
 

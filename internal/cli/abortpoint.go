@@ -55,7 +55,7 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 	if err != nil {
 		return nil, err
 	}
-	rule := kind.Abort()
+	rule := kind.Info().Abort
 	p := &abortPoint{verb: rule.Verb, unit: rule.Unit, rule: rule}
 	switch rule.Point {
 	case operation.AbortBetweenNodes:
@@ -76,7 +76,7 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 		p.total = len(cp.Nodes)
 		err = o.assessRestart(ctx, s, cp, p)
 	default:
-		err = o.refuseStarted(ctx, s, cp)
+		err = refuseStarted(s, cp)
 	}
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
@@ -121,7 +120,7 @@ func (o *Options) runPlan(ctx context.Context, s *session, plan *operation.Plan,
 		return nil
 	}
 	o.showPlan(report, f.output)
-	if err := o.confirm(f.yes, k.ConfirmWord()); err != nil {
+	if err := o.confirm(f.yes, k.Info().ConfirmWord); err != nil {
 		return err
 	}
 	if err := s.store.Create(ctx, plan.CP); err != nil {
@@ -148,28 +147,16 @@ func refuseOtherInFlight(s *session, cp *checkpoint.Checkpoint) error {
 		cp.OperationID, cp.Kind, operationTarget(cp.Kind, cp.Target), cp.StartedBy, cp.StartedAt.Format(time.RFC3339), s.cluster.Name, s.resumeHint())
 }
 
-// refuseStarted refuses to abort a scale-up, restart or repair once it changed the
-// cluster (any step past pausing the operator started): resume finishes it.
-func (o *Options) refuseStarted(ctx context.Context, s *session, cp *checkpoint.Checkpoint) error {
+// refuseStarted refuses to abort an operation that may be aborted only before it
+// changed the cluster (operation.AbortBeforeChange), once any step past pausing the
+// operator started: resume finishes it.
+func refuseStarted(s *session, cp *checkpoint.Checkpoint) error {
 	for _, st := range cp.Steps {
 		if st.Kind == checkpoint.StepPauseOperator || st.State == checkpoint.StatePending {
 			continue
 		}
 		return exit.Refusedf("operation %s (%s) has started changing the cluster (step %s is %s): abort cannot undo that; resume finishes it: %s",
 			cp.OperationID, cp.Kind, st.ID, st.State, s.resumeHint())
-	}
-	if cp.Kind == checkpoint.KindRestart {
-		// A drain whose step was never recorded (it cannot happen, but a drained node
-		// must not be left behind by an abort).
-		for _, n := range cp.Nodes {
-			ns, err := s.nt.Netstats(ctx, n.Pod)
-			if err != nil {
-				return exit.Refusedf("cannot read the state of %s (%v): abort needs to know no node is drained; nothing changed", n.Pod, err)
-			}
-			if ns.Mode == nodetool.ModeDrained {
-				return exit.Refusedf("node %s is DRAINED: resume restarts it: %s", n.Pod, s.resumeHint())
-			}
-		}
 	}
 	return nil
 }

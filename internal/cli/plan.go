@@ -108,7 +108,7 @@ func (o *Options) printPlanText(w io.Writer, r planReport, title string) {
 	if r.Force {
 		fmt.Fprintln(w, "  --force: Cassandra's replication-factor check is skipped")
 	}
-	fmt.Fprintln(w, r.kind.StepsHeader())
+	fmt.Fprintln(w, r.kind.Info().StepsHeader)
 	for i, s := range r.Steps {
 		mark := "   "
 		switch s.State {

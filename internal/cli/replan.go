@@ -63,7 +63,7 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 		existing.OperationID, was, want)
 	report := newPlanReport(down, plan.CP, plan.Warnings, false, s.resumeHint()+" --yes")
 	o.showPlan(report, f.output)
-	if err := o.confirm(f.yes, down.ConfirmWord()); err != nil {
+	if err := o.confirm(f.yes, down.Info().ConfirmWord); err != nil {
 		return err
 	}
 	// The old checkpoint is taken over first (a guarded write: it fails if anyone

@@ -234,28 +234,11 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 		if !pause {
 			return nil, o.refuseRunningOperator(ctx, s)
 		}
-		all, err := s.adapter.Operators(ctx, s.cluster.Namespace)
-		if err != nil {
+		op, err := activeOperator(ctx, s)
+		if op == nil || err != nil {
 			return nil, err
 		}
-		var ops []operator.Controller
-		for _, op := range all {
-			if op.Running() || len(op.PausedBy) > 0 {
-				ops = append(ops, op)
-			}
-		}
-		switch len(ops) {
-		case 0:
-			return nil, nil
-		case 1:
-			ns, name = ops[0].Namespace, ops[0].Name
-		default:
-			var names []string
-			for _, op := range ops {
-				names = append(names, op.String())
-			}
-			return nil, exit.Refusedf("several CassKop operators manage namespace %s (%s): name the one to pause with --operator NAMESPACE/NAME; nothing changed", s.cluster.Namespace, strings.Join(names, ", "))
-		}
+		ns, name = op.Namespace, op.Name
 	}
 	d, err := s.c.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -302,6 +285,32 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 		}
 	}
 	return p, nil
+}
+
+// activeOperator is the one operator managing the cluster's namespace that runs or
+// that other operations hold paused (nil when none; several are refused).
+func activeOperator(ctx context.Context, s *session) (*operator.Controller, error) {
+	all, err := s.adapter.Operators(ctx, s.cluster.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	var ops []operator.Controller
+	for _, op := range all {
+		if op.Running() || len(op.PausedBy) > 0 {
+			ops = append(ops, op)
+		}
+	}
+	switch len(ops) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &ops[0], nil
+	}
+	var names []string
+	for _, op := range ops {
+		names = append(names, op.String())
+	}
+	return nil, exit.Refusedf("several CassKop operators manage namespace %s (%s): name the one to pause with --operator NAMESPACE/NAME; nothing changed", s.cluster.Namespace, strings.Join(names, ", "))
 }
 
 // confirm asks on the terminal unless --yes; without a terminal it refuses.

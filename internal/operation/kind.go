@@ -18,13 +18,8 @@ import (
 // instead of switching on its name. Each kind is one package under internal/operation;
 // adding a kind is one package and one line in internal/operation/kinds.
 type Kind interface {
-	// Name is the kind as checkpoints record it (checkpoint.KindScaleDown, …).
-	Name() string
-	// Schema is the checkpoint schema version a new operation of the kind is written
-	// with (checkpoint.SchemaFor checks it on decode).
-	Schema() int
-	// StepKinds are the step kinds its checkpoint may contain.
-	StepKinds() []string
+	// Info is what the kind is, as data.
+	Info() Info
 	// Plan reads the real world and plans the operation. It changes nothing.
 	Plan(ctx context.Context, env *Env) (*Plan, error)
 	// Access lists the permissions the operation uses (checked before planning).
@@ -36,15 +31,26 @@ type Kind interface {
 	Summary(cp *checkpoint.Checkpoint) string
 	// Target says what the operation does to which racks, for status and refusals.
 	Target(t checkpoint.Target) string
-	// StepsHeader introduces the step list of a plan; ConfirmWord is the question asked
-	// before the checkpoint is created ("Scale down").
-	StepsHeader() string
-	ConfirmWord() string
 	// PlanLines are the plan's lines between its title and its steps (per rack, or
 	// what was found).
 	PlanLines(cp *checkpoint.Checkpoint, findings []string) []string
+}
+
+// Info is what a kind is, as data.
+type Info struct {
+	// Name is the kind as checkpoints record it (checkpoint.KindScaleDown, …).
+	Name string
+	// Schema is the checkpoint schema version a new operation of the kind is written
+	// with, and StepKinds the step kinds its checkpoint may contain (the checkpoint's
+	// decode checks both: internal/checkpoint/checkpoint.go, kindSteps and SchemaFor;
+	// internal/operation/kinds/kinds_test.go keeps them equal).
+	Schema    int
+	StepKinds []string
+	// StepsHeader introduces the step list of a plan; ConfirmWord is the question asked
+	// before the checkpoint is created ("Scale down").
+	StepsHeader, ConfirmWord string
 	// Abort says when an operation of the kind may be aborted.
-	Abort() Abort
+	Abort Abort
 }
 
 // Abort is when an operation of a kind may be aborted, and how abort counts its
@@ -94,7 +100,7 @@ type Registry struct {
 func NewRegistry(kinds ...Kind) Registry {
 	r := Registry{kinds: map[string]Kind{}}
 	for _, k := range kinds {
-		r.kinds[k.Name()] = k
+		r.kinds[k.Info().Name] = k
 	}
 	return r
 }

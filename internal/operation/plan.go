@@ -269,9 +269,9 @@ func (p *Planner) NewCheckpoint(cl topology.Cluster, kind Kind, idPrefix string,
 		holder = Self()
 	}
 	return &checkpoint.Checkpoint{
-		SchemaVersion:  kind.Schema(),
+		SchemaVersion:  kind.Info().Schema,
 		OperationID:    fmt.Sprintf("%s-%s-%s", idPrefix, now.Format("20060102-150405"), rand.String(5)),
-		Kind:           kind.Name(),
+		Kind:           kind.Info().Name,
 		Operator:       cl.Operator,
 		Namespace:      cl.Namespace,
 		Cluster:        cl.Name,

@@ -18,16 +18,17 @@ type Kind struct{}
 
 var _ operation.Kind = Kind{}
 
-// Name implements operation.Kind.
-func (Kind) Name() string { return checkpoint.KindRepairOperator }
-
-// Schema implements operation.Kind.
-func (Kind) Schema() int { return 2 }
-
-// StepKinds implements operation.Kind.
-func (Kind) StepKinds() []string {
-	return []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs,
-		checkpoint.StepOperatorStatus, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:   checkpoint.KindRepairOperator,
+		Schema: 2,
+		StepKinds: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs,
+			checkpoint.StepOperatorStatus, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
+		ConfirmWord: "Repair",
+		Abort:       operation.Abort{Point: operation.AbortBeforeChange, KeepsCount: true},
+	}
 }
 
 // Steps implements operation.Kind.
@@ -91,14 +92,6 @@ func (Kind) Target(t checkpoint.Target) string {
 	return fmt.Sprintf("datacenter %s racks %s, repair of CassKop's stuck status", t.DC, strings.Join(t.Racks, ","))
 }
 
-// StepsHeader implements operation.Kind.
-func (Kind) StepsHeader() string {
-	return "Steps (each re-checked against the cluster right before it runs):"
-}
-
-// ConfirmWord implements operation.Kind.
-func (Kind) ConfirmWord() string { return "Repair" }
-
 // PlanLines implements operation.Kind: what was found.
 func (Kind) PlanLines(_ *checkpoint.Checkpoint, findings []string) []string {
 	if len(findings) == 0 {
@@ -109,10 +102,4 @@ func (Kind) PlanLines(_ *checkpoint.Checkpoint, findings []string) []string {
 		lines = append(lines, "  - "+f)
 	}
 	return lines
-}
-
-// Abort implements operation.Kind: only before it changed anything; the operator's
-// own count is what the repair lets it finish, so abort leaves it alone.
-func (Kind) Abort() operation.Abort {
-	return operation.Abort{Point: operation.AbortBeforeChange, KeepsCount: true}
 }

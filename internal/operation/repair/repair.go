@@ -136,9 +136,6 @@ func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found [
 	var stepList []checkpoint.Step
 	from := map[string]int{}
 	var racks []string
-	if req.Pause != nil {
-		stepList = append(stepList, checkpoint.PendingStep(checkpoint.StepPauseOperator, ""))
-	}
 	for _, s := range found {
 		if s.ro.DC != dc.Name {
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("rack %s of datacenter %s is stuck too; run this again once this repair is done", s.ro.Key(), s.ro.DC))
@@ -156,14 +153,11 @@ func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found [
 			stepList = append(stepList, checkpoint.PendingStep(k, s.node.Pod))
 		}
 	}
-	if req.Pause != nil {
-		stepList = append(stepList, checkpoint.PendingStep(checkpoint.StepResumeOperator, ""))
-	}
 	plan.Warnings = append(plan.Warnings, notes...)
 	plan.CP = p.NewCheckpoint(cl, k, "repair", req)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: racks, Nodes: dc.NodesPerRack, From: from}
 	plan.CP.Nodes = nodes
-	plan.CP.Steps = stepList
+	plan.CP.Steps = checkpoint.Paused(req.Pause != nil, stepList)
 	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
 	return plan
 }

@@ -21,15 +21,16 @@ type Kind struct{}
 
 var _ operation.Kind = Kind{}
 
-// Name implements operation.Kind.
-func (Kind) Name() string { return checkpoint.KindRestart }
-
-// Schema implements operation.Kind.
-func (Kind) Schema() int { return 2 }
-
-// StepKinds implements operation.Kind.
-func (Kind) StepKinds() []string {
-	return []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:        checkpoint.KindRestart,
+		Schema:      2,
+		StepKinds:   []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
+		ConfirmWord: "Restart",
+		Abort:       operation.Abort{Point: operation.AbortBetweenPods, Verb: "restarting", Unit: "pods", Past: "restarted"},
+	}
 }
 
 // Steps implements operation.Kind.
@@ -60,14 +61,6 @@ func (Kind) Target(t checkpoint.Target) string {
 	return fmt.Sprintf("datacenter %s racks %s, rolling restart", t.DC, strings.Join(t.Racks, ","))
 }
 
-// StepsHeader implements operation.Kind.
-func (Kind) StepsHeader() string {
-	return "Steps (one pod at a time, highest ordinal first; every node UN before each pod):"
-}
-
-// ConfirmWord implements operation.Kind.
-func (Kind) ConfirmWord() string { return "Restart" }
-
 // PlanLines implements operation.Kind.
 func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 	var lines []string
@@ -75,11 +68,6 @@ func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 		lines = append(lines, fmt.Sprintf("  rack %s: restart %d pods", rack, cp.Target.From[rack]))
 	}
 	return lines
-}
-
-// Abort implements operation.Kind: every planned pod Ready with its node NORMAL.
-func (Kind) Abort() operation.Abort {
-	return operation.Abort{Point: operation.AbortBetweenPods, Verb: "restarting", Unit: "pods", Past: "restarted"}
 }
 
 // Plan implements operation.Kind: a rolling restart of the selected racks (one rack, or every rack of a

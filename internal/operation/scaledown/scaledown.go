@@ -24,16 +24,17 @@ type Kind struct{}
 
 var _ operation.Kind = Kind{}
 
-// Name implements operation.Kind.
-func (Kind) Name() string { return checkpoint.KindScaleDown }
-
-// Schema implements operation.Kind: version 1, readable by the oldest plugins.
-func (Kind) Schema() int { return 1 }
-
-// StepKinds implements operation.Kind.
-func (Kind) StepKinds() []string {
-	return []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
-		checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:   checkpoint.KindScaleDown,
+		Schema: 1, // readable by the oldest plugins
+		StepKinds: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
+			checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		StepsHeader: "Steps (one node at a time, highest ordinal first):",
+		ConfirmWord: "Scale down",
+		Abort:       operation.Abort{Point: operation.AbortBetweenNodes, Verb: "removing", Unit: "nodes", Past: "removed"},
+	}
 }
 
 // Steps implements operation.Kind.
@@ -69,20 +70,9 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 // Target implements operation.Kind.
 func (Kind) Target(t checkpoint.Target) string { return operation.ScaleTarget(t) }
 
-// StepsHeader implements operation.Kind.
-func (Kind) StepsHeader() string { return "Steps (one node at a time, highest ordinal first):" }
-
-// ConfirmWord implements operation.Kind.
-func (Kind) ConfirmWord() string { return "Scale down" }
-
 // PlanLines implements operation.Kind.
 func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 	return operation.ScaleLines(cp)
-}
-
-// Abort implements operation.Kind: between nodes (none leaving, none half removed).
-func (Kind) Abort() operation.Abort {
-	return operation.Abort{Point: operation.AbortBetweenNodes, Verb: "removing", Unit: "nodes", Past: "removed"}
 }
 
 // rackRead is one selected rack as read for the plan.

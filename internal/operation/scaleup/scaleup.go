@@ -26,16 +26,17 @@ type Kind struct{}
 
 var _ operation.Kind = Kind{}
 
-// Name implements operation.Kind.
-func (Kind) Name() string { return checkpoint.KindScaleUp }
-
-// Schema implements operation.Kind.
-func (Kind) Schema() int { return 2 }
-
-// StepKinds implements operation.Kind.
-func (Kind) StepKinds() []string {
-	return []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
-		checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:   checkpoint.KindScaleUp,
+		Schema: 2,
+		StepKinds: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
+			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
+		ConfirmWord: "Scale up",
+		Abort:       operation.Abort{Point: operation.AbortAnywhere, Verb: "adding", Unit: "nodes", Past: "added"},
+	}
 }
 
 // Steps implements operation.Kind.
@@ -69,23 +70,9 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 // Target implements operation.Kind.
 func (Kind) Target(t checkpoint.Target) string { return operation.ScaleTarget(t) }
 
-// StepsHeader implements operation.Kind.
-func (Kind) StepsHeader() string {
-	return "Steps (one node at a time, lowest new ordinal first; each joins before the next):"
-}
-
-// ConfirmWord implements operation.Kind.
-func (Kind) ConfirmWord() string { return "Scale up" }
-
 // PlanLines implements operation.Kind.
 func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 	return operation.ScaleLines(cp)
-}
-
-// Abort implements operation.Kind: at any point; a node still joining goes on
-// bootstrapping by itself.
-func (Kind) Abort() operation.Abort {
-	return operation.Abort{Point: operation.AbortAnywhere, Verb: "adding", Unit: "nodes", Past: "added"}
 }
 
 // Plan implements operation.Kind: grow the selected racks to Request.Nodes each, one
