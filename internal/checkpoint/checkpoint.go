@@ -74,8 +74,8 @@ const (
 	KindRepairOperator = "repair-operator-state"
 )
 
-// SchemaFor is the schema version a new checkpoint of kind is written with: the oldest
-// that can hold it.
+// SchemaFor is the oldest schema version that can hold a checkpoint of kind (decode
+// refuses an older one; each kind's Info says the same).
 func SchemaFor(kind string) int {
 	if kind == KindScaleDown {
 		return 1
@@ -116,7 +116,9 @@ const (
 	StepOperatorStatus = "operator-status"
 )
 
-// kindSteps lists the step kinds each operation kind may contain.
+// kindSteps lists the step kinds each operation kind may contain: what decode accepts
+// (each kind's package, internal/operation/*, lists the same in its Info, and
+// internal/operation/kinds/kinds_test.go keeps the two equal).
 var kindSteps = map[string]map[string]bool{
 	KindScaleDown: {StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true, StepUpdateCluster: true, StepPauseOperator: true, StepResumeOperator: true},
 	KindScaleUp:   {StepGrowSTS: true, StepWaitJoined: true, StepUpdateCluster: true, StepCleanup: true, StepPauseOperator: true, StepResumeOperator: true},
@@ -518,28 +520,6 @@ func (cp *Checkpoint) SameTarget(dc string, racks []string, nodes int) bool {
 		}
 	}
 	return true
-}
-
-// ScaleDownSteps lists the steps of a scale-down for nodes, in execution order: every
-// step of a node before the next node (strictly one node at a time), then the final
-// update of the cluster resource; with pause, the operator is paused first and
-// restored last.
-func ScaleDownSteps(nodes []Node, pause ...bool) []Step {
-	var steps []Step
-	paused := len(pause) > 0 && pause[0]
-	if paused {
-		steps = append(steps, Step{ID: StepPauseOperator, Kind: StepPauseOperator, State: StatePending})
-	}
-	for _, n := range nodes {
-		for _, k := range []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs} {
-			steps = append(steps, Step{ID: StepID(k, n.Pod), Kind: k, Pod: n.Pod, State: StatePending})
-		}
-	}
-	steps = append(steps, Step{ID: StepUpdateCluster, Kind: StepUpdateCluster, State: StatePending})
-	if paused {
-		steps = append(steps, Step{ID: StepResumeOperator, Kind: StepResumeOperator, State: StatePending})
-	}
-	return steps
 }
 
 // Started reports whether any step of kind has started or finished.

@@ -1,26 +1,61 @@
 package checkpoint
 
+import "sort"
+
+// AllowedSteps lists the step kinds a checkpoint of kind may contain, sorted.
+func AllowedSteps(kind string) []string {
+	var out []string
+	for k := range kindSteps[kind] {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Paused is steps with the operator's pause around them when pause is set: paused
+// first, restored after the steps that need it paused; after runs once it is restored.
+func Paused(pause bool, steps []Step, after ...Step) []Step {
+	var out []Step
+	if pause {
+		out = append(out, pending(StepPauseOperator, ""))
+	}
+	out = append(out, steps...)
+	if pause {
+		out = append(out, pending(StepResumeOperator, ""))
+	}
+	return append(out, after...)
+}
+
+// ScaleDownSteps lists the steps of a scale-down for nodes, in execution order: every
+// step of a node before the next node (strictly one node at a time), then the final
+// update of the cluster resource; with pause, the operator is paused first and
+// restored last.
+func ScaleDownSteps(nodes []Node, pause ...bool) []Step {
+	var steps []Step
+	for _, n := range nodes {
+		for _, k := range []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs} {
+			steps = append(steps, pending(k, n.Pod))
+		}
+	}
+	steps = append(steps, pending(StepUpdateCluster, ""))
+	return Paused(len(pause) > 0 && pause[0], steps)
+}
+
 // ScaleUpSteps lists the steps of a scale-up: for each new node in order (lowest
 // ordinal first, rack by rack), grow the StatefulSet by one and wait until the node
 // joined; then the update of the cluster resource; with pause, the operator is paused
 // first and restored as soon as the cluster resource and the StatefulSets agree; then
 // `nodetool cleanup` on each of the cleanup nodes, one at a time.
 func ScaleUpSteps(newNodes, cleanup []Node, pause bool) []Step {
-	var steps []Step
-	if pause {
-		steps = append(steps, pending(StepPauseOperator, ""))
-	}
+	var steps, after []Step
 	for _, n := range newNodes {
 		steps = append(steps, pending(StepGrowSTS, n.Pod), pending(StepWaitJoined, n.Pod))
 	}
 	steps = append(steps, pending(StepUpdateCluster, ""))
-	if pause {
-		steps = append(steps, pending(StepResumeOperator, ""))
-	}
 	for _, n := range cleanup {
-		steps = append(steps, pending(StepCleanup, n.Pod))
+		after = append(after, pending(StepCleanup, n.Pod))
 	}
-	return steps
+	return Paused(pause, steps, after...)
 }
 
 // RestartSteps lists the steps of a rolling restart: for each node in order (highest
@@ -28,16 +63,10 @@ func ScaleUpSteps(newNodes, cleanup []Node, pause bool) []Step {
 // pause, the operator is paused first and restored last.
 func RestartSteps(nodes []Node, pause bool) []Step {
 	var steps []Step
-	if pause {
-		steps = append(steps, pending(StepPauseOperator, ""))
-	}
 	for _, n := range nodes {
 		steps = append(steps, pending(StepDrain, n.Pod), pending(StepDeletePod, n.Pod), pending(StepWaitRestarted, n.Pod))
 	}
-	if pause {
-		steps = append(steps, pending(StepResumeOperator, ""))
-	}
-	return steps
+	return Paused(pause, steps)
 }
 
 // PendingStep is a step record of kind for pod, not started.

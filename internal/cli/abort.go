@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
@@ -99,6 +100,29 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 		o.releaseAbort(ctx, s, cp)
 		return err
 	}
+	if err := o.undoAbort(ctx, s, cp, self, point); err != nil {
+		return err
+	}
+	if err := o.fenceAbort(ctx, s, cp, self); err != nil {
+		return err
+	}
+	now := o.Now().UTC()
+	summary := point.summary()
+	last := checkpoint.LastOperation{OperationID: cp.OperationID, Kind: cp.Kind, Result: "aborted",
+		Summary: summary, StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now}
+	if err := s.store.Finish(ctx, cp, last); err != nil {
+		return fmt.Errorf("cannot clear the checkpoint: %w; run abort again", err)
+	}
+	if out != "text" {
+		return output.Print(o.Out, out, map[string]any{"result": "aborted", "operationID": cp.OperationID, "summary": summary, "next": s.statusHint()})
+	}
+	fmt.Fprintf(o.Out, "Aborted operation %s (%s); the checkpoint is cleared.\n", cp.OperationID, summary)
+	return nil
+}
+
+// undoAbort leaves the cluster consistent: the cluster resource's count set to what
+// the racks' StatefulSets have, the operator restored if the operation paused it.
+func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
 	if point.nodesPerRack != point.replicas {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
@@ -126,20 +150,6 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 			return fmt.Errorf("cannot restore operator Deployment %s/%s: %w; the checkpoint is kept, run abort again", cp.PausedOperator.Namespace, cp.PausedOperator.Name, err)
 		}
 	}
-	if err := o.fenceAbort(ctx, s, cp, self); err != nil {
-		return err
-	}
-	now := o.Now().UTC()
-	summary := point.summary()
-	last := checkpoint.LastOperation{OperationID: cp.OperationID, Kind: cp.Kind, Result: "aborted",
-		Summary: summary, StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now}
-	if err := s.store.Finish(ctx, cp, last); err != nil {
-		return fmt.Errorf("cannot clear the checkpoint: %w; run abort again", err)
-	}
-	if out != "text" {
-		return output.Print(o.Out, out, map[string]any{"result": "aborted", "operationID": cp.OperationID, "summary": summary, "next": s.statusHint()})
-	}
-	fmt.Fprintf(o.Out, "Aborted operation %s (%s); the checkpoint is cleared.\n", cp.OperationID, summary)
 	return nil
 }
 
@@ -147,10 +157,10 @@ func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeove
 func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
 	where := "nothing in the cluster was changed yet"
 	switch {
-	case cp.Kind == checkpoint.KindScaleDown && p.done == 0:
+	case p.rule.Point == operation.AbortBetweenNodes && p.done == 0:
 		where = "no node has started leaving"
 	case p.done > 0:
-		where = fmt.Sprintf("%d of %d %s %s so far, no node in the middle of a change", p.done, p.total, p.unit, map[string]string{"removing": "removed", "adding": "added", "restarting": "restarted"}[p.verb])
+		where = fmt.Sprintf("%d of %d %s %s so far, no node in the middle of a change", p.done, p.total, p.unit, p.rule.Past)
 	}
 	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s); %s.\n", cp.OperationID, cp.Kind, operationTarget(cp.Kind, cp.Target), where)
 	for _, n := range p.notes {

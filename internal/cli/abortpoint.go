@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
@@ -26,6 +27,8 @@ type abortPoint struct {
 	replicas, nodesPerRack int
 	rv                     string
 	notes                  []string
+	// rule is the kind's abort rule.
+	rule operation.Abort
 }
 
 func (p *abortPoint) summary() string {
@@ -48,14 +51,17 @@ func (p *abortPoint) summary() string {
 //
 // Then every rack of the datacenter must have the same StatefulSet replicas.
 func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint) (*abortPoint, error) {
-	p := &abortPoint{}
-	var err error
-	switch cp.Kind {
-	case checkpoint.KindScaleDown:
-		p.verb, p.unit, p.total = "removing", "nodes", len(cp.Nodes)
+	kind, err := o.Kinds.Of(cp)
+	if err != nil {
+		return nil, err
+	}
+	rule := kind.Info().Abort
+	p := &abortPoint{verb: rule.Verb, unit: rule.Unit, rule: rule}
+	switch rule.Point {
+	case operation.AbortBetweenNodes:
+		p.total = len(cp.Nodes)
 		err = o.assessScaleDown(ctx, s, cp, p)
-	case checkpoint.KindScaleUp:
-		p.verb, p.unit = "adding", "nodes"
+	case operation.AbortAnywhere:
 		for _, n := range cp.Nodes {
 			if n.New {
 				p.total++
@@ -66,23 +72,22 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 				p.notes = append(p.notes, fmt.Sprintf("nodetool cleanup on %s may still run inside Cassandra (harmless: it only drops data the node no longer owns)", st.Pod))
 			}
 		}
-	case checkpoint.KindRestart:
-		p.verb, p.unit, p.total = "restarting", "pods", len(cp.Nodes)
+	case operation.AbortBetweenPods:
+		p.total = len(cp.Nodes)
 		err = o.assessRestart(ctx, s, cp, p)
 	default:
-		err = o.refuseStarted(ctx, s, cp)
+		err = refuseStarted(s, cp)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if cp.Kind == checkpoint.KindRepairOperator {
-		// CassKop's own count is what the repair lets it finish: abort leaves it alone.
+	if rule.KeepsCount {
 		return p, nil
 	}
 	if err := o.assessRacks(ctx, s, cp, p); err != nil {
 		return nil, err
 	}
-	if cp.Kind == checkpoint.KindScaleUp {
+	if rule.Point == operation.AbortAnywhere {
 		for _, r := range cp.Target.Racks {
 			if d := p.replicas - cp.Target.From[r]; d > 0 {
 				p.done += d

@@ -4,99 +4,112 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 )
 
-// operationTarget says what an operation does to which racks, for status and refusals.
-// A scale says "datacenter DC racks R -> N nodes" (as it always did).
+// operationTarget says what an operation does to which racks, for status and refusals
+// (the kind's Target; a kind this build does not know is said as a scale).
 func operationTarget(kind string, t checkpoint.Target) string {
-	racks := strings.Join(t.Racks, ",")
-	switch kind {
-	case checkpoint.KindRestart:
-		return fmt.Sprintf("datacenter %s racks %s, rolling restart", t.DC, racks)
-	case checkpoint.KindRepairOperator:
-		return fmt.Sprintf("datacenter %s racks %s, repair of CassKop's stuck status", t.DC, racks)
+	if k, ok := kinds.Registry().Kind(kind); ok {
+		return k.Target(t)
 	}
-	return fmt.Sprintf("datacenter %s racks %s -> %d nodes", t.DC, racks, t.Nodes)
+	return operation.ScaleTarget(t)
 }
 
-// stepsHeader introduces the step list of a plan.
-func stepsHeader(kind string) string {
-	switch kind {
-	case checkpoint.KindScaleUp:
-		return "Steps (one node at a time, lowest new ordinal first; each joins before the next):"
-	case checkpoint.KindRestart:
-		return "Steps (one pod at a time, highest ordinal first; every node UN before each pod):"
-	case checkpoint.KindRepairOperator:
-		return "Steps (each re-checked against the cluster right before it runs):"
-	}
-	return "Steps (one node at a time, highest ordinal first):"
+// start is what a command asks to start: the shared orchestration (startOperation)
+// with what differs between commands.
+type start struct {
+	// kind is the operation's kind (its access is checked; plan, when nil, is its Plan).
+	kind  operation.Kind
+	req   operation.Request
+	flags *runFlags
+	// pause and operator are --pause-operator and --operator; busy refuses while the
+	// operator is busy (all but repair-operator-state, which is for a stuck operator).
+	pause    bool
+	operator string
+	busy     bool
+	dryRun   bool
+	// inFlight answers an operation already in flight (resume it when it is the same).
+	inFlight func(existing *checkpoint.Checkpoint) error
+	// plan, when set, plans instead of kind.Plan (scale: a scale-down or a scale-up).
+	plan func(ctx context.Context, env *operation.Env) (*operation.Plan, error)
+	// next is the command that runs the plan shown by --dry-run.
+	next func(plan *operation.Plan) string
 }
 
-// kindStepDescription says in words what a step of a scale-up, restart or repair does.
-func kindStepDescription(cp *checkpoint.Checkpoint, s checkpoint.Step) string {
-	n, _ := cp.Node(s.Pod)
-	switch s.Kind {
-	case checkpoint.StepGrowSTS:
-		return fmt.Sprintf("grow StatefulSet %s to %d replicas (creates pod %s)", n.StatefulSet, n.Ordinal+1, n.Pod)
-	case checkpoint.StepWaitJoined:
-		return fmt.Sprintf("wait until pod %s is Ready and its node UN (bootstrap finished)", n.Pod)
-	case checkpoint.StepCleanup:
-		return fmt.Sprintf("nodetool cleanup on %s (a run interrupted during it cleans that node again on resume: harmless)", n.Pod)
-	case checkpoint.StepDrain:
-		return fmt.Sprintf("nodetool drain on %s (Host ID %s), once every node is UN", n.Pod, n.HostID)
-	case checkpoint.StepDeletePod:
-		return fmt.Sprintf("delete pod %s (UID %s); StatefulSet %s creates it again", n.Pod, n.PodUID, n.StatefulSet)
-	case checkpoint.StepWaitRestarted:
-		return fmt.Sprintf("wait until pod %s is back (new UID), Ready, and its node UN", n.Pod)
-	case checkpoint.StepOperatorStatus:
-		return fmt.Sprintf("set CassKop's status of rack %s-%s: podLastOperation Done (podsOK [%s]), cassandraLastAction Done", n.DC, n.Rack, n.Pod)
+// startOperation is every command's way to a new operation: load the checkpoint (an
+// operation in flight is resumed or refused), refuse while the operator is busy, find
+// the operator to pause, check access and plan (both only read, so at once), show the
+// plan, confirm, write the checkpoint and run it.
+func (o *Options) startOperation(ctx context.Context, s *session, st *start) error {
+	existing, err := s.store.Load(ctx)
+	if err != nil {
+		return checkpointError(s, err)
 	}
-	return s.ID
-}
-
-// printKindHeader prints the per-rack lines of a plan that is not a scale.
-func printKindHeader(w io.Writer, r planReport) {
-	switch r.Kind {
-	case checkpoint.KindRestart:
-		for _, rack := range r.Racks {
-			fmt.Fprintf(w, "  rack %s: restart %d pods\n", rack, r.From[rack])
+	if existing != nil {
+		return st.inFlight(existing)
+	}
+	// The checks below only read; each pair runs at once and is judged in order, so the
+	// refusal is the same as one after the other.
+	toPause := future.Start(func() (*checkpoint.PausedOperator, error) { return o.operatorToPause(ctx, s, st.operator, st.pause) })
+	var busyErr error
+	if st.busy {
+		busyErr = o.refuseBusy(ctx, s)
+	}
+	pause, pauseErr := toPause()
+	if busyErr != nil {
+		return busyErr
+	}
+	if pauseErr != nil {
+		return pauseErr
+	}
+	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter, Request: st.req}
+	env.Request.Pause = pause
+	access := future.Start(func() (struct{}, error) {
+		acc, err := st.kind.Access(ctx, env)
+		if err != nil {
+			return struct{}{}, err
 		}
-	case checkpoint.KindRepairOperator:
-		if len(r.Findings) > 0 {
-			fmt.Fprintln(w, "Found (verified against the cluster):")
-			for _, f := range r.Findings {
-				fmt.Fprintf(w, "  - %s\n", f)
-			}
-		}
+		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, acc)
+	})
+	planFn := st.plan
+	if planFn == nil {
+		planFn = st.kind.Plan
 	}
+	plan, err := planFn(ctx, env)
+	if _, aerr := access(); aerr != nil {
+		return aerr
+	}
+	var nothing *operation.ErrNothingToDo
+	if errors.As(err, &nothing) {
+		return o.nothingToDo(s, st.flags.output, nothing.Msg)
+	}
+	if err != nil {
+		return err
+	}
+	return o.runPlan(ctx, s, plan, st.flags, st.dryRun, st.next(plan))
 }
 
-// confirmWord is the question asked before creating a checkpoint of kind.
-func confirmWord(kind string) string {
-	switch kind {
-	case checkpoint.KindScaleUp:
-		return "Scale up"
-	case checkpoint.KindRestart:
-		return "Restart"
-	case checkpoint.KindRepairOperator:
-		return "Repair"
-	}
-	return "Scale down"
+// planner reads the real world for a plan.
+func (o *Options) planner(s *session) *operation.Planner {
+	return &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Clock: o.Now, Holder: o.self()}
 }
 
 // runPlan shows a fresh plan (and stops there with --dry-run), asks, writes the
-// checkpoint and runs it: the common end of restart and repair-operator-state.
+// checkpoint and runs it.
 func (o *Options) runPlan(ctx context.Context, s *session, plan *operation.Plan, f *runFlags, dryRun bool, next string) error {
-	report := newPlanReport(plan.CP, plan.Warnings, dryRun, next)
+	k, err := o.Kinds.Of(plan.CP)
+	if err != nil {
+		return err
+	}
+	report := newPlanReport(k, s.stepWorld(plan.CP), plan.Warnings, dryRun, next)
 	report.Findings = plan.Findings
 	if dryRun {
 		if f.output != "text" {
@@ -106,13 +119,8 @@ func (o *Options) runPlan(ctx context.Context, s *session, plan *operation.Plan,
 		fmt.Fprintf(o.Out, "To run it: %s\n", next)
 		return nil
 	}
-	if f.output == "text" {
-		o.printPlanText(o.Out, report, "Plan")
-	} else {
-		fmt.Fprintln(o.ErrOut, "Plan:")
-		o.printPlanText(o.ErrOut, report, "Plan")
-	}
-	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {
+	o.showPlan(report, f.output)
+	if err := o.confirm(f.yes, k.Info().ConfirmWord); err != nil {
 		return err
 	}
 	if err := s.store.Create(ctx, plan.CP); err != nil {
@@ -139,28 +147,16 @@ func refuseOtherInFlight(s *session, cp *checkpoint.Checkpoint) error {
 		cp.OperationID, cp.Kind, operationTarget(cp.Kind, cp.Target), cp.StartedBy, cp.StartedAt.Format(time.RFC3339), s.cluster.Name, s.resumeHint())
 }
 
-// refuseStarted refuses to abort a scale-up, restart or repair once it changed the
-// cluster (any step past pausing the operator started): resume finishes it.
-func (o *Options) refuseStarted(ctx context.Context, s *session, cp *checkpoint.Checkpoint) error {
+// refuseStarted refuses to abort an operation that may be aborted only before it
+// changed the cluster (operation.AbortBeforeChange), once any step past pausing the
+// operator started: resume finishes it.
+func refuseStarted(s *session, cp *checkpoint.Checkpoint) error {
 	for _, st := range cp.Steps {
 		if st.Kind == checkpoint.StepPauseOperator || st.State == checkpoint.StatePending {
 			continue
 		}
 		return exit.Refusedf("operation %s (%s) has started changing the cluster (step %s is %s): abort cannot undo that; resume finishes it: %s",
 			cp.OperationID, cp.Kind, st.ID, st.State, s.resumeHint())
-	}
-	if cp.Kind == checkpoint.KindRestart {
-		// A drain whose step was never recorded (it cannot happen, but a drained node
-		// must not be left behind by an abort).
-		for _, n := range cp.Nodes {
-			ns, err := s.nt.Netstats(ctx, n.Pod)
-			if err != nil {
-				return exit.Refusedf("cannot read the state of %s (%v): abort needs to know no node is drained; nothing changed", n.Pod, err)
-			}
-			if ns.Mode == nodetool.ModeDrained {
-				return exit.Refusedf("node %s is DRAINED: resume restarts it: %s", n.Pod, s.resumeHint())
-			}
-		}
 	}
 	return nil
 }

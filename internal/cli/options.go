@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
@@ -22,6 +23,8 @@ type Options struct {
 	// Operators are the operators this build supports, in order of preference
 	// (cmd/kubectl-cassandra/main.go composes them).
 	Operators []operator.Operator
+	// Kinds is the table of operation kinds (internal/operation/kinds).
+	Kinds operation.Registry
 	// Color is auto, always or never.
 	Color string
 	// JMXSecret names the Secret (keys username, password) whose JMX credentials every
@@ -78,6 +81,7 @@ func NewOptions(streams genericiooptions.IOStreams, operators ...operator.Operat
 	return &Options{
 		IOStreams:   streams,
 		Operators:   operators,
+		Kinds:       kinds.Registry(),
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		Color:       "auto",
 		Now:         time.Now,

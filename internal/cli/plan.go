@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // planReport is the JSON/YAML form of a plan (stable schema; "next" names the command
@@ -27,6 +29,9 @@ type planReport struct {
 	Findings    []string           `json:"findings,omitempty"`
 	StartedBy   *checkpoint.Holder `json:"startedBy,omitempty"`
 	Next        string             `json:"next"`
+
+	kind operation.Kind
+	cp   *checkpoint.Checkpoint
 }
 
 type planNode struct {
@@ -47,12 +52,13 @@ type planStep struct {
 	Description string `json:"description"`
 }
 
-func newPlanReport(cp *checkpoint.Checkpoint, warnings []string, dryRun bool, next string) planReport {
+func newPlanReport(k operation.Kind, w *steps.World, warnings []string, dryRun bool, next string) planReport {
+	cp := w.CP
 	r := planReport{
 		Kind: cp.Kind, OperationID: cp.OperationID, Namespace: cp.Namespace, Cluster: cp.Cluster,
 		DC: cp.Target.DC, Racks: cp.Target.Racks, From: cp.Target.From, To: cp.Target.Nodes,
 		Force: cp.Force, DryRun: dryRun, Warnings: warnings, Next: next,
-		Nodes: []planNode{}, Steps: []planStep{},
+		Nodes: []planNode{}, Steps: []planStep{}, kind: k, cp: cp,
 	}
 	if dryRun {
 		r.OperationID = ""
@@ -64,53 +70,25 @@ func newPlanReport(cp *checkpoint.Checkpoint, warnings []string, dryRun bool, ne
 		}
 		r.Nodes = append(r.Nodes, pn)
 	}
+	// The step types say what they do (steps.PlanTexter, else engine.Describer): the
+	// kind builds them as a run would, on a world that holds only the checkpoint and
+	// the operator's words (session.stepWorld).
+	impl, _ := k.Steps(w)
 	for _, s := range cp.Steps {
-		r.Steps = append(r.Steps, planStep{ID: s.ID, Kind: s.Kind, Pod: s.Pod, State: s.State, Attempts: s.Attempts, Description: stepDescription(cp, s)})
+		r.Steps = append(r.Steps, planStep{ID: s.ID, Kind: s.Kind, Pod: s.Pod, State: s.State, Attempts: s.Attempts, Description: stepText(impl[s.ID], s.ID)})
 	}
 	return r
 }
 
-// stepDescription says in words what a step does.
-func stepDescription(cp *checkpoint.Checkpoint, s checkpoint.Step) string {
-	n, _ := cp.Node(s.Pod)
-	switch s.Kind {
-	case checkpoint.StepDecommission:
-		force := ""
-		if cp.Force {
-			force = " --force"
-		}
-		if cp.Kind == checkpoint.KindRepairOperator {
-			return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s), only if it is NORMAL again (it was already fired)", force, n.Pod, n.HostID)
-		}
-		return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s)", force, n.Pod, n.HostID)
-	case checkpoint.StepVerifyLeft:
-		return fmt.Sprintf("verify %s is DECOMMISSIONED and gone from the ring", n.Pod)
-	case checkpoint.StepShrinkSTS:
-		return fmt.Sprintf("shrink StatefulSet %s to %d replicas", n.StatefulSet, n.Ordinal)
-	case checkpoint.StepWaitPodGone:
-		return fmt.Sprintf("wait until pod %s is gone", n.Pod)
-	case checkpoint.StepDeletePVCs:
-		var names []string
-		for _, p := range n.PVCs {
-			names = append(names, p.Name)
-		}
-		if len(names) == 0 {
-			return "no PVC to delete for " + n.Pod
-		}
-		return "delete PVC " + strings.Join(names, ", ")
-	case checkpoint.StepPauseOperator:
-		op := cp.PausedOperator
-		return fmt.Sprintf("pause operator Deployment %s/%s: scale %d -> 0 and wait for its pods to go", op.Namespace, op.Name, op.Replicas)
-	case checkpoint.StepResumeOperator:
-		op := cp.PausedOperator
-		if cp.Kind == checkpoint.KindRepairOperator {
-			return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (it continues from the repaired status)", op.Namespace, op.Name, op.Replicas)
-		}
-		return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (the cluster resource and the StatefulSets agree)", op.Namespace, op.Name, op.Replicas)
-	case checkpoint.StepUpdateCluster:
-		return fmt.Sprintf("set nodesPerRacks of datacenter %s to %d in CassandraCluster %s", cp.Target.DC, cp.Target.Nodes, cp.Cluster)
+// stepText is what a step says it does in a plan (its ID when it says nothing).
+func stepText(st engine.Step, id string) string {
+	if t, ok := st.(steps.PlanTexter); ok {
+		return t.PlanText()
 	}
-	return kindStepDescription(cp, s)
+	if d, ok := st.(engine.Describer); ok {
+		return d.Describe()
+	}
+	return id
 }
 
 // showPlan writes the plan to be confirmed: on stdout when it is the command's output
@@ -126,19 +104,13 @@ func (o *Options) showPlan(r planReport, format string) {
 // printPlanText writes the plan for people.
 func (o *Options) printPlanText(w io.Writer, r planReport, title string) {
 	fmt.Fprintf(w, "%s: CassandraCluster %s/%s, datacenter %s\n", title, r.Namespace, r.Cluster, r.DC)
-	if r.Kind == checkpoint.KindRestart || r.Kind == checkpoint.KindRepairOperator {
-		printKindHeader(w, r)
-	}
-	for _, rack := range r.Racks {
-		if r.Kind == checkpoint.KindRestart || r.Kind == checkpoint.KindRepairOperator {
-			break
-		}
-		fmt.Fprintf(w, "  rack %s: %d -> %d nodes\n", rack, r.From[rack], r.To)
+	for _, line := range r.kind.PlanLines(r.cp, r.Findings) {
+		fmt.Fprintln(w, line)
 	}
 	if r.Force {
 		fmt.Fprintln(w, "  --force: Cassandra's replication-factor check is skipped")
 	}
-	fmt.Fprintln(w, stepsHeader(r.Kind))
+	fmt.Fprintln(w, r.kind.Info().StepsHeader)
 	for i, s := range r.Steps {
 		mark := "   "
 		switch s.State {

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -408,7 +408,7 @@ func TestRBACMatchesCode(t *testing.T) {
 func TestRBACCoversPreflight(t *testing.T) {
 	d := readRBAC(t)
 	pause := &checkpoint.PausedOperator{Namespace: d.role.Namespace, Name: "casskop", Replicas: 1}
-	for _, n := range operation.NeededAccess(d.role.Namespace, "db.orange.com", "cassandraclusters", pause) {
+	for _, n := range scaledown.NeededAccess(d.role.Namespace, schema.GroupResource{Group: "db.orange.com", Resource: "cassandraclusters"}, pause) {
 		res := n.Resource
 		if n.Subresource != "" {
 			res += "/" + n.Subresource

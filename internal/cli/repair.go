@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,8 +9,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 const repairExample = `  # Find CassKop stuck after an interrupted decommission, verify, show the plan, repair
@@ -77,58 +74,18 @@ func (o *Options) runRepair(ctx context.Context, args []string, f *repairFlags) 
 	if err != nil {
 		return err
 	}
-	existing, err := s.store.Load(ctx)
-	if err != nil {
-		return checkpointError(s, err)
-	}
-	if existing != nil {
-		if existing.Kind == checkpoint.KindRepairOperator {
-			fmt.Fprintf(o.ErrOut, "Repair %s is in flight; resuming it.\n", existing.OperationID)
-			return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
-		}
-		return refuseOtherInFlight(s, existing)
-	}
-	pause, err := o.operatorToPause(ctx, s, f.operator, f.pause)
-	if err != nil {
-		return err
-	}
-	repairer, ok := s.adapter.(operator.StatusRepair)
-	if !ok {
-		return exit.Refusedf("the %s operator keeps no status that an interrupted operation can leave stuck: nothing to repair; nothing changed", s.adapter.Name())
-	}
-	statusSub, err := repairer.StatusSubresource(ctx)
-	if err != nil {
-		return fmt.Errorf("cannot tell whether the CassandraCluster CRD has a status subresource: %w; nothing changed", err)
-	}
-	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccessFor(checkpoint.KindRepairOperator, s.cluster.Namespace, s.adapter.GroupResource().Group, s.adapter.GroupResource().Resource, statusSub, pause)); err != nil {
-		return err
-	}
-	_, u, err := s.adapter.Get(ctx, s.cluster.Namespace, s.cluster.Name)
-	if err != nil {
-		return fmt.Errorf("cannot read CassandraCluster %s/%s: %w", s.cluster.Namespace, s.cluster.Name, err)
-	}
-	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
-	plan, err := planner.RepairOperator(ctx, s.cluster, u, operation.Request{Pause: pause})
-	var nothing *operation.ErrNothingToDo
-	if errors.As(err, &nothing) {
-		return o.nothingToDo(s, f.output, nothing.Msg)
-	}
-	if err != nil {
-		return err
-	}
-	how := "a merge patch of the CassandraCluster (its CRD has no status subresource)"
-	if statusSub {
-		how = "the /status subresource of the CassandraCluster"
-	}
-	plan.Findings = append(plan.Findings, "the status will be written through "+how)
-	next := fmt.Sprintf("kubectl cassandra repair-operator-state -n %s %s --yes", s.cluster.Namespace, s.cluster.Name)
-	return o.runPlan(ctx, s, plan, &f.runFlags, f.dryRun, next)
-}
-
-func rackNamesOf(racks []topology.Rack) []string {
-	var names []string
-	for _, r := range racks {
-		names = append(names, r.Name)
-	}
-	return names
+	return o.startOperation(ctx, s, &start{
+		kind: o.Kinds.MustKind(checkpoint.KindRepairOperator), flags: &f.runFlags,
+		pause: f.pause, operator: f.operator, dryRun: f.dryRun,
+		inFlight: func(existing *checkpoint.Checkpoint) error {
+			if existing.Kind == checkpoint.KindRepairOperator {
+				fmt.Fprintf(o.ErrOut, "Repair %s is in flight; resuming it.\n", existing.OperationID)
+				return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
+			}
+			return refuseOtherInFlight(s, existing)
+		},
+		next: func(*operation.Plan) string {
+			return fmt.Sprintf("kubectl cassandra repair-operator-state -n %s %s --yes", s.cluster.Namespace, s.cluster.Name)
+		},
+	})
 }

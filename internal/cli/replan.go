@@ -37,11 +37,18 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	if err := o.refuseBusy(ctx, s); err != nil {
 		return err
 	}
-	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, s.adapter.GroupResource().Group, s.adapter.GroupResource().Resource, pause)); err != nil {
+	down := o.Kinds.MustKind(checkpoint.KindScaleDown)
+	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
+		Request: operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause}}
+	env.Planner.Holder = self
+	acc, err := down.Access(ctx, env)
+	if err != nil {
 		return err
 	}
-	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: self}
-	plan, err := planner.ScaleDown(ctx, s.cluster, operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause})
+	if err := operation.CheckAccess(ctx, s.c.Kube, acc); err != nil {
+		return err
+	}
+	plan, err := down.Plan(ctx, env)
 	var nothing *operation.ErrNothingToDo
 	if errors.As(err, &nothing) {
 		// Every node already left: only the end of the old plan remains, which
@@ -54,9 +61,9 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	}
 	fmt.Fprintf(o.ErrOut, "Operation %s with the same target was planned %s and no node of it is leaving: making the plan again %s (same operation ID).\n",
 		existing.OperationID, was, want)
-	report := newPlanReport(plan.CP, plan.Warnings, false, s.resumeHint()+" --yes")
+	report := newPlanReport(down, s.stepWorld(plan.CP), plan.Warnings, false, s.resumeHint()+" --yes")
 	o.showPlan(report, f.output)
-	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {
+	if err := o.confirm(f.yes, down.Info().ConfirmWord); err != nil {
 		return err
 	}
 	// The old checkpoint is taken over first (a guarded write: it fails if anyone

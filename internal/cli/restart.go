@@ -79,35 +79,22 @@ func (o *Options) runRestart(ctx context.Context, args []string, f *restartFlags
 		return err
 	}
 	dc, racks, serr := s.cluster.Select(f.dc, f.rack)
-	existing, err := s.store.Load(ctx)
-	if err != nil {
-		return checkpointError(s, err)
-	}
-	if existing != nil {
-		if existing.Kind == checkpoint.KindRestart && serr == nil && existing.SameRacks(dc.Name, rackNamesOf(racks)) {
-			fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
-			return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
-		}
-		return refuseOtherInFlight(s, existing)
-	}
-	if err := o.refuseBusy(ctx, s); err != nil {
-		return err
-	}
-	pause, err := o.operatorToPause(ctx, s, f.operator, f.pause)
-	if err != nil {
-		return err
-	}
-	if err := operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccessFor(checkpoint.KindRestart, s.cluster.Namespace, s.adapter.GroupResource().Group, s.adapter.GroupResource().Resource, false, pause)); err != nil {
-		return err
-	}
-	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
-	plan, err := planner.Restart(ctx, s.cluster, operation.Request{DC: f.dc, Rack: f.rack, Pause: pause})
-	if err != nil {
-		return err
-	}
-	next := fmt.Sprintf("kubectl cassandra restart -n %s %s --dc %s", s.cluster.Namespace, s.cluster.Name, plan.DC.Name)
-	if f.rack != "" {
-		next += " --rack " + f.rack
-	}
-	return o.runPlan(ctx, s, plan, &f.runFlags, f.dryRun, next+" --yes")
+	return o.startOperation(ctx, s, &start{
+		kind: o.Kinds.MustKind(checkpoint.KindRestart), req: operation.Request{DC: f.dc, Rack: f.rack}, flags: &f.runFlags,
+		pause: f.pause, operator: f.operator, busy: true, dryRun: f.dryRun,
+		inFlight: func(existing *checkpoint.Checkpoint) error {
+			if existing.Kind == checkpoint.KindRestart && serr == nil && existing.SameRacks(dc.Name, operation.RackNames(racks)) {
+				fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
+				return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
+			}
+			return refuseOtherInFlight(s, existing)
+		},
+		next: func(plan *operation.Plan) string {
+			next := fmt.Sprintf("kubectl cassandra restart -n %s %s --dc %s", s.cluster.Namespace, s.cluster.Name, plan.DC.Name)
+			if f.rack != "" {
+				next += " --rack " + f.rack
+			}
+			return next + " --yes"
+		},
+	})
 }

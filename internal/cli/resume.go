@@ -84,7 +84,11 @@ func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoi
 	if err != nil {
 		return err
 	}
-	report := newPlanReport(cp, nil, false, s.resumeHint()+" --yes")
+	kind, err := o.Kinds.Of(cp)
+	if err != nil {
+		return err
+	}
+	report := newPlanReport(kind, s.stepWorld(cp), nil, false, s.resumeHint()+" --yes")
 	w := o.Out
 	if f.output != "text" {
 		w = o.ErrOut

@@ -15,7 +15,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
@@ -118,11 +117,8 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 			if !cmd.Flags().Changed("nodes") {
 				return exit.Usagef("--nodes is required (the number of nodes each selected rack should keep)")
 			}
-			if f.nodes < 0 {
-				return exit.Usagef("--nodes must be a positive number, got %d", f.nodes)
-			}
-			if f.nodes == 0 {
-				return exit.Usagef("--nodes 0 would remove the whole rack: rack removal is not what scale does")
+			if f.nodes < 1 {
+				return exit.Usagef("--nodes must be a positive number, got %d (rack removal is not what scale does: it keeps at least one node per rack)", f.nodes)
 			}
 			if f.rack == "" && f.dc == "" {
 				return exit.Usagef("name the rack with --rack (or a whole datacenter with --dc)")
@@ -149,101 +145,59 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 	if err != nil {
 		return err
 	}
-	existing, err := s.store.Load(ctx)
-	if err != nil {
-		return checkpointError(s, err)
-	}
-	if existing != nil {
-		racks := []string{f.rack}
-		dc := f.dc
-		if sel, rs, serr := s.cluster.Select(f.dc, f.rack); serr == nil {
-			dc = sel.Name
-			racks = racks[:0]
-			for _, r := range rs {
-				racks = append(racks, r.Name)
+	down, up := o.Kinds.MustKind(checkpoint.KindScaleDown), o.Kinds.MustKind(checkpoint.KindScaleUp)
+	return o.startOperation(ctx, s, &start{
+		// The access checked is the scale-down's, whichever way the plan goes.
+		kind: down, flags: &f.runFlags, pause: f.pause, operator: f.operator, busy: true, dryRun: f.dryRun,
+		req:      operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Cleanup: f.cleanup},
+		inFlight: func(existing *checkpoint.Checkpoint) error { return o.scaleInFlight(ctx, s, existing, f) },
+		plan: func(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+			plan, err := down.Plan(ctx, env)
+			var grows *operation.ErrScaleUp
+			switch {
+			case errors.As(err, &grows) && f.force:
+				return nil, exit.Usagef("--force passes --force to nodetool decommission: a scale-up decommissions nothing; nothing changed")
+			case errors.As(err, &grows):
+				return up.Plan(ctx, env)
+			case err == nil && f.cleanup:
+				return nil, exit.Usagef("--cleanup is for a scale-up (after a decommission the remaining nodes only gain ranges: nothing to clean); nothing changed")
 			}
-		}
-		if existing.Kind != checkpoint.KindScaleDown && existing.Kind != checkpoint.KindScaleUp {
-			return refuseOtherInFlight(s, existing)
-		}
-		if !existing.SameTarget(dc, racks, f.nodes) {
-			return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
-				existing.OperationID, s.cluster.Name, existing.Target.DC, strings.Join(existing.Target.Racks, ","), existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
-		}
-		if existing.Kind == checkpoint.KindScaleDown && f.force != existing.Force {
-			return o.replanForce(ctx, s, existing, f)
-		}
-		fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
-		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
-	}
-	// The checks below only read; each pair runs at once and is judged in order, so the
-	// refusal is the same as one after the other.
-	toPause := future.Start(func() (*checkpoint.PausedOperator, error) { return o.operatorToPause(ctx, s, f.operator, f.pause) })
-	busyErr := o.refuseBusy(ctx, s)
-	pause, pauseErr := toPause()
-	if busyErr != nil {
-		return busyErr
-	}
-	if pauseErr != nil {
-		return pauseErr
-	}
-	access := future.Start(func() (struct{}, error) {
-		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, operation.NeededAccess(s.cluster.Namespace, s.adapter.GroupResource().Group, s.adapter.GroupResource().Resource, pause))
+			return plan, err
+		},
+		next: func(plan *operation.Plan) string {
+			next := fmt.Sprintf("kubectl cassandra scale -n %s %s --dc %s", s.cluster.Namespace, s.cluster.Name, plan.DC.Name)
+			if f.rack != "" {
+				next += " --rack " + f.rack
+			}
+			next += fmt.Sprintf(" --nodes %d --yes", f.nodes)
+			if f.cleanup {
+				next += " --cleanup"
+			}
+			return next
+		},
 	})
-	planner := &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Now: o.Now, Holder: o.self()}
-	req := operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause, Cleanup: f.cleanup}
-	plan, err := planner.ScaleDown(ctx, s.cluster, req)
-	if _, aerr := access(); aerr != nil {
-		return aerr
+}
+
+// scaleInFlight resumes a scale in flight with the same target (planned again when
+// --force changed), and refuses any other operation in flight.
+func (o *Options) scaleInFlight(ctx context.Context, s *session, existing *checkpoint.Checkpoint, f *scaleFlags) error {
+	racks := []string{f.rack}
+	dc := f.dc
+	if sel, rs, serr := s.cluster.Select(f.dc, f.rack); serr == nil {
+		dc, racks = sel.Name, operation.RackNames(rs)
 	}
-	var up *operation.ErrScaleUp
-	if errors.As(err, &up) {
-		if f.force {
-			return exit.Usagef("--force passes --force to nodetool decommission: a scale-up decommissions nothing; nothing changed")
-		}
-		plan, err = planner.ScaleUp(ctx, s.cluster, req)
-	} else if err == nil && f.cleanup {
-		return exit.Usagef("--cleanup is for a scale-up (after a decommission the remaining nodes only gain ranges: nothing to clean); nothing changed")
+	if existing.Kind != checkpoint.KindScaleDown && existing.Kind != checkpoint.KindScaleUp {
+		return refuseOtherInFlight(s, existing)
 	}
-	var nothing *operation.ErrNothingToDo
-	if errors.As(err, &nothing) {
-		if f.output != "text" {
-			return output.Print(o.Out, f.output, map[string]any{"result": "nothing-to-do", "message": nothing.Msg, "next": s.statusHint()})
-		}
-		fmt.Fprintln(o.Out, nothing.Msg)
-		return nil
+	if !existing.SameTarget(dc, racks, f.nodes) {
+		return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
+			existing.OperationID, s.cluster.Name, existing.Target.DC, strings.Join(existing.Target.Racks, ","), existing.Target.Nodes, existing.StartedBy, existing.StartedAt.Format(time.RFC3339), s.resumeHint())
 	}
-	if err != nil {
-		return err
+	if existing.Kind == checkpoint.KindScaleDown && f.force != existing.Force {
+		return o.replanForce(ctx, s, existing, f)
 	}
-	next := fmt.Sprintf("kubectl cassandra scale -n %s %s --dc %s", s.cluster.Namespace, s.cluster.Name, plan.DC.Name)
-	if f.rack != "" {
-		next += " --rack " + f.rack
-	}
-	next += fmt.Sprintf(" --nodes %d --yes", f.nodes)
-	if f.cleanup {
-		next += " --cleanup"
-	}
-	report := newPlanReport(plan.CP, plan.Warnings, f.dryRun, next)
-	if f.dryRun {
-		if f.output != "text" {
-			return output.Print(o.Out, f.output, report)
-		}
-		o.printPlanText(o.Out, report, "Plan (dry run, nothing changed)")
-		fmt.Fprintf(o.Out, "To run it: %s\n", next)
-		return nil
-	}
-	o.showPlan(report, f.output)
-	if err := o.confirm(f.yes, confirmWord(plan.CP.Kind)); err != nil {
-		return err
-	}
-	if err := s.store.Create(ctx, plan.CP); err != nil {
-		if errors.Is(err, checkpoint.ErrExists) {
-			return exit.Refusedf("%v; see: %s", err, s.resumeHint())
-		}
-		return fmt.Errorf("nothing changed: %w", err)
-	}
-	return o.execute(ctx, s, plan.CP, &f.runFlags)
+	fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
+	return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
 }
 
 // refuseBusy refuses while CassKop is busy or running (it would regrow the StatefulSet).
@@ -280,28 +234,11 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 		if !pause {
 			return nil, o.refuseRunningOperator(ctx, s)
 		}
-		all, err := s.adapter.Operators(ctx, s.cluster.Namespace)
-		if err != nil {
+		op, err := activeOperator(ctx, s)
+		if op == nil || err != nil {
 			return nil, err
 		}
-		var ops []operator.Controller
-		for _, op := range all {
-			if op.Running() || len(op.PausedBy) > 0 {
-				ops = append(ops, op)
-			}
-		}
-		switch len(ops) {
-		case 0:
-			return nil, nil
-		case 1:
-			ns, name = ops[0].Namespace, ops[0].Name
-		default:
-			var names []string
-			for _, op := range ops {
-				names = append(names, op.String())
-			}
-			return nil, exit.Refusedf("several CassKop operators manage namespace %s (%s): name the one to pause with --operator NAMESPACE/NAME; nothing changed", s.cluster.Namespace, strings.Join(names, ", "))
-		}
+		ns, name = op.Namespace, op.Name
 	}
 	d, err := s.c.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -350,6 +287,32 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 	return p, nil
 }
 
+// activeOperator is the one operator managing the cluster's namespace that runs or
+// that other operations hold paused (nil when none; several are refused).
+func activeOperator(ctx context.Context, s *session) (*operator.Controller, error) {
+	all, err := s.adapter.Operators(ctx, s.cluster.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	var ops []operator.Controller
+	for _, op := range all {
+		if op.Running() || len(op.PausedBy) > 0 {
+			ops = append(ops, op)
+		}
+	}
+	switch len(ops) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &ops[0], nil
+	}
+	var names []string
+	for _, op := range ops {
+		names = append(names, op.String())
+	}
+	return nil, exit.Refusedf("several CassKop operators manage namespace %s (%s): name the one to pause with --operator NAMESPACE/NAME; nothing changed", s.cluster.Namespace, strings.Join(names, ", "))
+}
+
 // confirm asks on the terminal unless --yes; without a terminal it refuses.
 func (o *Options) confirm(yes bool, what string) error {
 	if yes {
@@ -393,8 +356,12 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 	}
 	defer reporter.Flush()
 	dc, _ := s.cluster.DC(cp.Target.DC)
+	kind, err := o.Kinds.Of(cp)
+	if err != nil {
+		return err
+	}
 	runner := &operation.Runner{
-		Kube: s.c.Kube, Nodetool: s.nt, Store: s.store,
+		Kind: kind, Kube: s.c.Kube, Nodetool: s.nt, Store: s.store,
 		Spec:            s.adapter.DCSpec(cp.Namespace, cp.Cluster, cp.Target.DC),
 		ClusterSelector: s.adapter.ClusterSelector(cp.Cluster),
 		Racks:           dc.Racks,

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -171,6 +172,13 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 		store: &checkpoint.Store{Obj: a.Object(ns, name), Now: o.Now},
 		nt:    nodetool.Client{Exec: ex, Retry: kube.ExecTransient, Auth: o.jmxAuth(c, ns, a.JMXSecretName(u))},
 	}, nil
+}
+
+// stepWorld is what the steps of cp know of the cluster before a run: the checkpoint,
+// the racks of its DC and the operator's words (a plan shows the steps' own text).
+func (s *session) stepWorld(cp *checkpoint.Checkpoint) *steps.World {
+	dc, _ := s.cluster.DC(cp.Target.DC)
+	return &steps.World{CP: cp, Racks: dc.Racks, CountWords: s.adapter.CountWords(), ResourceKind: s.adapter.Kind()}
 }
 
 // resumeHint is the command that continues the operation on this cluster.

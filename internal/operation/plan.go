@@ -4,7 +4,6 @@ package operation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -17,13 +16,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
@@ -65,7 +62,7 @@ type NodeInfo interface {
 type Planner struct {
 	Kube     kubernetes.Interface
 	Nodetool NodeInfo
-	Now      func() time.Time
+	Clock    func() time.Time
 	// Holder identifies this run in the checkpoint (Self() when empty).
 	Holder checkpoint.Holder
 }
@@ -75,215 +72,8 @@ type ErrNothingToDo struct{ Msg string }
 
 func (e *ErrNothingToDo) Error() string { return e.Msg }
 
-// ScaleDown plans removing nodes from the selected racks down to req.Nodes each,
-// highest ordinal first, one node at a time, rack by rack.
-func (p *Planner) ScaleDown(ctx context.Context, cl topology.Cluster, req Request) (*Plan, error) {
-	if req.Nodes < 0 {
-		return nil, exit.Usagef("--nodes must be at least 1, got %d", req.Nodes)
-	}
-	if req.Nodes == 0 {
-		return nil, exit.Usagef("--nodes 0 would remove the rack: rack removal is not what scale does (it keeps at least one node per rack)")
-	}
-	dc, racks, err := cl.Select(req.DC, req.Rack)
-	if err != nil {
-		return nil, exit.Usagef("%v", err)
-	}
-	if req.Rack != "" && len(dc.Racks) > 1 {
-		return nil, exit.Refusedf("datacenter %s has %d racks (%s) and CassKop keeps one node count for all racks of a datacenter (nodesPerRacks): "+
-			"scaling only rack %s would leave the racks unequal, which the cluster resource cannot represent. "+
-			"Scale the whole datacenter instead, rack by rack: kubectl cassandra scale %s --dc %s --nodes %d",
-			dc.Name, len(dc.Racks), strings.Join(cl.RackNames(dc.Name), ", "), req.Rack, cl.Name, dc.Name, req.Nodes)
-	}
-	plan := &Plan{Cluster: cl, DC: dc, Racks: racks}
-	// The ring is read from the first rack's first pod while the StatefulSets and pods
-	// are (nodetool is the slowest read); the answer serves only if that pod is the
-	// reader, and a failed one is asked again then.
-	early := earlyRing{pod: racks[0].StatefulSet + "-0"}
-	early.read = future.Start(func() (nodetool.Ring, error) { return p.Nodetool.Status(ctx, early.pod) })
-	// The keyspaces' replication too, from the same pod (the reader below, unless that
-	// pod is missing, which refuses the plan anyway).
-	earlyDescribe := future.Start(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, early.pod) })
-	from := map[string]int{}
-	var nodes []checkpoint.Node
-	allAtTarget := true
-	type rackState struct {
-		rack topology.Rack
-		sts  *appsv1.StatefulSet
-		pods map[int]corev1.Pod
-		cur  int
-	}
-	var states []rackState
-	for _, r := range racks {
-		sts, err := p.Kube.AppsV1().StatefulSets(cl.Namespace).Get(ctx, r.StatefulSet, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, exit.Refusedf("StatefulSet %s of rack %s/%s does not exist in namespace %s", r.StatefulSet, r.DC, r.Name, cl.Namespace)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot read StatefulSet %s: %w", r.StatefulSet, err)
-		}
-		cur := 1
-		if sts.Spec.Replicas != nil {
-			cur = int(*sts.Spec.Replicas)
-		}
-		from[r.Name] = cur
-		if cur < req.Nodes {
-			return nil, &ErrScaleUp{Msg: fmt.Sprintf("rack %s has %d nodes and --nodes %d is larger", r.Name, cur, req.Nodes)}
-		}
-		if cur != req.Nodes {
-			allAtTarget = false
-		}
-		pods, err := p.rackPods(ctx, cl.Namespace, r)
-		if err != nil {
-			return nil, err
-		}
-		states = append(states, rackState{rack: r, sts: sts, pods: pods, cur: cur})
-	}
-	if allAtTarget {
-		return nil, &ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", dc.Name, req.Nodes)}
-	}
-	for _, st := range states {
-		for i := 0; i < st.cur; i++ {
-			pod, ok := st.pods[i]
-			if !ok {
-				return nil, exit.Refusedf("pod %s-%d of StatefulSet %s does not exist; every pod must be Running and Ready before a scale-down", st.sts.Name, i, st.sts.Name)
-			}
-			if !steps.PodReady(&pod) || pod.DeletionTimestamp != nil {
-				return nil, exit.Refusedf("pod %s is not Ready; every pod of rack %s must be Ready before a scale-down (check: kubectl describe pod -n %s %s)", pod.Name, st.rack.Name, cl.Namespace, pod.Name)
-			}
-		}
-	}
-	// The keyspaces' replication and the claims do not depend on the ring: they are read
-	// while it is (the planner waits on nodetool calls more than on anything else).
-	reader := states[0].pods[0].Name
-	describe := earlyDescribe
-	if reader != early.pod {
-		describe = future.Start(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, reader) })
-	}
-	claims := map[string]*corev1.PersistentVolumeClaim{}
-	claimsRead := future.Start(func() (struct{}, error) {
-		for _, st := range states {
-			p.listClaims(ctx, cl.Namespace, st.sts, claims)
-		}
-		return struct{}{}, nil
-	})
-	// One ring read gives every node's Host ID by address (no exec per leaving node);
-	// `nodetool info` on the node itself is asked only when its address is not in it.
-	ring, err := p.preflightRing(ctx, cl, dc, reader, early)
-	_, _ = claimsRead() // listClaims keeps what it could read; a claim it missed is asked by name
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range states {
-		for i := st.cur - 1; i >= req.Nodes; i-- {
-			pod := st.pods[i]
-			hostID, err := p.hostID(ctx, ring, pod)
-			if err != nil {
-				return nil, err
-			}
-			n := checkpoint.Node{
-				Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.rack.DC, Rack: st.rack.Name,
-				StatefulSet: st.sts.Name, HostID: hostID, Address: pod.Status.PodIP,
-			}
-			for _, tpl := range st.sts.Spec.VolumeClaimTemplates {
-				name := tpl.Name + "-" + pod.Name
-				pvc, err := p.claim(ctx, cl.Namespace, name, claims)
-				if apierrors.IsNotFound(err) {
-					plan.Warnings = append(plan.Warnings, fmt.Sprintf("PVC %s does not exist", name))
-					continue
-				}
-				if err != nil {
-					return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
-				}
-				n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
-			}
-			nodes = append(nodes, n)
-		}
-	}
-	var leavingNodes, remaining []rackNode
-	for _, n := range nodes {
-		if _, ok := ring.ByHostID(n.HostID); !ok {
-			return nil, exit.Refusedf("node %s (Host ID %s) is not in the ring read from %s; nothing changed", n.Pod, n.HostID, states[0].pods[0].Name)
-		}
-	}
-	for _, n := range nodes {
-		rn := rackNode{rack: n.Rack, load: -1}
-		if row, ok := ring.ByHostID(n.HostID); ok {
-			if l, ok := ParseLoad(row.Load); ok {
-				rn.load = l
-			}
-		}
-		leavingNodes = append(leavingNodes, rn)
-	}
-	for _, st := range states {
-		for i := 0; i < req.Nodes; i++ {
-			pod := st.pods[i]
-			rn := rackNode{rack: st.rack.Name, load: -1}
-			if row, ok := ring.ByAddress(pod.Status.PodIP); ok {
-				if l, ok := ParseLoad(row.Load); ok {
-					rn.load = l
-				}
-			}
-			if tpl := dataTemplate(st.sts); tpl != "" {
-				if pvc, err := p.claim(ctx, cl.Namespace, tpl+"-"+pod.Name, claims); err == nil {
-					rn.capacity = dataCapacity(pvc)
-				}
-			}
-			remaining = append(remaining, rn)
-		}
-	}
-	if problems, ok := spaceCheck(leavingNodes, remaining); !ok {
-		plan.Warnings = append(plan.Warnings, "free space not checked: a data volume's capacity or a node's Load is unknown")
-	} else if len(problems) > 0 {
-		return nil, exit.Refusedf("not enough free space for the data of the leaving nodes: %s; nothing changed", strings.Join(problems, "; "))
-	}
-	desc, err := describe()
-	if err != nil && reader == early.pod {
-		// Like the ring: a read started ahead that failed is asked once more.
-		desc, err = p.Nodetool.DescribeCluster(ctx, reader)
-	}
-	if err != nil {
-		return nil, exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", reader, err)
-	}
-	if problems, ok := replicationCheck(desc, ring, dc.Name, len(nodes)); !ok {
-		plan.Warnings = append(plan.Warnings, "replication factors not checked: this Cassandra version lists no keyspaces in describecluster (check system_schema.keyspaces with cqlsh)")
-	} else if len(problems) > 0 && !req.Force {
-		return nil, exit.Refusedf("%s. Cassandra would refuse the decommission; lower the replication factor first, or pass --force to decommission anyway (data in those keyspaces loses replicas); nothing changed", strings.Join(problems, "; "))
-	} else if len(problems) > 0 {
-		plan.Warnings = append(plan.Warnings, "--force skips Cassandra's replication check: "+strings.Join(problems, "; "))
-	}
-	now := p.now()
-	holder := p.Holder
-	if holder.Host == "" {
-		holder = Self()
-	}
-	var rackNames []string
-	for _, r := range racks {
-		rackNames = append(rackNames, r.Name)
-	}
-	plan.CP = &checkpoint.Checkpoint{
-		SchemaVersion:  checkpoint.SchemaFor(checkpoint.KindScaleDown),
-		OperationID:    fmt.Sprintf("scale-%s-%s", now.Format("20060102-150405"), rand.String(5)),
-		Kind:           checkpoint.KindScaleDown,
-		Operator:       cl.Operator,
-		Namespace:      cl.Namespace,
-		Cluster:        cl.Name,
-		ClusterUID:     cl.UID,
-		StartedBy:      holder,
-		Holder:         holder,
-		StartedAt:      now,
-		UpdatedAt:      now,
-		Force:          req.Force,
-		Target:         checkpoint.Target{DC: dc.Name, Racks: rackNames, Nodes: req.Nodes, From: from},
-		PausedOperator: req.Pause,
-		Nodes:          nodes,
-		Steps:          checkpoint.ScaleDownSteps(nodes, req.Pause != nil),
-	}
-	plan.Warnings = append(plan.Warnings, unmanagedWarnings(req.Pause)...)
-	return plan, nil
-}
-
-// dataTemplate is the claim template of the Cassandra data volume ("data" in CassKop).
-func dataTemplate(sts *appsv1.StatefulSet) string {
+// DataTemplate is the claim template of the Cassandra data volume ("data" in CassKop).
+func DataTemplate(sts *appsv1.StatefulSet) string {
 	for _, t := range sts.Spec.VolumeClaimTemplates {
 		if t.Name == "data" {
 			return t.Name
@@ -295,78 +85,8 @@ func dataTemplate(sts *appsv1.StatefulSet) string {
 	return ""
 }
 
-// preflightRing refuses when the DC's ring is unreadable or not all Up/Normal, or a
-// node to remove is not a ring member.
-func (p *Planner) preflightRing(ctx context.Context, cl topology.Cluster, dc topology.DC, reader string, early earlyRing) (nodetool.Ring, error) {
-	var r nodetool.Ring
-	err := errors.New("not read yet")
-	if reader == early.pod {
-		r, err = early.read()
-	}
-	if err != nil {
-		r, err = p.Nodetool.Status(ctx, reader)
-	}
-	if err != nil {
-		return r, exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
-	}
-	var bad []string
-	for _, n := range r.Nodes {
-		if n.DC == dc.Name && n.Code() != "UN" {
-			bad = append(bad, fmt.Sprintf("%s (%s) is %s", n.Address, n.HostID, n.Code()))
-		}
-	}
-	if len(bad) > 0 {
-		return r, exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed", dc.Name, strings.Join(bad, ", "), cl.Name)
-	}
-	return r, nil
-}
-
-// earlyRing is a ring read started ahead from pod.
-type earlyRing struct {
-	pod  string
-	read func() (nodetool.Ring, error)
-}
-
-// hostID is the Host ID of the node on pod: the ring's entry for the pod's address, or
-// what the node itself says when the ring has no entry for that address (a broadcast
-// address other than the pod IP).
-func (p *Planner) hostID(ctx context.Context, ring nodetool.Ring, pod corev1.Pod) (string, error) {
-	if row, ok := ring.ByAddress(pod.Status.PodIP); ok && pod.Status.PodIP != "" && row.HostID != "" {
-		return row.HostID, nil
-	}
-	info, err := p.Nodetool.Info(ctx, pod.Name)
-	if err != nil {
-		return "", exit.Refusedf("cannot read the Host ID of %s: %v; nothing changed", pod.Name, err)
-	}
-	return info.ID, nil
-}
-
-// listClaims adds the claims of a StatefulSet to into, with one LIST by the labels the
-// StatefulSet controller puts on the claims it creates (its selector). Best effort: a
-// claim the LIST missed (other labels, no permission to list) is read by name.
-func (p *Planner) listClaims(ctx context.Context, ns string, sts *appsv1.StatefulSet, into map[string]*corev1.PersistentVolumeClaim) {
-	if sts.Spec.Selector == nil || len(sts.Spec.Selector.MatchLabels) == 0 || len(sts.Spec.VolumeClaimTemplates) == 0 {
-		return
-	}
-	l, err := p.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sts.Spec.Selector.MatchLabels).String()})
-	if err != nil {
-		return
-	}
-	for i := range l.Items {
-		into[l.Items[i].Name] = &l.Items[i]
-	}
-}
-
-// claim is a claim from the LIST, or read by name when the LIST did not have it.
-func (p *Planner) claim(ctx context.Context, ns, name string, listed map[string]*corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, error) {
-	if c, ok := listed[name]; ok {
-		return c, nil
-	}
-	return p.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
-}
-
-// rackPods maps ordinal → pod for the pods of a rack.
-func (p *Planner) rackPods(ctx context.Context, ns string, r topology.Rack) (map[int]corev1.Pod, error) {
+// RackPods maps ordinal → pod for the pods of a rack.
+func (p *Planner) RackPods(ctx context.Context, ns string, r topology.Rack) (map[int]corev1.Pod, error) {
 	l, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: r.LabelSelector()})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the pods of rack %s: %w", r.Name, err)
@@ -400,9 +120,10 @@ func Self() checkpoint.Holder {
 	return h
 }
 
-func (p *Planner) now() time.Time {
-	if p.Now != nil {
-		return p.Now().UTC()
+// Now is the planner's clock, in UTC.
+func (p *Planner) Now() time.Time {
+	if p.Clock != nil {
+		return p.Clock().UTC()
 	}
 	return time.Now().UTC()
 }
@@ -415,4 +136,179 @@ func SortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ErrScaleUp is what ScaleDown answers when the request grows a rack: plan it with
+// ScaleUp instead.
+type ErrScaleUp struct{ Msg string }
+
+func (e *ErrScaleUp) Error() string { return e.Msg + ": that is a scale-up" }
+
+// RackNow is a rack's StatefulSet and pods as the planner found them.
+type RackNow struct {
+	Rack topology.Rack
+	STS  *appsv1.StatefulSet
+	// Pods maps ordinal → pod; Cur is the StatefulSet's replicas.
+	Pods map[int]corev1.Pod
+	Cur  int
+}
+
+// ReadRack reads a rack's StatefulSet and pods. It judges nothing: CheckPods does.
+func (p *Planner) ReadRack(ctx context.Context, ns string, r topology.Rack) (RackNow, error) {
+	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, r.StatefulSet, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return RackNow{}, exit.Refusedf("StatefulSet %s of rack %s/%s does not exist in namespace %s", r.StatefulSet, r.DC, r.Name, ns)
+	}
+	if err != nil {
+		return RackNow{}, fmt.Errorf("cannot read StatefulSet %s: %w", r.StatefulSet, err)
+	}
+	cur := 1
+	if sts.Spec.Replicas != nil {
+		cur = int(*sts.Spec.Replicas)
+	}
+	pods, err := p.RackPods(ctx, ns, r)
+	if err != nil {
+		return RackNow{}, err
+	}
+	return RackNow{Rack: r, STS: sts, Pods: pods, Cur: cur}, nil
+}
+
+// CheckPods refuses unless every pod up to the replica count exists, Running and Ready,
+// and (unless extraOK) none exists beyond it. what names the operation ("scale-up").
+func (st RackNow) CheckPods(ns, what string, extraOK bool) error {
+	for i := 0; i < st.Cur; i++ {
+		pod, ok := st.Pods[i]
+		if !ok {
+			return exit.Refusedf("pod %s-%d of StatefulSet %s does not exist; every pod must be Running and Ready before a %s; nothing changed", st.STS.Name, i, st.STS.Name, what)
+		}
+		if !steps.PodReady(&pod) || pod.DeletionTimestamp != nil {
+			return exit.Refusedf("pod %s is not Ready; every pod of rack %s must be Ready before a %s (check: kubectl describe pod -n %s %s); nothing changed", pod.Name, st.Rack.Name, what, ns, pod.Name)
+		}
+	}
+	for i, pod := range st.Pods {
+		if i >= st.Cur && !extraOK {
+			return exit.Refusedf("pod %s exists although StatefulSet %s has %d replicas (terminating?); wait until it is gone; nothing changed", pod.Name, st.STS.Name, st.Cur)
+		}
+	}
+	return nil
+}
+
+// ReadCheckedRack is ReadRack then CheckPods (no pod beyond the replicas).
+func (p *Planner) ReadCheckedRack(ctx context.Context, ns string, r topology.Rack, what string) (RackNow, error) {
+	st, err := p.ReadRack(ctx, ns, r)
+	if err != nil {
+		return st, err
+	}
+	return st, st.CheckPods(ns, what, false)
+}
+
+// ReadRing reads `nodetool status` from the first of the states' pods that answers, and
+// refuses unless every node of dc is Up/Normal (CheckUN).
+func (p *Planner) ReadRing(ctx context.Context, cl topology.Cluster, dc topology.DC, states []RackNow, what string) (nodetool.Ring, string, error) {
+	var r nodetool.Ring
+	var reader string
+	var errs []string
+	for _, st := range states {
+		for i := 0; i < st.Cur && reader == ""; i++ {
+			ring, err := p.Nodetool.Status(ctx, st.Pods[i].Name)
+			if err == nil && len(ring.Nodes) == 0 {
+				err = nodetool.ErrEmpty
+			}
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("from %s: %v", st.Pods[i].Name, err))
+				continue
+			}
+			r, reader = ring, st.Pods[i].Name
+		}
+	}
+	if reader == "" {
+		return r, "", exit.Refusedf("cannot read the ring (%s); a %s needs a readable ring, nothing changed", strings.Join(errs, "; "), what)
+	}
+	if err := CheckUN(r, cl, dc); err != nil {
+		return r, "", err
+	}
+	return r, reader, nil
+}
+
+// CheckUN refuses unless every node of dc in the ring is Up/Normal.
+func CheckUN(r nodetool.Ring, cl topology.Cluster, dc topology.DC) error {
+	var bad []string
+	for _, n := range r.Nodes {
+		if n.DC == dc.Name && n.Code() != "UN" {
+			bad = append(bad, fmt.Sprintf("%s (%s) is %s", n.Address, n.HostID, n.Code()))
+		}
+	}
+	if len(bad) > 0 {
+		return exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed", dc.Name, strings.Join(bad, ", "), cl.Name)
+	}
+	return nil
+}
+
+// SelectRacks is the datacenter and racks a scale asks for; it refuses one rack of
+// several, which the cluster resource's one count per datacenter cannot represent.
+func SelectRacks(cl topology.Cluster, req Request) (topology.DC, []topology.Rack, error) {
+	dc, racks, err := cl.Select(req.DC, req.Rack)
+	if err != nil {
+		return dc, nil, exit.Usagef("%v", err)
+	}
+	if req.Rack != "" && len(dc.Racks) > 1 {
+		return dc, nil, exit.Refusedf("datacenter %s has %d racks (%s) and CassKop keeps one node count for all racks of a datacenter (nodesPerRacks): "+
+			"scaling only rack %s would leave the racks unequal, which the cluster resource cannot represent. "+
+			"Scale the whole datacenter instead, rack by rack: kubectl cassandra scale %s --dc %s --nodes %d",
+			dc.Name, len(dc.Racks), strings.Join(cl.RackNames(dc.Name), ", "), req.Rack, cl.Name, dc.Name, req.Nodes)
+	}
+	return dc, racks, nil
+}
+
+// NewCheckpoint fills what every checkpoint of kind has; the caller adds target, nodes
+// and steps. idPrefix begins the operation's ID ("scale").
+func (p *Planner) NewCheckpoint(cl topology.Cluster, kind Kind, idPrefix string, req Request) *checkpoint.Checkpoint {
+	now := p.Now()
+	holder := p.Holder
+	if holder.Host == "" {
+		holder = Self()
+	}
+	return &checkpoint.Checkpoint{
+		SchemaVersion:  kind.Info().Schema,
+		OperationID:    fmt.Sprintf("%s-%s-%s", idPrefix, now.Format("20060102-150405"), rand.String(5)),
+		Kind:           kind.Info().Name,
+		Operator:       cl.Operator,
+		Namespace:      cl.Namespace,
+		Cluster:        cl.Name,
+		ClusterUID:     cl.UID,
+		StartedBy:      holder,
+		Holder:         holder,
+		StartedAt:      now,
+		UpdatedAt:      now,
+		Force:          req.Force,
+		PausedOperator: req.Pause,
+	}
+}
+
+// RackNames are the racks' names, in order.
+func RackNames(racks []topology.Rack) []string {
+	var names []string
+	for _, r := range racks {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+// UnmanagedWarnings say what pausing the operator leaves unmanaged besides the
+// cluster (a plan shows them).
+func UnmanagedWarnings(pause *checkpoint.PausedOperator) []string {
+	if pause == nil {
+		return nil
+	}
+	var w []string
+	for _, h := range pause.Joined {
+		w = append(w, fmt.Sprintf("operator Deployment %s/%s is already paused by operation %s: this operation joins the pause, and the operator is restored (to %d replicas) only when the last of them ends", pause.Namespace, pause.Name, h, pause.Replicas))
+	}
+	for _, other := range pause.Unmanaged {
+		w = append(w, fmt.Sprintf("CassandraCluster %s is also managed by %s/%s and stays unmanaged while it is paused", other, pause.Namespace, pause.Name))
+	}
+	if pause.UnmanagedUnknown != "" {
+		w = append(w, fmt.Sprintf("the other CassandraClusters %s/%s manages stay unmanaged while it is paused too, but cannot be named: %s", pause.Namespace, pause.Name, pause.UnmanagedUnknown))
+	}
+	return w
 }

@@ -8,13 +8,11 @@ import (
 	"strings"
 	"sync"
 
-	appsv1 "k8s.io/api/apps/v1"
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 )
@@ -33,25 +31,6 @@ func (a Access) String() string {
 		r += "/" + a.Subresource
 	}
 	return fmt.Sprintf("%s %s in namespace %s (%s)", a.Verb, r, a.Namespace, a.Why)
-}
-
-// NeededAccess lists the permissions a scale-down uses.
-func NeededAccess(ns, crGroup, crResource string, pause *checkpoint.PausedOperator) []Access {
-	acc := []Access{
-		{crGroup, crResource, "", "get", ns, "read the cluster and its checkpoint"},
-		{crGroup, crResource, "", "patch", ns, "write the checkpoint annotation and nodesPerRacks"},
-		{"", "pods", "", "list", ns, "find the rack's pods"},
-		{"", "pods", "", "watch", ns, "wait until a pod is gone"},
-		{"", "pods", "exec", "create", ns, "run nodetool"},
-		{"apps", "statefulsets", "", "get", ns, "read the rack's StatefulSet"},
-		{"apps", "statefulsets", "", "patch", ns, "shrink the StatefulSet"},
-		{"", "persistentvolumeclaims", "", "get", ns, "read the removed pod's PVCs"},
-		{"", "persistentvolumeclaims", "", "delete", ns, "delete the removed pod's PVCs"},
-	}
-	if pause != nil {
-		acc = append(acc, Access{"apps", "deployments", "", "patch", pause.Namespace, "pause and restore the operator"})
-	}
-	return acc
 }
 
 // CheckAccess asks the API server (SelfSubjectAccessReview) for every permission, at
@@ -92,11 +71,11 @@ func CheckAccess(ctx context.Context, kc kubernetes.Interface, needed []Access) 
 	return nil
 }
 
-// replicationCheck returns the keyspaces whose replication factor in dc would exceed
+// ReplicationCheck returns the keyspaces whose replication factor in dc would exceed
 // the nodes left after removing leaving nodes (NetworkTopologyStrategy per DC,
 // SimpleStrategy against the whole ring). ok is false when the keyspaces could not be
 // read (3.11 prints none in describecluster).
-func replicationCheck(desc nodetool.ClusterDescription, ring nodetool.Ring, dc string, leaving int) (problems []string, ok bool) {
+func ReplicationCheck(desc nodetool.ClusterDescription, ring nodetool.Ring, dc string, leaving int) (problems []string, ok bool) {
 	if len(desc.Keyspaces) == 0 {
 		return nil, false
 	}
@@ -146,11 +125,11 @@ func ParseLoad(s string) (float64, bool) {
 	return v * mult, true
 }
 
-// spaceCheck verifies that the nodes remaining in each rack have enough free space on
+// SpaceCheck verifies that the nodes remaining in each rack have enough free space on
 // their data volume (capacity minus Load) for the Load of the rack's leaving nodes: with
 // NetworkTopologyStrategy and racks >= RF, a rack's data stays in that rack. ok is false
 // when a capacity or a load is unknown.
-func spaceCheck(leaving, remaining []rackNode) (problems []string, ok bool) {
+func SpaceCheck(leaving, remaining []RackNode) (problems []string, ok bool) {
 	need, free, ok := rackSpace(leaving, remaining)
 	if !ok {
 		return nil, false
@@ -169,22 +148,22 @@ func spaceCheck(leaving, remaining []rackNode) (problems []string, ok bool) {
 }
 
 // rackSpace sums, per rack, the leaving nodes' Load and the remaining nodes' free space
-// (capacity minus Load): the figures spaceCheck compares.
-func rackSpace(leaving, remaining []rackNode) (need, free map[string]float64, ok bool) {
+// (capacity minus Load): the figures SpaceCheck compares.
+func rackSpace(leaving, remaining []RackNode) (need, free map[string]float64, ok bool) {
 	need = map[string]float64{}
 	free = map[string]float64{}
 	for _, n := range leaving {
-		if n.load < 0 {
+		if n.Load < 0 {
 			return nil, nil, false
 		}
-		need[n.rack] += n.load
+		need[n.Rack] += n.Load
 	}
 	for _, n := range remaining {
-		if n.load < 0 || n.capacity <= 0 {
+		if n.Load < 0 || n.Capacity <= 0 {
 			return nil, nil, false
 		}
-		if f := n.capacity - n.load; f > 0 {
-			free[n.rack] += f
+		if f := n.Capacity - n.Load; f > 0 {
+			free[n.Rack] += f
 		}
 	}
 	return need, free, true
@@ -200,10 +179,10 @@ type NodeSpace struct {
 // rack whose other nodes are remaining (status shows it per rack): the Load to move,
 // the free space the others have, and whether both are known.
 func RemovalSpace(leaving NodeSpace, remaining []NodeSpace) (need, free float64, ok bool) {
-	l := []rackNode{{rack: "r", load: leaving.Load, capacity: leaving.Capacity}}
-	var r []rackNode
+	l := []RackNode{{Rack: "r", Load: leaving.Load, Capacity: leaving.Capacity}}
+	var r []RackNode
 	for _, n := range remaining {
-		r = append(r, rackNode{rack: "r", load: n.Load, capacity: n.Capacity})
+		r = append(r, RackNode{Rack: "r", Load: n.Load, Capacity: n.Capacity})
 	}
 	needs, frees, ok := rackSpace(l, r)
 	if !ok {
@@ -212,15 +191,14 @@ func RemovalSpace(leaving NodeSpace, remaining []NodeSpace) (need, free float64,
 	return needs["r"], frees["r"], true
 }
 
-// DataTemplate is the claim template of the Cassandra data volume (plan.go).
-func DataTemplate(sts *appsv1.StatefulSet) string { return dataTemplate(sts) }
-
 // DataCapacity is the capacity of a data claim (status, else the request; 0: unknown).
 func DataCapacity(pvc *corev1.PersistentVolumeClaim) float64 { return dataCapacity(pvc) }
 
-type rackNode struct {
-	rack           string
-	load, capacity float64
+// RackNode is a node's rack, Load and data volume capacity in bytes (Load < 0 or
+// Capacity <= 0: unknown), for SpaceCheck.
+type RackNode struct {
+	Rack           string
+	Load, Capacity float64
 }
 
 // dataCapacity is the capacity of a pod's data claim (status, else the request).

@@ -15,8 +15,10 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
-// Runner runs (or resumes) a checkpointed scale-down to its end.
+// Runner runs (or resumes) a checkpointed operation to its end.
 type Runner struct {
+	// Kind is the checkpoint's kind (Registry.Of).
+	Kind     Kind
 	Kube     kubernetes.Interface
 	Nodetool steps.Nodetool
 	Store    *checkpoint.Store
@@ -61,7 +63,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
 		Operator: r.Operator, Deleting: r.Deleting, SampleEvery: r.SampleEvery,
 	}
-	impl, err := steps.Build(w)
+	impl, err := r.Kind.Steps(w)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 	}
 	last := checkpoint.LastOperation{
 		OperationID: cp.OperationID, Kind: cp.Kind, Result: "succeeded",
-		Summary:   Summary(cp),
+		Summary:   r.Kind.Summary(cp),
 		StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now,
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -28,17 +28,33 @@ type Maintenance interface {
 // (repair-operator-state; internal/operator).
 type OperatorState = operator.OperatorState
 
-// buildKind returns the step implementations of a scale-up, restart or repair.
-func buildKind(w *World) (map[string]engine.Step, error) {
+// Variant is how an operation kind's steps differ from the same steps in other kinds
+// (each kind's package passes its own: internal/operation/*).
+type Variant struct {
+	// Repair: the steps finish a decommission the operator started and left stuck
+	// (repair-operator-state). The decommission is only fired again if the node is
+	// NORMAL again, the claims are deleted only while no pod mounts them, and the
+	// operator is restored without waiting for the cluster resource and the
+	// StatefulSets to agree (the operator continues its own scale-down).
+	Repair bool
+}
+
+// PlanTexter is a step that says more in a plan, before it runs, than its Describe says
+// in progress lines. The plan shows PlanText when a step has it, else Describe.
+type PlanTexter interface {
+	PlanText() string
+}
+
+// Build returns the implementations of the checkpoint's steps, one per step record.
+func Build(w *World, v Variant) (map[string]engine.Step, error) {
 	out := map[string]engine.Step{}
-	repair := w.CP.Kind == checkpoint.KindRepairOperator
 	for _, s := range w.CP.Steps {
 		switch s.Kind {
 		case checkpoint.StepPauseOperator:
 			out[s.ID] = &PauseOperator{w: w, op: *w.CP.PausedOperator}
 			continue
 		case checkpoint.StepResumeOperator:
-			if repair {
+			if v.Repair {
 				out[s.ID] = &resumeAfterRepair{ResumeOperator: &ResumeOperator{w: w, op: *w.CP.PausedOperator}}
 			} else {
 				out[s.ID] = &ResumeOperator{w: w, op: *w.CP.PausedOperator}
@@ -52,40 +68,47 @@ func buildKind(w *World) (map[string]engine.Step, error) {
 		if !ok {
 			return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 		}
-		switch s.Kind {
-		case checkpoint.StepGrowSTS:
-			out[s.ID] = &GrowStatefulSet{w: w, n: n}
-		case checkpoint.StepWaitJoined:
-			out[s.ID] = &WaitJoined{w: w, n: n}
-		case checkpoint.StepCleanup:
-			out[s.ID] = &Cleanup{w: w, n: n}
-		case checkpoint.StepDrain:
-			out[s.ID] = &Drain{w: w, n: n}
-		case checkpoint.StepDeletePod:
-			out[s.ID] = &DeletePod{w: w, n: n}
-		case checkpoint.StepWaitRestarted:
-			out[s.ID] = &WaitRestarted{w: w, n: n}
-		case checkpoint.StepOperatorStatus:
-			out[s.ID] = &OperatorStatusStep{w: w, n: n}
-		case checkpoint.StepDecommission:
-			out[s.ID] = &Decommission{w: w, n: n}
-		case checkpoint.StepVerifyLeft:
-			out[s.ID] = &VerifyLeft{w: w, n: n}
-		case checkpoint.StepShrinkSTS:
-			out[s.ID] = &ShrinkStatefulSet{w: w, n: n}
-		case checkpoint.StepWaitPodGone:
-			out[s.ID] = &WaitPodGone{w: w, n: n}
-		case checkpoint.StepDeletePVCs:
-			if repair {
-				out[s.ID] = &RepairDeletePVCs{DeletePVCs: &DeletePVCs{w: w, n: n}}
-			} else {
-				out[s.ID] = &DeletePVCs{w: w, n: n}
-			}
-		default:
-			return nil, fmt.Errorf("unknown step kind %q in a %s", s.Kind, w.CP.Kind)
+		st, err := nodeStep(w, v, s.Kind, n)
+		if err != nil {
+			return nil, err
 		}
+		out[s.ID] = st
 	}
 	return out, nil
+}
+
+// nodeStep is the implementation of a step of kind about node n.
+func nodeStep(w *World, v Variant, kind string, n checkpoint.Node) (engine.Step, error) {
+	switch kind {
+	case checkpoint.StepGrowSTS:
+		return &GrowStatefulSet{w: w, n: n}, nil
+	case checkpoint.StepWaitJoined:
+		return &WaitJoined{w: w, n: n}, nil
+	case checkpoint.StepCleanup:
+		return &Cleanup{w: w, n: n}, nil
+	case checkpoint.StepDrain:
+		return &Drain{w: w, n: n}, nil
+	case checkpoint.StepDeletePod:
+		return &DeletePod{w: w, n: n}, nil
+	case checkpoint.StepWaitRestarted:
+		return &WaitRestarted{w: w, n: n}, nil
+	case checkpoint.StepOperatorStatus:
+		return &OperatorStatusStep{w: w, n: n}, nil
+	case checkpoint.StepDecommission:
+		return &Decommission{w: w, n: n, refire: v.Repair}, nil
+	case checkpoint.StepVerifyLeft:
+		return &VerifyLeft{w: w, n: n}, nil
+	case checkpoint.StepShrinkSTS:
+		return &ShrinkStatefulSet{w: w, n: n}, nil
+	case checkpoint.StepWaitPodGone:
+		return &WaitPodGone{w: w, n: n}, nil
+	case checkpoint.StepDeletePVCs:
+		if v.Repair {
+			return &RepairDeletePVCs{DeletePVCs: &DeletePVCs{w: w, n: n}}, nil
+		}
+		return &DeletePVCs{w: w, n: n}, nil
+	}
+	return nil, fmt.Errorf("unknown step kind %q in a %s", kind, w.CP.Kind)
 }
 
 // resumeAfterRepair restores the operator once the repair steps are done: unlike after
@@ -95,6 +118,11 @@ type resumeAfterRepair struct{ *ResumeOperator }
 
 // Safe: nothing to wait for; the steps before it are done.
 func (s *resumeAfterRepair) Safe(context.Context) error { return nil }
+
+// PlanText implements PlanTexter.
+func (s *resumeAfterRepair) PlanText() string {
+	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (it continues from the repaired status)", s.op.Namespace, s.op.Name, s.op.Replicas)
+}
 
 // recordDone reports whether the checkpoint records step id as done.
 func (w *World) recordDone(id string) bool {

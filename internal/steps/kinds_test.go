@@ -344,7 +344,7 @@ func TestBuildKinds(t *testing.T) {
 	old := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{old, n}
 	sw.CP.Steps = checkpoint.ScaleUpSteps([]checkpoint.Node{n}, []checkpoint.Node{old}, true)
-	impl, err := Build(sw)
+	impl, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,6 +362,6 @@ func TestBuildKinds(t *testing.T) {
 	// A repair restores the operator without waiting for CR and StatefulSets to agree.
 	sw.CP.Kind = checkpoint.KindRepairOperator
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
-	impl, _ = Build(sw)
+	impl, _ = Build(sw, Variant{Repair: true})
 	mustSafe(t, impl[checkpoint.StepResumeOperator])
 }

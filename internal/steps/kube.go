@@ -333,6 +333,14 @@ func (s *DeletePVCs) Describe() string {
 	return "delete PVC " + strings.Join(names, ", ")
 }
 
+// PlanText implements PlanTexter.
+func (s *DeletePVCs) PlanText() string {
+	if len(s.n.PVCs) == 0 {
+		return "no PVC to delete for " + s.n.Pod
+	}
+	return s.Describe()
+}
+
 // remaining lists the planned claims that still exist with their planned UID.
 func (s *DeletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
 	var left []corev1.PersistentVolumeClaim
@@ -447,7 +455,16 @@ type UpdateCluster struct {
 }
 
 func newUpdateCluster(w *World) *UpdateCluster {
-	return &UpdateCluster{w: w, want: w.CP.Target.Wanted(rackNames(w.Racks))}
+	racks := rackNames(w.Racks)
+	if len(racks) == 0 {
+		racks = w.CP.Target.Racks // a plan shown before the racks were read
+	}
+	return &UpdateCluster{w: w, want: w.CP.Target.Wanted(racks)}
+}
+
+// PlanText implements PlanTexter.
+func (s *UpdateCluster) PlanText() string {
+	return fmt.Sprintf("set %s of datacenter %s to %s in %s %s", s.w.countWords(), s.w.CP.Target.DC, countText(s.want), s.w.resourceKind(), s.w.CP.Cluster)
 }
 
 // Describe implements engine.Describer.
@@ -567,4 +584,13 @@ func (w *World) countWords() string {
 		return w.CountWords
 	}
 	return "rack counts"
+}
+
+// resourceKind names the cluster resource in messages ("CassandraCluster"), or says it
+// plainly.
+func (w *World) resourceKind() string {
+	if w.ResourceKind != "" {
+		return w.ResourceKind
+	}
+	return "cluster"
 }

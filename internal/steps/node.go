@@ -18,10 +18,25 @@ import (
 type Decommission struct {
 	w *World
 	n checkpoint.Node
+	// refire: the decommission was already fired by the operator (repair-operator-state);
+	// it is fired again only if the node is NORMAL again.
+	refire bool
 }
 
 // Describe implements engine.Describer.
 func (s *Decommission) Describe() string { return "decommission " + s.n.Pod }
+
+// PlanText implements PlanTexter.
+func (s *Decommission) PlanText() string {
+	force := ""
+	if s.w.CP.Force {
+		force = " --force"
+	}
+	if s.refire {
+		return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s), only if it is NORMAL again (it was already fired)", force, s.n.Pod, s.n.HostID)
+	}
+	return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s)", force, s.n.Pod, s.n.HostID)
+}
 
 // Done: the node reports LEAVING or DECOMMISSIONED, or its pod is gone and a ring read
 // no longer lists it. The node is asked first; the pod is read only when the node
@@ -240,6 +255,11 @@ type VerifyLeft struct {
 
 // Describe implements engine.Describer.
 func (s *VerifyLeft) Describe() string { return "verify " + s.n.Pod + " left the ring" }
+
+// PlanText implements PlanTexter.
+func (s *VerifyLeft) PlanText() string {
+	return "verify " + s.n.Pod + " is DECOMMISSIONED and gone from the ring"
+}
 
 // Done is the confirmation itself.
 func (s *VerifyLeft) Done(ctx context.Context) (bool, error) {

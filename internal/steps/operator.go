@@ -29,6 +29,11 @@ func (s *PauseOperator) Describe() string {
 	return fmt.Sprintf("pause operator Deployment %s/%s (scale %d -> 0)", s.op.Namespace, s.op.Name, s.op.Replicas)
 }
 
+// PlanText implements PlanTexter.
+func (s *PauseOperator) PlanText() string {
+	return fmt.Sprintf("pause operator Deployment %s/%s: scale %d -> 0 and wait for its pods to go", s.op.Namespace, s.op.Name, s.op.Replicas)
+}
+
 // Done: paused now with this operation among its holders (or the Deployment is gone).
 // Once the restore that follows the pause has started, the pause stays done: a resume
 // after the restore was written (the run died before the restore's done mark or the
@@ -99,6 +104,11 @@ type ResumeOperator struct {
 // Describe implements engine.Describer.
 func (s *ResumeOperator) Describe() string {
 	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas", s.op.Namespace, s.op.Name, s.op.Replicas)
+}
+
+// PlanText implements PlanTexter.
+func (s *ResumeOperator) PlanText() string {
+	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (the cluster resource and the StatefulSets agree)", s.op.Namespace, s.op.Name, s.op.Replicas)
 }
 
 // Done: this operation no longer holds the Deployment paused, and it runs again unless

@@ -27,6 +27,11 @@ func (s *OperatorStatusStep) Describe() string {
 	return fmt.Sprintf("mark the decommission of %s done in the status of CassandraCluster %s (rack %s-%s)", s.n.Pod, s.w.CP.Cluster, s.n.DC, s.n.Rack)
 }
 
+// PlanText implements PlanTexter.
+func (s *OperatorStatusStep) PlanText() string {
+	return fmt.Sprintf("set CassKop's status of rack %s-%s: podLastOperation Done (podsOK [%s]), cassandraLastAction Done", s.n.DC, s.n.Rack, s.n.Pod)
+}
+
 // Done: recorded done, or the status already shows the operation finished.
 func (s *OperatorStatusStep) Done(ctx context.Context) (bool, error) {
 	if s.w.recordDone(checkpoint.StepID(checkpoint.StepOperatorStatus, s.n.Pod)) {

@@ -34,6 +34,11 @@ type Drain struct {
 // Describe implements engine.Describer.
 func (s *Drain) Describe() string { return "drain " + s.n.Pod + " (nodetool drain)" }
 
+// PlanText implements PlanTexter.
+func (s *Drain) PlanText() string {
+	return fmt.Sprintf("nodetool drain on %s (Host ID %s), once every node is UN", s.n.Pod, s.n.HostID)
+}
+
 // Done: the node reports DRAINED, or its pod was already replaced (restarted).
 func (s *Drain) Done(ctx context.Context) (bool, error) {
 	gone, err := s.w.replaced(ctx, s.n)

@@ -227,6 +227,11 @@ type Cleanup struct {
 // Describe implements engine.Describer.
 func (s *Cleanup) Describe() string { return "nodetool cleanup on " + s.n.Pod }
 
+// PlanText implements PlanTexter.
+func (s *Cleanup) PlanText() string {
+	return "nodetool cleanup on " + s.n.Pod + " (a run interrupted during it cleans that node again on resume: harmless)"
+}
+
 // Done: recorded done in the checkpoint (nothing in the real world tells).
 func (s *Cleanup) Done(context.Context) (bool, error) {
 	return s.w.recordDone(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)), nil

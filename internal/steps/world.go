@@ -47,11 +47,12 @@ type World struct {
 	// Racks are every rack of the target DC, each of which must be at its wanted count
 	// (checkpoint.Target.Wanted) before the spec is updated.
 	Racks []topology.Rack
-	// CountWords names the spec's count in messages ("nodesPerRacks"; operator.Counts).
-	CountWords string
-	CP         *checkpoint.Checkpoint
-	Reporter   engine.Reporter
-	Poll       time.Duration
+	// CountWords names the spec's count in messages ("nodesPerRacks"; operator.Counts),
+	// ResourceKind the cluster resource ("CassandraCluster"; operator.Resource).
+	CountWords, ResourceKind string
+	CP                       *checkpoint.Checkpoint
+	Reporter                 engine.Reporter
+	Poll                     time.Duration
 	// StallAfter: a node LEAVING with no stream for this long is probed by issuing the
 	// decommission again (4.0+ only, where a second call answers "still decommissioning"
 	// if one runs; 3.11 would start a duplicate).
@@ -264,44 +265,4 @@ func PodReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// Build returns the step implementations for every step of the checkpoint.
-func Build(w *World) (map[string]engine.Step, error) {
-	if w.CP.Kind != "" && w.CP.Kind != checkpoint.KindScaleDown {
-		return buildKind(w)
-	}
-	out := map[string]engine.Step{}
-	for _, s := range w.CP.Steps {
-		switch s.Kind {
-		case checkpoint.StepUpdateCluster:
-			out[s.ID] = newUpdateCluster(w)
-			continue
-		case checkpoint.StepPauseOperator:
-			out[s.ID] = &PauseOperator{w: w, op: *w.CP.PausedOperator}
-			continue
-		case checkpoint.StepResumeOperator:
-			out[s.ID] = &ResumeOperator{w: w, op: *w.CP.PausedOperator}
-			continue
-		}
-		n, ok := w.CP.Node(s.Pod)
-		if !ok {
-			return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
-		}
-		switch s.Kind {
-		case checkpoint.StepDecommission:
-			out[s.ID] = &Decommission{w: w, n: n}
-		case checkpoint.StepVerifyLeft:
-			out[s.ID] = &VerifyLeft{w: w, n: n}
-		case checkpoint.StepShrinkSTS:
-			out[s.ID] = &ShrinkStatefulSet{w: w, n: n}
-		case checkpoint.StepWaitPodGone:
-			out[s.ID] = &WaitPodGone{w: w, n: n}
-		case checkpoint.StepDeletePVCs:
-			out[s.ID] = &DeletePVCs{w: w, n: n}
-		default:
-			return nil, fmt.Errorf("unknown step kind %q", s.Kind)
-		}
-	}
-	return out, nil
 }

@@ -1,4 +1,9 @@
-package operation
+// Package repair is repair-operator-state: an operator whose own status is left stuck
+// by an interrupted decommission (CassKop) is verified against the real world, the
+// missing scale-down steps are finished, and the status is marked done so the operator
+// continues. The operator's status is read through Status, which its adapter
+// implements (plugins/casskop/repairstatus.go).
+package repair
 
 import (
 	"context"
@@ -15,12 +20,16 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/repair/stuck"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
-// Stuck states of CassKop's scale-down (FACTS §3.4) that RepairOperator repairs.
+// Status is what the repair reads of the operator's record (its adapter implements it).
+type Status = stuck.Status
+
+// Stuck states of CassKop's scale-down that the repair repairs.
 const (
 	// StuckOngoingPodGone: podLastOperation decommission Ongoing, its pod gone (the seed
 	// bug, CassKop #370): every reconcile fails reading the pod.
@@ -41,18 +50,56 @@ type stuckRack struct {
 	finding string
 }
 
-// RepairOperator reads CassKop's per-rack status in u, finds the stuck states of an
-// interrupted decommission, verifies each against the real world (the pod, the ring,
-// the StatefulSet, the claims) and plans what finishes it: the scale-down steps that
-// are missing, then the status fields that let CassKop continue. It refuses when the
-// real world does not confirm the node left (or is leaving). It changes nothing.
-func (p *Planner) RepairOperator(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, req Request) (*Plan, error) {
+// planner is the repair's planning against one cluster.
+type planner struct {
+	*operation.Planner
+	status   Status
+	selector string
+}
+
+// Plan implements operation.Kind: it reads the operator's per-rack status, finds the
+// stuck states of an interrupted decommission, verifies each against the real world
+// (the pod, the ring, the StatefulSet, the claims) and plans what finishes it: the
+// scale-down steps that are missing, then the status fields that let the operator
+// continue. It refuses when the real world does not confirm the node left (or is
+// leaving). It changes nothing.
+func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	status, sub, err := repairable(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	cl := env.Cluster
+	_, u, err := env.Adapter.Get(ctx, cl.Namespace, cl.Name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s %s/%s: %w", env.Adapter.Kind(), cl.Namespace, cl.Name, err)
+	}
+	p := &planner{Planner: env.Planner, status: status, selector: env.Adapter.ClusterSelector(cl.Name)}
+	found, notes, err := p.find(ctx, cl, u)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		msg := "CassKop's status of " + cl.Name + " shows no stuck decommission"
+		if len(notes) > 0 {
+			msg += ": " + strings.Join(notes, "; ")
+		}
+		return nil, &operation.ErrNothingToDo{Msg: msg + "; nothing to repair"}
+	}
+	plan := p.plan(ctx, k, cl, found, notes, env.Request)
+	how := "a merge patch of the CassandraCluster (its CRD has no status subresource)"
+	if sub {
+		how = "the /status subresource of the CassandraCluster"
+	}
+	plan.Findings = append(plan.Findings, "the status will be written through "+how)
+	return plan, nil
+}
+
+// find lists the verified stuck states, and notes on the racks that are not stuck.
+func (p *planner) find(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured) ([]stuckRack, []string, error) {
 	var found []stuckRack
 	var notes []string
-	for _, ro := range casskop.RackOperations(u, cl) {
-		if ro.Operation != casskop.OperationDecommission {
-			continue
-		}
+	for _, d := range p.status.Decommissions(u, cl) {
+		ro := d.RackOperation
 		rack, ok := rackOf(cl, ro)
 		if !ok {
 			continue
@@ -60,18 +107,16 @@ func (p *Planner) RepairOperator(ctx context.Context, cl topology.Cluster, u *un
 		var s *stuckRack
 		var note string
 		var err error
-		switch ro.Status {
-		case casskop.StatusOngoing:
+		switch d.Phase {
+		case stuck.PhaseOngoing:
 			s, note, err = p.stuckOngoing(ctx, cl, u, ro, rack)
-		case casskop.StatusFinalizing:
+		case stuck.PhaseFinalizing:
 			s, note, err = p.stuckFinalizing(ctx, cl, u, ro, rack)
-		case casskop.StatusToDo:
-			if ro.Action == casskop.ActionScaleDown && ro.ActionStatus != casskop.StatusDone {
-				s, note, err = p.stuckToDo(ctx, cl, u, ro, rack)
-			}
+		case stuck.PhaseToDo:
+			s, note, err = p.stuckToDo(ctx, cl, u, ro, rack)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if note != "" {
 			notes = append(notes, fmt.Sprintf("rack %s: %s", ro.Key(), note))
@@ -80,22 +125,17 @@ func (p *Planner) RepairOperator(ctx context.Context, cl topology.Cluster, u *un
 			found = append(found, *s)
 		}
 	}
-	if len(found) == 0 {
-		msg := "CassKop's status of " + cl.Name + " shows no stuck decommission"
-		if len(notes) > 0 {
-			msg += ": " + strings.Join(notes, "; ")
-		}
-		return nil, &ErrNothingToDo{Msg: msg + "; nothing to repair"}
-	}
+	return found, notes, nil
+}
+
+// plan turns the stuck states of the first one's datacenter into a checkpoint.
+func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found []stuckRack, notes []string, req operation.Request) *operation.Plan {
 	dc, _ := cl.DC(found[0].ro.DC)
-	plan := &Plan{Cluster: cl, DC: dc}
+	plan := &operation.Plan{Cluster: cl, DC: dc}
 	var nodes []checkpoint.Node
 	var stepList []checkpoint.Step
 	from := map[string]int{}
 	var racks []string
-	if req.Pause != nil {
-		stepList = append(stepList, checkpoint.PendingStep(checkpoint.StepPauseOperator, ""))
-	}
 	for _, s := range found {
 		if s.ro.DC != dc.Name {
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("rack %s of datacenter %s is stuck too; run this again once this repair is done", s.ro.Key(), s.ro.DC))
@@ -113,18 +153,13 @@ func (p *Planner) RepairOperator(ctx context.Context, cl topology.Cluster, u *un
 			stepList = append(stepList, checkpoint.PendingStep(k, s.node.Pod))
 		}
 	}
-	if req.Pause != nil {
-		stepList = append(stepList, checkpoint.PendingStep(checkpoint.StepResumeOperator, ""))
-	}
-	for _, n := range notes {
-		plan.Warnings = append(plan.Warnings, n)
-	}
-	plan.CP = p.newCheckpoint(cl, checkpoint.KindRepairOperator, "repair", req)
+	plan.Warnings = append(plan.Warnings, notes...)
+	plan.CP = p.NewCheckpoint(cl, k, "repair", req)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: racks, Nodes: dc.NodesPerRack, From: from}
 	plan.CP.Nodes = nodes
-	plan.CP.Steps = stepList
-	plan.Warnings = append(plan.Warnings, unmanagedWarnings(req.Pause)...)
-	return plan, nil
+	plan.CP.Steps = checkpoint.Paused(req.Pause != nil, stepList)
+	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
+	return plan
 }
 
 func rackOf(cl topology.Cluster, ro topology.RackOperation) (topology.Rack, bool) {
@@ -139,7 +174,7 @@ func rackOf(cl topology.Cluster, ro topology.RackOperation) (topology.Rack, bool
 // stuckOngoing: podLastOperation Ongoing. Stuck when its pod is gone; repaired only if
 // the node is out of the ring, the StatefulSet no longer wants the pod and no pod uses
 // its claims.
-func (p *Planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
 	if len(ro.Pods) == 0 {
 		return nil, "podLastOperation decommission Ongoing names no pod", nil
 	}
@@ -149,11 +184,11 @@ func (p *Planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 	} else if cur != nil {
 		return nil, fmt.Sprintf("CassKop is decommissioning %s (Ongoing, the pod exists): not stuck", pod), nil
 	}
-	ordinal, ok := Ordinal(pod, rack.StatefulSet)
+	ordinal, ok := operation.Ordinal(pod, rack.StatefulSet)
 	if !ok {
 		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
 	}
-	hostID, ip, ok := casskop.NodeStatus(u, pod)
+	hostID, ip, ok := p.status.NodeStatus(u, pod)
 	if !ok {
 		return nil, "", exit.Refusedf("rack %s: pod %s is gone and status.cassandraNodeStatus does not say which node it was: cannot verify the node left the ring; nothing changed", ro.Key(), pod)
 	}
@@ -190,7 +225,7 @@ func (p *Planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 
 // stuckFinalizing: Finalizing with the pod still there and the StatefulSet never
 // shrunk; repaired only if the node is DECOMMISSIONED and out of the ring.
-func (p *Planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
 	if len(ro.Pods) == 0 {
 		return nil, "podLastOperation decommission Finalizing names no pod", nil
 	}
@@ -202,7 +237,7 @@ func (p *Planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 	if cur == nil {
 		return nil, fmt.Sprintf("Finalizing and pod %s is gone: CassKop deletes its PVC and finishes when it runs", pod), nil
 	}
-	ordinal, ok := Ordinal(pod, rack.StatefulSet)
+	ordinal, ok := operation.Ordinal(pod, rack.StatefulSet)
 	if !ok {
 		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
 	}
@@ -228,8 +263,8 @@ func (p *Planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 
 // stuckToDo: ToDo although the rack's last pod is already LEAVING or DECOMMISSIONED
 // (the decommission was fired, its Ongoing status never written).
-func (p *Planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
-	pods, err := p.rackPods(ctx, cl.Namespace, rack)
+func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+	pods, err := p.RackPods(ctx, cl.Namespace, rack)
 	if err != nil {
 		return nil, "", err
 	}
@@ -269,9 +304,9 @@ func (p *Planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstruc
 
 // leftNode describes the pod's node for the plan and verifies it: mode want (LEAVING
 // is accepted only when want is LEAVING) and, once DECOMMISSIONED, absent from the ring.
-func (p *Planner) leftNode(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack, pod *corev1.Pod, ordinal int, want nodetool.Mode) (checkpoint.Node, string, error) {
+func (p *planner) leftNode(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack, pod *corev1.Pod, ordinal int, want nodetool.Mode) (checkpoint.Node, string, error) {
 	n := checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: ordinal, DC: ro.DC, Rack: ro.Rack, StatefulSet: rack.StatefulSet, Address: pod.Status.PodIP}
-	if id, _, ok := casskop.NodeStatus(u, pod.Name); ok && id != "" {
+	if id, _, ok := p.status.NodeStatus(u, pod.Name); ok && id != "" {
 		n.HostID = id
 	} else if info, err := p.Nodetool.Info(ctx, pod.Name); err == nil {
 		n.HostID = info.ID
@@ -308,7 +343,7 @@ func inRingNode(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
 	return r.ByAddress(n.Address)
 }
 
-func (p *Planner) getPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+func (p *planner) getPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
 	pod, err := p.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -319,7 +354,7 @@ func (p *Planner) getPod(ctx context.Context, ns, name string) (*corev1.Pod, err
 	return pod, nil
 }
 
-func (p *Planner) replicas(ctx context.Context, ns, name string) (int, error) {
+func (p *planner) replicas(ctx context.Context, ns, name string) (int, error) {
 	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
@@ -330,7 +365,7 @@ func (p *Planner) replicas(ctx context.Context, ns, name string) (int, error) {
 	return int(*sts.Spec.Replicas), nil
 }
 
-func (p *Planner) netstats(ctx context.Context, pod string) (nodetool.Netstats, error) {
+func (p *planner) netstats(ctx context.Context, pod string) (nodetool.Netstats, error) {
 	nt, ok := p.Nodetool.(interface {
 		Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
 	})
@@ -341,8 +376,8 @@ func (p *Planner) netstats(ctx context.Context, pod string) (nodetool.Netstats, 
 }
 
 // anyRing reads `nodetool status` from a Ready pod of the cluster other than except.
-func (p *Planner) anyRing(ctx context.Context, cl topology.Cluster, except string) (nodetool.Ring, string, error) {
-	pods, err := p.Kube.CoreV1().Pods(cl.Namespace).List(ctx, metav1.ListOptions{LabelSelector: casskop.LabelCluster + "=" + cl.Name})
+func (p *planner) anyRing(ctx context.Context, cl topology.Cluster, except string) (nodetool.Ring, string, error) {
+	pods, err := p.Kube.CoreV1().Pods(cl.Namespace).List(ctx, metav1.ListOptions{LabelSelector: p.selector})
 	if err != nil {
 		return nodetool.Ring{}, "", fmt.Errorf("cannot list the pods of %s: %w", cl.Name, err)
 	}
@@ -368,7 +403,7 @@ func (p *Planner) anyRing(ctx context.Context, cl topology.Cluster, except strin
 }
 
 // claims lists the existing claims of every volumeClaimTemplate of pod, with their UIDs.
-func (p *Planner) claims(ctx context.Context, ns, stsName, pod string) ([]checkpoint.PVC, error) {
+func (p *planner) claims(ctx context.Context, ns, stsName, pod string) ([]checkpoint.PVC, error) {
 	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, stsName, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("cannot read StatefulSet %s: %w", stsName, err)
@@ -389,7 +424,7 @@ func (p *Planner) claims(ctx context.Context, ns, stsName, pod string) ([]checkp
 }
 
 // unusedClaims is claims, refusing when a pod mounts one of them.
-func (p *Planner) unusedClaims(ctx context.Context, ns, stsName, pod string) ([]checkpoint.PVC, error) {
+func (p *planner) unusedClaims(ctx context.Context, ns, stsName, pod string) ([]checkpoint.PVC, error) {
 	claims, err := p.claims(ctx, ns, stsName, pod)
 	if err != nil || len(claims) == 0 {
 		return claims, err

@@ -1,0 +1,175 @@
+package operation
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+)
+
+// Kind is one kind of operation (scale-down, scale-up, restart, …): everything that
+// differs between kinds, so that the CLI, resume and abort look a kind up in a Registry
+// instead of switching on its name. Each kind is one package under internal/operation;
+// adding a kind is one package and one line in internal/operation/kinds.
+type Kind interface {
+	// Info is what the kind is, as data.
+	Info() Info
+	// Plan reads the real world and plans the operation. It changes nothing.
+	Plan(ctx context.Context, env *Env) (*Plan, error)
+	// Access lists the permissions the operation uses (checked before planning).
+	Access(ctx context.Context, env *Env) ([]Access, error)
+	// Steps returns the implementations of the checkpoint's steps (steps.Build with the
+	// kind's variant).
+	Steps(w *steps.World) (map[string]engine.Step, error)
+	// Summary says in one line what a finished operation did.
+	Summary(cp *checkpoint.Checkpoint) string
+	// Target says what the operation does to which racks, for status and refusals.
+	Target(t checkpoint.Target) string
+	// PlanLines are the plan's lines between its title and its steps (per rack, or
+	// what was found).
+	PlanLines(cp *checkpoint.Checkpoint, findings []string) []string
+}
+
+// Info is what a kind is, as data.
+type Info struct {
+	// Name is the kind as checkpoints record it (checkpoint.KindScaleDown, …).
+	Name string
+	// Schema is the checkpoint schema version a new operation of the kind is written
+	// with, and StepKinds the step kinds its checkpoint may contain (the checkpoint's
+	// decode checks both: internal/checkpoint/checkpoint.go, kindSteps and SchemaFor;
+	// internal/operation/kinds/kinds_test.go keeps them equal).
+	Schema    int
+	StepKinds []string
+	// StepsHeader introduces the step list of a plan; ConfirmWord is the question asked
+	// before the checkpoint is created ("Scale down").
+	StepsHeader, ConfirmWord string
+	// Abort says when an operation of the kind may be aborted.
+	Abort Abort
+}
+
+// Abort is when an operation of a kind may be aborted, and how abort counts its
+// progress (internal/cli/abortpoint.go reads the world accordingly).
+type Abort struct {
+	// Point is the safe point abort checks the world for.
+	Point AbortPoint
+	// Verb, Unit and Past say in words what the operation does to what ("removing",
+	// "nodes", "removed").
+	Verb, Unit, Past string
+	// KeepsCount: abort leaves the cluster resource's count alone (the operator's own
+	// count is what the operation lets it finish).
+	KeepsCount bool
+}
+
+// AbortPoint names a safe point for abort.
+type AbortPoint int
+
+const (
+	// AbortBeforeChange: only before a step past pausing the operator started.
+	AbortBeforeChange AbortPoint = iota
+	// AbortBetweenNodes: every planned node removed in full or untouched.
+	AbortBetweenNodes
+	// AbortAnywhere: at any point (a node still joining goes on by itself).
+	AbortAnywhere
+	// AbortBetweenPods: every planned pod Ready with its node NORMAL.
+	AbortBetweenPods
+)
+
+// Env is what a kind plans against: the readers, the cluster, its operator and the
+// request.
+type Env struct {
+	Planner *Planner
+	Cluster topology.Cluster
+	// Adapter is the cluster's operator (a kind may need more of it, e.g.
+	// operator.StatusRepair).
+	Adapter operator.Adapter
+	Request Request
+}
+
+// Registry is the table of the operation kinds a build supports, by name.
+type Registry struct {
+	kinds map[string]Kind
+}
+
+// NewRegistry registers kinds (internal/operation/kinds composes the table).
+func NewRegistry(kinds ...Kind) Registry {
+	r := Registry{kinds: map[string]Kind{}}
+	for _, k := range kinds {
+		r.kinds[k.Info().Name] = k
+	}
+	return r
+}
+
+// Kind looks the kind name up.
+func (r Registry) Kind(name string) (Kind, bool) {
+	k, ok := r.kinds[name]
+	return k, ok
+}
+
+// MustKind looks up a kind this build registers by construction (the CLI's own
+// commands); a missing one is a programming error.
+func (r Registry) MustKind(name string) Kind {
+	k, ok := r.kinds[name]
+	if !ok {
+		panic(fmt.Sprintf("operation kind %q is not registered", name))
+	}
+	return k
+}
+
+// Of is the kind of checkpoint cp, or an error saying the build cannot run it.
+func (r Registry) Of(cp *checkpoint.Checkpoint) (Kind, error) {
+	if k, ok := r.kinds[cp.Kind]; ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("operation %s is a %q, which this build of the plugin does not know (it knows %s): upgrade the plugin; nothing changed",
+		cp.OperationID, cp.Kind, strings.Join(r.Names(), ", "))
+}
+
+// Names lists the registered kinds, sorted.
+func (r Registry) Names() []string {
+	var names []string
+	for n := range r.kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CountSteps counts the steps of kind in cp (for summaries).
+func CountSteps(cp *checkpoint.Checkpoint, kind string) int {
+	n := 0
+	for _, s := range cp.Steps {
+		if s.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// PauseAccess is acc plus what pausing the operator Deployment needs, when one is
+// paused.
+func PauseAccess(acc []Access, pause *checkpoint.PausedOperator) []Access {
+	if pause != nil {
+		acc = append(acc, Access{"apps", "deployments", "", "patch", pause.Namespace, "pause and restore the operator"})
+	}
+	return acc
+}
+
+// ScaleTarget is a scale's target in words: "datacenter DC racks R -> N nodes".
+func ScaleTarget(t checkpoint.Target) string {
+	return fmt.Sprintf("datacenter %s racks %s -> %d nodes", t.DC, strings.Join(t.Racks, ","), t.Nodes)
+}
+
+// ScaleLines are a scale plan's lines per rack: "rack R: FROM -> TO nodes".
+func ScaleLines(cp *checkpoint.Checkpoint) []string {
+	var lines []string
+	for _, rack := range cp.Target.Racks {
+		lines = append(lines, fmt.Sprintf("  rack %s: %d -> %d nodes", rack, cp.Target.From[rack], cp.Target.Nodes))
+	}
+	return lines
+}

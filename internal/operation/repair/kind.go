@@ -1,0 +1,105 @@
+package repair
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
+
+// Kind is repair-operator-state.
+type Kind struct{}
+
+var _ operation.Kind = Kind{}
+
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:   checkpoint.KindRepairOperator,
+		Schema: 2,
+		StepKinds: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs,
+			checkpoint.StepOperatorStatus, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
+		ConfirmWord: "Repair",
+		Abort:       operation.Abort{Point: operation.AbortBeforeChange, KeepsCount: true},
+	}
+}
+
+// Steps implements operation.Kind.
+func (Kind) Steps(w *steps.World) (map[string]engine.Step, error) {
+	return steps.Build(w, steps.Variant{Repair: true})
+}
+
+// repairable is the operator's status to repair, and whether it is written through a
+// /status subresource; it refuses an operator that keeps no such status.
+func repairable(ctx context.Context, env *operation.Env) (Status, bool, error) {
+	sr, ok := env.Adapter.(operator.StatusRepair)
+	st, ok2 := env.Adapter.(Status)
+	if !ok || !ok2 {
+		return nil, false, exit.Refusedf("the %s operator keeps no status that an interrupted operation can leave stuck: nothing to repair; nothing changed", env.Adapter.Name())
+	}
+	sub, err := sr.StatusSubresource(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot tell whether the %s CRD has a status subresource: %w; nothing changed", env.Adapter.Kind(), err)
+	}
+	return st, sub, nil
+}
+
+// Access implements operation.Kind. The status is written through its /status
+// subresource when the CRD has one.
+func (Kind) Access(ctx context.Context, env *operation.Env) ([]operation.Access, error) {
+	_, sub, err := repairable(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
+	acc := []operation.Access{
+		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
+		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation"},
+		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
+		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
+		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
+		{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
+		{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "shrink the StatefulSet"},
+		{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the leftover PVCs"},
+		{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "delete the leftover PVCs"},
+	}
+	if sub {
+		acc = append(acc, operation.Access{Group: cr.Group, Resource: cr.Resource, Subresource: "status", Verb: "patch", Namespace: ns, Why: "write the operator's status"})
+	} else {
+		acc[1].Why = "write the checkpoint annotation and the operator's status"
+	}
+	return operation.PauseAccess(acc, env.Request.Pause), nil
+}
+
+// Summary implements operation.Kind.
+func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+	var pods []string
+	for _, n := range cp.Nodes {
+		pods = append(pods, n.Pod)
+	}
+	return fmt.Sprintf("CassKop's stuck decommission of %s finished and marked done (datacenter %s racks %s)", strings.Join(pods, ", "), cp.Target.DC, strings.Join(cp.Target.Racks, ","))
+}
+
+// Target implements operation.Kind.
+func (Kind) Target(t checkpoint.Target) string {
+	return fmt.Sprintf("datacenter %s racks %s, repair of CassKop's stuck status", t.DC, strings.Join(t.Racks, ","))
+}
+
+// PlanLines implements operation.Kind: what was found.
+func (Kind) PlanLines(_ *checkpoint.Checkpoint, findings []string) []string {
+	if len(findings) == 0 {
+		return nil
+	}
+	lines := []string{"Found (verified against the cluster):"}
+	for _, f := range findings {
+		lines = append(lines, "  - "+f)
+	}
+	return lines
+}

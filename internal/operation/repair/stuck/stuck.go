@@ -1,0 +1,40 @@
+// Package stuck is how an operator adapter tells repair-operator-state
+// (internal/operation/repair) where its own status says a decommission stands; it
+// imports nothing of the plugin, so an adapter can implement it.
+package stuck
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+)
+
+// Status is what the repair reads of the operator's own record of a cluster.
+type Status interface {
+	// Decommissions lists the racks whose status shows a decommission, with its phase.
+	Decommissions(u *unstructured.Unstructured, cl topology.Cluster) []Decommission
+	// NodeStatus is the Host ID and address the operator recorded for pod's node.
+	NodeStatus(u *unstructured.Unstructured, pod string) (hostID, ip string, ok bool)
+}
+
+// Decommission is a rack's decommission as the operator's status shows it.
+type Decommission struct {
+	topology.RackOperation
+	Phase Phase
+}
+
+// Phase is where the operator's status says a decommission stands.
+type Phase int
+
+// Phases of a decommission in the operator's status.
+const (
+	// PhaseOther: nothing a repair looks at (e.g. a ToDo for another action).
+	PhaseOther Phase = iota
+	// PhaseOngoing: the operator runs it (CassKop: podLastOperation Ongoing).
+	PhaseOngoing
+	// PhaseFinalizing: the node left; the operator finishes (CassKop: Finalizing).
+	PhaseFinalizing
+	// PhaseToDo: not started as far as the status says, while the rack's last action
+	// (a scale-down) is not done (CassKop: ToDo, cassandraLastAction ScaleDown).
+	PhaseToDo
+)

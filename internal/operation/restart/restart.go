@@ -1,0 +1,139 @@
+// Package restart is the rolling restart: for each pod of the selected racks, highest
+// ordinal first, rack by rack, drain its node, delete the pod and wait until the new pod
+// is Ready and its node UN.
+package restart
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
+
+// Kind is the rolling restart.
+type Kind struct{}
+
+var _ operation.Kind = Kind{}
+
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:        checkpoint.KindRestart,
+		Schema:      2,
+		StepKinds:   []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
+		ConfirmWord: "Restart",
+		Abort:       operation.Abort{Point: operation.AbortBetweenPods, Verb: "restarting", Unit: "pods", Past: "restarted"},
+	}
+}
+
+// Steps implements operation.Kind.
+func (Kind) Steps(w *steps.World) (map[string]engine.Step, error) {
+	return steps.Build(w, steps.Variant{})
+}
+
+// Access implements operation.Kind.
+func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
+	return operation.PauseAccess([]operation.Access{
+		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
+		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation"},
+		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
+		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
+		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
+		{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete each drained pod"},
+	}, env.Request.Pause), nil
+}
+
+// Summary implements operation.Kind.
+func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+	return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), operation.CountSteps(cp, checkpoint.StepDeletePod))
+}
+
+// Target implements operation.Kind.
+func (Kind) Target(t checkpoint.Target) string {
+	return fmt.Sprintf("datacenter %s racks %s, rolling restart", t.DC, strings.Join(t.Racks, ","))
+}
+
+// PlanLines implements operation.Kind.
+func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
+	var lines []string
+	for _, rack := range cp.Target.Racks {
+		lines = append(lines, fmt.Sprintf("  rack %s: restart %d pods", rack, cp.Target.From[rack]))
+	}
+	return lines
+}
+
+// Plan implements operation.Kind: a rolling restart of the selected racks (one rack, or every rack of a
+// datacenter): for each pod, highest ordinal first, rack by rack, drain its node, delete
+// the pod (UID precondition) and wait until the new pod is Ready and its node UN. Every
+// pod must be Ready and every node of the datacenter Up/Normal now; the steps check it
+// again before each pod.
+func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	p, cl, req := env.Planner, env.Cluster, env.Request
+	dc, racks, err := cl.Select(req.DC, req.Rack)
+	if err != nil {
+		return nil, exit.Usagef("%v", err)
+	}
+	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
+	from := map[string]int{}
+	var states []operation.RackNow
+	for _, r := range racks {
+		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "restart")
+		if err != nil {
+			return nil, err
+		}
+		if st.Cur == 0 {
+			return nil, exit.Refusedf("rack %s has no pod to restart; nothing changed", r.Name)
+		}
+		from[r.Name] = st.Cur
+		states = append(states, st)
+	}
+	if req.Pause != nil {
+		// The operator is restored at the end only when the cluster resource and every
+		// StatefulSet of the datacenter agree: check now that they do.
+		var off []string
+		for _, r := range dc.Racks {
+			st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "restart")
+			if err != nil {
+				return nil, err
+			}
+			if st.Cur != dc.NodesPerRack {
+				off = append(off, fmt.Sprintf("%s has %d", st.STS.Name, st.Cur))
+			}
+		}
+		if len(off) > 0 {
+			sort.Strings(off)
+			return nil, exit.Refusedf("the CassandraCluster asks for %d nodes per rack in datacenter %s but %s: the operator has a change pending, which it would make while pods restart; let it finish first (kubectl cassandra status %s); nothing changed",
+				dc.NodesPerRack, dc.Name, strings.Join(off, ", "), cl.Name)
+		}
+	}
+	ring, reader, err := p.ReadRing(ctx, cl, dc, states, "restart")
+	if err != nil {
+		return nil, err
+	}
+	var nodes []checkpoint.Node
+	for _, st := range states {
+		for i := st.Cur - 1; i >= 0; i-- {
+			pod := st.Pods[i]
+			row, ok := ring.ByAddress(pod.Status.PodIP)
+			if !ok {
+				return nil, exit.Refusedf("the node of pod %s (%s) is not in the ring read from %s; nothing changed", pod.Name, pod.Status.PodIP, reader)
+			}
+			nodes = append(nodes, checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
+				StatefulSet: st.STS.Name, HostID: row.HostID, Address: pod.Status.PodIP})
+		}
+	}
+	plan.CP = p.NewCheckpoint(cl, k, "restart", req)
+	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.NodesPerRack, 1), From: from}
+	plan.CP.Nodes = nodes
+	plan.CP.Steps = checkpoint.RestartSteps(nodes, req.Pause != nil)
+	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
+	return plan, nil
+}

@@ -1,0 +1,239 @@
+package scaledown
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+)
+
+// readRacks reads the selected racks; from is nil when every rack is at nodes already.
+// A rack smaller than nodes is a scale-up (*operation.ErrScaleUp).
+func readRacks(ctx context.Context, p *operation.Planner, ns string, racks []topology.Rack, nodes int) (map[string]int, []rackRead, error) {
+	from := map[string]int{}
+	allAtTarget := true
+	var states []rackRead
+	for _, r := range racks {
+		st, err := p.ReadRack(ctx, ns, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		from[r.Name] = st.Cur
+		if st.Cur < nodes {
+			return nil, nil, &operation.ErrScaleUp{Msg: fmt.Sprintf("rack %s has %d nodes and --nodes %d is larger", r.Name, st.Cur, nodes)}
+		}
+		if st.Cur != nodes {
+			allAtTarget = false
+		}
+		states = append(states, st)
+	}
+	if allAtTarget {
+		return nil, states, nil
+	}
+	return from, states, nil
+}
+
+// early is the ring and keyspace reads started ahead from pod.
+type early struct {
+	p        *operation.Planner
+	pod      string
+	read     func() (nodetool.Ring, error)
+	describe func() (nodetool.ClusterDescription, error)
+}
+
+func newEarly(ctx context.Context, p *operation.Planner, pod string) *early {
+	e := &early{p: p, pod: pod}
+	e.read = future.Start(func() (nodetool.Ring, error) { return p.Nodetool.Status(ctx, pod) })
+	e.describe = future.Start(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, pod) })
+	return e
+}
+
+// describeFrom is the keyspaces' replication read from reader: the read started ahead
+// when reader is its pod (a failed one is asked once more), else a new one.
+func (e *early) describeFrom(ctx context.Context, reader string) func() (nodetool.ClusterDescription, error) {
+	if reader != e.pod {
+		return future.Start(func() (nodetool.ClusterDescription, error) { return e.p.Nodetool.DescribeCluster(ctx, reader) })
+	}
+	return func() (nodetool.ClusterDescription, error) {
+		desc, err := e.describe()
+		if err != nil {
+			desc, err = e.p.Nodetool.DescribeCluster(ctx, reader)
+		}
+		return desc, err
+	}
+}
+
+// ring refuses when the DC's ring is unreadable from reader or not all Up/Normal.
+func (e *early) ring(ctx context.Context, reader string, cl topology.Cluster, dc topology.DC) (nodetool.Ring, error) {
+	var r nodetool.Ring
+	err := errors.New("not read yet")
+	if reader == e.pod {
+		r, err = e.read()
+	}
+	if err != nil {
+		r, err = e.p.Nodetool.Status(ctx, reader)
+	}
+	if err != nil {
+		return r, exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
+	}
+	return r, operation.CheckUN(r, cl, dc)
+}
+
+// preflight plans the leaving nodes and checks the cluster can lose them.
+type preflight struct {
+	p      *operation.Planner
+	ns     string
+	states []rackRead
+	nodes  int
+	claims map[string]*corev1.PersistentVolumeClaim
+}
+
+// listClaims adds the claims of the racks' StatefulSets, with one LIST each by the
+// labels the StatefulSet controller puts on the claims it creates (its selector). Best
+// effort: a claim the LIST missed (other labels, no permission to list) is read by name.
+func (f *preflight) listClaims(ctx context.Context) {
+	for _, st := range f.states {
+		sel := st.STS.Spec.Selector
+		if sel == nil || len(sel.MatchLabels) == 0 || len(st.STS.Spec.VolumeClaimTemplates) == 0 {
+			continue
+		}
+		l, err := f.p.Kube.CoreV1().PersistentVolumeClaims(f.ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel.MatchLabels).String()})
+		if err != nil {
+			continue
+		}
+		for i := range l.Items {
+			f.claims[l.Items[i].Name] = &l.Items[i]
+		}
+	}
+}
+
+// claim is a claim from the LIST, or read by name when the LIST did not have it.
+func (f *preflight) claim(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error) {
+	if c, ok := f.claims[name]; ok {
+		return c, nil
+	}
+	return f.p.Kube.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// leaving plans the nodes to remove, highest ordinal first, rack by rack; one ring
+// read gives every node's Host ID by address (no exec per leaving node).
+func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoint.Node, []string, error) {
+	var nodes []checkpoint.Node
+	var warnings []string
+	for _, st := range f.states {
+		for i := st.Cur - 1; i >= f.nodes; i-- {
+			pod := st.Pods[i]
+			hostID, err := f.hostID(ctx, ring, pod)
+			if err != nil {
+				return nil, nil, err
+			}
+			n := checkpoint.Node{
+				Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
+				StatefulSet: st.STS.Name, HostID: hostID, Address: pod.Status.PodIP,
+			}
+			for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
+				name := tpl.Name + "-" + pod.Name
+				pvc, err := f.claim(ctx, name)
+				if apierrors.IsNotFound(err) {
+					warnings = append(warnings, fmt.Sprintf("PVC %s does not exist", name))
+					continue
+				}
+				if err != nil {
+					return nil, nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
+				}
+				n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
+			}
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes, warnings, nil
+}
+
+// hostID is the Host ID of the node on pod: the ring's entry for the pod's address, or
+// what the node itself says when the ring has no entry for that address (a broadcast
+// address other than the pod IP).
+func (f *preflight) hostID(ctx context.Context, ring nodetool.Ring, pod corev1.Pod) (string, error) {
+	if row, ok := ring.ByAddress(pod.Status.PodIP); ok && pod.Status.PodIP != "" && row.HostID != "" {
+		return row.HostID, nil
+	}
+	info, err := f.p.Nodetool.Info(ctx, pod.Name)
+	if err != nil {
+		return "", exit.Refusedf("cannot read the Host ID of %s: %v; nothing changed", pod.Name, err)
+	}
+	return info.ID, nil
+}
+
+// checks refuses unless every leaving node is in the ring, the remaining nodes have
+// room for the leaving ones' data, and the keyspaces' replication allows the removal
+// (or --force); what it could not check becomes a warning.
+func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodetool.Ring, nodes []checkpoint.Node, reader string,
+	describe func() (nodetool.ClusterDescription, error), force bool) error {
+	for _, n := range nodes {
+		if _, ok := ring.ByHostID(n.HostID); !ok {
+			return exit.Refusedf("node %s (Host ID %s) is not in the ring read from %s; nothing changed", n.Pod, n.HostID, reader)
+		}
+	}
+	if problems, ok := operation.SpaceCheck(f.space(ctx, ring, nodes)); !ok {
+		plan.Warnings = append(plan.Warnings, "free space not checked: a data volume's capacity or a node's Load is unknown")
+	} else if len(problems) > 0 {
+		return exit.Refusedf("not enough free space for the data of the leaving nodes: %s; nothing changed", strings.Join(problems, "; "))
+	}
+	desc, err := describe()
+	if err != nil {
+		return exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", reader, err)
+	}
+	problems, ok := operation.ReplicationCheck(desc, ring, plan.DC.Name, len(nodes))
+	switch {
+	case !ok:
+		plan.Warnings = append(plan.Warnings, "replication factors not checked: this Cassandra version lists no keyspaces in describecluster (check system_schema.keyspaces with cqlsh)")
+	case len(problems) > 0 && !force:
+		return exit.Refusedf("%s. Cassandra would refuse the decommission; lower the replication factor first, or pass --force to decommission anyway (data in those keyspaces loses replicas); nothing changed", strings.Join(problems, "; "))
+	case len(problems) > 0:
+		plan.Warnings = append(plan.Warnings, "--force skips Cassandra's replication check: "+strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// space is the leaving nodes' Load and the remaining nodes' Load and data capacity, by
+// rack, for SpaceCheck.
+func (f *preflight) space(ctx context.Context, ring nodetool.Ring, nodes []checkpoint.Node) (leaving, remaining []operation.RackNode) {
+	for _, n := range nodes {
+		rn := operation.RackNode{Rack: n.Rack, Load: -1}
+		if row, ok := ring.ByHostID(n.HostID); ok {
+			if l, ok := operation.ParseLoad(row.Load); ok {
+				rn.Load = l
+			}
+		}
+		leaving = append(leaving, rn)
+	}
+	for _, st := range f.states {
+		for i := 0; i < f.nodes; i++ {
+			pod := st.Pods[i]
+			rn := operation.RackNode{Rack: st.Rack.Name, Load: -1}
+			if row, ok := ring.ByAddress(pod.Status.PodIP); ok {
+				if l, ok := operation.ParseLoad(row.Load); ok {
+					rn.Load = l
+				}
+			}
+			if tpl := operation.DataTemplate(st.STS); tpl != "" {
+				if pvc, err := f.claim(ctx, tpl+"-"+pod.Name); err == nil {
+					rn.Capacity = operation.DataCapacity(pvc)
+				}
+			}
+			remaining = append(remaining, rn)
+		}
+	}
+	return leaving, remaining
+}

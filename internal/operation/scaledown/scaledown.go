@@ -1,0 +1,131 @@
+// Package scaledown is the scale-down operation: remove nodes from racks, highest
+// ordinal first, one node at a time (nodetool decommission, verify it left, shrink the
+// StatefulSet, wait for the pod to go, delete its claims), then set the cluster
+// resource's count.
+package scaledown
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
+
+// Kind is the scale-down.
+type Kind struct{}
+
+var _ operation.Kind = Kind{}
+
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:   checkpoint.KindScaleDown,
+		Schema: 1, // readable by the oldest plugins
+		StepKinds: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
+			checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		StepsHeader: "Steps (one node at a time, highest ordinal first):",
+		ConfirmWord: "Scale down",
+		Abort:       operation.Abort{Point: operation.AbortBetweenNodes, Verb: "removing", Unit: "nodes", Past: "removed"},
+	}
+}
+
+// Steps implements operation.Kind.
+func (Kind) Steps(w *steps.World) (map[string]engine.Step, error) {
+	return steps.Build(w, steps.Variant{})
+}
+
+// Access implements operation.Kind.
+func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+	return NeededAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Request.Pause), nil
+}
+
+// NeededAccess lists the permissions a scale-down uses.
+func NeededAccess(ns string, cr schema.GroupResource, pause *checkpoint.PausedOperator) []operation.Access {
+	return operation.PauseAccess([]operation.Access{
+		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
+		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation and nodesPerRacks"},
+		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
+		{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
+		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
+		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
+		{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "shrink the StatefulSet"},
+		{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the removed pod's PVCs"},
+		{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "delete the removed pod's PVCs"},
+	}, pause)
+}
+
+// Summary implements operation.Kind.
+func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+	return fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d removed)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, len(cp.Nodes))
+}
+
+// Target implements operation.Kind.
+func (Kind) Target(t checkpoint.Target) string { return operation.ScaleTarget(t) }
+
+// PlanLines implements operation.Kind.
+func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
+	return operation.ScaleLines(cp)
+}
+
+// rackRead is one selected rack as read for the plan.
+type rackRead = operation.RackNow
+
+// Plan implements operation.Kind: remove nodes from the selected racks down to
+// Request.Nodes each, highest ordinal first, rack by rack. A request that grows a rack
+// is answered *operation.ErrScaleUp.
+func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	p, cl, req := env.Planner, env.Cluster, env.Request
+	dc, racks, err := operation.SelectRacks(cl, req)
+	if err != nil {
+		return nil, err
+	}
+	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
+	// The ring is read from the first rack's first pod while the StatefulSets and pods
+	// are (nodetool is the slowest read); the answer serves only if that pod is the
+	// reader, and a failed one is asked again then. The keyspaces' replication too.
+	early := newEarly(ctx, p, racks[0].StatefulSet+"-0")
+	from, states, err := readRacks(ctx, p, cl.Namespace, racks, req.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	if from == nil {
+		return nil, &operation.ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", dc.Name, req.Nodes)}
+	}
+	for _, st := range states {
+		if err := st.CheckPods(cl.Namespace, "scale-down", true); err != nil {
+			return nil, err
+		}
+	}
+	reader := states[0].Pods[0].Name
+	pf := &preflight{p: p, ns: cl.Namespace, states: states, nodes: req.Nodes, claims: map[string]*corev1.PersistentVolumeClaim{}}
+	describe := early.describeFrom(ctx, reader)
+	// The claims do not depend on the ring: they are listed while it is read.
+	claimsRead := future.Start(func() (struct{}, error) { pf.listClaims(ctx); return struct{}{}, nil })
+	ring, err := early.ring(ctx, reader, cl, dc)
+	_, _ = claimsRead() // listClaims keeps what it could read; a claim it missed is asked by name
+	if err != nil {
+		return nil, err
+	}
+	nodes, warnings, err := pf.leaving(ctx, ring)
+	if err != nil {
+		return nil, err
+	}
+	plan.Warnings = append(plan.Warnings, warnings...)
+	if err := pf.checks(ctx, plan, ring, nodes, reader, describe, req.Force); err != nil {
+		return nil, err
+	}
+	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
+	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
+	plan.CP.Nodes = nodes
+	plan.CP.Steps = checkpoint.ScaleDownSteps(nodes, req.Pause != nil)
+	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
+	return plan, nil
+}

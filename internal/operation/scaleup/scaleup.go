@@ -1,0 +1,180 @@
+// Package scaleup is the scale-up operation: grow racks one node at a time, lowest new
+// ordinal first (grow the StatefulSet by one, wait until the node joined), set the
+// cluster resource's count, then optionally `nodetool cleanup` on the nodes that were
+// there before.
+package scaleup
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+)
+
+// Kind is the scale-up.
+type Kind struct{}
+
+var _ operation.Kind = Kind{}
+
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:   checkpoint.KindScaleUp,
+		Schema: 2,
+		StepKinds: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
+			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
+		ConfirmWord: "Scale up",
+		Abort:       operation.Abort{Point: operation.AbortAnywhere, Verb: "adding", Unit: "nodes", Past: "added"},
+	}
+}
+
+// Steps implements operation.Kind.
+func (Kind) Steps(w *steps.World) (map[string]engine.Step, error) {
+	return steps.Build(w, steps.Variant{})
+}
+
+// Access implements operation.Kind.
+func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
+	return operation.PauseAccess([]operation.Access{
+		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
+		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation and nodesPerRacks"},
+		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
+		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
+		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
+		{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "grow the StatefulSet"},
+		{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "check no claim of a new pod is left over"},
+	}, env.Request.Pause), nil
+}
+
+// Summary implements operation.Kind.
+func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, checkpoint.StepGrowSTS))
+	if c := operation.CountSteps(cp, checkpoint.StepCleanup); c > 0 {
+		s += fmt.Sprintf(", nodetool cleanup on %d nodes", c)
+	}
+	return s
+}
+
+// Target implements operation.Kind.
+func (Kind) Target(t checkpoint.Target) string { return operation.ScaleTarget(t) }
+
+// PlanLines implements operation.Kind.
+func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
+	return operation.ScaleLines(cp)
+}
+
+// Plan implements operation.Kind: grow the selected racks to Request.Nodes each, one
+// node at a time, lowest new ordinal first, rack by rack: grow the StatefulSet by one,
+// wait until the new node joined (pod Ready, node UN); then set the cluster resource's
+// count; with Request.Cleanup, `nodetool cleanup` on every pre-existing node of the
+// datacenter, one at a time.
+func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	p, cl, req := env.Planner, env.Cluster, env.Request
+	dc, racks, err := operation.SelectRacks(cl, req)
+	if err != nil {
+		return nil, err
+	}
+	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
+	from := map[string]int{}
+	var states []operation.RackNow
+	grow := false
+	for _, r := range racks {
+		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "scale-up")
+		if err != nil {
+			return nil, err
+		}
+		if st.Cur > req.Nodes {
+			return nil, exit.Refusedf("rack %s has %d nodes, more than --nodes %d, while another rack has fewer: scale one way at a time (first kubectl cassandra scale %s --rack %s --nodes %d); nothing changed",
+				r.Name, st.Cur, req.Nodes, cl.Name, r.Name, req.Nodes)
+		}
+		grow = grow || st.Cur < req.Nodes
+		from[r.Name] = st.Cur
+		states = append(states, st)
+	}
+	if !grow {
+		return nil, &operation.ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", dc.Name, req.Nodes)}
+	}
+	ring, _, err := p.ReadRing(ctx, cl, dc, states, "scale-up")
+	if err != nil {
+		return nil, err
+	}
+	newNodes, err := newNodes(ctx, p, cl, states, req.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	var cleanup []checkpoint.Node
+	if req.Cleanup {
+		if cleanup, err = cleanupNodes(ctx, p, cl, dc, ring); err != nil {
+			return nil, err
+		}
+	} else {
+		plan.Warnings = append(plan.Warnings, "without --cleanup the existing nodes keep the data of the ranges the new nodes take over, until `nodetool cleanup` runs on each of them")
+	}
+	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
+	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
+	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), newNodes...)
+	plan.CP.Steps = checkpoint.ScaleUpSteps(newNodes, cleanup, req.Pause != nil)
+	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
+	return plan, nil
+}
+
+// newNodes plans the pods to create, refusing a seed among them or a claim of one left
+// over.
+func newNodes(ctx context.Context, p *operation.Planner, cl topology.Cluster, states []operation.RackNow, nodes int) ([]checkpoint.Node, error) {
+	var out []checkpoint.Node
+	for _, st := range states {
+		for i := st.Cur; i < nodes; i++ {
+			pod := fmt.Sprintf("%s-%d", st.STS.Name, i)
+			if cl.IsSeed(pod) {
+				return nil, exit.Refusedf("%s; nothing changed", steps.SeedRefusal(cl.Namespace, cl.Name, pod, ""))
+			}
+			for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
+				name := tpl.Name + "-" + pod
+				_, err := p.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
+				if err == nil {
+					return nil, exit.Refusedf("PVC %s already exists (left over from an earlier scale-down?): the new pod %s would start on its data, and a decommissioned node refuses to start. "+
+						"Delete it first if nothing needs it (kubectl delete pvc -n %s %s; kubectl cassandra repair-operator-state %s finds the ones CassKop left); nothing changed",
+						name, pod, cl.Namespace, name, cl.Name)
+				}
+				if !apierrors.IsNotFound(err) {
+					return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
+				}
+			}
+			out = append(out, checkpoint.Node{Pod: pod, Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name, StatefulSet: st.STS.Name, New: true})
+		}
+	}
+	return out, nil
+}
+
+// cleanupNodes is every node that was in the datacenter before: the new ones take
+// ranges from all of them, whatever their rack.
+func cleanupNodes(ctx context.Context, p *operation.Planner, cl topology.Cluster, dc topology.DC, ring nodetool.Ring) ([]checkpoint.Node, error) {
+	var out []checkpoint.Node
+	for _, r := range dc.Racks {
+		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "scale-up with --cleanup")
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < st.Cur; i++ {
+			pod := st.Pods[i]
+			n := checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: r.DC, Rack: r.Name, StatefulSet: st.STS.Name, Address: pod.Status.PodIP}
+			if row, ok := ring.ByAddress(pod.Status.PodIP); ok {
+				n.HostID = row.HostID
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
