@@ -186,10 +186,21 @@ func (lw *liveWorld) watches(s *session) []liveWatch {
 
 // keep keeps watch w open until ctx ends: one that cannot be opened is tried again
 // after retry; one the server ended (its timeout) after a second, never in a tight loop.
-func (o *Options) keep(ctx context.Context, lw *liveWorld, w liveWatch, retry time.Duration) {
+// opened is called once, after the first attempt to open it.
+func (o *Options) keep(ctx context.Context, lw *liveWorld, w liveWatch, retry time.Duration, opened func()) {
+	defer func() {
+		if opened != nil { // ctx ended before the first attempt
+			opened()
+		}
+	}()
 	for ctx.Err() == nil {
 		pause := time.Second
-		if wi, err := w.open(ctx); err != nil {
+		wi, err := w.open(ctx)
+		if opened != nil {
+			opened()
+			opened = nil
+		}
+		if err != nil {
 			fmt.Fprintf(o.ErrOut, "cannot watch %s: %v\n", w.what, err)
 			pause = retry
 		} else {
@@ -230,9 +241,14 @@ func (o *Options) follow(ctx context.Context, s *session, first *statusLists, wi
 		cancel()
 		wg.Wait()
 	}()
+	// The first status is printed once every watch is open (or failed to open), so a
+	// change made after it is never missed.
+	var opened sync.WaitGroup
 	for _, w := range lw.watches(s) {
-		wg.Go(func() { o.keep(ctx, lw, w, nodetoolInterval) })
+		opened.Add(1)
+		wg.Go(func() { o.keep(ctx, lw, w, nodetoolInterval, opened.Done) })
 	}
+	opened.Wait()
 	// The first status comes from the lists; the watches then bring the changes.
 	if first == nil {
 		first = startStatusLists(ctx, s.c, s.adapter, s.cluster.Namespace, s.cluster.Name)

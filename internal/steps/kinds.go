@@ -148,35 +148,35 @@ func (w *World) maintenance() (Maintenance, error) {
 // (the pod the step is about), trying each in turn. Only a successful, non-empty read
 // counts; an unreadable ring is "unknown".
 func (w *World) ringExcept(ctx context.Context, except string) (nodetool.Ring, string, error) {
-	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
+	pods, err := w.readyPods(ctx, func(pod string) bool { return pod == except })
 	if err != nil {
-		return nodetool.Ring{}, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
+		return nodetool.Ring{}, "", err
 	}
-	var cands []corev1.Pod
-	for _, p := range pods.Items {
-		if p.Name != except && p.DeletionTimestamp == nil && PodReady(&p) {
-			cands = append(cands, p)
-		}
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].Name < cands[j].Name })
-	if len(cands) == 0 {
+	if len(pods) == 0 {
 		return nodetool.Ring{}, "", fmt.Errorf("no Ready pod other than %s to read the ring from", except)
 	}
-	var errs []string
-	for _, p := range cands {
-		r, err := w.Nodetool.Status(ctx, p.Name)
-		if err == nil && len(r.Nodes) > 0 {
-			return r, p.Name, nil
-		}
-		if err == nil {
-			err = nodetool.ErrEmpty
-		}
-		errs = append(errs, err.Error())
-		if ctx.Err() != nil {
-			break
+	r, i, errs := nodetool.FirstRing(ctx, w.Nodetool, pods)
+	if i < 0 {
+		return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
+	}
+	return r, pods[i], nil
+}
+
+// readyPods lists, sorted, the Ready pods of the cluster not being deleted that skip
+// does not leave out: the pods a ring may be read from.
+func (w *World) readyPods(ctx context.Context, skip func(pod string) bool) ([]string, error) {
+	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the cluster's pods: %w", err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		if !skip(p.Name) && p.DeletionTimestamp == nil && PodReady(&p) {
+			names = append(names, p.Name)
 		}
 	}
-	return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
+	sort.Strings(names)
+	return names, nil
 }
 
 // podState says in words why a pod is not (yet) a working node, for progress and

@@ -44,16 +44,9 @@ func (s *PauseOperator) Done(ctx context.Context) (bool, error) {
 	if s.w.restoreStarted() {
 		return true, nil
 	}
-	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
-	}
-	holders, err := checkpoint.PauseHolders(d.Annotations)
-	if err != nil {
-		return false, fmt.Errorf("Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	d, holders, err := readOperator(ctx, s.w, s.op)
+	if d == nil || err != nil {
+		return d == nil && err == nil, err
 	}
 	if checkpoint.HolderIndex(holders, s.w.CP.OperationID) < 0 {
 		return false, nil
@@ -114,16 +107,9 @@ func (s *ResumeOperator) PlanText() string {
 // Done: this operation no longer holds the Deployment paused, and it runs again unless
 // another operation still holds it (or the Deployment is gone).
 func (s *ResumeOperator) Done(ctx context.Context) (bool, error) {
-	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
-	}
-	holders, err := checkpoint.PauseHolders(d.Annotations)
-	if err != nil {
-		return false, fmt.Errorf("Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+	d, holders, err := readOperator(ctx, s.w, s.op)
+	if d == nil || err != nil {
+		return d == nil && err == nil, err
 	}
 	if checkpoint.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
 		return false, nil
@@ -273,4 +259,21 @@ func writeDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator
 		return &engine.Retryable{Err: err}
 	}
 	return err
+}
+
+// readOperator reads the operator's Deployment and who holds it paused; a nil
+// Deployment and no error when it is gone (then there is nothing to pause or restore).
+func readOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) (*appsv1.Deployment, []checkpoint.PauseHolder, error) {
+	d, err := w.Kube.AppsV1().Deployments(op.Namespace).Get(ctx, op.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read Deployment %s/%s: %w", op.Namespace, op.Name, err)
+	}
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return nil, nil, fmt.Errorf("Deployment %s/%s: %w", op.Namespace, op.Name, err)
+	}
+	return d, holders, nil
 }

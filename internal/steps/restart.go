@@ -144,6 +144,7 @@ func (s *DeletePod) Do(ctx context.Context) error {
 // WaitRestarted waits until the pod is back: a new UID, Running and Ready, and its node
 // (the same Host ID) UN in `nodetool status` read from another node.
 type WaitRestarted struct {
+	waiting
 	w *World
 	n checkpoint.Node
 }
@@ -164,34 +165,20 @@ func (s *WaitRestarted) check(ctx context.Context) (bool, string, error) {
 	if st := podState(p); st != "" {
 		return false, "pod " + s.n.Pod + ": " + st, nil
 	}
-	r, reader, err := s.w.ringExcept(ctx, s.n.Pod)
-	if err != nil {
-		return false, "", err
-	}
-	node, ok := r.ByHostID(s.n.HostID)
-	if !ok {
-		node, ok = r.ByAddress(p.Status.PodIP)
-	}
-	switch {
-	case !ok:
-		return false, fmt.Sprintf("node %s (Host ID %s) is not in the ring read from %s", s.n.Pod, s.n.HostID, reader), nil
-	case node.Code() != "UN":
-		return false, fmt.Sprintf("node %s is %s in the ring read from %s", s.n.Pod, node.Code(), reader), nil
-	}
-	return true, "", nil
+	return s.w.nodeUN(ctx, s.n.Pod, func(r nodetool.Ring) (nodetool.Node, bool) {
+		if node, ok := r.ByHostID(s.n.HostID); ok {
+			return node, true
+		}
+		return r.ByAddress(p.Status.PodIP)
+	}, fmt.Sprintf("(Host ID %s) is not in the ring read from %%s", s.n.HostID))
 }
 
-// Done: the new pod is Ready and its node UN.
+// Done: the new pod is Ready and its node UN (the StatefulSet controller creates the
+// pod: the step itself does nothing, see waiting).
 func (s *WaitRestarted) Done(ctx context.Context) (bool, error) {
 	ok, _, err := s.check(ctx)
 	return ok, err
 }
-
-// Safe: nothing is changed by this step.
-func (s *WaitRestarted) Safe(context.Context) error { return nil }
-
-// Do: nothing; the StatefulSet controller creates the pod.
-func (s *WaitRestarted) Do(context.Context) error { return nil }
 
 func (s *WaitRestarted) hint() string {
 	ns, p := s.w.Namespace, s.n.Pod

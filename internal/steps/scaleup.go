@@ -119,6 +119,7 @@ func (s *GrowStatefulSet) Do(ctx context.Context) error {
 // WaitJoined waits until the new pod is Ready and its node is UN in `nodetool status`
 // read from another node: its bootstrap finished.
 type WaitJoined struct {
+	waiting
 	w *World
 	n checkpoint.Node
 }
@@ -140,33 +141,17 @@ func (s *WaitJoined) check(ctx context.Context) (bool, string, error) {
 	if p.Status.PodIP == "" {
 		return false, "pod " + s.n.Pod + " has no IP yet", nil
 	}
-	r, reader, err := s.w.ringExcept(ctx, s.n.Pod)
-	if err != nil {
-		return false, "", err
-	}
-	node, ok := r.ByAddress(p.Status.PodIP)
-	switch {
-	case !ok:
-		return false, fmt.Sprintf("node %s (%s) is not in the ring read from %s yet", s.n.Pod, p.Status.PodIP, reader), nil
-	case node.Code() == "UJ":
-		return false, fmt.Sprintf("node %s is UJ: joining (bootstrap streaming)", s.n.Pod), nil
-	case node.Code() != "UN":
-		return false, fmt.Sprintf("node %s is %s in the ring read from %s", s.n.Pod, node.Code(), reader), nil
-	}
-	return true, "", nil
+	return s.w.nodeUN(ctx, s.n.Pod, func(r nodetool.Ring) (nodetool.Node, bool) {
+		return r.ByAddress(p.Status.PodIP)
+	}, fmt.Sprintf("(%s) is not in the ring read from %%s yet", p.Status.PodIP))
 }
 
-// Done: the pod is Ready and its node UN.
+// Done: the pod is Ready and its node UN (the StatefulSet controller creates the pod
+// and Cassandra bootstraps it: the step itself does nothing, see waiting).
 func (s *WaitJoined) Done(ctx context.Context) (bool, error) {
 	ok, _, err := s.check(ctx)
 	return ok, err
 }
-
-// Safe: nothing is changed by this step.
-func (s *WaitJoined) Safe(context.Context) error { return nil }
-
-// Do: nothing; the StatefulSet controller creates the pod and Cassandra bootstraps it.
-func (s *WaitJoined) Do(context.Context) error { return nil }
 
 func (s *WaitJoined) hint() string {
 	ns, p := s.w.Namespace, s.n.Pod

@@ -8,14 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
@@ -199,51 +197,29 @@ func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
 }
 
 func (w *World) readRing(ctx context.Context, cached []string) (nodetool.Ring, string, error) {
-	for _, p := range cached {
-		if r, err := w.Nodetool.Status(ctx, p); err == nil && len(r.Nodes) > 0 {
-			return r, p, nil
-		}
+	if r, i, _ := nodetool.FirstRing(ctx, w.Nodetool, cached); i >= 0 {
+		return r, cached[i], nil
 	}
 	// No cached reader answered: list the candidates again.
-	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
-	if err != nil {
-		return nodetool.Ring{}, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
-	}
 	planned := map[string]bool{}
 	for _, n := range w.CP.Nodes {
 		planned[n.Pod] = true
 	}
-	var cands []corev1.Pod
-	for _, p := range pods.Items {
-		if !planned[p.Name] && p.DeletionTimestamp == nil && PodReady(&p) {
-			cands = append(cands, p)
-		}
+	pods, err := w.readyPods(ctx, func(pod string) bool { return planned[pod] })
+	if err != nil {
+		return nodetool.Ring{}, "", err
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].Name < cands[j].Name })
-	if len(cands) == 0 {
+	if len(pods) == 0 {
 		return nodetool.Ring{}, "", errors.New("no Ready pod outside the plan to read the ring from")
 	}
-	var errs []string
-	for i, p := range cands {
-		r, err := w.Nodetool.Status(ctx, p.Name)
-		if err == nil && len(r.Nodes) > 0 {
-			w.mu.Lock()
-			w.readers = nil
-			for _, c := range cands[i:] {
-				w.readers = append(w.readers, c.Name)
-			}
-			w.mu.Unlock()
-			return r, p.Name, nil
-		}
-		if err == nil {
-			err = nodetool.ErrEmpty
-		}
-		errs = append(errs, err.Error())
-		if ctx.Err() != nil {
-			break
-		}
+	r, i, errs := nodetool.FirstRing(ctx, w.Nodetool, pods)
+	if i < 0 {
+		return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
 	}
-	return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
+	w.mu.Lock()
+	w.readers = append([]string(nil), pods[i:]...)
+	w.mu.Unlock()
+	return r, pods[i], nil
 }
 
 // inRing reports whether the planned node is still a ring member.
