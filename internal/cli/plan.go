@@ -71,7 +71,7 @@ func newPlanReport(k operation.Kind, cp *checkpoint.Checkpoint, warnings []strin
 	}
 	// The step types say what they do (steps.PlanTexter, else engine.Describer): the
 	// kind builds them as a run would, on a world that only holds the checkpoint.
-	impl, _ := k.Steps(&steps.World{CP: cp})
+	impl, _ := operation.BuildSteps(k, &steps.World{CP: cp})
 	for _, s := range cp.Steps {
 		r.Steps = append(r.Steps, planStep{ID: s.ID, Kind: s.Kind, Pod: s.Pod, State: s.State, Attempts: s.Attempts, Description: stepText(impl[s.ID], s.ID)})
 	}
