@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
@@ -32,8 +33,8 @@ type OperatorState = operator.OperatorState
 // (each kind's package passes its own: internal/operation/*).
 type Variant struct {
 	// Repair: the steps finish a decommission the operator started and left stuck
-	// (repair-operator-state). The decommission is only fired again if the node is
-	// NORMAL again, the claims are deleted only while no pod mounts them, and the
+	// (repair-operator-state): the plan says the decommission was already fired, the
+	// claims are deleted only while no pod mounts them (RepairDeletePVCs), and the
 	// operator is restored without waiting for the cluster resource and the
 	// StatefulSets to agree (the operator continues its own scale-down).
 	Repair bool
@@ -154,9 +155,31 @@ func (w *World) maintenance() (Maintenance, error) {
 // (the pod the step is about), trying each in turn. Only a successful, non-empty read
 // counts; an unreadable ring is "unknown".
 func (w *World) ringExcept(ctx context.Context, except string) (nodetool.Ring, string, error) {
-	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
+	r, reader, failed, err := RingExcept(ctx, w.Kube, w.Nodetool, w.Namespace, w.ClusterSelector, except)
+	switch {
+	case err != nil:
+		return r, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
+	case reader != "":
+		return r, reader, nil
+	case len(failed) == 0:
+		return r, "", fmt.Errorf("no Ready pod other than %s to read the ring from", except)
+	}
+	return r, "", fmt.Errorf("ring unreadable: %s", strings.Join(failed, "; "))
+}
+
+// RingReader reads the ring as one node sees it (`nodetool status`).
+type RingReader interface {
+	Status(ctx context.Context, pod string) (nodetool.Ring, error)
+}
+
+// RingExcept is the one way the plugin reads the ring from any node: from the Ready,
+// not terminating pods selected by selector other than except, in name order, the
+// first successful, non-empty read. reader is "" when none answered; failed then says
+// why each candidate failed (none: there was no candidate). err is a failed pod list.
+func RingExcept(ctx context.Context, kube kubernetes.Interface, nt RingReader, ns, selector, except string) (r nodetool.Ring, reader string, failed []string, err error) {
+	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
-		return nodetool.Ring{}, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
+		return r, "", nil, err
 	}
 	var cands []corev1.Pod
 	for _, p := range pods.Items {
@@ -165,24 +188,20 @@ func (w *World) ringExcept(ctx context.Context, except string) (nodetool.Ring, s
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].Name < cands[j].Name })
-	if len(cands) == 0 {
-		return nodetool.Ring{}, "", fmt.Errorf("no Ready pod other than %s to read the ring from", except)
-	}
-	var errs []string
 	for _, p := range cands {
-		r, err := w.Nodetool.Status(ctx, p.Name)
+		r, err := nt.Status(ctx, p.Name)
 		if err == nil && len(r.Nodes) > 0 {
-			return r, p.Name, nil
+			return r, p.Name, nil, nil
 		}
 		if err == nil {
 			err = nodetool.ErrEmpty
 		}
-		errs = append(errs, err.Error())
+		failed = append(failed, err.Error())
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
+	return nodetool.Ring{}, "", failed, nil
 }
 
 // podState says in words why a pod is not (yet) a working node, for progress and
