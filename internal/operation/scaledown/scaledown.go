@@ -68,9 +68,6 @@ func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 	return operation.ScaleLines(cp)
 }
 
-// rackRead is one selected rack as read for the plan.
-type rackRead = operation.RackNow
-
 // Plan implements operation.Kind: remove nodes from the selected racks down to
 // Request.Nodes each, highest ordinal first, rack by rack. A request that grows a rack
 // is answered *operation.ErrScaleUp.
