@@ -21,7 +21,6 @@ import (
 // it and the StatefulSets agree (CassKop keeps one nodesPerRacks per datacenter).
 type abortPoint struct {
 	done, total int
-	verb, unit  string // "removing" "nodes", "adding" "nodes", "restarting" "pods"
 	// replicas is every rack's StatefulSet replicas (they are equal, or abort refuses);
 	// nodesPerRack what the cluster resource asks for now; rv its resourceVersion then.
 	replicas, nodesPerRack int
@@ -32,31 +31,34 @@ type abortPoint struct {
 }
 
 func (p *abortPoint) summary() string {
-	if p.unit == "" {
+	if p.rule.Unit == "" {
 		return "aborted before anything in the cluster changed"
 	}
-	return fmt.Sprintf("aborted after %s %d of %d %s", p.verb, p.done, p.total, p.unit)
+	return fmt.Sprintf("aborted after %s %d of %d %s", p.rule.Verb, p.done, p.total, p.rule.Unit)
 }
 
 // assessAbort reads the world and refuses (exit 3, nothing changed, what to run
-// instead) unless the operation stands at a safe point:
-//   - scale-down: every planned node is either removed in full (all its steps done, its
-//     pod gone) or untouched (decommission pending, the node NORMAL — or, on 5.0,
-//     DECOMMISSION_FAILED after a refusal while its peers see it UN). Never while a node
-//     is LEAVING, nor a node left with its pod or claims still there: resume finishes it.
-//   - scale-up: any point; a node still joining goes on bootstrapping by itself.
-//   - restart: every planned pod Ready with its node NORMAL (none DRAINED, none on its
-//     way back).
-//   - repair-operator-state: only before it changed anything (refuseStarted).
+// instead) unless the operation stands at the safe point its kind's abort rule names
+// (operation.Abort, in each kind's Info):
+//   - AbortBetweenNodes (scale-down): every planned node is either removed in full (all
+//     its steps done, its pod gone) or untouched (decommission pending, the node NORMAL
+//     — or, on 5.0, DECOMMISSION_FAILED after a refusal while its peers see it UN).
+//     Never while a node is LEAVING, nor a node left with its pod or claims still
+//     there: resume finishes it.
+//   - AbortAnywhere (scale-up): any point; a node still joining goes on bootstrapping.
+//   - AbortBetweenPods (restart): every planned pod Ready with its node NORMAL (none
+//     DRAINED, none on its way back).
+//   - AbortBeforeChange (repair-operator-state): only before it changed anything.
 //
-// Then every rack of the datacenter must have the same StatefulSet replicas.
+// Then, unless the rule keeps the count, every rack of the datacenter must have the
+// same StatefulSet replicas.
 func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint) (*abortPoint, error) {
 	kind, err := o.Kinds.Of(cp)
 	if err != nil {
 		return nil, err
 	}
 	rule := kind.Info().Abort
-	p := &abortPoint{verb: rule.Verb, unit: rule.Unit, rule: rule}
+	p := &abortPoint{rule: rule}
 	switch rule.Point {
 	case operation.AbortBetweenNodes:
 		p.total = len(cp.Nodes)

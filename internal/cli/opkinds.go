@@ -29,13 +29,10 @@ type start struct {
 	// kind is the operation's kind (its access is checked; plan, when nil, is its Plan).
 	kind  operation.Kind
 	req   operation.Request
-	flags *runFlags
-	// pause and operator are --pause-operator and --operator; busy refuses while the
-	// operator is busy (all but repair-operator-state, which is for a stuck operator).
-	pause    bool
-	operator string
-	busy     bool
-	dryRun   bool
+	flags *opFlags
+	// busy refuses while the operator is busy (all but repair-operator-state, which is
+	// for a stuck operator).
+	busy bool
 	// inFlight answers an operation already in flight (resume it when it is the same).
 	inFlight func(existing *checkpoint.Checkpoint) error
 	// plan, when set, plans instead of kind.Plan (scale: a scale-down or a scale-up).
@@ -58,7 +55,9 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *start) err
 	}
 	// The checks below only read; each pair runs at once and is judged in order, so the
 	// refusal is the same as one after the other.
-	toPause := future.Start(func() (*checkpoint.PausedOperator, error) { return o.operatorToPause(ctx, s, st.operator, st.pause) })
+	toPause := future.Start(func() (*checkpoint.PausedOperator, error) {
+		return o.operatorToPause(ctx, s, st.flags.operator, st.flags.pause)
+	})
 	var busyErr error
 	if st.busy {
 		busyErr = o.refuseBusy(ctx, s)
@@ -94,7 +93,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *start) err
 	if err != nil {
 		return err
 	}
-	return o.runPlan(ctx, s, plan, st.flags, st.dryRun, st.next(plan))
+	return o.runPlan(ctx, s, plan, &st.flags.runFlags, st.flags.dryRun, st.next(plan))
 }
 
 // planner reads the real world for a plan.

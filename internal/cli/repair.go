@@ -18,10 +18,7 @@ const repairExample = `  # Find CassKop stuck after an interrupted decommission,
   kubectl cassandra repair-operator-state cassandra-demo --dry-run -o json`
 
 type repairFlags struct {
-	runFlags
-	dryRun   bool
-	pause    bool
-	operator string
+	opFlags
 }
 
 func newRepairCmd(o *Options) *cobra.Command {
@@ -53,19 +50,13 @@ restored at the end. An interrupted repair is finished with "kubectl cassandra r
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
-				return err
-			}
-			if err := f.checkProgress(); err != nil {
+			if err := f.runFlags.validate(); err != nil {
 				return err
 			}
 			return o.runRepair(cmd.Context(), args, f)
 		},
 	}
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "Print what is stuck and the plan, and change nothing")
-	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during the repair and restore it at the end; with false, refuse while it runs")
-	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
-	f.runFlags.add(cmd)
+	f.opFlags.add(cmd, "Print what is stuck and the plan, and change nothing", "the repair")
 	return cmd
 }
 
@@ -75,8 +66,7 @@ func (o *Options) runRepair(ctx context.Context, args []string, f *repairFlags) 
 		return err
 	}
 	return o.startOperation(ctx, s, &start{
-		kind: o.Kinds.MustKind(checkpoint.KindRepairOperator), flags: &f.runFlags,
-		pause: f.pause, operator: f.operator, dryRun: f.dryRun,
+		kind: o.Kinds.MustKind(checkpoint.KindRepairOperator), flags: &f.opFlags,
 		inFlight: func(existing *checkpoint.Checkpoint) error {
 			if existing.Kind == checkpoint.KindRepairOperator {
 				fmt.Fprintf(o.ErrOut, "Repair %s is in flight; resuming it.\n", existing.OperationID)

@@ -21,11 +21,8 @@ const restartExample = `  # Restart every pod of rack rack1, one at a time, high
   kubectl cassandra restart cassandra-demo --rack rack1 --dry-run -o json`
 
 type restartFlags struct {
-	runFlags
+	opFlags
 	dc, rack string
-	dryRun   bool
-	pause    bool
-	operator string
 }
 
 func newRestartCmd(o *Options) *cobra.Command {
@@ -50,10 +47,7 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
-				return err
-			}
-			if err := f.checkProgress(); err != nil {
+			if err := f.runFlags.validate(); err != nil {
 				return err
 			}
 			if f.rack == "" && f.dc == "" {
@@ -64,10 +58,7 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 	}
 	cmd.Flags().StringVar(&f.rack, "rack", "", "Rack to restart")
 	cmd.Flags().StringVar(&f.dc, "dc", "", "Datacenter of the rack (required when the rack name exists in several); alone: every rack of the datacenter")
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "Print the plan and change nothing")
-	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during the operation and restore it at the end; with false, refuse while it runs")
-	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
-	f.runFlags.add(cmd)
+	f.opFlags.add(cmd, "Print the plan and change nothing", "the operation")
 	_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
 	_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
 	return cmd
@@ -80,8 +71,7 @@ func (o *Options) runRestart(ctx context.Context, args []string, f *restartFlags
 	}
 	dc, racks, serr := s.cluster.Select(f.dc, f.rack)
 	return o.startOperation(ctx, s, &start{
-		kind: o.Kinds.MustKind(checkpoint.KindRestart), req: operation.Request{DC: f.dc, Rack: f.rack}, flags: &f.runFlags,
-		pause: f.pause, operator: f.operator, busy: true, dryRun: f.dryRun,
+		kind: o.Kinds.MustKind(checkpoint.KindRestart), req: operation.Request{DC: f.dc, Rack: f.rack}, flags: &f.opFlags, busy: true,
 		inFlight: func(existing *checkpoint.Checkpoint) error {
 			if existing.Kind == checkpoint.KindRestart && serr == nil && existing.SameRacks(dc.Name, operation.RackNames(racks)) {
 				fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)

@@ -36,10 +36,7 @@ world (API objects and nodetool), so steps that already happened are not repeate
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
-				return err
-			}
-			if err := f.checkProgress(); err != nil {
+			if err := f.validate(); err != nil {
 				return err
 			}
 			s, err := o.open(cmd.Context(), args)

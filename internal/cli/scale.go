@@ -61,6 +61,31 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.progress, "progress", output.ProgressAuto, "Streaming progress of a decommission or bootstrap: auto (a bar on a terminal, else plain), bar, plain (a line every 30 s), none")
 }
 
+// validate checks -o and --progress (bad usage, nothing changed).
+func (f *runFlags) validate() error {
+	if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
+		return err
+	}
+	return f.checkProgress()
+}
+
+// opFlags are the flags of a command that starts an operation.
+type opFlags struct {
+	runFlags
+	dryRun   bool
+	pause    bool
+	operator string
+}
+
+// add registers them; dryRun says what --dry-run prints, during what the operator is
+// paused for.
+func (f *opFlags) add(cmd *cobra.Command, dryRun, during string) {
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, dryRun)
+	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during "+during+" and restore it at the end; with false, refuse while it runs")
+	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
+	f.runFlags.add(cmd)
+}
+
 // checkProgress validates --progress (bad usage, nothing changed).
 func (f *runFlags) checkProgress() error {
 	for _, m := range output.ProgressModes {
@@ -72,14 +97,28 @@ func (f *runFlags) checkProgress() error {
 }
 
 type scaleFlags struct {
-	runFlags
+	opFlags
 	dc, rack string
 	nodes    int
-	dryRun   bool
 	force    bool
-	pause    bool
-	operator string
 	cleanup  bool
+}
+
+// validate checks the flags (bad usage, nothing changed); --nodes is checked here only.
+func (f *scaleFlags) validate(cmd *cobra.Command) error {
+	if err := f.runFlags.validate(); err != nil {
+		return err
+	}
+	if !cmd.Flags().Changed("nodes") {
+		return exit.Usagef("--nodes is required (the number of nodes each selected rack should keep)")
+	}
+	if f.nodes < 1 {
+		return exit.Usagef("--nodes must be a positive number, got %d (rack removal is not what scale does: it keeps at least one node per rack)", f.nodes)
+	}
+	if f.rack == "" && f.dc == "" {
+		return exit.Usagef("name the rack with --rack (or a whole datacenter with --dc)")
+	}
+	return nil
 }
 
 func newScaleCmd(o *Options) *cobra.Command {
@@ -108,20 +147,8 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
+			if err := f.validate(cmd); err != nil {
 				return err
-			}
-			if err := f.checkProgress(); err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("nodes") {
-				return exit.Usagef("--nodes is required (the number of nodes each selected rack should keep)")
-			}
-			if f.nodes < 1 {
-				return exit.Usagef("--nodes must be a positive number, got %d (rack removal is not what scale does: it keeps at least one node per rack)", f.nodes)
-			}
-			if f.rack == "" && f.dc == "" {
-				return exit.Usagef("name the rack with --rack (or a whole datacenter with --dc)")
 			}
 			return o.runScale(cmd.Context(), args, f)
 		},
@@ -129,12 +156,9 @@ CLUSTER is the CassandraCluster's name; it may be left out when the namespace ho
 	cmd.Flags().StringVar(&f.rack, "rack", "", "Rack to scale down")
 	cmd.Flags().StringVar(&f.dc, "dc", "", "Datacenter of the rack (required when the rack name exists in several); alone: every rack of the datacenter")
 	cmd.Flags().IntVar(&f.nodes, "nodes", 0, "Number of nodes the rack keeps")
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "Print the plan and change nothing")
 	cmd.Flags().BoolVar(&f.force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
-	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during the operation and restore it at the end; with false, refuse while it runs")
-	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
 	cmd.Flags().BoolVar(&f.cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
-	f.runFlags.add(cmd)
+	f.opFlags.add(cmd, "Print the plan and change nothing", "the operation")
 	_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
 	_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
 	return cmd
@@ -148,7 +172,7 @@ func (o *Options) runScale(ctx context.Context, args []string, f *scaleFlags) er
 	down, up := o.Kinds.MustKind(checkpoint.KindScaleDown), o.Kinds.MustKind(checkpoint.KindScaleUp)
 	return o.startOperation(ctx, s, &start{
 		// The access checked is the scale-down's, whichever way the plan goes.
-		kind: down, flags: &f.runFlags, pause: f.pause, operator: f.operator, busy: true, dryRun: f.dryRun,
+		kind: down, flags: &f.opFlags, busy: true,
 		req:      operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Cleanup: f.cleanup},
 		inFlight: func(existing *checkpoint.Checkpoint) error { return o.scaleInFlight(ctx, s, existing, f) },
 		plan: func(ctx context.Context, env *operation.Env) (*operation.Plan, error) {

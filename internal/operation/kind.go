@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
@@ -24,9 +26,6 @@ type Kind interface {
 	Plan(ctx context.Context, env *Env) (*Plan, error)
 	// Access lists the permissions the operation uses (checked before planning).
 	Access(ctx context.Context, env *Env) ([]Access, error)
-	// Steps returns the implementations of the checkpoint's steps (steps.Build with the
-	// kind's variant).
-	Steps(w *steps.World) (map[string]engine.Step, error)
 	// Summary says in one line what a finished operation did.
 	Summary(cp *checkpoint.Checkpoint) string
 	// Target says what the operation does to which racks, for status and refusals.
@@ -51,6 +50,27 @@ type Info struct {
 	StepsHeader, ConfirmWord string
 	// Abort says when an operation of the kind may be aborted.
 	Abort Abort
+	// Steps is how the kind's steps differ from the same steps in other kinds
+	// (BuildSteps).
+	Steps steps.Variant
+}
+
+// BuildSteps returns the implementations of the steps of cp, a checkpoint of kind k.
+func BuildSteps(k Kind, w *steps.World) (map[string]engine.Step, error) {
+	return steps.Build(w, k.Info().Steps)
+}
+
+// CommonAccess is what every operation but a scale-down needs first: read the cluster
+// and write the checkpoint (patchWhy says what else the patch writes), list the pods,
+// run nodetool, read the StatefulSets.
+func CommonAccess(ns string, cr schema.GroupResource, patchWhy string) []Access {
+	return []Access{
+		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
+		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: patchWhy},
+		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
+		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
+		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
+	}
 }
 
 // Abort is when an operation of a kind may be aborted, and how abort counts its

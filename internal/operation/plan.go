@@ -1,5 +1,10 @@
-// Package operation plans a rack operation from the real world, and runs or resumes it
-// through the engine with its checkpoint.
+// Package operation is what every kind of rack operation shares: the Kind interface and
+// the Registry the CLI looks kinds up in (kind.go), the planner's shared reads and the
+// new checkpoint (plan.go), the preflight checks and the access a plan needs
+// (preflight.go), and the Runner that runs or resumes a checkpoint through the engine
+// (run.go). Each kind is one package below (scaledown, scaleup, restart, repair);
+// internal/operation/kinds is their table. A new kind is a new package implementing
+// Kind, plus one line there.
 package operation
 
 import (

@@ -63,7 +63,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
 		Operator: r.Operator, Deleting: r.Deleting, SampleEvery: r.SampleEvery,
 	}
-	impl, err := r.Kind.Steps(w)
+	impl, err := BuildSteps(r.Kind, w)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
@@ -32,8 +33,8 @@ type OperatorState = operator.OperatorState
 // (each kind's package passes its own: internal/operation/*).
 type Variant struct {
 	// Repair: the steps finish a decommission the operator started and left stuck
-	// (repair-operator-state). The decommission is only fired again if the node is
-	// NORMAL again, the claims are deleted only while no pod mounts them, and the
+	// (repair-operator-state): the plan says the decommission was already fired, the
+	// claims are deleted only while no pod mounts them (RepairDeletePVCs), and the
 	// operator is restored without waiting for the cluster resource and the
 	// StatefulSets to agree (the operator continues its own scale-down).
 	Repair bool
@@ -148,26 +149,44 @@ func (w *World) maintenance() (Maintenance, error) {
 // (the pod the step is about), trying each in turn. Only a successful, non-empty read
 // counts; an unreadable ring is "unknown".
 func (w *World) ringExcept(ctx context.Context, except string) (nodetool.Ring, string, error) {
-	pods, err := w.readyPods(ctx, func(pod string) bool { return pod == except })
-	if err != nil {
-		return nodetool.Ring{}, "", err
+	r, reader, failed, err := RingExcept(ctx, w.Kube, w.Nodetool, w.Namespace, w.ClusterSelector, except)
+	switch {
+	case err != nil:
+		return r, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
+	case reader != "":
+		return r, reader, nil
+	case len(failed) == 0:
+		return r, "", fmt.Errorf("no Ready pod other than %s to read the ring from", except)
 	}
-	if len(pods) == 0 {
-		return nodetool.Ring{}, "", fmt.Errorf("no Ready pod other than %s to read the ring from", except)
-	}
-	r, i, errs := nodetool.FirstRing(ctx, w.Nodetool, pods)
-	if i < 0 {
-		return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
-	}
-	return r, pods[i], nil
+	return r, "", fmt.Errorf("ring unreadable: %s", strings.Join(failed, "; "))
 }
 
-// readyPods lists, sorted, the Ready pods of the cluster not being deleted that skip
-// does not leave out: the pods a ring may be read from.
-func (w *World) readyPods(ctx context.Context, skip func(pod string) bool) ([]string, error) {
-	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
+// RingReader reads the ring as one node sees it (`nodetool status`).
+type RingReader = nodetool.StatusReader
+
+// RingExcept is the one way the plugin reads the ring from any node: from the Ready,
+// not terminating pods selected by selector other than except, in name order, the
+// first successful, non-empty read (nodetool.FirstRing). reader is "" when none
+// answered; failed then says why each candidate failed (none: there was no candidate).
+// err is a failed pod list.
+func RingExcept(ctx context.Context, kube kubernetes.Interface, nt RingReader, ns, selector, except string) (r nodetool.Ring, reader string, failed []string, err error) {
+	pods, err := readyPods(ctx, kube, ns, selector, func(pod string) bool { return pod == except })
 	if err != nil {
-		return nil, fmt.Errorf("cannot list the cluster's pods: %w", err)
+		return r, "", nil, err
+	}
+	r, i, failed := nodetool.FirstRing(ctx, nt, pods)
+	if i < 0 {
+		return r, "", failed, nil
+	}
+	return r, pods[i], nil, nil
+}
+
+// readyPods lists, sorted, the Ready pods selected by selector, not being deleted, that
+// skip does not leave out: the pods a ring may be read from.
+func readyPods(ctx context.Context, kube kubernetes.Interface, ns, selector string, skip func(pod string) bool) ([]string, error) {
+	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
 	}
 	var names []string
 	for _, p := range pods.Items {

@@ -18,8 +18,8 @@ import (
 type Decommission struct {
 	w *World
 	n checkpoint.Node
-	// refire: the decommission was already fired by the operator (repair-operator-state);
-	// it is fired again only if the node is NORMAL again.
+	// refire: the operator already fired this decommission (repair-operator-state); the
+	// plan says so (like any decommission, it runs again only on a NORMAL node).
 	refire bool
 }
 

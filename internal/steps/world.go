@@ -205,9 +205,9 @@ func (w *World) readRing(ctx context.Context, cached []string) (nodetool.Ring, s
 	for _, n := range w.CP.Nodes {
 		planned[n.Pod] = true
 	}
-	pods, err := w.readyPods(ctx, func(pod string) bool { return planned[pod] })
+	pods, err := readyPods(ctx, w.Kube, w.Namespace, w.ClusterSelector, func(pod string) bool { return planned[pod] })
 	if err != nil {
-		return nodetool.Ring{}, "", err
+		return nodetool.Ring{}, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
 	}
 	if len(pods) == 0 {
 		return nodetool.Ring{}, "", errors.New("no Ready pod outside the plan to read the ring from")

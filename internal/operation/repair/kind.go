@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
@@ -28,12 +27,8 @@ func (Kind) Info() operation.Info {
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{Point: operation.AbortBeforeChange, KeepsCount: true},
+		Steps:       steps.Variant{Repair: true},
 	}
-}
-
-// Steps implements operation.Kind.
-func (Kind) Steps(w *steps.World) (map[string]engine.Step, error) {
-	return steps.Build(w, steps.Variant{Repair: true})
 }
 
 // repairable is the operator's status to repair, and whether it is written through a
@@ -59,17 +54,11 @@ func (Kind) Access(ctx context.Context, env *operation.Env) ([]operation.Access,
 		return nil, err
 	}
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
-	acc := []operation.Access{
-		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
-		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation"},
-		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
-		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
-		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
-		{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
-		{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "shrink the StatefulSet"},
-		{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the leftover PVCs"},
-		{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "delete the leftover PVCs"},
-	}
+	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation"),
+		operation.Access{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
+		operation.Access{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "shrink the StatefulSet"},
+		operation.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the leftover PVCs"},
+		operation.Access{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "delete the leftover PVCs"})
 	if sub {
 		acc = append(acc, operation.Access{Group: cr.Group, Resource: cr.Resource, Subresource: "status", Verb: "patch", Namespace: ns, Why: "write the operator's status"})
 	} else {

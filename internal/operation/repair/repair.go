@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -377,29 +376,16 @@ func (p *planner) netstats(ctx context.Context, pod string) (nodetool.Netstats, 
 
 // anyRing reads `nodetool status` from a Ready pod of the cluster other than except.
 func (p *planner) anyRing(ctx context.Context, cl topology.Cluster, except string) (nodetool.Ring, string, error) {
-	pods, err := p.Kube.CoreV1().Pods(cl.Namespace).List(ctx, metav1.ListOptions{LabelSelector: p.selector})
-	if err != nil {
-		return nodetool.Ring{}, "", fmt.Errorf("cannot list the pods of %s: %w", cl.Name, err)
+	r, reader, failed, err := steps.RingExcept(ctx, p.Kube, p.Nodetool, cl.Namespace, p.selector, except)
+	switch {
+	case err != nil:
+		return r, "", fmt.Errorf("cannot list the pods of %s: %w", cl.Name, err)
+	case reader != "":
+		return r, reader, nil
+	case len(failed) == 0:
+		failed = append(failed, "no Ready pod to read it from")
 	}
-	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
-	var errs []string
-	for _, pod := range pods.Items {
-		if pod.Name == except || pod.DeletionTimestamp != nil || !steps.PodReady(&pod) {
-			continue
-		}
-		r, err := p.Nodetool.Status(ctx, pod.Name)
-		if err == nil && len(r.Nodes) > 0 {
-			return r, pod.Name, nil
-		}
-		if err == nil {
-			err = nodetool.ErrEmpty
-		}
-		errs = append(errs, err.Error())
-	}
-	if len(errs) == 0 {
-		errs = append(errs, "no Ready pod to read it from")
-	}
-	return nodetool.Ring{}, "", exit.Refusedf("cannot read the ring (%s): a repair needs it to verify the node left; nothing changed", strings.Join(errs, "; "))
+	return r, "", exit.Refusedf("cannot read the ring (%s): a repair needs it to verify the node left; nothing changed", strings.Join(failed, "; "))
 }
 
 // claims lists the existing claims of every volumeClaimTemplate of pod, with their UIDs.

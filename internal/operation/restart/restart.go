@@ -10,10 +10,8 @@ import (
 	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // Kind is the rolling restart.
@@ -33,22 +31,12 @@ func (Kind) Info() operation.Info {
 	}
 }
 
-// Steps implements operation.Kind.
-func (Kind) Steps(w *steps.World) (map[string]engine.Step, error) {
-	return steps.Build(w, steps.Variant{})
-}
-
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
-	return operation.PauseAccess([]operation.Access{
-		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
-		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation"},
-		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
-		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
-		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
-		{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete each drained pod"},
-	}, env.Request.Pause), nil
+	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation"),
+		operation.Access{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete each drained pod"})
+	return operation.PauseAccess(acc, env.Request.Pause), nil
 }
 
 // Summary implements operation.Kind.

@@ -21,10 +21,10 @@ import (
 
 // readRacks reads the selected racks; from is nil when every rack is at nodes already.
 // A rack smaller than nodes is a scale-up (*operation.ErrScaleUp).
-func readRacks(ctx context.Context, p *operation.Planner, ns string, racks []topology.Rack, nodes int) (map[string]int, []rackRead, error) {
+func readRacks(ctx context.Context, p *operation.Planner, ns string, racks []topology.Rack, nodes int) (map[string]int, []operation.RackNow, error) {
 	from := map[string]int{}
 	allAtTarget := true
-	var states []rackRead
+	var states []operation.RackNow
 	for _, r := range racks {
 		st, err := p.ReadRack(ctx, ns, r)
 		if err != nil {
@@ -95,7 +95,7 @@ func (e *early) ring(ctx context.Context, reader string, cl topology.Cluster, dc
 type preflight struct {
 	p      *operation.Planner
 	ns     string
-	states []rackRead
+	states []operation.RackNow
 	nodes  int
 	claims map[string]*corev1.PersistentVolumeClaim
 }

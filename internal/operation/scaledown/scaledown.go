@@ -13,10 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // Kind is the scale-down.
@@ -35,11 +33,6 @@ func (Kind) Info() operation.Info {
 		ConfirmWord: "Scale down",
 		Abort:       operation.Abort{Point: operation.AbortBetweenNodes, Verb: "removing", Unit: "nodes", Past: "removed"},
 	}
-}
-
-// Steps implements operation.Kind.
-func (Kind) Steps(w *steps.World) (map[string]engine.Step, error) {
-	return steps.Build(w, steps.Variant{})
 }
 
 // Access implements operation.Kind.
@@ -74,9 +67,6 @@ func (Kind) Target(t checkpoint.Target) string { return operation.ScaleTarget(t)
 func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 	return operation.ScaleLines(cp)
 }
-
-// rackRead is one selected rack as read for the plan.
-type rackRead = operation.RackNow
 
 // Plan implements operation.Kind: remove nodes from the selected racks down to
 // Request.Nodes each, highest ordinal first, rack by rack. A request that grows a rack

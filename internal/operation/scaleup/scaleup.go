@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
@@ -39,23 +38,13 @@ func (Kind) Info() operation.Info {
 	}
 }
 
-// Steps implements operation.Kind.
-func (Kind) Steps(w *steps.World) (map[string]engine.Step, error) {
-	return steps.Build(w, steps.Variant{})
-}
-
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
-	return operation.PauseAccess([]operation.Access{
-		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
-		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation and nodesPerRacks"},
-		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
-		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
-		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
-		{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "grow the StatefulSet"},
-		{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "check no claim of a new pod is left over"},
-	}, env.Request.Pause), nil
+	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation and nodesPerRacks"),
+		operation.Access{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "grow the StatefulSet"},
+		operation.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "check no claim of a new pod is left over"})
+	return operation.PauseAccess(acc, env.Request.Pause), nil
 }
 
 // Summary implements operation.Kind.
