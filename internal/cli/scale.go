@@ -390,6 +390,8 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		ClusterSelector: s.adapter.ClusterSelector(cp.Cluster),
 		Racks:           dc.Racks,
 		CountWords:      s.adapter.CountWords(),
+		ResourceKind:    s.adapter.Kind(),
+		Container:       s.adapter.Container(),
 		ServerVersion:   s.cluster.ServerVersion,
 		Operator:        operatorState(s.adapter, cp, o.Now),
 		Reporter:        reporter,

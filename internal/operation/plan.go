@@ -27,6 +27,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/version"
@@ -77,7 +78,8 @@ type ErrNothingToDo struct{ Msg string }
 
 func (e *ErrNothingToDo) Error() string { return e.Msg }
 
-// DataTemplate is the claim template of the Cassandra data volume ("data" in CassKop).
+// DataTemplate is the claim template of the Cassandra data volume ("data" in the
+// operators' StatefulSets).
 func DataTemplate(sts *appsv1.StatefulSet) string {
 	for _, t := range sts.Spec.VolumeClaimTemplates {
 		if t.Name == "data" {
@@ -249,18 +251,23 @@ func CheckUN(r nodetool.Ring, cl topology.Cluster, dc topology.DC) error {
 	return nil
 }
 
-// SelectRacks is the datacenter and racks a scale asks for; it refuses one rack of
-// several, which the cluster resource's one count per datacenter cannot represent.
-func SelectRacks(cl topology.Cluster, req Request) (topology.DC, []topology.Rack, error) {
+// SelectRacks is the datacenter and racks a scale asks for. It refuses rack counts the
+// operator's spec cannot hold once scaled (CassKop keeps one count per datacenter, so
+// one rack of several cannot be scaled alone).
+func SelectRacks(cl topology.Cluster, req Request, counts operator.Counts) (topology.DC, []topology.Rack, error) {
 	dc, racks, err := cl.Select(req.DC, req.Rack)
 	if err != nil {
 		return dc, nil, exit.Usagef("%v", err)
 	}
-	if req.Rack != "" && len(dc.Racks) > 1 {
-		return dc, nil, exit.Refusedf("datacenter %s has %d racks (%s) and CassKop keeps one node count for all racks of a datacenter (nodesPerRacks): "+
+	want := dc.RackNodes()
+	for _, r := range racks {
+		want[r.Name] = req.Nodes
+	}
+	if err := counts.CheckRackNodes(dc.Name, want); err != nil {
+		return dc, nil, exit.Refusedf("datacenter %s has %d racks (%s) and %v: "+
 			"scaling only rack %s would leave the racks unequal, which the cluster resource cannot represent. "+
-			"Scale the whole datacenter instead, rack by rack: kubectl cassandra scale %s --dc %s --nodes %d",
-			dc.Name, len(dc.Racks), strings.Join(cl.RackNames(dc.Name), ", "), req.Rack, cl.Name, dc.Name, req.Nodes)
+			"Scale the whole datacenter instead, rack by rack: kubectl cassandra scale %s --dc %s --nodes %d; nothing changed",
+			dc.Name, len(dc.Racks), strings.Join(cl.RackNames(dc.Name), ", "), err, req.Rack, cl.Name, dc.Name, req.Nodes)
 	}
 	return dc, racks, nil
 }
@@ -299,9 +306,24 @@ func RackNames(racks []topology.Rack) []string {
 	return names
 }
 
-// UnmanagedWarnings say what pausing the operator leaves unmanaged besides the
-// cluster (a plan shows them).
+// SeedRefusal says why pod, which the operator lists as a seed, is not created (entry:
+// its entry in the list, "" when not read), in the operator's words when it has them.
+func SeedRefusal(a operator.Adapter, cl topology.Cluster, pod, entry string) string {
+	if s, ok := a.(operator.Seeds); ok {
+		return s.SeedRefusal(cl.Namespace, cl.Name, pod, entry)
+	}
+	return fmt.Sprintf("pod %s is listed as a seed of %s: created now it would start as a seed and skip bootstrap, showing UN without its data; "+
+		"take it off the operator's seed list, then run the command again", pod, cl.Name)
+}
+
+// UnmanagedWarnings is PauseWarnings for a CassKop cluster (repair-operator-state).
 func UnmanagedWarnings(pause *checkpoint.PausedOperator) []string {
+	return PauseWarnings(pause, "CassandraCluster")
+}
+
+// PauseWarnings say what pausing the operator leaves unmanaged besides the cluster (a
+// plan shows them); kind names the cluster resource ("CassandraCluster").
+func PauseWarnings(pause *checkpoint.PausedOperator, kind string) []string {
 	if pause == nil {
 		return nil
 	}
@@ -310,10 +332,10 @@ func UnmanagedWarnings(pause *checkpoint.PausedOperator) []string {
 		w = append(w, fmt.Sprintf("operator Deployment %s/%s is already paused by operation %s: this operation joins the pause, and the operator is restored (to %d replicas) only when the last of them ends", pause.Namespace, pause.Name, h, pause.Replicas))
 	}
 	for _, other := range pause.Unmanaged {
-		w = append(w, fmt.Sprintf("CassandraCluster %s is also managed by %s/%s and stays unmanaged while it is paused", other, pause.Namespace, pause.Name))
+		w = append(w, fmt.Sprintf("%s %s is also managed by %s/%s and stays unmanaged while it is paused", kind, other, pause.Namespace, pause.Name))
 	}
 	if pause.UnmanagedUnknown != "" {
-		w = append(w, fmt.Sprintf("the other CassandraClusters %s/%s manages stay unmanaged while it is paused too, but cannot be named: %s", pause.Namespace, pause.Name, pause.UnmanagedUnknown))
+		w = append(w, fmt.Sprintf("the other %ss %s/%s manages stay unmanaged while it is paused too, but cannot be named: %s", kind, pause.Namespace, pause.Name, pause.UnmanagedUnknown))
 	}
 	return w
 }

@@ -28,13 +28,16 @@ type Runner struct {
 	ClusterSelector string
 	Racks           []topology.Rack
 	CountWords      string
-	ServerVersion   string
-	Reporter        engine.Reporter
-	Poll            time.Duration
-	StallAfter      time.Duration
-	StepTimeout     time.Duration
-	Lease           time.Duration
-	Now             func() time.Time
+	// ResourceKind and Container name the cluster resource and the Cassandra container
+	// in messages (operator.Adapter).
+	ResourceKind, Container string
+	ServerVersion           string
+	Reporter                engine.Reporter
+	Poll                    time.Duration
+	StallAfter              time.Duration
+	StepTimeout             time.Duration
+	Lease                   time.Duration
+	Now                     func() time.Time
 	// SampleEvery is the shortest interval between progress reads while a
 	// decommission call runs (steps.World.SampleEvery; 0: 5 s).
 	SampleEvery time.Duration
@@ -59,7 +62,7 @@ func (r *Runner) CurrentStep() string {
 func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoint.LastOperation, error) {
 	w := &steps.World{
 		Kube: r.Kube, Nodetool: r.Nodetool, Spec: r.Spec, Namespace: cp.Namespace,
-		ClusterSelector: r.ClusterSelector, Racks: r.Racks, CountWords: r.CountWords, CP: cp,
+		ClusterSelector: r.ClusterSelector, Racks: r.Racks, CountWords: r.CountWords, ResourceKind: r.ResourceKind, Container: r.Container, CP: cp,
 		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
 		Operator: r.Operator, Deleting: r.Deleting, SampleEvery: r.SampleEvery,
 	}

@@ -149,6 +149,9 @@ type Counts interface {
 	SetRackNodesAt(ctx context.Context, ns, name, dc string, racks map[string]int, rv string) error
 	// CountWords names the spec's count in messages and plans, e.g. "nodesPerRacks".
 	CountWords() string
+	// CheckRackNodes says why the spec cannot hold these counts of dc's racks (nil: it
+	// can), before any plan is made on them.
+	CheckRackNodes(dc string, racks map[string]int) error
 }
 
 // DCSpec reads and writes the rack counts of one datacenter in the cluster resource.
@@ -158,6 +161,14 @@ type DCSpec interface {
 	// SetRackNodes writes the counts of racks (rack name -> nodes); an operator whose
 	// spec cannot express them (CassKop: unequal racks) refuses and writes nothing.
 	SetRackNodes(ctx context.Context, racks map[string]int) error
+}
+
+// Seeds is offered by an operator that lists its seeds by pod (CassKop's status.seedlist):
+// a new pod it lists would start as a seed and skip bootstrap.
+type Seeds interface {
+	// SeedRefusal says why pod, listed as a seed (entry: its entry in the list, "" when
+	// not read), is not created, and how to take it off the list.
+	SeedRefusal(ns, cluster, pod, entry string) string
 }
 
 // StatusRepair is offered by an operator whose own status can be left stuck by an

@@ -46,7 +46,7 @@ func kindWorld(t *testing.T, o world.Opts, kind string, nodes ...checkpoint.Node
 	cp := &checkpoint.Checkpoint{Kind: kind, Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: o.Nodes}, Nodes: nodes}
 	a := &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery(), Version: "v2"}
 	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
-		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
+		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Container: "cassandra", CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
 		Spec:     casskop.DCSpec{A: a, NS: w.NS, Name: w.Name, DC: "dc1"},
 		Operator: casskop.OperatorStatus{A: a, NS: w.NS, Name: w.Name}}
 	sw.uncached = true

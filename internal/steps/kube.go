@@ -594,3 +594,12 @@ func (w *World) resourceKind() string {
 	}
 	return "cluster"
 }
+
+// container is the -c flag naming the Cassandra container in kubectl commands ("" when
+// unknown: kubectl then picks the pod's default container).
+func (w *World) container() string {
+	if w.Container == "" {
+		return ""
+	}
+	return " -c " + w.Container
+}

@@ -182,8 +182,8 @@ func (s *WaitRestarted) Done(ctx context.Context) (bool, error) {
 
 func (s *WaitRestarted) hint() string {
 	ns, p := s.w.Namespace, s.n.Pod
-	return fmt.Sprintf("check: kubectl describe pod -n %s %s; kubectl logs -n %s %s -c cassandra; nodetool status on another node; then run: kubectl cassandra resume -n %s %s",
-		ns, p, ns, p, s.w.CP.Namespace, s.w.CP.Cluster)
+	return fmt.Sprintf("check: kubectl describe pod -n %s %s; kubectl logs -n %s %s%s; nodetool status on another node; then run: kubectl cassandra resume -n %s %s",
+		ns, p, ns, p, s.w.container(), s.w.CP.Namespace, s.w.CP.Cluster)
 }
 
 // Wait polls until the pod is back and its node UN, warning once after StallAfter.

@@ -155,9 +155,10 @@ func (s *WaitJoined) Done(ctx context.Context) (bool, error) {
 
 func (s *WaitJoined) hint() string {
 	ns, p := s.w.Namespace, s.n.Pod
-	return fmt.Sprintf("check: kubectl describe pod -n %s %s (scheduling, volumes, probes); kubectl logs -n %s %s -c cassandra (bootstrap errors); "+
-		"kubectl exec -n %s %s -c cassandra -- nodetool netstats (bootstrap streams); then run: kubectl cassandra resume -n %s %s",
-		ns, p, ns, p, ns, p, s.w.CP.Namespace, s.w.CP.Cluster)
+	c := s.w.container()
+	return fmt.Sprintf("check: kubectl describe pod -n %s %s (scheduling, volumes, probes); kubectl logs -n %s %s%s (bootstrap errors); "+
+		"kubectl exec -n %s %s%s -- nodetool netstats (bootstrap streams); then run: kubectl cassandra resume -n %s %s",
+		ns, p, ns, p, c, ns, p, c, s.w.CP.Namespace, s.w.CP.Cluster)
 }
 
 // Wait polls until the node joined, reporting what it waits for; after StallAfter it

@@ -7,13 +7,15 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 // SeedLister is implemented by cluster specs whose operator names its seeds by pod
-// (CassKop's status.seedlist, plugins/casskop/seedlist.go).
+// (operator.Seeds; plugins/casskop/seedlist.go).
 type SeedLister interface {
 	// SeedEntry is the seed entry naming pod, read now ("" when pod is no seed).
 	SeedEntry(ctx context.Context, pod string) (string, error)
+	operator.Seeds
 }
 
 // notSeed refuses to create n's pod while the operator lists it as a seed: a seed does
@@ -31,17 +33,5 @@ func (w *World) notSeed(ctx context.Context, n checkpoint.Node) error {
 	if e == "" {
 		return nil
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("%s", SeedRefusal(w.CP.Namespace, w.CP.Cluster, n.Pod, e)+"; StatefulSet "+n.StatefulSet+" was not grown")}
-}
-
-// SeedRefusal says why a pod listed as a seed is not created, and what to do.
-func SeedRefusal(ns, cluster, pod, entry string) string {
-	where := "status.seedlist"
-	if entry != "" {
-		where = fmt.Sprintf("%q in status.seedlist", entry)
-	}
-	return fmt.Sprintf("pod %s is listed as a seed (%s of %s, left by an earlier scale-down): created now it would start as a seed and skip bootstrap, "+
-		"showing UN without its data (a cleanup would then drop the only copies of its ranges). Remove that entry from status.seedlist "+
-		"(kubectl edit cassandracluster -n %s %s, with --subresource=status where the CRD has one), then run the command again "+
-		"(or kubectl cassandra resume -n %s %s when an operation is in flight)", pod, where, cluster, ns, cluster, ns, cluster)
+	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("%s", sl.SeedRefusal(w.CP.Namespace, w.CP.Cluster, n.Pod, e)+"; StatefulSet "+n.StatefulSet+" was not grown")}
 }

@@ -47,10 +47,11 @@ type World struct {
 	Racks []topology.Rack
 	// CountWords names the spec's count in messages ("nodesPerRacks"; operator.Counts),
 	// ResourceKind the cluster resource ("CassandraCluster"; operator.Resource).
-	CountWords, ResourceKind string
-	CP                       *checkpoint.Checkpoint
-	Reporter                 engine.Reporter
-	Poll                     time.Duration
+	// Container is the Cassandra container of the pods (operator.Pods).
+	CountWords, ResourceKind, Container string
+	CP                                  *checkpoint.Checkpoint
+	Reporter                            engine.Reporter
+	Poll                                time.Duration
 	// StallAfter: a node LEAVING with no stream for this long is probed by issuing the
 	// decommission again (4.0+ only, where a second call answers "still decommissioning"
 	// if one runs; 3.11 would start a duplicate).

@@ -2,6 +2,7 @@ package casskop
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,4 +66,22 @@ func (d DCSpec) SeedEntry(ctx context.Context, pod string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// SeedRefusal says why a pod listed in status.seedlist is not created, and how to
+// take it off (operator.Seeds).
+func (a *Adapter) SeedRefusal(ns, cluster, pod, entry string) string {
+	where := "status.seedlist"
+	if entry != "" {
+		where = fmt.Sprintf("%q in status.seedlist", entry)
+	}
+	return fmt.Sprintf("pod %s is listed as a seed (%s of %s, left by an earlier scale-down): created now it would start as a seed and skip bootstrap, "+
+		"showing UN without its data (a cleanup would then drop the only copies of its ranges). Remove that entry from status.seedlist "+
+		"(kubectl edit cassandracluster -n %s %s, with --subresource=status where the CRD has one), then run the command again "+
+		"(or kubectl cassandra resume -n %s %s when an operation is in flight)", pod, where, cluster, ns, cluster, ns, cluster)
+}
+
+// SeedRefusal is the adapter's (steps.SeedLister).
+func (d DCSpec) SeedRefusal(ns, cluster, pod, entry string) string {
+	return d.A.SeedRefusal(ns, cluster, pod, entry)
 }

@@ -122,6 +122,6 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.NodesPerRack, 1), From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = checkpoint.RestartSteps(nodes, req.Pause != nil)
-	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
+	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil
 }

@@ -73,7 +73,7 @@ func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 // is answered *operation.ErrScaleUp.
 func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
 	p, cl, req := env.Planner, env.Cluster, env.Request
-	dc, racks, err := operation.SelectRacks(cl, req)
+	dc, racks, err := operation.SelectRacks(cl, req, env.Adapter)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +116,6 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = checkpoint.ScaleDownSteps(nodes, req.Pause != nil)
-	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
+	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -71,7 +70,7 @@ func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 // datacenter, one at a time.
 func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
 	p, cl, req := env.Planner, env.Cluster, env.Request
-	dc, racks, err := operation.SelectRacks(cl, req)
+	dc, racks, err := operation.SelectRacks(cl, req, env.Adapter)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +98,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if err != nil {
 		return nil, err
 	}
-	newNodes, err := newNodes(ctx, p, cl, states, req.Nodes)
+	newNodes, err := newNodes(ctx, env, states, req.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -115,19 +114,20 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), newNodes...)
 	plan.CP.Steps = checkpoint.ScaleUpSteps(newNodes, cleanup, req.Pause != nil)
-	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
+	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil
 }
 
 // newNodes plans the pods to create, refusing a seed among them or a claim of one left
 // over.
-func newNodes(ctx context.Context, p *operation.Planner, cl topology.Cluster, states []operation.RackNow, nodes int) ([]checkpoint.Node, error) {
+func newNodes(ctx context.Context, env *operation.Env, states []operation.RackNow, nodes int) ([]checkpoint.Node, error) {
+	p, cl := env.Planner, env.Cluster
 	var out []checkpoint.Node
 	for _, st := range states {
 		for i := st.Cur; i < nodes; i++ {
 			pod := fmt.Sprintf("%s-%d", st.STS.Name, i)
 			if cl.IsSeed(pod) {
-				return nil, exit.Refusedf("%s; nothing changed", steps.SeedRefusal(cl.Namespace, cl.Name, pod, ""))
+				return nil, exit.Refusedf("%s; nothing changed", operation.SeedRefusal(env.Adapter, cl, pod, ""))
 			}
 			for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
 				name := tpl.Name + "-" + pod
