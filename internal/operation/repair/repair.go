@@ -28,19 +28,6 @@ import (
 // Status is what the repair reads of the operator's record (its adapter implements it).
 type Status = stuck.Status
 
-// Stuck states of CassKop's scale-down that the repair repairs.
-const (
-	// StuckOngoingPodGone: podLastOperation decommission Ongoing, its pod gone (the seed
-	// bug, CassKop #370): every reconcile fails reading the pod.
-	StuckOngoingPodGone = "ongoing-pod-gone"
-	// StuckFinalizingNotShrunk: Finalizing, the pod still there and the StatefulSet
-	// never shrunk: CassKop waits for the pod to go, forever.
-	StuckFinalizingNotShrunk = "finalizing-statefulset-not-shrunk"
-	// StuckToDoFired: status still ToDo although the decommission was fired (node
-	// LEAVING or DECOMMISSIONED): CassKop never fires it again nor moves on.
-	StuckToDoFired = "todo-decommission-fired"
-)
-
 // stuckRack is one verified stuck state and what repairs it.
 type stuckRack struct {
 	ro      topology.RackOperation

@@ -1,6 +1,8 @@
 // Package stuck is how an operator adapter tells repair-operator-state
-// (internal/operation/repair) where its own status says a decommission stands; it
-// imports nothing of the plugin, so an adapter can implement it.
+// (internal/operation/repair) where its own status says a decommission stands
+// (plugins/casskop/repairstatus.go implements it). It imports neither the repair nor
+// the steps, so the adapter can implement it without an import cycle (the steps' tests
+// import the adapter).
 package stuck
 
 import (
@@ -26,15 +28,21 @@ type Decommission struct {
 // Phase is where the operator's status says a decommission stands.
 type Phase int
 
-// Phases of a decommission in the operator's status.
+// Phases of a decommission in the operator's status. The repair finds a decommission
+// stuck in each (internal/operation/repair/repair.go verifies it first).
 const (
 	// PhaseOther: nothing a repair looks at (e.g. a ToDo for another action).
 	PhaseOther Phase = iota
-	// PhaseOngoing: the operator runs it (CassKop: podLastOperation Ongoing).
+	// PhaseOngoing: the operator runs it (CassKop: podLastOperation Ongoing). Stuck
+	// when its pod is gone (CassKop #370): every reconcile fails reading the pod.
 	PhaseOngoing
 	// PhaseFinalizing: the node left; the operator finishes (CassKop: Finalizing).
+	// Stuck when the pod is still there and the StatefulSet never shrunk: CassKop
+	// waits for the pod to go, forever.
 	PhaseFinalizing
 	// PhaseToDo: not started as far as the status says, while the rack's last action
-	// (a scale-down) is not done (CassKop: ToDo, cassandraLastAction ScaleDown).
+	// (a scale-down) is not done (CassKop: ToDo, cassandraLastAction ScaleDown). Stuck
+	// when the decommission was fired (node LEAVING or DECOMMISSIONED): CassKop never
+	// fires it again nor moves on.
 	PhaseToDo
 )
