@@ -316,11 +316,6 @@ func SeedRefusal(a operator.Adapter, cl topology.Cluster, pod, entry string) str
 		"take it off the operator's seed list, then run the command again", pod, cl.Name)
 }
 
-// UnmanagedWarnings is PauseWarnings for a CassKop cluster (repair-operator-state).
-func UnmanagedWarnings(pause *checkpoint.PausedOperator) []string {
-	return PauseWarnings(pause, "CassandraCluster")
-}
-
 // PauseWarnings say what pausing the operator leaves unmanaged besides the cluster (a
 // plan shows them); kind names the cluster resource ("CassandraCluster").
 func PauseWarnings(pause *checkpoint.PausedOperator, kind string) []string {

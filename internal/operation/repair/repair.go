@@ -41,6 +41,8 @@ type planner struct {
 	*operation.Planner
 	status   Status
 	selector string
+	// kind names the cluster resource in messages ("CassandraCluster").
+	kind string
 }
 
 // Plan implements operation.Kind: it reads the operator's per-rack status, finds the
@@ -59,7 +61,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s %s/%s: %w", env.Adapter.Kind(), cl.Namespace, cl.Name, err)
 	}
-	p := &planner{Planner: env.Planner, status: status, selector: env.Adapter.ClusterSelector(cl.Name)}
+	p := &planner{Planner: env.Planner, status: status, selector: env.Adapter.ClusterSelector(cl.Name), kind: env.Adapter.Kind()}
 	found, notes, err := p.find(ctx, cl, u)
 	if err != nil {
 		return nil, err
@@ -144,7 +146,7 @@ func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found [
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: racks, Nodes: dc.NodesPerRack, From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = checkpoint.Paused(req.Pause != nil, stepList)
-	plan.Warnings = append(plan.Warnings, operation.UnmanagedWarnings(req.Pause)...)
+	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, p.kind)...)
 	return plan
 }
 
