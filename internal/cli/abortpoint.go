@@ -260,7 +260,9 @@ func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Ch
 	if !ok {
 		return exit.Refusedf("CassandraCluster %s has no datacenter %s any more; nothing changed", cp.Cluster, cp.Target.DC)
 	}
-	p.nodesPerRack, p.rv = dc.NodesPerRack, u.GetResourceVersion()
+	// Abort sets one count for every rack (racks of different sizes are refused below),
+	// so it compares the spec's largest rack count (they are equal with CassKop).
+	p.nodesPerRack, p.rv = dc.MaxNodes(), u.GetResourceVersion()
 	sizes := map[int][]string{}
 	byRack := map[string]int{}
 	var all []string

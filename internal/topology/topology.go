@@ -40,11 +40,8 @@ func (c Cluster) IsSeed(pod string) bool {
 
 // DC is a datacenter and its racks.
 type DC struct {
-	Name string `json:"name"`
-	// NodesPerRack: deprecated, the racks' common count (Rack.Nodes is the model);
-	// removed once its last readers use Rack.Nodes.
-	NodesPerRack int    `json:"nodesPerRack"`
-	Racks        []Rack `json:"racks"`
+	Name  string `json:"name"`
+	Racks []Rack `json:"racks"`
 	// Spec is the operator's words for what the resource asks of the DC, for display
 	// ("nodesPerRacks 3").
 	Spec string `json:"-"`
@@ -69,6 +66,15 @@ func (d DC) RackNodes() map[string]int {
 		m[r.Name] = r.Nodes
 	}
 	return m
+}
+
+// MaxNodes is the largest count the resource asks for a rack of the DC.
+func (d DC) MaxNodes() int {
+	n := 0
+	for _, r := range d.Racks {
+		n = max(n, r.Nodes)
+	}
+	return n
 }
 
 // Rack returns the rack of the DC named name.

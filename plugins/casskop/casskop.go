@@ -264,7 +264,7 @@ func RackLabels(cluster, dc, rackName string) map[string]string {
 
 // dcOf is a DC whose racks all ask for CassKop's one count of the DC (nodesPerRacks).
 func dcOf(cluster, dc string, nodesPerRacks int, racks []string) topology.DC {
-	d := topology.DC{Name: dc, NodesPerRack: nodesPerRacks, Spec: fmt.Sprintf("%s %d", CountField, nodesPerRacks)}
+	d := topology.DC{Name: dc, Spec: fmt.Sprintf("%s %d", CountField, nodesPerRacks)}
 	for _, name := range racks {
 		d.Racks = append(d.Racks, topology.Rack{DC: dc, Name: name, Nodes: nodesPerRacks,
 			StatefulSet: StatefulSetName(cluster, dc, name), Labels: RackLabels(cluster, dc, name)})

@@ -143,7 +143,7 @@ func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found [
 	}
 	plan.Warnings = append(plan.Warnings, notes...)
 	plan.CP = p.NewCheckpoint(cl, k, "repair", req)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: racks, Nodes: dc.NodesPerRack, From: from}
+	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: racks, Nodes: dc.MaxNodes(), RackNodes: dc.RackNodes(), From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = checkpoint.Paused(req.Pause != nil, stepList)
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, p.kind)...)

@@ -92,14 +92,14 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 			if err != nil {
 				return nil, err
 			}
-			if st.Cur != dc.NodesPerRack {
-				off = append(off, fmt.Sprintf("%s has %d", st.STS.Name, st.Cur))
+			if st.Cur != r.Nodes {
+				off = append(off, fmt.Sprintf("%s has %d for %d asked", st.STS.Name, st.Cur, r.Nodes))
 			}
 		}
 		if len(off) > 0 {
 			sort.Strings(off)
-			return nil, exit.Refusedf("the CassandraCluster asks for %d nodes per rack in datacenter %s but %s: the operator has a change pending, which it would make while pods restart; let it finish first (kubectl cassandra status %s); nothing changed",
-				dc.NodesPerRack, dc.Name, strings.Join(off, ", "), cl.Name)
+			return nil, exit.Refusedf("the %s asks for other counts than the StatefulSets of datacenter %s have (%s): the operator has a change pending, which it would make while pods restart; let it finish first (kubectl cassandra status %s); nothing changed",
+				env.Adapter.Kind(), dc.Name, strings.Join(off, ", "), cl.Name)
 		}
 	}
 	ring, reader, err := p.ReadRing(ctx, cl, dc, states, "restart")
@@ -119,7 +119,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		}
 	}
 	plan.CP = p.NewCheckpoint(cl, k, "restart", req)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.NodesPerRack, 1), From: from}
+	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.MaxNodes(), 1), RackNodes: dc.RackNodes(), From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = checkpoint.RestartSteps(nodes, req.Pause != nil)
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
