@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/repair/stuck"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -28,15 +29,15 @@ const (
 // RackOperations reads, for every rack of the cluster's topology, CassKop's
 // status.cassandraRackStatus["<dc>-<rack>"]: the last pod operation and the last action.
 // Racks without a status entry are left out.
-func RackOperations(u *unstructured.Unstructured, cl topology.Cluster) []topology.RackOperation {
+func RackOperations(u *unstructured.Unstructured, cl topology.Cluster) []stuck.RackOperation {
 	racks, _, _ := unstructured.NestedMap(u.Object, "status", "cassandraRackStatus")
-	var out []topology.RackOperation
+	var out []stuck.RackOperation
 	for _, r := range cl.Racks() {
 		rs, ok := racks[r.DC+"-"+r.Name].(map[string]any)
 		if !ok {
 			continue
 		}
-		ro := topology.RackOperation{DC: r.DC, Rack: r.Name}
+		ro := stuck.RackOperation{DC: r.DC, Rack: r.Name}
 		if po, ok := rs["podLastOperation"].(map[string]any); ok {
 			ro.Operation, _ = po["name"].(string)
 			ro.Status, _ = po["status"].(string)
@@ -128,17 +129,17 @@ type OperatorStatus struct {
 }
 
 // RackOperation reads the rack's podLastOperation and cassandraLastAction.
-func (s OperatorStatus) RackOperation(ctx context.Context, dc, rack string) (topology.RackOperation, error) {
+func (s OperatorStatus) RackOperation(ctx context.Context, dc, rack string) (stuck.RackOperation, error) {
 	cl, u, err := s.A.Get(ctx, s.NS, s.Name)
 	if err != nil {
-		return topology.RackOperation{}, err
+		return stuck.RackOperation{}, err
 	}
 	for _, ro := range RackOperations(u, cl) {
 		if ro.DC == dc && ro.Rack == rack {
 			return ro, nil
 		}
 	}
-	return topology.RackOperation{DC: dc, Rack: rack}, nil
+	return stuck.RackOperation{DC: dc, Rack: rack}, nil
 }
 
 // MarkOperationDone records that the rack's pod operation on pod finished, as CassKop
@@ -190,7 +191,7 @@ func (s OperatorStatus) OperationDone(ctx context.Context, dc, rack, pod string)
 	return operationDone(ro, pod), nil
 }
 
-func operationDone(ro topology.RackOperation, pod string) bool {
+func operationDone(ro stuck.RackOperation, pod string) bool {
 	if ro.Status != StatusDone || (ro.ActionStatus != "" && ro.ActionStatus != StatusDone) {
 		return false
 	}

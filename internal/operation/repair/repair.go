@@ -30,7 +30,7 @@ type Status = stuck.Status
 
 // stuckRack is one verified stuck state and what repairs it.
 type stuckRack struct {
-	ro      topology.RackOperation
+	ro      stuck.RackOperation
 	node    checkpoint.Node
 	steps   []string
 	finding string
@@ -150,7 +150,7 @@ func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found [
 	return plan
 }
 
-func rackOf(cl topology.Cluster, ro topology.RackOperation) (topology.Rack, bool) {
+func rackOf(cl topology.Cluster, ro stuck.RackOperation) (topology.Rack, bool) {
 	for _, r := range cl.Racks() {
 		if r.DC == ro.DC && r.Name == ro.Rack {
 			return r, true
@@ -162,7 +162,7 @@ func rackOf(cl topology.Cluster, ro topology.RackOperation) (topology.Rack, bool
 // stuckOngoing: podLastOperation Ongoing. Stuck when its pod is gone; repaired only if
 // the node is out of the ring, the StatefulSet no longer wants the pod and no pod uses
 // its claims.
-func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
 	if len(ro.Pods) == 0 {
 		return nil, "podLastOperation decommission Ongoing names no pod", nil
 	}
@@ -213,7 +213,7 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 
 // stuckFinalizing: Finalizing with the pod still there and the StatefulSet never
 // shrunk; repaired only if the node is DECOMMISSIONED and out of the ring.
-func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
 	if len(ro.Pods) == 0 {
 		return nil, "podLastOperation decommission Finalizing names no pod", nil
 	}
@@ -251,7 +251,7 @@ func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 
 // stuckToDo: ToDo although the rack's last pod is already LEAVING or DECOMMISSIONED
 // (the decommission was fired, its Ongoing status never written).
-func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
 	pods, err := p.RackPods(ctx, cl.Namespace, rack)
 	if err != nil {
 		return nil, "", err
@@ -292,7 +292,7 @@ func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstruc
 
 // leftNode describes the pod's node for the plan and verifies it: mode want (LEAVING
 // is accepted only when want is LEAVING) and, once DECOMMISSIONED, absent from the ring.
-func (p *planner) leftNode(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro topology.RackOperation, rack topology.Rack, pod *corev1.Pod, ordinal int, want nodetool.Mode) (checkpoint.Node, string, error) {
+func (p *planner) leftNode(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack, pod *corev1.Pod, ordinal int, want nodetool.Mode) (checkpoint.Node, string, error) {
 	n := checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: ordinal, DC: ro.DC, Rack: ro.Rack, StatefulSet: rack.StatefulSet, Address: pod.Status.PodIP}
 	if id, _, ok := p.status.NodeStatus(u, pod.Name); ok && id != "" {
 		n.HostID = id

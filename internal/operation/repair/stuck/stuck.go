@@ -21,7 +21,7 @@ type Status interface {
 
 // Decommission is a rack's decommission as the operator's status shows it.
 type Decommission struct {
-	topology.RackOperation
+	RackOperation
 	Phase Phase
 }
 

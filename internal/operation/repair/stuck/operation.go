@@ -1,4 +1,4 @@
-package topology
+package stuck
 
 // RackOperation is an operator's record of the last pod operation on a rack and of the
 // rack's last action (CassKop: status.cassandraRackStatus["<dc>-<rack>"]
