@@ -20,7 +20,7 @@ func operationTarget(kind string, t checkpoint.Target) string {
 	if k, ok := kinds.Registry().Kind(kind); ok {
 		return k.Target(t)
 	}
-	return operation.ScaleTarget(t)
+	return operation.Scale{}.Target(t)
 }
 
 // start is what a command asks to start: the shared orchestration (startOperation)

@@ -180,16 +180,29 @@ func PauseAccess(acc []Access, pause *checkpoint.PausedOperator) []Access {
 	return acc
 }
 
-// ScaleTarget is a scale's target in words: "datacenter DC racks R -> N nodes".
-func ScaleTarget(t checkpoint.Target) string {
+// Scale is what the scale kinds (scale-down, scale-up) say alike; they embed it.
+type Scale struct{}
+
+// Target implements Kind: "datacenter DC racks R -> N nodes".
+func (Scale) Target(t checkpoint.Target) string {
 	return fmt.Sprintf("datacenter %s racks %s -> %d nodes", t.DC, strings.Join(t.Racks, ","), t.Nodes)
 }
 
-// ScaleLines are a scale plan's lines per rack: "rack R: FROM -> TO nodes".
-func ScaleLines(cp *checkpoint.Checkpoint) []string {
+// PlanLines implements Kind: a line per rack, "rack R: FROM -> TO nodes".
+func (Scale) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 	var lines []string
 	for _, rack := range cp.Target.Racks {
 		lines = append(lines, fmt.Sprintf("  rack %s: %d -> %d nodes", rack, cp.Target.From[rack], cp.Target.Nodes))
 	}
 	return lines
+}
+
+// NewScalePlan starts the plan of a scale: the datacenter and racks the request selects,
+// once the operator said it can keep their new counts (SelectRacks).
+func (Scale) NewScalePlan(env *Env) (*Plan, error) {
+	dc, racks, err := SelectRacks(env.Cluster, env.Request, env.Adapter)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{Cluster: env.Cluster, DC: dc, Racks: racks}, nil
 }

@@ -214,7 +214,23 @@ func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
 	}
 	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	var meter StreamMeter
-	t := time.NewTicker(every)
+	ticks(ctx, done, every, func() {
+		what := "nodetool decommission running"
+		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err == nil {
+			what += fmt.Sprintf("; node mode %s", ns.Mode)
+			if ns.Streaming {
+				what += ", streaming"
+			}
+			s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
+		}
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+	})
+}
+
+// ticks calls fn every d until done is closed or ctx ends: the progress of a long
+// nodetool call that runs meanwhile.
+func ticks(ctx context.Context, done <-chan struct{}, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -223,15 +239,7 @@ func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			what := "nodetool decommission running"
-			if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err == nil {
-				what += fmt.Sprintf("; node mode %s", ns.Mode)
-				if ns.Streaming {
-					what += ", streaming"
-				}
-				s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
-			}
-			s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+			fn()
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -285,18 +284,9 @@ func (s *Cleanup) Do(ctx context.Context) error {
 
 func (s *Cleanup) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
-	t := time.NewTicker(progressEvery(s.w))
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.w.Reporter.Waiting(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), "nodetool cleanup running on "+s.n.Pod, s.w.now().Sub(start))
-		}
-	}
+	ticks(ctx, done, progressEvery(s.w), func() {
+		s.w.Reporter.Waiting(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), "nodetool cleanup running on "+s.n.Pod, s.w.now().Sub(start))
+	})
 }
 
 // Wait: the exec returned success, the cleanup is done.

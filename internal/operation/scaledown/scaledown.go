@@ -18,7 +18,7 @@ import (
 )
 
 // Kind is the scale-down.
-type Kind struct{}
+type Kind struct{ operation.Scale }
 
 var _ operation.Kind = Kind{}
 
@@ -60,24 +60,16 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 	return fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d removed)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, len(cp.Nodes))
 }
 
-// Target implements operation.Kind.
-func (Kind) Target(t checkpoint.Target) string { return operation.ScaleTarget(t) }
-
-// PlanLines implements operation.Kind.
-func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
-	return operation.ScaleLines(cp)
-}
-
 // Plan implements operation.Kind: remove nodes from the selected racks down to
 // Request.Nodes each, highest ordinal first, rack by rack. A request that grows a rack
 // is answered *operation.ErrScaleUp.
 func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
 	p, cl, req := env.Planner, env.Cluster, env.Request
-	dc, racks, err := operation.SelectRacks(cl, req, env.Adapter)
+	plan, err := k.NewScalePlan(env)
 	if err != nil {
 		return nil, err
 	}
-	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
+	dc, racks := plan.DC, plan.Racks
 	// The ring is read from the first rack's first pod while the StatefulSets and pods
 	// are (nodetool is the slowest read); the answer serves only if that pod is the
 	// reader, and a failed one is asked again then. The keyspaces' replication too.

@@ -20,7 +20,7 @@ import (
 )
 
 // Kind is the scale-up.
-type Kind struct{}
+type Kind struct{ operation.Scale }
 
 var _ operation.Kind = Kind{}
 
@@ -55,14 +55,6 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 	return s
 }
 
-// Target implements operation.Kind.
-func (Kind) Target(t checkpoint.Target) string { return operation.ScaleTarget(t) }
-
-// PlanLines implements operation.Kind.
-func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
-	return operation.ScaleLines(cp)
-}
-
 // Plan implements operation.Kind: grow the selected racks to Request.Nodes each, one
 // node at a time, lowest new ordinal first, rack by rack: grow the StatefulSet by one,
 // wait until the new node joined (pod Ready, node UN); then set the cluster resource's
@@ -70,11 +62,11 @@ func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 // datacenter, one at a time.
 func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
 	p, cl, req := env.Planner, env.Cluster, env.Request
-	dc, racks, err := operation.SelectRacks(cl, req, env.Adapter)
+	plan, err := k.NewScalePlan(env)
 	if err != nil {
 		return nil, err
 	}
-	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
+	dc, racks := plan.DC, plan.Racks
 	from := map[string]int{}
 	var states []operation.RackNow
 	grow := false
