@@ -178,7 +178,8 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 // the racks of its DC and the operator's words (a plan shows the steps' own text).
 func (s *session) stepWorld(cp *checkpoint.Checkpoint) *steps.World {
 	dc, _ := s.cluster.DC(cp.Target.DC)
-	return &steps.World{CP: cp, Racks: dc.Racks, CountWords: s.adapter.CountWords(), ResourceKind: s.adapter.Kind()}
+	return &steps.World{CP: cp, Racks: dc.Racks, CountWords: s.adapter.CountWords(), ResourceKind: s.adapter.Kind(),
+		Container: s.adapter.Container(), Operator: operatorState(s.adapter, cp, nil)}
 }
 
 // resumeHint is the command that continues the operation on this cluster.

@@ -200,7 +200,9 @@ func metav1DeleteOptions() metav1.DeleteOptions { return metav1.DeleteOptions{} 
 // written by the writes that happen anyway (here the release of an interrupted run);
 // `status` on another machine then shows it, in text and JSON.
 func TestProgressInCheckpoint(t *testing.T) {
-	w := world.New(t, world.Opts{Nodes: 4, DecommissionTime: 3 * time.Second})
+	// The run is interrupted at its first progress line, before the decommission ends
+	// (under load, a 3 s one once ended first and left nothing in flight to show).
+	w := world.New(t, world.Opts{Nodes: 4, DecommissionTime: 6 * time.Second})
 	readyStatefulSets(t, w)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -229,7 +231,7 @@ func TestProgressInCheckpoint(t *testing.T) {
 	}
 	p := cp.Steps[cp.Current()].Progress
 	if p == nil || p.Operation != "decommission" || p.Pod != "demo-dc1-rack1-3" || p.TotalBytes <= 0 {
-		t.Fatalf("step record progress: %+v", p)
+		t.Fatalf("step record progress: %+v\ncurrent %d steps %+v\nstderr:\n%s", p, cp.Current(), cp.Steps, errOut.String())
 	}
 	stdout, _, code, _ := run(w, 0, "status", "demo", "-n", "cassandra")
 	if code != 0 || !strings.Contains(stdout, "progress decommission demo-dc1-rack1-3: ") {

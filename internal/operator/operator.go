@@ -192,4 +192,6 @@ type OperatorState interface {
 	// MarkOperationDone records the rack's pod operation on pod as finished, and its
 	// last action as done.
 	MarkOperationDone(ctx context.Context, dc, rack, pod string) error
+	// MarkText says in a plan what MarkOperationDone writes.
+	MarkText(dc, rack, pod string) string
 }

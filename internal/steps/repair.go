@@ -24,12 +24,15 @@ type OperatorStatusStep struct {
 
 // Describe implements engine.Describer.
 func (s *OperatorStatusStep) Describe() string {
-	return fmt.Sprintf("mark the decommission of %s done in the status of CassandraCluster %s (rack %s-%s)", s.n.Pod, s.w.CP.Cluster, s.n.DC, s.n.Rack)
+	return fmt.Sprintf("mark the decommission of %s done in the status of %s %s (rack %s-%s)", s.n.Pod, s.w.resourceKind(), s.w.CP.Cluster, s.n.DC, s.n.Rack)
 }
 
 // PlanText implements PlanTexter.
 func (s *OperatorStatusStep) PlanText() string {
-	return fmt.Sprintf("set CassKop's status of rack %s-%s: podLastOperation Done (podsOK [%s]), cassandraLastAction Done", s.n.DC, s.n.Rack, s.n.Pod)
+	if s.w.Operator != nil {
+		return s.w.Operator.MarkText(s.n.DC, s.n.Rack, s.n.Pod)
+	}
+	return fmt.Sprintf("mark the decommission of %s done in the operator's status of rack %s-%s", s.n.Pod, s.n.DC, s.n.Rack)
 }
 
 // Done: recorded done, or the status already shows the operation finished.
@@ -85,7 +88,7 @@ func (s *OperatorStatusStep) Do(ctx context.Context) error {
 	defer cancel()
 	err := s.w.Operator.MarkOperationDone(ctx, s.n.DC, s.n.Rack, s.n.Pod)
 	if apierrors.IsConflict(err) {
-		return &engine.Retryable{Err: fmt.Errorf("the CassandraCluster changed while writing its status: %w", err)}
+		return &engine.Retryable{Err: fmt.Errorf("the %s changed while writing its status: %w", s.w.resourceKind(), err)}
 	}
 	if err != nil {
 		return fmt.Errorf("cannot write the operator's status: %w", err)

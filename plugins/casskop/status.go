@@ -181,6 +181,11 @@ func (s OperatorStatus) MarkOperationDone(ctx context.Context, dc, rack, pod str
 	return s.A.PatchStatus(ctx, s.NS, s.Name, u.GetResourceVersion(), status)
 }
 
+// MarkText says what MarkOperationDone writes, for a plan.
+func (s OperatorStatus) MarkText(dc, rack, pod string) string {
+	return fmt.Sprintf("set CassKop's status of rack %s-%s: podLastOperation Done (podsOK [%s]), cassandraLastAction Done", dc, rack, pod)
+}
+
 // OperationDone reports whether the rack's status shows the pod operation on pod
 // finished (status Done, pod in podsOK) and the rack's last action done.
 func (s OperatorStatus) OperationDone(ctx context.Context, dc, rack, pod string) (bool, error) {
