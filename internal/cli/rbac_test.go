@@ -408,7 +408,7 @@ func TestRBACMatchesCode(t *testing.T) {
 func TestRBACCoversPreflight(t *testing.T) {
 	d := readRBAC(t)
 	pause := &checkpoint.PausedOperator{Namespace: d.role.Namespace, Name: "casskop", Replicas: 1}
-	for _, n := range scaledown.NeededAccess(d.role.Namespace, schema.GroupResource{Group: "db.orange.com", Resource: "cassandraclusters"}, pause) {
+	for _, n := range scaledown.NeededAccess(d.role.Namespace, schema.GroupResource{Group: "db.orange.com", Resource: "cassandraclusters"}, "nodesPerRacks", pause) {
 		res := n.Resource
 		if n.Subresource != "" {
 			res += "/" + n.Subresource

@@ -37,14 +37,15 @@ func (Kind) Info() operation.Info {
 
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
-	return NeededAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Request.Pause), nil
+	return NeededAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords(), env.Request.Pause), nil
 }
 
-// NeededAccess lists the permissions a scale-down uses.
-func NeededAccess(ns string, cr schema.GroupResource, pause *checkpoint.PausedOperator) []operation.Access {
+// NeededAccess lists the permissions a scale-down uses; count names the spec's count
+// (operator.Counts.CountWords).
+func NeededAccess(ns string, cr schema.GroupResource, count string, pause *checkpoint.PausedOperator) []operation.Access {
 	return operation.PauseAccess([]operation.Access{
 		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
-		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation and nodesPerRacks"},
+		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation and " + count},
 		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
 		{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
 		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},

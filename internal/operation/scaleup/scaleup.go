@@ -40,7 +40,7 @@ func (Kind) Info() operation.Info {
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
-	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation and nodesPerRacks"),
+	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation and "+env.Adapter.CountWords()),
 		operation.Access{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "grow the StatefulSet"},
 		operation.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "check no claim of a new pod is left over"})
 	return operation.PauseAccess(acc, env.Request.Pause), nil
@@ -126,7 +126,7 @@ func newNodes(ctx context.Context, env *operation.Env, states []operation.RackNo
 				_, err := p.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
 				if err == nil {
 					return nil, exit.Refusedf("PVC %s already exists (left over from an earlier scale-down?): the new pod %s would start on its data, and a decommissioned node refuses to start. "+
-						"Delete it first if nothing needs it (kubectl delete pvc -n %s %s; kubectl cassandra repair-operator-state %s finds the ones CassKop left); nothing changed",
+						"Delete it first if nothing needs it (kubectl delete pvc -n %s %s; kubectl cassandra repair-operator-state %s finds the ones an interrupted operator left); nothing changed",
 						name, pod, cl.Namespace, name, cl.Name)
 				}
 				if !apierrors.IsNotFound(err) {
