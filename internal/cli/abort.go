@@ -129,16 +129,15 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 		}
 		// Guarded by the resourceVersion the assessment read: a cluster resource changed
 		// since (by anyone) fails the write, and abort says to run it again.
-		dc, _ := s.cluster.DC(cp.Target.DC)
 		counts := map[string]int{}
-		for _, r := range dc.Racks {
-			counts[r.Name] = point.replicas
+		for _, r := range point.racks {
+			counts[r] = point.replicas
 		}
 		if err := s.adapter.SetRackNodesAt(ctx, cp.Namespace, cp.Cluster, cp.Target.DC, counts, point.rv); err != nil {
 			o.releaseAbort(ctx, s, cp)
-			return fmt.Errorf("cannot set nodesPerRacks of datacenter %s to %d: %w; nothing else changed and the checkpoint is kept, run abort again", cp.Target.DC, point.replicas, err)
+			return fmt.Errorf("cannot set %s of datacenter %s to %d: %w; nothing else changed and the checkpoint is kept, run abort again", s.adapter.CountWords(), cp.Target.DC, point.replicas, err)
 		}
-		fmt.Fprintf(o.ErrOut, "Set nodesPerRacks of datacenter %s to %d (was %d), the racks' StatefulSet replicas.\n", cp.Target.DC, point.replicas, point.nodesPerRack)
+		fmt.Fprintf(o.ErrOut, "Set %s of datacenter %s to %d (was %d), the racks' StatefulSet replicas.\n", s.adapter.CountWords(), cp.Target.DC, point.replicas, point.nodesPerRack)
 	}
 	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
@@ -167,7 +166,7 @@ func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
 		fmt.Fprintf(o.ErrOut, "Note: %s.\n", n)
 	}
 	if p.nodesPerRack != p.replicas {
-		fmt.Fprintf(o.ErrOut, "nodesPerRacks of datacenter %s will be set to %d (now %d), what every rack's StatefulSet has.\n", cp.Target.DC, p.replicas, p.nodesPerRack)
+		fmt.Fprintf(o.ErrOut, "%s of datacenter %s will be set to %d (now %d), what every rack's StatefulSet has.\n", p.countWords, cp.Target.DC, p.replicas, p.nodesPerRack)
 	}
 	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
 		fmt.Fprintf(o.ErrOut, "The operator Deployment %s/%s will be restored to %d replicas.\n", cp.PausedOperator.Namespace, cp.PausedOperator.Name, cp.PausedOperator.Replicas)

@@ -25,7 +25,11 @@ type abortPoint struct {
 	// nodesPerRack what the cluster resource asks for now; rv its resourceVersion then.
 	replicas, nodesPerRack int
 	rv                     string
-	notes                  []string
+	// racks are the datacenter's racks as the read guarded by rv had them; countWords
+	// names the count in the spec (operator.Counts).
+	racks      []string
+	countWords string
+	notes      []string
 	// rule is the kind's abort rule.
 	rule operation.Abort
 }
@@ -254,15 +258,15 @@ func (o *Options) assessRestart(ctx context.Context, s *session, cp *checkpoint.
 func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Checkpoint, p *abortPoint) error {
 	cl, u, err := s.adapter.Get(ctx, cp.Namespace, cp.Cluster)
 	if err != nil {
-		return fmt.Errorf("cannot read CassandraCluster %s/%s: %w; nothing changed", cp.Namespace, cp.Cluster, err)
+		return fmt.Errorf("cannot read %s %s/%s: %w; nothing changed", s.adapter.Kind(), cp.Namespace, cp.Cluster, err)
 	}
 	dc, ok := cl.DC(cp.Target.DC)
 	if !ok {
-		return exit.Refusedf("CassandraCluster %s has no datacenter %s any more; nothing changed", cp.Cluster, cp.Target.DC)
+		return exit.Refusedf("%s %s has no datacenter %s any more; nothing changed", s.adapter.Kind(), cp.Cluster, cp.Target.DC)
 	}
 	// Abort sets one count for every rack (racks of different sizes are refused below),
 	// so it compares the spec's largest rack count (they are equal with CassKop).
-	p.nodesPerRack, p.rv = dc.MaxNodes(), u.GetResourceVersion()
+	p.nodesPerRack, p.rv, p.racks, p.countWords = dc.MaxNodes(), u.GetResourceVersion(), operation.RackNames(dc.Racks), s.adapter.CountWords()
 	sizes := map[int][]string{}
 	byRack := map[string]int{}
 	var all []string

@@ -132,7 +132,9 @@ func (o *Options) completePods(cmd *cobra.Command, args []string, _ string) ([]s
 		}
 		var names []string
 		for _, p := range list.Items {
-			names = append(names, p.Name)
+			if _, ok := a.PodCluster(p.Labels); ok { // a Cassandra pod of the operator's
+				names = append(names, p.Name)
+			}
 		}
 		return names
 	})

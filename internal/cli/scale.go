@@ -231,12 +231,12 @@ func (o *Options) refuseBusy(ctx context.Context, s *session) error {
 	}
 	busy := append([]string{}, s.cluster.Busy...)
 	if pods, err := s.adapter.BusyPods(ctx, s.cluster.Namespace, s.cluster.Name); err != nil {
-		return fmt.Errorf("cannot check CassKop's pod operations: %w", err)
+		return fmt.Errorf("cannot check %s's pod operations: %w", s.adapter.Title(), err)
 	} else {
 		busy = append(busy, pods...)
 	}
 	if len(busy) > 0 {
-		return exit.Refusedf("CassKop is busy with cluster %s: %s; wait until it is idle (status.lastClusterActionStatus Done), nothing changed", s.cluster.Name, strings.Join(busy, "; "))
+		return exit.Refusedf("%s is busy with cluster %s: %s; wait until it is idle (kubectl cassandra status %s), nothing changed", s.adapter.Title(), s.cluster.Name, strings.Join(busy, "; "), s.cluster.Name)
 	}
 	return nil
 }
@@ -299,9 +299,9 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 	others, err := s.adapter.ManagedClusters(ctx, op)
 	switch {
 	case apierrors.IsForbidden(err):
-		p.UnmanagedUnknown = fmt.Sprintf("it manages %s and listing CassandraClusters there is forbidden to you", op.Scope())
+		p.UnmanagedUnknown = fmt.Sprintf("it manages %s and listing %ss there is forbidden to you", op.Scope(), s.adapter.Kind())
 	case err != nil:
-		p.UnmanagedUnknown = fmt.Sprintf("it manages %s and listing CassandraClusters there failed: %v", op.Scope(), err)
+		p.UnmanagedUnknown = fmt.Sprintf("it manages %s and listing %ss there failed: %v", op.Scope(), s.adapter.Kind(), err)
 	}
 	for _, c := range others {
 		if c.Namespace != s.cluster.Namespace || c.Name != s.cluster.Name {
@@ -334,7 +334,7 @@ func activeOperator(ctx context.Context, s *session) (*operator.Controller, erro
 	for _, op := range ops {
 		names = append(names, op.String())
 	}
-	return nil, exit.Refusedf("several CassKop operators manage namespace %s (%s): name the one to pause with --operator NAMESPACE/NAME; nothing changed", s.cluster.Namespace, strings.Join(names, ", "))
+	return nil, exit.Refusedf("several %s operators manage namespace %s (%s): name the one to pause with --operator NAMESPACE/NAME; nothing changed", s.adapter.Title(), s.cluster.Namespace, strings.Join(names, ", "))
 }
 
 // confirm asks on the terminal unless --yes; without a terminal it refuses.

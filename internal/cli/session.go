@@ -7,6 +7,7 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -179,7 +180,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 func (s *session) stepWorld(cp *checkpoint.Checkpoint) *steps.World {
 	dc, _ := s.cluster.DC(cp.Target.DC)
 	return &steps.World{CP: cp, Racks: dc.Racks, CountWords: s.adapter.CountWords(), ResourceKind: s.adapter.Kind(),
-		Container: s.adapter.Container(), Operator: operatorState(s.adapter, cp, nil)}
+		Container: s.adapter.Container(), Operator: operatorState(s.adapter, cp, time.Now)}
 }
 
 // resumeHint is the command that continues the operation on this cluster.

@@ -79,3 +79,23 @@ func TestTargetWantedLegacy(t *testing.T) {
 		t.Fatalf("countText = %q", s)
 	}
 }
+
+// TestRestoreAfterRepairWhileScaleUnfinished: after a repair, CassKop still has its own
+// scale-down to finish, so the cluster resource and the StatefulSets disagree; the
+// restore that ends a scale refuses then (someone edited the count), the one that ends
+// a repair goes ahead, or the operator would stay paused for good.
+func TestRestoreAfterRepairWhileScaleUnfinished(t *testing.T) {
+	ctx := context.Background()
+	kube := fake.NewSimpleClientset(statefulSet("c-dc1-r1", 2), statefulSet("c-dc1-r2", 3))
+	spec := &rackSpec{counts: map[string]int{"r1": 1, "r2": 1}}
+	racks := []topology.Rack{{DC: "dc1", Name: "r1", StatefulSet: "c-dc1-r1"}, {DC: "dc1", Name: "r2", StatefulSet: "c-dc1-r2"}}
+	cp := &checkpoint.Checkpoint{Namespace: "ns", Cluster: "c", Target: checkpoint.Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 1}}
+	w := &World{Kube: kube, Namespace: "ns", CP: cp, Racks: racks, Spec: spec, Reporter: nopReporter{}, uncached: true}
+	op := checkpoint.PausedOperator{Namespace: "ns", Name: "op", Replicas: 1}
+	if err := (&ResumeOperator{w: w, op: op}).Recheck(ctx); err == nil {
+		t.Fatal("the restore ending a scale went ahead while the StatefulSets differ from the spec")
+	}
+	if err := (&resumeAfterRepair{ResumeOperator: &ResumeOperator{w: w, op: op}}).Recheck(ctx); err != nil {
+		t.Fatalf("the restore ending a repair: %v", err)
+	}
+}

@@ -120,6 +120,12 @@ type resumeAfterRepair struct{ *ResumeOperator }
 // Safe: nothing to wait for; the steps before it are done.
 func (s *resumeAfterRepair) Safe(context.Context) error { return nil }
 
+// Recheck: nothing either. The restore after a scale refuses when the cluster resource
+// and the StatefulSets disagree (someone edited the count); after a repair they may
+// (CassKop finishes its own scale-down once restored: other racks, or further nodes of
+// this one, are still to go), and refusing would leave the operator paused for good.
+func (s *resumeAfterRepair) Recheck(context.Context) error { return nil }
+
 // PlanText implements PlanTexter.
 func (s *resumeAfterRepair) PlanText() string {
 	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (it continues from the repaired status)", s.op.Namespace, s.op.Name, s.op.Replicas)
