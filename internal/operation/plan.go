@@ -212,25 +212,17 @@ func (p *Planner) ReadCheckedRack(ctx context.Context, ns string, r topology.Rac
 // ReadRing reads `nodetool status` from the first of the states' pods that answers, and
 // refuses unless every node of dc is Up/Normal (CheckUN).
 func (p *Planner) ReadRing(ctx context.Context, cl topology.Cluster, dc topology.DC, states []RackNow, what string) (nodetool.Ring, string, error) {
-	var r nodetool.Ring
-	var reader string
-	var errs []string
+	var pods []string
 	for _, st := range states {
-		for i := 0; i < st.Cur && reader == ""; i++ {
-			ring, err := p.Nodetool.Status(ctx, st.Pods[i].Name)
-			if err == nil && len(ring.Nodes) == 0 {
-				err = nodetool.ErrEmpty
-			}
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("from %s: %v", st.Pods[i].Name, err))
-				continue
-			}
-			r, reader = ring, st.Pods[i].Name
+		for i := 0; i < st.Cur; i++ {
+			pods = append(pods, st.Pods[i].Name)
 		}
 	}
-	if reader == "" {
+	r, i, errs := nodetool.FirstRing(ctx, p.Nodetool, pods)
+	if i < 0 {
 		return r, "", exit.Refusedf("cannot read the ring (%s); a %s needs a readable ring, nothing changed", strings.Join(errs, "; "), what)
 	}
+	reader := pods[i]
 	if err := CheckUN(r, cl, dc); err != nil {
 		return r, "", err
 	}
