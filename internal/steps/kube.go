@@ -550,24 +550,17 @@ func sameCounts(have, want map[string]int) bool {
 // countText is a count per rack in words: one number when every rack has it
 // ("3"), else "rack1=3, rack2=2".
 func countText(m map[string]int) string {
-	names := make([]string, 0, len(m))
-	equal, first := true, -1
-	for r, n := range m {
-		names = append(names, r)
-		if first >= 0 && n != first {
+	n, equal := -1, true
+	for _, c := range m {
+		if n >= 0 && c != n {
 			equal = false
 		}
-		first = n
+		n = c
 	}
-	if equal && first >= 0 {
-		return strconv.Itoa(first)
+	if equal && n >= 0 {
+		return strconv.Itoa(n)
 	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, r := range names {
-		parts[i] = fmt.Sprintf("%s=%d", r, m[r])
-	}
-	return strings.Join(parts, ", ")
+	return topology.CountsText(m)
 }
 
 func rackNames(racks []topology.Rack) []string {

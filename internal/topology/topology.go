@@ -68,6 +68,19 @@ func (d DC) RackNodes() map[string]int {
 	return m
 }
 
+// CountsText is counts by rack in words: "rack1=3, rack2=2", racks sorted.
+func CountsText(counts map[string]int) string {
+	names := make([]string, 0, len(counts))
+	for r := range counts {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	for i, r := range names {
+		names[i] = fmt.Sprintf("%s=%d", r, counts[r])
+	}
+	return strings.Join(names, ", ")
+}
+
 // MaxNodes is the largest count the resource asks for a rack of the DC.
 func (d DC) MaxNodes() int {
 	n := 0

@@ -588,26 +588,13 @@ func (a *Adapter) CheckRackNodes(dc string, racks map[string]int) error {
 	return err
 }
 
-// countsText is "rack1=3, rack2=2", racks sorted.
-func countsText(racks map[string]int) string {
-	names := make([]string, 0, len(racks))
-	for r := range racks {
-		names = append(names, r)
-	}
-	sort.Strings(names)
-	for i, r := range names {
-		names[i] = fmt.Sprintf("%s=%d", r, racks[r])
-	}
-	return strings.Join(names, ", ")
-}
-
 // oneCount is the one nodesPerRacks that gives every rack its count: CassKop keeps a
 // count per datacenter, not per rack, so racks that differ cannot be written.
 func oneCount(dc string, racks map[string]int) (int, error) {
 	n, first := 0, true
 	for _, c := range racks {
 		if !first && c != n {
-			return 0, fmt.Errorf("CassKop keeps one %s per datacenter: the racks of %s cannot have different counts (%s)", CountField, dc, countsText(racks))
+			return 0, fmt.Errorf("CassKop keeps one %s per datacenter: the racks of %s cannot have different counts (%s)", CountField, dc, topology.CountsText(racks))
 		}
 		n, first = c, false
 	}
