@@ -161,7 +161,7 @@ func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
 	case p.done > 0:
 		where = fmt.Sprintf("%d of %d %s %s so far, no node in the middle of a change", p.done, p.total, p.rule.Unit, p.rule.Past)
 	}
-	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s); %s.\n", cp.OperationID, cp.Kind, operationTarget(cp.Kind, cp.Target), where)
+	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s); %s.\n", cp.OperationID, cp.Kind, o.operationTarget(cp.Kind, cp.Target), where)
 	for _, n := range p.notes {
 		fmt.Fprintf(o.ErrOut, "Note: %s.\n", n)
 	}

@@ -10,14 +10,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 )
 
 // operationTarget says what an operation does to which racks, for status and refusals
 // (the kind's Target; a kind this build does not know is said as a scale).
-func operationTarget(kind string, t checkpoint.Target) string {
-	if k, ok := kinds.Registry().Kind(kind); ok {
+func (o *Options) operationTarget(kind string, t checkpoint.Target) string {
+	if k, ok := o.Kinds.Kind(kind); ok {
 		return k.Target(t)
 	}
 	return operation.Scale{}.Target(t)
@@ -141,9 +140,9 @@ func (o *Options) nothingToDo(s *session, out string, msg string) error {
 }
 
 // refuseOtherInFlight refuses a new operation while another is in flight.
-func refuseOtherInFlight(s *session, cp *checkpoint.Checkpoint) error {
+func (o *Options) refuseOtherInFlight(s *session, cp *checkpoint.Checkpoint) error {
 	return exit.Refusedf("operation %s (%s, %s, started by %s at %s) is in flight on %s; finish it first: %s",
-		cp.OperationID, cp.Kind, operationTarget(cp.Kind, cp.Target), cp.StartedBy, cp.StartedAt.Format(time.RFC3339), s.cluster.Name, s.resumeHint())
+		cp.OperationID, cp.Kind, o.operationTarget(cp.Kind, cp.Target), cp.StartedBy, cp.StartedAt.Format(time.RFC3339), s.cluster.Name, s.resumeHint())
 }
 
 // refuseStarted refuses to abort an operation that may be aborted only before it

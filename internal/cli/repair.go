@@ -72,7 +72,7 @@ func (o *Options) runRepair(ctx context.Context, args []string, f *repairFlags) 
 				fmt.Fprintf(o.ErrOut, "Repair %s is in flight; resuming it.\n", existing.OperationID)
 				return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
 			}
-			return refuseOtherInFlight(s, existing)
+			return o.refuseOtherInFlight(s, existing)
 		},
 		next: func(*operation.Plan) string {
 			return fmt.Sprintf("kubectl cassandra repair-operator-state -n %s %s --yes", s.cluster.Namespace, s.cluster.Name)

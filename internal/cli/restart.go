@@ -77,7 +77,7 @@ func (o *Options) runRestart(ctx context.Context, args []string, f *restartFlags
 				fmt.Fprintf(o.ErrOut, "Operation %s with the same target is in flight; resuming it.\n", existing.OperationID)
 				return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
 			}
-			return refuseOtherInFlight(s, existing)
+			return o.refuseOtherInFlight(s, existing)
 		},
 		next: func(plan *operation.Plan) string {
 			next := fmt.Sprintf("kubectl cassandra restart -n %s %s --dc %s", s.cluster.Namespace, s.cluster.Name, plan.DC.Name)

@@ -211,7 +211,7 @@ func (o *Options) scaleInFlight(ctx context.Context, s *session, existing *check
 		dc, racks = sel.Name, operation.RackNames(rs)
 	}
 	if existing.Kind != checkpoint.KindScaleDown && existing.Kind != checkpoint.KindScaleUp {
-		return refuseOtherInFlight(s, existing)
+		return o.refuseOtherInFlight(s, existing)
 	}
 	if !existing.SameTarget(dc, racks, f.nodes) {
 		return exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",

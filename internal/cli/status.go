@@ -106,7 +106,7 @@ func (o *Options) runStatus(ctx context.Context, args []string, f statusFlags) e
 
 // printStatusText renders rep as text, coloured when w is a terminal that wants colour.
 func (o *Options) printStatusText(w io.Writer, rep statusReport) {
-	status.Text(w, rep, status.Style{Paint: output.Painter{On: output.ColorEnabled(o.Color, w, os.Getenv)}, Target: operationTarget})
+	status.Text(w, rep, status.Style{Paint: output.Painter{On: output.ColorEnabled(o.Color, w, os.Getenv)}, Target: o.operationTarget})
 }
 
 // readStatus reads what status shows, concurrently: the lists (started with the
@@ -116,7 +116,7 @@ func (o *Options) printStatusText(w io.Writer, rep statusReport) {
 func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists, withNodetool bool) status.Read {
 	early := startRingRead(ctx, s, withNodetool)
 	cl := s.cluster
-	rd := status.Read{Cluster: cl, Kind: s.adapter.Kind(), OperatorTitle: operatorTitle(s.adapter), Nodetool: withNodetool, Commands: statusCommands(s)}
+	rd := status.Read{Cluster: cl, Kind: s.adapter.Kind(), OperatorTitle: s.adapter.Title(), Nodetool: withNodetool, Commands: statusCommands(s)}
 	rd.Checkpoint, rd.CheckpointErr = checkpointOf(cl)
 	rd.Last, rd.LastErr = lastOperationOf(cl)
 	lists.into(&rd)
@@ -125,10 +125,6 @@ func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists
 	}
 	return rd
 }
-
-// operatorTitle is how people call the operator, in status's text and warnings; an
-// adapter names itself only as checkpoints record it (internal/operator/operator.go).
-func operatorTitle(a operator.Adapter) string { return a.Title() }
 
 // statusCommands are the commands status may suggest next.
 func statusCommands(s *session) status.Commands {
