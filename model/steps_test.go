@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
 )
 
 // modelSteps runs the model in spin's simulator with PRINT_STEPS: its init builds the
@@ -89,7 +90,7 @@ func TestModelStepsMatchCode(t *testing.T) {
 				kind, pod, _ := strings.Cut(id, "/")
 				cp.Steps = append(cp.Steps, checkpoint.PendingStep(kind, pod))
 			}
-			if err := cp.Validate(""); err != nil {
+			if err := cp.Validate("", kinds.Registry().Schemas()); err != nil {
 				t.Fatalf("the model's steps are not a valid scale-down checkpoint: %v", err)
 			}
 			t.Logf("%d steps: %s", len(got), strings.Join(got, " "))

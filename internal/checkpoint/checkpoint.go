@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -69,19 +70,27 @@ const (
 	KindScaleUp = "scale-up"
 	// KindRestart restarts the pods of racks one at a time (schema 2).
 	KindRestart = "restart"
-	// KindRepairOperator repairs a CassKop status stuck after an interrupted
-	// decommission (schema 2).
-	KindRepairOperator = "repair-operator-state"
 )
 
-// SchemaFor is the oldest schema version that can hold a checkpoint of kind (decode
-// refuses an older one; each kind's Info says the same).
-func SchemaFor(kind string) int {
-	if kind == KindScaleDown {
-		return 1
-	}
-	return newestPlain
+// Schema is what a checkpoint of one operation kind may hold; decode refuses anything
+// else. The checkpoint knows no kind itself: each kind's package says its Schema in its
+// Info (internal/operation/*), and the registry hands them all to decode
+// (operation.Registry.Schemas), so a new kind is written nowhere here.
+type Schema struct {
+	// Version is the oldest schema version that can hold the kind (a checkpoint is
+	// written with it, so older plugins can still read what they know).
+	Version int
+	// Steps are the step kinds its checkpoint may contain.
+	Steps []string
+	// NewNodes: it plans nodes it creates (Node.New; a scale-up).
+	NewNodes bool
+	// Unowned: it finishes what the operator left, so its planned nodes may have no pod
+	// (no pod UID) and its target no node count (repair-operator-state).
+	Unowned bool
 }
+
+// Schemas are the operation kinds a build knows, by name.
+type Schemas map[string]Schema
 
 // Step kinds of a scale-down, in the order they run for each node.
 const (
@@ -115,17 +124,6 @@ const (
 	// resource's status (repair-operator-state).
 	StepOperatorStatus = "operator-status"
 )
-
-// kindSteps lists the step kinds each operation kind may contain: what decode accepts
-// (each kind's package, internal/operation/*, lists the same in its Info, and
-// internal/operation/kinds/kinds_test.go keeps the two equal).
-var kindSteps = map[string]map[string]bool{
-	KindScaleDown: {StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true, StepUpdateCluster: true, StepPauseOperator: true, StepResumeOperator: true},
-	KindScaleUp:   {StepGrowSTS: true, StepWaitJoined: true, StepUpdateCluster: true, StepCleanup: true, StepPauseOperator: true, StepResumeOperator: true},
-	KindRestart:   {StepDrain: true, StepDeletePod: true, StepWaitRestarted: true, StepPauseOperator: true, StepResumeOperator: true},
-	KindRepairOperator: {StepDecommission: true, StepVerifyLeft: true, StepShrinkSTS: true, StepWaitPodGone: true, StepDeletePVCs: true,
-		StepOperatorStatus: true, StepPauseOperator: true, StepResumeOperator: true},
-}
 
 // Step states. "started" means the action may or may not have happened: resume asks
 // the real world.
@@ -309,9 +307,9 @@ func StepID(kind, pod string) string {
 	return kind + "/" + pod
 }
 
-// Encode serializes a checkpoint for the annotation.
-func Encode(cp *Checkpoint) (string, error) {
-	if err := cp.Validate(""); err != nil {
+// Encode serializes a checkpoint, of one of kinds, for the annotation.
+func Encode(cp *Checkpoint, kinds Schemas) (string, error) {
+	if err := cp.Validate("", kinds); err != nil {
 		return "", err
 	}
 	b, err := json.Marshal(cp)
@@ -366,12 +364,13 @@ func (e envelope) inflate() (string, error) {
 	return string(b), nil
 }
 
-// Decode parses and validates an annotation value. clusterUID, when not empty, must match.
-func Decode(s, clusterUID string) (*Checkpoint, error) {
-	return decode(s, clusterUID, true)
+// Decode parses and validates an annotation value against the kinds the build knows.
+// clusterUID, when not empty, must match.
+func Decode(s, clusterUID string, kinds Schemas) (*Checkpoint, error) {
+	return decode(s, clusterUID, kinds, true)
 }
 
-func decode(s, clusterUID string, envelopeOK bool) (*Checkpoint, error) {
+func decode(s, clusterUID string, kinds Schemas, envelopeOK bool) (*Checkpoint, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("%w: annotation %s is empty", ErrCorrupt, Annotation)
 	}
@@ -399,7 +398,7 @@ func decode(s, clusterUID string, envelopeOK bool) (*Checkpoint, error) {
 		if err != nil {
 			return nil, err
 		}
-		return decode(inner, clusterUID, false)
+		return decode(inner, clusterUID, kinds, false)
 	}
 	var cp Checkpoint
 	dec := json.NewDecoder(strings.NewReader(s))
@@ -409,14 +408,14 @@ func decode(s, clusterUID string, envelopeOK bool) (*Checkpoint, error) {
 	if cp.SchemaVersion == 1 && cp.Kind == "" {
 		cp.Kind = KindScaleDown // schema 1 knew only scale-downs
 	}
-	if err := cp.Validate(clusterUID); err != nil {
+	if err := cp.Validate(clusterUID, kinds); err != nil {
 		return nil, err
 	}
 	return &cp, nil
 }
 
-// Validate checks the internal consistency of a checkpoint.
-func (cp *Checkpoint) Validate(clusterUID string) error {
+// Validate checks the internal consistency of a checkpoint, of one of kinds.
+func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, a...))
 	}
@@ -429,17 +428,20 @@ func (cp *Checkpoint) Validate(clusterUID string) error {
 		return bad("schema %d is a compressed checkpoint, but it has no encoding", cp.SchemaVersion)
 	case cp.OperationID == "":
 		return bad("no operationID")
-	case kindSteps[cp.Kind] == nil:
+	}
+	kind, known := kinds[cp.Kind]
+	switch {
+	case !known:
 		return bad("unknown operation kind %q", cp.Kind)
-	case cp.SchemaVersion < SchemaFor(cp.Kind):
-		return bad("operation kind %q needs schema %d, the checkpoint says %d", cp.Kind, SchemaFor(cp.Kind), cp.SchemaVersion)
+	case cp.SchemaVersion < kind.Version:
+		return bad("operation kind %q needs schema %d, the checkpoint says %d", cp.Kind, kind.Version, cp.SchemaVersion)
 	case cp.ClusterUID == "":
 		return bad("no clusterUID")
 	case cp.Cluster == "" || cp.Namespace == "":
 		return bad("no cluster name or namespace")
 	case len(cp.Steps) == 0:
 		return bad("no steps")
-	case cp.Target.Nodes < 1 && cp.Kind != KindRepairOperator:
+	case cp.Target.Nodes < 1 && !kind.Unowned:
 		return bad("target nodes %d", cp.Target.Nodes)
 	}
 	if clusterUID != "" && cp.ClusterUID != clusterUID {
@@ -450,10 +452,10 @@ func (cp *Checkpoint) Validate(clusterUID string) error {
 		if n.Pod == "" || n.StatefulSet == "" || n.Ordinal < 0 {
 			return bad("node %d is incomplete", i)
 		}
-		if n.PodUID == "" && !n.New && cp.Kind != KindRepairOperator {
+		if n.PodUID == "" && !n.New && !kind.Unowned {
 			return bad("node %d is incomplete", i)
 		}
-		if n.New && cp.Kind != KindScaleUp {
+		if n.New && !kind.NewNodes {
 			return bad("node %s is new, which only a scale-up plans", n.Pod)
 		}
 		if pods[n.Pod] {
@@ -469,7 +471,7 @@ func (cp *Checkpoint) Validate(clusterUID string) error {
 	ids := map[string]bool{}
 	for i, s := range cp.Steps {
 		switch {
-		case !kindSteps[cp.Kind][s.Kind]:
+		case !slices.Contains(kind.Steps, s.Kind):
 			return bad("step %d has unknown kind %q for a %s", i, s.Kind, cp.Kind)
 		case !knownStates[s.State]:
 			return bad("step %s has unknown state %q", s.ID, s.State)

@@ -30,26 +30,26 @@ func sample(n int) *Checkpoint {
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	cp := sample(3)
-	s, err := Encode(cp)
+	s, err := Encode(cp, testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode(s, "uid")
+	got, err := Decode(s, "uid", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Steps) != 16 || got.Steps[0].ID != "decommission/c-dc1-r1-3" || got.Steps[15].ID != StepUpdateCluster {
 		t.Fatalf("steps: %+v", got.Steps)
 	}
-	if _, err := Decode(s, "other"); !errors.Is(err, ErrOtherCluster) {
+	if _, err := Decode(s, "other", testKinds); !errors.Is(err, ErrOtherCluster) {
 		t.Fatalf("other UID: %v", err)
 	}
 	for _, bad := range []string{"", "{", `{"schemaVersion":0}`, `{"schemaVersion":1}`, s[:len(s)-10], `[]`} {
-		if _, err := Decode(bad, ""); !errors.Is(err, ErrCorrupt) {
+		if _, err := Decode(bad, "", testKinds); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%q: %v, want ErrCorrupt", bad, err)
 		}
 	}
-	if _, err := Decode(`{"schemaVersion":4,"whatever":true}`, ""); !errors.Is(err, ErrNewerSchema) {
+	if _, err := Decode(`{"schemaVersion":4,"whatever":true}`, "", testKinds); !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("newer: %v", err)
 	}
 }
@@ -57,7 +57,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 // A large plan is written compressed in a schema 3 envelope (an older build, which
 // reads up to 2, asks for an upgrade); a small one stays plain JSON.
 func TestLargeCheckpointCompressed(t *testing.T) {
-	small, err := Encode(sample(10))
+	small, err := Encode(sample(10), testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +65,14 @@ func TestLargeCheckpointCompressed(t *testing.T) {
 		t.Fatalf("10 nodes: %.60s…, want plain JSON", small)
 	}
 	plain, _ := json.Marshal(sample(100))
-	big, err := Encode(sample(100))
+	big, err := Encode(sample(100), testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(big, `{"schemaVersion":3,"encoding":"gzip+base64","data":"`) || len(big)*4 > len(plain) {
 		t.Fatalf("100 nodes: %d bytes (plain %d), %.60s…; want a compressed envelope under a quarter", len(big), len(plain), big)
 	}
-	cp, err := Decode(big, "uid")
+	cp, err := Decode(big, "uid", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestLargeCheckpointCompressed(t *testing.T) {
 		"envelope in one":    nested,
 		"plain with schema3": strings.Replace(small, `"schemaVersion":2`, `"schemaVersion":3`, 1),
 	} {
-		if _, err := Decode(bad, ""); !errors.Is(err, ErrCorrupt) {
+		if _, err := Decode(bad, "", testKinds); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
@@ -162,7 +162,7 @@ func (m *memObject) PatchAnnotations(_ context.Context, rv string, set map[strin
 func TestStoreConflicts(t *testing.T) {
 	ctx := context.Background()
 	obj := &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}
-	st := &Store{Obj: obj}
+	st := &Store{Obj: obj, Kinds: testKinds}
 	if cp, err := st.Load(ctx); cp != nil || err != nil {
 		t.Fatal(cp, err)
 	}
@@ -181,7 +181,7 @@ func TestStoreConflicts(t *testing.T) {
 	obj.onPatch = func(m *memObject) {
 		other := sample(1)
 		other.OperationID, other.Seq = "theirs", 9
-		v, _ := Encode(other)
+		v, _ := Encode(other, testKinds)
 		m.ann[Annotation] = v
 		m.rv++
 	}
@@ -189,7 +189,7 @@ func TestStoreConflicts(t *testing.T) {
 		t.Fatalf("save after a foreign checkpoint: %v", err)
 	}
 	// A second Create on an object that has a checkpoint: ErrExists.
-	st2 := &Store{Obj: obj}
+	st2 := &Store{Obj: obj, Kinds: testKinds}
 	if err := st2.Create(ctx, sample(1)); !errors.Is(err, ErrExists) {
 		t.Fatalf("create over an existing checkpoint: %v", err)
 	}
@@ -231,17 +231,17 @@ func BenchmarkEncode100(b *testing.B) {
 	cp := sample(100)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := Encode(cp); err != nil {
+		if _, err := Encode(cp, testKinds); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkDecode100(b *testing.B) {
-	s, _ := Encode(sample(100))
+	s, _ := Encode(sample(100), testKinds)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := Decode(s, "uid"); err != nil {
+		if _, err := Decode(s, "uid", testKinds); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,17 +1,5 @@
 package checkpoint
 
-import "sort"
-
-// AllowedSteps lists the step kinds a checkpoint of kind may contain, sorted.
-func AllowedSteps(kind string) []string {
-	var out []string
-	for k := range kindSteps[kind] {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Paused is steps with the operator's pause around them when pause is set: paused
 // first, restored after the steps that need it paused; after runs once it is restored.
 func Paused(pause bool, steps []Step, after ...Step) []Step {

@@ -16,7 +16,7 @@ func TestDecodeSchema1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := Decode(string(b), "cc-uid-1")
+	cp, err := Decode(string(b), "cc-uid-1", testKinds)
 	if err != nil {
 		t.Fatalf("schema 1 checkpoint refused: %v", err)
 	}
@@ -27,7 +27,7 @@ func TestDecodeSchema1(t *testing.T) {
 		t.Fatalf("decommission step: %+v", s)
 	}
 	// Re-encoding keeps schema 1: an older plugin can still resume it.
-	out, err := Encode(cp)
+	out, err := Encode(cp, testKinds)
 	if err != nil || !strings.Contains(out, `"schemaVersion":1,`) {
 		t.Fatalf("re-encode: %v\n%s", err, out)
 	}
@@ -36,25 +36,29 @@ func TestDecodeSchema1(t *testing.T) {
 	_ = json.Unmarshal(b, &m)
 	delete(m, "kind")
 	nokind, _ := json.Marshal(m)
-	if cp, err := Decode(string(nokind), ""); err != nil || cp.Kind != KindScaleDown {
+	if cp, err := Decode(string(nokind), "", testKinds); err != nil || cp.Kind != KindScaleDown {
 		t.Fatalf("schema 1 without kind: %v %+v", err, cp)
 	}
 	// Schema 1 cannot hold the new kinds.
 	m["kind"] = KindRestart
 	restart1, _ := json.Marshal(m)
-	if _, err := Decode(string(restart1), ""); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "needs schema 2") {
+	if _, err := Decode(string(restart1), "", testKinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "needs schema 2") {
 		t.Fatalf("restart in schema 1: %v", err)
 	}
 }
 
-func TestSchemaFor(t *testing.T) {
-	if SchemaFor(KindScaleDown) != 1 || SchemaFor(KindScaleUp) != 2 || SchemaFor(KindRestart) != 2 || SchemaFor(KindRepairOperator) != 2 {
-		t.Fatal("schema versions")
-	}
+// testKinds are the kinds as their packages declare them (internal/operation/*; the
+// registry's test, internal/operation/kinds/kinds_test.go, holds them equal).
+var testKinds = Schemas{
+	KindScaleDown: {Version: 1, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs, StepUpdateCluster, StepPauseOperator, StepResumeOperator}},
+	KindScaleUp:   {Version: 2, NewNodes: true, Steps: []string{StepGrowSTS, StepWaitJoined, StepUpdateCluster, StepCleanup, StepPauseOperator, StepResumeOperator}},
+	KindRestart:   {Version: 2, Steps: []string{StepDrain, StepDeletePod, StepWaitRestarted, StepPauseOperator, StepResumeOperator}},
+	kindRepair: {Version: 2, Unowned: true, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs,
+		StepOperatorStatus, StepPauseOperator, StepResumeOperator}},
 }
 
 func base(kind string) *Checkpoint {
-	return &Checkpoint{SchemaVersion: SchemaFor(kind), OperationID: "op", Kind: kind, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
+	return &Checkpoint{SchemaVersion: testKinds[kind].Version, OperationID: "op", Kind: kind, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
 		Target: Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 3, From: map[string]int{"r1": 1}}}
 }
 
@@ -75,25 +79,25 @@ func TestScaleUpCheckpoint(t *testing.T) {
 		t.Fatalf("steps %v", got)
 	}
 	cp.PausedOperator = &PausedOperator{Namespace: "ns", Name: "casskop", UID: "d", Replicas: 1}
-	s, err := Encode(cp)
+	s, err := Encode(cp, testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(s, `"schemaVersion":2,`) {
 		t.Fatalf("scale-up written with %s", s[:40])
 	}
-	if _, err := Decode(s, "uid"); err != nil {
+	if _, err := Decode(s, "uid", testKinds); err != nil {
 		t.Fatal(err)
 	}
 	// A scale-down step in a scale-up is corrupt; so is a new node in a restart.
 	cp.Steps = append(cp.Steps, PendingStep(StepDecommission, "c-dc1-r1-0"))
-	if _, err := Encode(cp); !errors.Is(err, ErrCorrupt) {
+	if _, err := Encode(cp, testKinds); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("decommission in a scale-up: %v", err)
 	}
 	r := base(KindRestart)
 	r.Nodes = newNodes[:1]
 	r.Steps = RestartSteps(r.Nodes, false)
-	if _, err := Encode(r); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "only a scale-up") {
+	if _, err := Encode(r, testKinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "only a scale-up") {
 		t.Fatalf("new node in a restart: %v", err)
 	}
 }
@@ -106,22 +110,26 @@ func TestRestartAndRepairCheckpoints(t *testing.T) {
 	if len(r.Steps) != 6 || r.Steps[0].ID != "drain/c-dc1-r1-1" || r.Steps[5].ID != "wait-restarted/c-dc1-r1-0" {
 		t.Fatalf("restart steps %+v", r.Steps)
 	}
-	if _, err := Encode(r); err != nil {
+	if _, err := Encode(r, testKinds); err != nil {
 		t.Fatal(err)
 	}
 	r.Nodes[0].PodUID = ""
-	if _, err := Encode(r); !errors.Is(err, ErrCorrupt) {
+	if _, err := Encode(r, testKinds); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("restart node without UID: %v", err)
 	}
 	// A repair may name a pod that is already gone (no UID), and needs no target count.
-	p := base(KindRepairOperator)
+	p := base(kindRepair)
 	p.Target.Nodes = 0
 	p.Nodes = []Node{{Pod: "c-dc1-r1-1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h1"}}
 	p.Steps = []Step{PendingStep(StepDeletePVCs, "c-dc1-r1-1"), PendingStep(StepOperatorStatus, "c-dc1-r1-1")}
-	if _, err := Encode(p); err != nil {
+	if _, err := Encode(p, testKinds); err != nil {
 		t.Fatal(err)
 	}
 	if !p.SameRacks("dc1", []string{"r1"}) || p.SameRacks("dc1", []string{"r2"}) {
 		t.Fatal("SameRacks")
 	}
 }
+
+// kindRepair is CassKop's repair-operator-state, declared in its package
+// (plugins/casskop/repair).
+const kindRepair = "repair-operator-state"

@@ -12,7 +12,7 @@ import (
 // store, as resume does: load, TakeOver, Save.
 func takeOverFrom(t *testing.T, obj *memObject, by Holder) *Checkpoint {
 	t.Helper()
-	st := &Store{Obj: obj}
+	st := &Store{Obj: obj, Kinds: testKinds}
 	cp, err := st.Load(context.Background())
 	if err != nil || cp == nil {
 		t.Fatalf("host B cannot load: %v", err)
@@ -31,7 +31,7 @@ func takeOverFrom(t *testing.T, obj *memObject, by Holder) *Checkpoint {
 func TestLostWriteNeverWinsBack(t *testing.T) {
 	ctx := context.Background()
 	obj := &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}
-	a := &Store{Obj: obj}
+	a := &Store{Obj: obj, Kinds: testKinds}
 	cp := sample(2)
 	cp.Holder = Holder{Host: "host-a", PID: 10, Session: "a"}
 	if err := a.Create(ctx, cp); err != nil {
@@ -59,7 +59,7 @@ func TestLostWriteNeverWinsBack(t *testing.T) {
 	if err := a.Fence(ctx, cp); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "host-b") {
 		t.Fatalf("fence after the takeover: %v, want ErrLost naming host-b", err)
 	}
-	cur, _ := (&Store{Obj: obj}).Load(ctx)
+	cur, _ := (&Store{Obj: obj, Kinds: testKinds}).Load(ctx)
 	if cur.Holder.Session != "b" || cur.Seq != 3 {
 		t.Fatalf("the checkpoint is %s seq %d, want b's seq 3", cur.Holder.Session, cur.Seq)
 	}
@@ -70,7 +70,7 @@ func TestLostWriteNeverWinsBack(t *testing.T) {
 func TestLostWriteSameSeq(t *testing.T) {
 	ctx := context.Background()
 	obj := &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}
-	a := &Store{Obj: obj}
+	a := &Store{Obj: obj, Kinds: testKinds}
 	cp := sample(1)
 	cp.Holder = Holder{Host: "host-a", Session: "a"}
 	if err := a.Create(ctx, cp); err != nil {
@@ -80,7 +80,7 @@ func TestLostWriteSameSeq(t *testing.T) {
 	other := sample(1)
 	other.Seq = 1
 	other.Holder = Holder{Host: "host-b", Session: "b"}
-	v, _ := Encode(other)
+	v, _ := Encode(other, testKinds)
 	obj.ann[Annotation] = v
 	obj.rv++
 	if err := a.Save(ctx, cp); !errors.Is(err, ErrLost) {
@@ -96,7 +96,7 @@ func TestLostWriteSameSeq(t *testing.T) {
 func TestFence(t *testing.T) {
 	ctx := context.Background()
 	obj := &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}
-	a := &Store{Obj: obj}
+	a := &Store{Obj: obj, Kinds: testKinds}
 	cp := sample(1)
 	cp.Holder = Holder{Host: "host-a", Session: "a"}
 	if err := a.Create(ctx, cp); err != nil {

@@ -17,11 +17,11 @@ func TestProgressFieldKeepsSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := Decode(string(b), "")
+	cp, err := Decode(string(b), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := Encode(cp)
+	plain, err := Encode(cp, testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +31,11 @@ func TestProgressFieldKeepsSchema(t *testing.T) {
 	at := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
 	p := Progress{Operation: "decommission", Pod: cp.Steps[0].Pod, DoneBytes: 41, TotalBytes: 96, Peers: 1, BytesPerSecond: 2.5, ETASeconds: 22, At: at}
 	cp.Steps[0].Progress = &p
-	s, err := Encode(cp)
+	s, err := Encode(cp, testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode(s, "")
+	got, err := Decode(s, "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}

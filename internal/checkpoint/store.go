@@ -35,9 +35,11 @@ var ErrExists = errors.New("an operation is already in flight on this cluster")
 // at a time (the engine serializes its writes and fences).
 type Store struct {
 	Obj Object
-	Now func() time.Time
-	rv  string
-	uid string
+	// Kinds are the operation kinds the build knows (what Load accepts).
+	Kinds Schemas
+	Now   func() time.Time
+	rv    string
+	uid   string
 	// seen is the checkpoint on the server as of the last read or write at rv.
 	seen token
 	// pending is the seq of a write whose outcome is unknown (a timeout, a broken
@@ -72,7 +74,7 @@ func (s *Store) Load(ctx context.Context) (*Checkpoint, error) {
 	if !ok {
 		return nil, nil
 	}
-	cp, err := Decode(v, uid)
+	cp, err := Decode(v, uid, s.Kinds)
 	s.seen = tokenOf(cp)
 	return cp, err
 }
@@ -108,7 +110,7 @@ func (s *Store) Create(ctx context.Context, cp *Checkpoint) error {
 	}
 	cp.Seq = 1
 	cp.UpdatedAt = s.now()
-	v, err := Encode(cp)
+	v, err := Encode(cp, s.Kinds)
 	if err != nil {
 		return err
 	}
@@ -137,7 +139,7 @@ func (s *Store) Save(ctx context.Context, cp *Checkpoint) error {
 	seq, updated := cp.Seq, cp.UpdatedAt
 	cp.Seq = seq + 1
 	cp.UpdatedAt = s.now()
-	v, err := Encode(cp)
+	v, err := Encode(cp, s.Kinds)
 	if err == nil {
 		err = s.write(ctx, cp, map[string]*string{Annotation: &v})
 	}
@@ -174,7 +176,7 @@ func (s *Store) stillOurs(cp *Checkpoint, ann map[string]string, uid string) err
 	if !ok {
 		return fmt.Errorf("%w (it was removed; this run wrote seq %d)", ErrLost, s.seen.seq)
 	}
-	cur, derr := Decode(v, uid)
+	cur, derr := Decode(v, uid, s.Kinds)
 	if derr != nil {
 		return fmt.Errorf("%w (it is unreadable now: %v; this run wrote seq %d)", ErrLost, derr, s.seen.seq)
 	}

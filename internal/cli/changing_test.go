@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"regexp"
 	"strings"
 	"testing"
@@ -274,9 +275,10 @@ func runChanging(w *world.World, host string, skew time.Duration, args ...string
 		host = "test-host"
 	}
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, casskop.Plugin{})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
+	w.Kinds = o.Kinds.Schemas()
 	o.Now = func() time.Time { return time.Now().Add(skew) }
 	pid := w.StartProcess()
 	defer w.EndProcess(pid)

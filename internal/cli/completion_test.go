@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,7 +71,7 @@ func complete(t *testing.T, w *world.World, args ...string) completed {
 func completeWith(t *testing.T, c *Clients, args ...string) completed {
 	t.Helper()
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, casskop.Plugin{})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.Clients = c
 	code := o.Execute(context.Background(), append([]string{"__complete"}, args...))
 	return parseCompletion(t, out.String(), errb.String(), code)
@@ -133,7 +134,7 @@ func setTopology(t *testing.T, w *world.World, dcs [][]string) {
 func clusterCommands(t *testing.T) []string {
 	t.Helper()
 	var names []string
-	for _, c := range NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), casskop.Plugin{})).Commands() {
+	for _, c := range NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), repair.Operator{Plugin: casskop.Plugin{}})).Commands() {
 		if c.IsAvailableCommand() && strings.Contains(c.Use, "[CLUSTER]") {
 			names = append(names, c.Name())
 		}
@@ -171,7 +172,7 @@ func TestCompleteRacksAndDCs(t *testing.T) {
 	// CLUSTER may be left out when the namespace holds one cluster: so may it here.
 	expectValues(t, complete(t, w, "scale", "-n", "cassandra", "--dc", "dc2", "--rack", ""), "r3")
 	// Every command with --rack/--dc completes them the same way (restart too).
-	for _, c := range NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), casskop.Plugin{})).Commands() {
+	for _, c := range NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), repair.Operator{Plugin: casskop.Plugin{}})).Commands() {
 		if c.IsAvailableCommand() && c.Flags().Lookup("rack") != nil && c.Name() != "scale" {
 			t.Run(c.Name(), func(t *testing.T) {
 				expectValues(t, complete(t, w, c.Name(), "demo", "--dc", "dc1", "--rack", ""), "r1", "r2")
@@ -198,7 +199,7 @@ func TestCompleteOutputValues(t *testing.T) {
 		expectValues(t, complete(t, w, cmd, "demo", "--output", ""), "text", "json", "yaml")
 	}
 	t.Run("every command with -o, and --color", func(t *testing.T) {
-		for _, c := range NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), casskop.Plugin{})).Commands() {
+		for _, c := range NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), repair.Operator{Plugin: casskop.Plugin{}})).Commands() {
 			f := c.Flags().Lookup("output")
 			if !c.IsAvailableCommand() || f == nil {
 				continue

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -169,7 +170,7 @@ func goldenCases() []goldenCase {
 func helpCases(t *testing.T) []goldenCase {
 	t.Helper()
 	cases := []goldenCase{{name: "help-root", args: []string{"--help"}}}
-	root := NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), casskop.Plugin{}))
+	root := NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), repair.Operator{Plugin: casskop.Plugin{}}))
 	seen := map[string]bool{}
 	for _, c := range root.Commands() {
 		if !c.IsAvailableCommand() {
@@ -335,7 +336,7 @@ func checkNext(t *testing.T, w *world.World, next string) {
 			t.Errorf("next %q has an undocumented placeholder %q", next, a)
 		}
 	}
-	root := NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), casskop.Plugin{}))
+	root := NewRootCmd(NewOptions(genericiooptions.NewTestIOStreamsDiscard(), repair.Operator{Plugin: casskop.Plugin{}}))
 	cmd, rest, err := root.Find(args)
 	if err != nil || cmd == root || !cmd.IsAvailableCommand() {
 		t.Errorf("next %q names no plugin command (%v)", next, err)

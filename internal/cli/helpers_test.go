@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +37,7 @@ func runWith(w *world.World, ex nodetool.Execer, args ...string) (stdout, stderr
 
 func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, casskop.Plugin{})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = ex
 	pid := w.StartProcess()
@@ -78,4 +79,10 @@ func jumpingClock(base func() time.Time) (now func() time.Time, after func(time.
 		return c
 	}
 	return now, after
+}
+
+// testKinds are the operation kinds of the plugin as main composes it, for tests that
+// read or write a checkpoint themselves.
+func testKinds() checkpoint.Schemas {
+	return NewOptions(genericiooptions.NewTestIOStreamsDiscard(), repair.Operator{Plugin: casskop.Plugin{}}).Kinds.Schemas()
 }

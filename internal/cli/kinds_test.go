@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -31,14 +32,14 @@ func TestStatusShowsEveryKind(t *testing.T) {
 	}{
 		{"scale-up", world.Opts{Nodes: 1}, func(t *testing.T, w *world.World) { run(w, 4, scaleUp3...) }, checkpoint.KindScaleUp, "datacenter dc1 racks rack1 -> 3 nodes, step"},
 		{"restart", world.Opts{Nodes: 3}, func(t *testing.T, w *world.World) { run(w, 4, restartR1...) }, checkpoint.KindRestart, "datacenter dc1 racks rack1, rolling restart, step"},
-		{"repair", world.Opts{}, nil, checkpoint.KindRepairOperator, "datacenter dc1 racks rack1, repair of CassKop's stuck status, step"},
+		{"repair", world.Opts{}, nil, repair.Name, "datacenter dc1 racks rack1, repair of CassKop's stuck status, step"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var w *world.World
-			if tc.kind == checkpoint.KindRepairOperator {
+			if tc.kind == repair.Name {
 				w = stuckWorld(t, "ongoing-pod-gone", true)
-				run(w, 4, repair...)
+				run(w, 4, repairArgs...)
 			} else {
 				w = world.New(t, tc.opts)
 				tc.setup(t, w)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"strings"
 	"sync"
 	"testing"
@@ -68,7 +69,7 @@ func (g *gate) Exec(ctx context.Context, pod string, argv []string) (string, str
 func runOn(w *world.World, h host, ex *gate, args ...string) (done chan result) {
 	done = make(chan result, 1)
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, casskop.Plugin{})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = ex
 	session := h.user + "-session"
@@ -184,7 +185,7 @@ func TestSkewedClockWaitsForLiveHolder(t *testing.T) {
 	bHost := hostB
 	bHost.skew = 5 * time.Minute
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, casskop.Plugin{})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	o.Identity = func() checkpoint.Holder {

@@ -24,7 +24,7 @@ func loadCP(t *testing.T, w *world.World) *checkpoint.Checkpoint {
 	if !ok {
 		return nil
 	}
-	cp, err := checkpoint.Decode(v, "")
+	cp, err := checkpoint.Decode(v, "", testKinds())
 	if err != nil {
 		t.Fatal(err)
 	}

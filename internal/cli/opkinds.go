@@ -22,35 +22,18 @@ func (o *Options) operationTarget(kind string, t checkpoint.Target) string {
 	return operation.Scale{}.Target(t)
 }
 
-// start is what a command asks to start: the shared orchestration (startOperation)
-// with what differs between commands.
-type start struct {
-	// kind is the operation's kind (its access is checked; plan, when nil, is its Plan).
-	kind  operation.Kind
-	req   operation.Request
-	flags *opFlags
-	// busy refuses while the operator is busy (all but repair-operator-state, which is
-	// for a stuck operator).
-	busy bool
-	// inFlight answers an operation already in flight (resume it when it is the same).
-	inFlight func(existing *checkpoint.Checkpoint) error
-	// plan, when set, plans instead of kind.Plan (scale: a scale-down or a scale-up).
-	plan func(ctx context.Context, env *operation.Env) (*operation.Plan, error)
-	// next is the command that runs the plan shown by --dry-run.
-	next func(plan *operation.Plan) string
-}
-
-// startOperation is every command's way to a new operation: load the checkpoint (an
-// operation in flight is resumed or refused), refuse while the operator is busy, find
-// the operator to pause, check access and plan (both only read, so at once), show the
-// plan, confirm, write the checkpoint and run it.
-func (o *Options) startOperation(ctx context.Context, s *session, st *start) error {
+// startOperation is every operation command's way to a new operation: load the
+// checkpoint (an operation in flight is resumed or refused), refuse while the operator
+// is busy, find the operator to pause, check access and plan (both only read, so at
+// once), show the plan, confirm, write the checkpoint and run it. What differs between
+// the kinds is their Command (internal/operation/command.go).
+func (o *Options) startOperation(ctx context.Context, s *session, st *operationOptions) error {
 	existing, err := s.store.Load(ctx)
 	if err != nil {
 		return checkpointError(s, err)
 	}
 	if existing != nil {
-		return st.inFlight(existing)
+		return o.inFlight(ctx, s, existing, st)
 	}
 	// The checks below only read; each pair runs at once and is judged in order, so the
 	// refusal is the same as one after the other.
@@ -58,7 +41,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *start) err
 		return o.operatorToPause(ctx, s, st.flags.operator, st.flags.pause)
 	})
 	var busyErr error
-	if st.busy {
+	if st.cmd.Busy {
 		busyErr = o.refuseBusy(ctx, s)
 	}
 	pause, pauseErr := toPause()
@@ -77,7 +60,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *start) err
 		}
 		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, acc)
 	})
-	planFn := st.plan
+	planFn := st.cmd.Plan
 	if planFn == nil {
 		planFn = st.kind.Plan
 	}
@@ -92,7 +75,31 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *start) err
 	if err != nil {
 		return err
 	}
-	return o.runPlan(ctx, s, plan, &st.flags.runFlags, st.flags.dryRun, st.next(plan))
+	next := st.cmd.Next(s.cluster.Namespace, s.cluster.Name, plan, st.req)
+	return o.runPlan(ctx, s, plan, &st.flags.runFlags, st.flags.dryRun, next)
+}
+
+// inFlight answers an operation in flight as the command says: resume it, plan it
+// again, or refuse.
+func (o *Options) inFlight(ctx context.Context, s *session, existing *checkpoint.Checkpoint, st *operationOptions) error {
+	asked := operation.Asked{Request: st.req, DC: st.req.DC, Racks: []string{st.req.Rack}, ResumeHint: s.resumeHint()}
+	if dc, racks, err := s.cluster.Select(st.req.DC, st.req.Rack); err == nil {
+		asked.DC, asked.Racks, asked.Selected = dc.Name, operation.RackNames(racks), true
+	}
+	answer := operation.InFlight{}
+	if st.cmd.InFlight != nil {
+		answer = st.cmd.InFlight(existing, asked)
+	}
+	switch {
+	case answer.Refuse != nil:
+		return answer.Refuse
+	case answer.Replan:
+		return o.replanForce(ctx, s, existing, st.req, &st.flags)
+	case answer.Resume:
+		fmt.Fprintln(o.ErrOut, answer.Say)
+		return o.resumeCheckpoint(ctx, s, existing, &st.flags.runFlags)
+	}
+	return o.refuseOtherInFlight(s, existing)
 }
 
 // planner reads the real world for a plan.

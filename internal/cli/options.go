@@ -23,7 +23,8 @@ type Options struct {
 	// Operators are the operators this build supports, in order of preference
 	// (cmd/kubectl-cassandra/main.go composes them).
 	Operators []operator.Operator
-	// Kinds is the table of operation kinds (internal/operation/kinds).
+	// Kinds is the table of operation kinds (internal/operation/kinds, and those the
+	// Operators offer).
 	Kinds operation.Registry
 	// Color is auto, always or never.
 	Color string
@@ -81,11 +82,22 @@ func NewOptions(streams genericiooptions.IOStreams, operators ...operator.Operat
 	return &Options{
 		IOStreams:   streams,
 		Operators:   operators,
-		Kinds:       kinds.Registry(),
+		Kinds:       kinds.Registry(offered(operators)...),
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		Color:       "auto",
 		Now:         time.Now,
 	}
+}
+
+// offered are the operation kinds the operators offer beyond the common ones.
+func offered(operators []operator.Operator) []operation.Kind {
+	var out []operation.Kind
+	for _, op := range operators {
+		if o, ok := op.(operation.Offerer); ok {
+			out = append(out, o.Kinds()...)
+		}
+	}
+	return out
 }
 
 // AddFlags registers kubectl's standard flags and the plugin-wide ones.

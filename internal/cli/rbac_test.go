@@ -281,7 +281,7 @@ func exercise(t *testing.T) map[access]bool {
 	more = append(more, w4, w5)
 	for _, sub := range []bool{true, false} {
 		w6 := stuckWorld(t, "finalizing-not-shrunk", sub)
-		must(w6, 0, repair...)
+		must(w6, 0, repairArgs...)
 		more = append(more, w6)
 	}
 	for _, x := range more {

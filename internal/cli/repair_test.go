@@ -17,7 +17,7 @@ import (
 
 const stuckPod = "demo-dc1-rack1-2"
 
-var repair = []string{"repair-operator-state", "demo", "-n", "cassandra", "--yes"}
+var repairArgs = []string{"repair-operator-state", "demo", "-n", "cassandra", "--yes"}
 
 // casskopStatus is CassKop's status after it started scaling rack1 from 3 to 2: the
 // rack's last action and pod operation as given, every node recorded.
@@ -177,7 +177,7 @@ func TestRepairOperatorState(t *testing.T) {
 				if !strings.Contains(stdout, how) {
 					t.Fatalf("dry run does not say the status goes through the %s:\n%s", how, stdout)
 				}
-				stdout, stderr, code, _ = run(w, 0, repair...)
+				stdout, stderr, code, _ = run(w, 0, repairArgs...)
 				if code != 0 {
 					t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 				}
@@ -190,7 +190,7 @@ func TestRepairOperatorState(t *testing.T) {
 					t.Fatalf("status writes %v, want one through %s", got, want)
 				}
 				// Nothing stuck any more.
-				stdout, _, code, _ = run(w, 0, repair...)
+				stdout, _, code, _ = run(w, 0, repairArgs...)
 				if code != 0 || !strings.Contains(stdout, "shows no stuck decommission") {
 					t.Fatalf("second run: %d\n%s", code, stdout)
 				}
@@ -236,7 +236,7 @@ func TestRepairRefusesUnverified(t *testing.T) {
 			w.SetNodesPerRack(2)
 			tc.setup(t, w)
 			before := snapshot(t, w)
-			_, stderr, code, _ := run(w, 0, repair...)
+			_, stderr, code, _ := run(w, 0, repairArgs...)
 			if code != exit.Refused || !strings.Contains(stderr, tc.msg) || !strings.Contains(stderr, "nothing changed") {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
@@ -248,7 +248,7 @@ func TestRepairRefusesUnverified(t *testing.T) {
 	// Not stuck: CassKop is working on it (pod exists, Ongoing).
 	w := world.New(t, world.Opts{Nodes: 3})
 	w.SetCRStatus(casskopStatus(w, "Ongoing", []string{stuckPod}))
-	stdout, _, code, _ := run(w, 0, repair...)
+	stdout, _, code, _ := run(w, 0, repairArgs...)
 	if code != 0 || !strings.Contains(stdout, "CassKop is decommissioning demo-dc1-rack1-2") || w.SideEffects() != 0 {
 		t.Fatalf("not stuck: %d\n%s", code, stdout)
 	}
@@ -262,14 +262,14 @@ func TestRepairCrashMatrix(t *testing.T) {
 	for _, state := range []string{"ongoing-pod-gone", "finalizing-not-shrunk", "todo-decommissioned"} {
 		for _, sub := range []bool{true, false} {
 			ref := stuckWorld(t, state, sub)
-			if _, stderr, code, _ := run(ref, 0, repair...); code != 0 {
+			if _, stderr, code, _ := run(ref, 0, repairArgs...); code != 0 {
 				t.Fatalf("%s reference: %d\n%s", state, code, stderr)
 			}
 			points := ref.SideEffects()
 			for k := 1; k <= points; k++ {
 				label := fmt.Sprintf("%s/sub=%v crash %d/%d", state, sub, k, points)
 				w := stuckWorld(t, state, sub)
-				if _, stderr, _, crashed := run(w, k, repair...); !crashed {
+				if _, stderr, _, crashed := run(w, k, repairArgs...); !crashed {
 					t.Fatalf("%s: not reached\n%s", label, stderr)
 				}
 				second := 1 + (k*7)%5

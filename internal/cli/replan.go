@@ -16,13 +16,13 @@ import (
 // untouched, as abort checks it: assessScaleDown), the plan is made again from the real
 // world with the new --force and replaces the old one in a guarded write (the old
 // operation's pause of the operator carries over); otherwise it refuses and says so.
-func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpoint.Checkpoint, f *scaleFlags) error {
+func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpoint.Checkpoint, req operation.Request, f *opFlags) error {
 	self := o.self()
 	existing, reason, err := o.acquire(ctx, s, existing, self, f.forceTakeover)
 	if err != nil {
 		return err
 	}
-	was, want := forceWord(existing.Force), forceWord(f.force)
+	was, want := forceWord(existing.Force), forceWord(req.Force)
 	if err := o.assessScaleDown(ctx, s, existing, &abortPoint{}); err != nil {
 		return exit.Refusedf("operation %s (same target) was planned %s; it cannot be made again %s while a node of it is being removed: %v. "+
 			"Once resume finished the old plan (%s), run this scale again if nodes are still to go",
@@ -39,7 +39,8 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	}
 	down := o.Kinds.MustKind(checkpoint.KindScaleDown)
 	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
-		Request: operation.Request{DC: f.dc, Rack: f.rack, Nodes: f.nodes, Force: f.force, Pause: pause}}
+		Request: req}
+	env.Request.Pause = pause
 	env.Planner.Holder = self
 	acc, err := down.Access(ctx, env)
 	if err != nil {

@@ -80,7 +80,7 @@ func (o *Options) runReport(ctx context.Context, args []string, file, out string
 		},
 		Selector: s.adapter.ClusterSelector(cl.Name),
 		LogLines: logLines,
-		Records:  records,
+		Records:  o.records,
 		Version:  version.Get(),
 		Now:      o.Now,
 	}
@@ -88,7 +88,7 @@ func (o *Options) runReport(ctx context.Context, args []string, file, out string
 		var outOps []report.Operator
 		seen := map[string]bool{}
 		// A paused operator has no replica and is not "running": the checkpoint names it.
-		if cp, err := checkpoint.Decode(cl.Annotations[checkpoint.Annotation], cl.UID); err == nil && cp != nil && cp.PausedOperator != nil {
+		if cp, err := checkpoint.Decode(cl.Annotations[checkpoint.Annotation], cl.UID, o.Kinds.Schemas()); err == nil && cp != nil && cp.PausedOperator != nil {
 			p := cp.PausedOperator
 			outOps = append(outOps, report.Operator{Namespace: p.Namespace, Name: p.Name})
 			seen[p.Namespace+"/"+p.Name] = true
@@ -143,11 +143,11 @@ func writeArchive(rep *report.Report, file string) error {
 }
 
 // records decodes the plugin's annotations on the cluster resource.
-func records(u *unstructured.Unstructured) (map[string]any, map[string]error) {
+func (o *Options) records(u *unstructured.Unstructured) (map[string]any, map[string]error) {
 	files, bad := map[string]any{}, map[string]error{}
 	ann := u.GetAnnotations()
 	if v, ok := ann[checkpoint.Annotation]; ok {
-		cp, err := checkpoint.Decode(v, string(u.GetUID()))
+		cp, err := checkpoint.Decode(v, string(u.GetUID()), o.Kinds.Schemas())
 		if err != nil {
 			bad["checkpoint ("+checkpoint.Annotation+")"] = err
 		} else {

@@ -108,10 +108,7 @@ nodetool) on resume. An interrupted run is finished from any machine with "kubec
 		&cobra.Group{ID: groupInspect, Title: "Inspection:"},
 		&cobra.Group{ID: groupOther, Title: "Other:"},
 	)
-	for _, c := range []*cobra.Command{
-		newScaleCmd(o),
-		newRestartCmd(o),
-		newRepairCmd(o),
+	for _, c := range append(o.operationCmds(),
 		newResumeCmd(o),
 		newAbortCmd(o),
 		newStatusCmd(o),
@@ -119,7 +116,7 @@ nodetool) on resume. An interrupted run is finished from any machine with "kubec
 		newReportCmd(o),
 		newVersionCmd(o),
 		newCompletionCmd(o),
-	} {
+	) {
 		root.AddCommand(c)
 	}
 	return root

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,7 +40,7 @@ func (s *syncBuffer) String() string {
 // runAt is run with a clock (status --wait judges leases by it) and streams the test
 // can read while the command runs.
 func runAt(ctx context.Context, w *world.World, now func() time.Time, out, errOut *syncBuffer, args ...string) int {
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}, casskop.Plugin{})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	o.Now = now
@@ -55,12 +56,12 @@ func runAt(ctx context.Context, w *world.World, now func() time.Time, out, errOu
 // editCheckpoint rewrites the cluster's checkpoint (what another run would have left).
 func editCheckpoint(t *testing.T, w *world.World, edit func(cp *checkpoint.Checkpoint)) {
 	t.Helper()
-	cp, err := checkpoint.Decode(w.CR().GetAnnotations()[checkpoint.Annotation], "")
+	cp, err := checkpoint.Decode(w.CR().GetAnnotations()[checkpoint.Annotation], "", testKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
 	edit(cp)
-	v, err := checkpoint.Encode(cp)
+	v, err := checkpoint.Encode(cp, testKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func interruptAtFirstProgress(t *testing.T) (*world.World, *checkpoint.Checkpoin
 	defer cancel()
 	var out syncBuffer
 	errOut := &cancelOn{want: "[..] decommission demo-dc1-rack1-3: ", cancel: cancel}
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, casskop.Plugin{})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	o.SampleEvery, o.ProgressEvery = 20*time.Millisecond, time.Hour
@@ -253,7 +254,7 @@ func interruptAtFirstProgress(t *testing.T) (*world.World, *checkpoint.Checkpoin
 	if n := strings.Count(errOut.String(), "[..] decommission demo-dc1-rack1-3: "); n != 1 {
 		t.Errorf("%d plain progress lines within one interval, want 1:\n%s", n, errOut.String())
 	}
-	cp, err := checkpoint.Decode(w.CR().GetAnnotations()[checkpoint.Annotation], "")
+	cp, err := checkpoint.Decode(w.CR().GetAnnotations()[checkpoint.Annotation], "", testKinds())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,12 +39,10 @@ type Kind interface {
 type Info struct {
 	// Name is the kind as checkpoints record it (checkpoint.KindScaleDown, …).
 	Name string
-	// Schema is the checkpoint schema version a new operation of the kind is written
-	// with, and StepKinds the step kinds its checkpoint may contain (the checkpoint's
-	// decode checks both: internal/checkpoint/checkpoint.go, kindSteps and SchemaFor;
-	// internal/operation/kinds/kinds_test.go keeps them equal).
-	Schema    int
-	StepKinds []string
+	// Checkpoint is what its checkpoint may hold: the schema version a new operation
+	// is written with and its step kinds (the checkpoint's decode checks them:
+	// Registry.Schemas).
+	Checkpoint checkpoint.Schema
 	// StepsHeader introduces the step list of a plan; ConfirmWord is the question asked
 	// before the checkpoint is created ("Scale down").
 	StepsHeader, ConfirmWord string
@@ -111,9 +109,17 @@ type Env struct {
 	Request Request
 }
 
+// Offerer is an operator (operator.Operator) that offers operation kinds of its own,
+// beyond the ones every operator gets (CassKop: repair-operator-state). The CLI adds
+// them to its registry (internal/cli/options.go).
+type Offerer interface {
+	Kinds() []Kind
+}
+
 // Registry is the table of the operation kinds a build supports, by name.
 type Registry struct {
 	kinds map[string]Kind
+	order []Kind
 }
 
 // NewRegistry registers kinds (internal/operation/kinds composes the table).
@@ -121,9 +127,13 @@ func NewRegistry(kinds ...Kind) Registry {
 	r := Registry{kinds: map[string]Kind{}}
 	for _, k := range kinds {
 		r.kinds[k.Info().Name] = k
+		r.order = append(r.order, k)
 	}
 	return r
 }
+
+// All lists the registered kinds in the order they were registered.
+func (r Registry) All() []Kind { return r.order }
 
 // Kind looks the kind name up.
 func (r Registry) Kind(name string) (Kind, bool) {
@@ -148,6 +158,16 @@ func (r Registry) Of(cp *checkpoint.Checkpoint) (Kind, error) {
 	}
 	return nil, fmt.Errorf("operation %s is a %q, which this build of the plugin does not know (it knows %s): upgrade the plugin; nothing changed",
 		cp.OperationID, cp.Kind, strings.Join(r.Names(), ", "))
+}
+
+// Schemas are the registered kinds' checkpoint schemas, by name: what a checkpoint's
+// decode accepts (checkpoint.Decode).
+func (r Registry) Schemas() checkpoint.Schemas {
+	out := checkpoint.Schemas{}
+	for n, k := range r.kinds {
+		out[n] = k.Info().Checkpoint
+	}
+	return out
 }
 
 // Names lists the registered kinds, sorted.

@@ -273,7 +273,7 @@ func (p *Planner) NewCheckpoint(cl topology.Cluster, kind Kind, idPrefix string,
 		holder = Self()
 	}
 	return &checkpoint.Checkpoint{
-		SchemaVersion:  kind.Info().Schema,
+		SchemaVersion:  kind.Info().Checkpoint.Version,
 		OperationID:    fmt.Sprintf("%s-%s-%s", idPrefix, now.Format("20060102-150405"), rand.String(5)),
 		Kind:           kind.Info().Name,
 		Operator:       cl.Operator,

@@ -278,7 +278,7 @@ func TestWaitRestartedStep(t *testing.T) {
 // shrunk), its PVC left, status decommission Ongoing on it.
 func stuck370(t *testing.T, statusSubresource bool) (*world.World, *World, checkpoint.Node) {
 	t.Helper()
-	w, sw := kindWorld(t, world.Opts{Nodes: 3, StatusSubresource: statusSubresource}, checkpoint.KindRepairOperator)
+	w, sw := kindWorld(t, world.Opts{Nodes: 3, StatusSubresource: statusSubresource}, repairKind)
 	n := existing(w, 2)
 	n.PodUID = ""
 	var out, errb strings.Builder
@@ -323,7 +323,7 @@ func TestOperatorStatusStep(t *testing.T) {
 		"podLastOperation": map[string]any{"name": "decommission", "status": "Ongoing", "pods": []any{"demo-dc1-rack1-1"}}}}})
 	mustUnsafe(t, &OperatorStatusStep{w: sw, n: n}, "changed since the plan")
 	// A node still in the ring: not safe.
-	w2, sw2 := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindRepairOperator)
+	w2, sw2 := kindWorld(t, world.Opts{Nodes: 3}, repairKind)
 	n2 := existing(w2, 2)
 	sw2.CP.Nodes = []checkpoint.Node{n2}
 	w2.SetReplicas("rack1", 2)
@@ -360,8 +360,12 @@ func TestBuildKinds(t *testing.T) {
 	sw.CP.Steps[len(sw.CP.Steps)-2].State = checkpoint.StateDone // resume-operator
 	mustDone(t, pause, true)
 	// A repair restores the operator without waiting for CR and StatefulSets to agree.
-	sw.CP.Kind = checkpoint.KindRepairOperator
+	sw.CP.Kind = repairKind
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
 	impl, _ = Build(sw, Variant{Repair: true})
 	mustSafe(t, impl[checkpoint.StepResumeOperator])
 }
+
+// repairKind is CassKop's repair-operator-state (plugins/casskop/repair: the steps know
+// it only through steps.Variant).
+const repairKind = "repair-operator-state"

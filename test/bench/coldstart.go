@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -140,7 +141,7 @@ func ProfileStatus(ctx context.Context, e *Env, ns string) (*StatusProfile, erro
 		return nil, err
 	}
 	var stdout, stderr syncBuffer
-	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}, casskop.Plugin{})
+	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.WrapTransport = rec.Wrap
 	o.Execer = ex
 	start := time.Now()

@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cli"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 )
 
@@ -135,7 +136,7 @@ func RunInProcess(ctx context.Context, e *Env, cl *fixture.Cluster, to int, deco
 		return nil, err
 	}
 	var stdout, stderr syncBuffer
-	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}, casskop.Plugin{})
+	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.WrapTransport = rec.Wrap
 	o.Execer = ex
 	r.Args = scaleArgs(e.KTE.Kubeconfig, cl.Namespace, to, poll)

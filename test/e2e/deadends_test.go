@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -41,7 +42,7 @@ func testFaultRefusalThenAbort(t *testing.T, crd *fixture.CRDInfo) {
 	}
 	cp, ok := readCheckpoint(t, cl)
 	require.True(t, ok, "the checkpoint is kept after a refusal")
-	full, err := checkpoint.Decode(cp.Raw, "")
+	full, err := checkpoint.Decode(cp.Raw, "", kinds.Registry().Schemas())
 	require.NoError(t, err)
 	for _, s := range full.Steps {
 		if s.ID == "decommission/"+refused {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"io"
 	"net"
 	"net/http"
@@ -747,7 +748,7 @@ func (d *droppedBody) Close() error             { return d.rc.Close() }
 // runInProcess runs the plugin in this process with args (after -n ns --kubeconfig).
 func runInProcess(ns string, wrap func(http.RoundTripper) http.RoundTripper, timeout time.Duration, args ...string) Result {
 	var out, errb bytes.Buffer
-	o := cli.NewOptions(genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errb}, casskop.Plugin{})
+	o := cli.NewOptions(genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.WrapTransport = wrap
 	// The in-process runs share this test process's PID: a holder that did not release
 	// the checkpoint is not alive for the next run.

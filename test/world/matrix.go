@@ -80,7 +80,7 @@ func (w *World) storedHolder() *checkpoint.Holder {
 	if !ok {
 		return nil
 	}
-	cp, err := checkpoint.Decode(v, string(u.GetUID()))
+	cp, err := checkpoint.Decode(v, string(u.GetUID()), w.Kinds)
 	if err != nil {
 		return &checkpoint.Holder{Host: "(unreadable checkpoint)"}
 	}
@@ -509,7 +509,7 @@ func Takeover(host string, skew time.Duration) Change {
 		if !ok {
 			return nil, nil, false
 		}
-		cp, err := checkpoint.Decode(v, string(cr.GetUID()))
+		cp, err := checkpoint.Decode(v, string(cr.GetUID()), w.Kinds)
 		if err != nil {
 			return nil, nil, false
 		}
@@ -521,7 +521,7 @@ func Takeover(host string, skew time.Duration) Change {
 		w.chg.ev++
 		w.chg.takeoverAt = w.chg.ev
 		cp.UpdatedAt = now
-		enc, err := checkpoint.Encode(cp)
+		enc, err := checkpoint.Encode(cp, w.Kinds)
 		if err != nil {
 			return nil, nil, false
 		}

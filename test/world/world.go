@@ -44,7 +44,10 @@ type Crash struct{ Point int }
 // StatefulSet controller and PVC-deletion bookkeeping) plus a simulated Cassandra. Its
 // API objects and Cassandra state outlive the "processes" that run commands against it.
 type World struct {
-	t     *testing.T
+	t *testing.T
+	// Kinds are the operation kinds the plugin under test knows (its Options' registry):
+	// the changes that rewrite the checkpoint (Takeover) decode and encode it with them.
+	Kinds checkpoint.Schemas
 	NS    string
 	Name  string
 	Kube  *kubefake.Clientset

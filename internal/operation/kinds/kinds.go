@@ -1,21 +1,22 @@
 // Package kinds is the table of the operation kinds this plugin offers: one line per
-// kind, one package each under internal/operation.
+// kind, one package each under internal/operation (an operator's own kinds live
+// with its adapter, under plugins/).
 package kinds
 
 import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 )
 
-// Registry returns the table of every operation kind.
-func Registry() operation.Registry {
-	return operation.NewRegistry(
+// Registry returns the table of every operation kind: the ones every operator gets,
+// and extra, the ones the operators this build supports offer (operation.Offerer;
+// cmd/kubectl-cassandra/main.go composes the operators).
+func Registry(extra ...operation.Kind) operation.Registry {
+	return operation.NewRegistry(append([]operation.Kind{
 		scaledown.Kind{},
 		scaleup.Kind{},
 		restart.Kind{},
-		repair.Kind{},
-	)
+	}, extra...)...)
 }

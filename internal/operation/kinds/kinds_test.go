@@ -5,31 +5,47 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 )
 
-// The checkpoint's decode (internal/checkpoint/checkpoint.go) checks the schema and the
-// step kinds of each operation kind on its own, without knowing the kinds' packages:
-// every registered kind must say the same.
-func TestKindsAgreeWithCheckpoint(t *testing.T) {
-	r := Registry()
+// extra stands for a kind an operator offers (CassKop's repair-operator-state).
+type extra struct{ scaledown.Kind }
+
+func (extra) Info() operation.Info {
+	return operation.Info{Name: "extra", Checkpoint: checkpoint.Schema{Version: 2, Steps: []string{checkpoint.StepDrain}},
+		StepsHeader: "Steps:", ConfirmWord: "Extra"}
+}
+
+// Every kind says what its checkpoint may hold and how its plan is worded; the
+// checkpoint's decode learns the kinds only from the registry (Schemas), so an
+// operator's extra kind is decoded like the built-in ones.
+func TestRegistry(t *testing.T) {
+	r := Registry(extra{})
 	names := r.Names()
-	if len(names) != 4 {
-		t.Fatalf("registered kinds %v, want 4", names)
+	if !slices.Equal(names, []string{"extra", checkpoint.KindRestart, checkpoint.KindScaleDown, checkpoint.KindScaleUp}) {
+		t.Fatalf("registered kinds %v", names)
 	}
+	schemas := r.Schemas()
 	for _, name := range names {
 		info := r.MustKind(name).Info()
 		if info.Name != name {
 			t.Errorf("kind %s registered as %s", info.Name, name)
 		}
-		if info.Schema != checkpoint.SchemaFor(name) {
-			t.Errorf("%s: schema %d, the checkpoint's decode wants %d", name, info.Schema, checkpoint.SchemaFor(name))
+		if info.Checkpoint.Version < 1 || len(info.Checkpoint.Steps) == 0 {
+			t.Errorf("%s: checkpoint schema %+v", name, info.Checkpoint)
 		}
-		got := slices.Sorted(slices.Values(info.StepKinds))
-		if want := checkpoint.AllowedSteps(name); !slices.Equal(got, want) {
-			t.Errorf("%s: step kinds %v, the checkpoint's decode allows %v", name, got, want)
+		if !slices.Equal(schemas[name].Steps, info.Checkpoint.Steps) {
+			t.Errorf("%s: Schemas says %+v", name, schemas[name])
 		}
 		if info.StepsHeader == "" || info.ConfirmWord == "" {
 			t.Errorf("%s: no plan wording", name)
 		}
+	}
+	if schemas[checkpoint.KindScaleDown].Version != 1 {
+		t.Error("a scale-down must stay readable by schema 1 plugins")
+	}
+	if len(Registry().Names()) != 3 {
+		t.Errorf("without extra kinds: %v", Registry().Names())
 	}
 }

@@ -23,8 +23,7 @@ var _ operation.Kind = Kind{}
 func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name:        checkpoint.KindRestart,
-		Schema:      2,
-		StepKinds:   []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		Checkpoint:  checkpoint.Schema{Version: 2, Steps: []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",
 		Abort:       operation.Abort{Point: operation.AbortBetweenPods, Verb: "restarting", Unit: "pods", Past: "restarted"},

@@ -25,10 +25,10 @@ var _ operation.Kind = Kind{}
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name:   checkpoint.KindScaleDown,
-		Schema: 1, // readable by the oldest plugins
-		StepKinds: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
-			checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		Name: checkpoint.KindScaleDown,
+		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
+			Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
+				checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
 		ConfirmWord: "Scale down",
 		Abort:       operation.Abort{Point: operation.AbortBetweenNodes, Verb: "removing", Unit: "nodes", Past: "removed"},

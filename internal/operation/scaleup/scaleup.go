@@ -27,10 +27,9 @@ var _ operation.Kind = Kind{}
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name:   checkpoint.KindScaleUp,
-		Schema: 2,
-		StepKinds: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
-			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		Name: checkpoint.KindScaleUp,
+		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
+			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
 		Abort:       operation.Abort{Point: operation.AbortAnywhere, Verb: "adding", Unit: "nodes", Past: "added"},

@@ -1,29 +1,23 @@
-package cli
+package repair
 
 import (
-	"context"
 	"fmt"
-
-	"github.com/spf13/cobra"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 )
 
-const repairExample = `  # Find CassKop stuck after an interrupted decommission, verify, show the plan, repair
+const example = `  # Find CassKop stuck after an interrupted decommission, verify, show the plan, repair
   kubectl cassandra repair-operator-state -n cassandra cassandra-demo
 
   # Only show what is stuck and the plan
   kubectl cassandra repair-operator-state cassandra-demo --dry-run -o json`
 
-type repairFlags struct {
-	opFlags
-}
-
-func newRepairCmd(o *Options) *cobra.Command {
-	f := &repairFlags{}
-	cmd := &cobra.Command{
+// Command implements operation.Commander: kubectl cassandra repair-operator-state. It
+// is not refused while CassKop is busy: a stuck CassKop looks busy for good.
+func (Kind) Command() operation.Command {
+	return operation.Command{
 		Use:   "repair-operator-state [CLUSTER]",
 		Short: "Un-stick CassKop after an interrupted decommission (verified, planned, resumable)",
 		Long: `Find the states in which CassKop stays stuck after an interrupted decommission, in the
@@ -45,37 +39,16 @@ step. The operator is paused meanwhile (it would write its own status over the r
 restored at the end. An interrupted repair is finished with "kubectl cassandra resume".
 
 ` + exit.Help,
-		Example:           repairExample,
-		GroupID:           groupOps,
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: o.completeClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.runFlags.validate(); err != nil {
-				return err
+		Example: example,
+		DryRun:  "Print what is stuck and the plan, and change nothing", During: "the repair",
+		InFlight: func(existing *checkpoint.Checkpoint, _ operation.Asked) operation.InFlight {
+			if existing.Kind == Name {
+				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Repair %s is in flight; resuming it.", existing.OperationID)}
 			}
-			return o.runRepair(cmd.Context(), args, f)
+			return operation.InFlight{}
+		},
+		Next: func(ns, cluster string, _ *operation.Plan, _ operation.Request) string {
+			return fmt.Sprintf("kubectl cassandra repair-operator-state -n %s %s --yes", ns, cluster)
 		},
 	}
-	f.opFlags.add(cmd, "Print what is stuck and the plan, and change nothing", "the repair")
-	return cmd
-}
-
-func (o *Options) runRepair(ctx context.Context, args []string, f *repairFlags) error {
-	s, err := o.open(ctx, args)
-	if err != nil {
-		return err
-	}
-	return o.startOperation(ctx, s, &start{
-		kind: o.Kinds.MustKind(checkpoint.KindRepairOperator), flags: &f.opFlags,
-		inFlight: func(existing *checkpoint.Checkpoint) error {
-			if existing.Kind == checkpoint.KindRepairOperator {
-				fmt.Fprintf(o.ErrOut, "Repair %s is in flight; resuming it.\n", existing.OperationID)
-				return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
-			}
-			return o.refuseOtherInFlight(s, existing)
-		},
-		next: func(*operation.Plan) string {
-			return fmt.Sprintf("kubectl cassandra repair-operator-state -n %s %s --yes", s.cluster.Namespace, s.cluster.Name)
-		},
-	})
 }

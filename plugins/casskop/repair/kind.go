@@ -12,7 +12,11 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
-// Kind is repair-operator-state.
+// Name is the kind's name in checkpoints.
+const Name = "repair-operator-state"
+
+// Kind is repair-operator-state, an operation the CassKop adapter offers
+// (plugins/casskop/casskop.go: Plugin.Kinds).
 type Kind struct{}
 
 var _ operation.Kind = Kind{}
@@ -20,10 +24,9 @@ var _ operation.Kind = Kind{}
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name:   checkpoint.KindRepairOperator,
-		Schema: 2,
-		StepKinds: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs,
-			checkpoint.StepOperatorStatus, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		Name: Name,
+		Checkpoint: checkpoint.Schema{Version: 2, Unowned: true, Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs,
+			checkpoint.StepOperatorStatus, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{Point: operation.AbortBeforeChange, KeepsCount: true},

@@ -1,5 +1,5 @@
 // Package stuck is how an operator adapter tells repair-operator-state
-// (internal/operation/repair) where its own status says a decommission stands
+// (plugins/casskop/repair) where its own status says a decommission stands
 // (plugins/casskop/repairstatus.go implements it). It imports neither the repair nor
 // the steps, so the adapter can implement it without an import cycle (the steps' tests
 // import the adapter).
@@ -29,7 +29,7 @@ type Decommission struct {
 type Phase int
 
 // Phases of a decommission in the operator's status. The repair finds a decommission
-// stuck in each (internal/operation/repair/repair.go verifies it first).
+// stuck in each (plugins/casskop/repair/repair.go verifies it first).
 const (
 	// PhaseOther: nothing a repair looks at (e.g. a ToDo for another action).
 	PhaseOther Phase = iota

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+)
+
+// operationCmds are the commands of the registered kinds that have one
+// (operation.Commander), in the order the table lists them: a kind's command is
+// written in its package (internal/operation/*/command.go), not here.
+func (o *Options) operationCmds() []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, k := range o.Kinds.All() {
+		if c, ok := k.(operation.Commander); ok {
+			cmds = append(cmds, o.newOperationCmd(k, c.Command()))
+		}
+	}
+	return cmds
+}
+
+// operationOptions are one operation command's flags and arguments: Complete reads the
+// arguments, Validate checks them before anything is read, Run starts the operation
+// (kubectl's own commands have the same three).
+type operationOptions struct {
+	kind  operation.Kind
+	cmd   operation.Command
+	req   operation.Request
+	flags opFlags
+	args  []string
+}
+
+// Complete takes the arguments (CLUSTER, optional).
+func (st *operationOptions) Complete(args []string) { st.args = args }
+
+// Validate checks the shared flags, then the kind's own (a usage error: nothing changed).
+func (st *operationOptions) Validate(changed func(string) bool) error {
+	if err := st.flags.runFlags.validate(); err != nil {
+		return err
+	}
+	if st.cmd.Validate == nil {
+		return nil
+	}
+	return st.cmd.Validate(st.req, changed)
+}
+
+// Run opens the cluster and starts the operation (startOperation).
+func (st *operationOptions) Run(ctx context.Context, o *Options) error {
+	s, err := o.open(ctx, st.args)
+	if err != nil {
+		return err
+	}
+	return o.startOperation(ctx, s, st)
+}
+
+// newOperationCmd is the command that starts an operation of kind k as c describes it.
+func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) *cobra.Command {
+	st := &operationOptions{kind: k, cmd: c}
+	cmd := &cobra.Command{
+		Use: c.Use, Short: c.Short, Long: c.Long, Example: c.Example,
+		GroupID:           groupOps,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st.Complete(args)
+			if err := st.Validate(cmd.Flags().Changed); err != nil {
+				return err
+			}
+			return st.Run(cmd.Context(), o)
+		},
+	}
+	if c.Flags != nil {
+		c.Flags(cmd.Flags(), &st.req)
+	}
+	st.flags.add(cmd, c.DryRun, c.During)
+	if cmd.Flags().Lookup("rack") != nil {
+		_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
+	}
+	if cmd.Flags().Lookup("dc") != nil {
+		_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
+	}
+	return cmd
+}
+
+// runFlags are the flags shared by the operation commands and resume.
+type runFlags struct {
+	yes           bool
+	forceTakeover bool
+	output        string
+	pollInterval  time.Duration
+	stepTimeout   time.Duration
+	stallAfter    time.Duration
+	progress      string
+}
+
+func (f *runFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
+	addOutputFlag(cmd, &f.output, "text", "json", "yaml")
+	cmd.Flags().DurationVar(&f.pollInterval, "poll-interval", 5*time.Second, "How often to read the node's state while waiting (each read is a nodetool exec)")
+	cmd.Flags().DurationVar(&f.stepTimeout, "timeout", 6*time.Hour, "How long one step may wait for its effect (a decommission streams the node's whole data)")
+	cmd.Flags().DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "Cassandra 4.0+: re-issue decommission when the node stays LEAVING with no stream this long")
+	cmd.Flags().BoolVar(&f.forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
+	cmd.Flags().StringVar(&f.progress, "progress", output.ProgressAuto, "Streaming progress of a decommission or bootstrap: auto (a bar on a terminal, else plain), bar, plain (a line every 30 s), none")
+}
+
+// validate checks -o and --progress (bad usage, nothing changed).
+func (f *runFlags) validate() error {
+	if err := checkOutput(f.output, "text", "json", "yaml"); err != nil {
+		return err
+	}
+	return f.checkProgress()
+}
+
+// opFlags are the flags of a command that starts an operation.
+type opFlags struct {
+	runFlags
+	dryRun   bool
+	pause    bool
+	operator string
+}
+
+// add registers them; dryRun says what --dry-run prints, during what the operator is
+// paused for.
+func (f *opFlags) add(cmd *cobra.Command, dryRun, during string) {
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, dryRun)
+	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during "+during+" and restore it at the end; with false, refuse while it runs")
+	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
+	f.runFlags.add(cmd)
+}
+
+// checkProgress validates --progress (bad usage, nothing changed).
+func (f *runFlags) checkProgress() error {
+	for _, m := range output.ProgressModes {
+		if f.progress == m || f.progress == "" {
+			return nil
+		}
+	}
+	return exit.Usagef("--progress must be auto, bar, plain or none, got %q", f.progress)
+}

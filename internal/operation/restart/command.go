@@ -1,0 +1,56 @@
+package restart
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+)
+
+const example = `  # Restart every pod of rack rack1, one at a time, highest ordinal first
+  kubectl cassandra restart -n cassandra cassandra-demo --rack rack1
+
+  # Every rack of datacenter dc1, rack by rack
+  kubectl cassandra restart cassandra-demo --dc dc1
+
+  # Show the exact plan and change nothing
+  kubectl cassandra restart cassandra-demo --rack rack1 --dry-run -o json`
+
+// Command implements operation.Commander: kubectl cassandra restart.
+func (Kind) Command() operation.Command {
+	return operation.Command{
+		Use:   "restart [CLUSTER] --rack RACK | --dc DC",
+		Short: "Restart a rack's pods one at a time (drain, delete, wait until UN), resumably",
+		Long: `Restart the pods of a rack (or of every rack of a datacenter) one at a time, highest ordinal
+first: check that every node of the datacenter is UN, nodetool drain the node, delete its pod (with
+a UID precondition), and wait until the StatefulSet's new pod (a new UID) is Ready and its node UN;
+then the next pod.
+
+Every step is written to a checkpoint annotation on the CassandraCluster before it runs. If the
+run is interrupted, "kubectl cassandra resume" finishes it from any machine, in the middle of a
+rack too: a pod that was already restarted (its UID changed) is not restarted again.
+
+CLUSTER is the CassandraCluster's name; it may be left out when the namespace holds one.
+
+` + exit.Help,
+		Example: example,
+		DryRun:  "Print the plan and change nothing", During: "the operation",
+		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
+			operation.RackFlags(fs, req, "Rack to restart")
+		},
+		Validate: func(req operation.Request, _ func(string) bool) error { return operation.RequireRack(req) },
+		Busy:     true,
+		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
+			if existing.Kind == checkpoint.KindRestart && asked.Selected && existing.SameRacks(asked.DC, asked.Racks) {
+				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID)}
+			}
+			return operation.InFlight{}
+		},
+		Next: func(ns, cluster string, plan *operation.Plan, req operation.Request) string {
+			return operation.RackNext("restart", ns, cluster, plan, req) + " --yes"
+		},
+	}
+}

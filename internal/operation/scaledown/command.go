@@ -1,0 +1,123 @@
+package scaledown
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
+)
+
+const example = `  # Scale rack r1 of the only CassandraCluster in namespace cassandra down to 1 node
+  kubectl cassandra scale -n cassandra --rack r1 --nodes 1
+
+  # Name the cluster, and the datacenter when the rack name is ambiguous
+  kubectl cassandra scale cassandra-demo --dc dc1 --rack rack1 --nodes 2
+
+  # Scale every rack of datacenter dc1 (CassKop keeps one count per datacenter), rack by rack
+  kubectl cassandra scale cassandra-demo --dc dc1 --nodes 2
+
+  # Show the exact plan and change nothing
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --dry-run -o json
+
+  # From a script: no prompt
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --yes
+
+  # Scale up to 4 nodes, one at a time, then nodetool cleanup on the nodes that were there
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 4 --cleanup`
+
+// Command implements operation.Commander: kubectl cassandra scale, which plans a
+// scale-down, or a scale-up (internal/operation/scaleup) when the racks grow. The
+// access checked first is the scale-down's, whichever way the plan goes.
+func (k Kind) Command() operation.Command {
+	return operation.Command{
+		Use:   "scale [CLUSTER] --rack RACK --nodes N",
+		Short: "Scale a rack down or up, one node at a time, resumably",
+		Long: `Scale a rack down one node at a time, highest ordinal first: nodetool decommission in the
+node's pod, verify the node left the ring, shrink the StatefulSet, wait for the pod to go, delete
+its PVCs; at the end set the CassandraCluster's nodesPerRacks so that it and the StatefulSets agree.
+
+With --nodes larger than today, scale the rack up one node at a time: grow the StatefulSet by one,
+wait until the new pod is Ready and its node UN (bootstrap finished), then the next; then set
+nodesPerRacks. With --cleanup, nodetool cleanup then runs on every node that was in the datacenter
+before, one at a time (a run interrupted during a cleanup runs it again on that node: harmless).
+
+Every step is written to a checkpoint annotation on the CassandraCluster before it runs. If the
+run is interrupted, "kubectl cassandra resume" finishes it from any machine; running the same
+scale command again does the same.
+
+CLUSTER is the CassandraCluster's name; it may be left out when the namespace holds one.
+
+` + exit.Help,
+		Example: example,
+		DryRun:  "Print the plan and change nothing", During: "the operation",
+		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
+			operation.RackFlags(fs, req, "Rack to scale down")
+			fs.IntVar(&req.Nodes, "nodes", 0, "Number of nodes the rack keeps")
+			fs.BoolVar(&req.Force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
+			fs.BoolVar(&req.Cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
+		},
+		Validate: validate,
+		Busy:     true,
+		InFlight: inFlight,
+		Plan:     k.planScale,
+		Next: func(ns, cluster string, plan *operation.Plan, req operation.Request) string {
+			next := operation.RackNext("scale", ns, cluster, plan, req) + fmt.Sprintf(" --nodes %d --yes", req.Nodes)
+			if req.Cleanup {
+				next += " --cleanup"
+			}
+			return next
+		},
+	}
+}
+
+// validate checks --nodes and the racks (bad usage, nothing changed).
+func validate(req operation.Request, changed func(string) bool) error {
+	if !changed("nodes") {
+		return exit.Usagef("--nodes is required (the number of nodes each selected rack should keep)")
+	}
+	if req.Nodes < 1 {
+		return exit.Usagef("--nodes must be a positive number, got %d (rack removal is not what scale does: it keeps at least one node per rack)", req.Nodes)
+	}
+	return operation.RequireRack(req)
+}
+
+// planScale plans a scale-down, or a scale-up when the racks grow; --force is only for
+// a decommission and --cleanup only after a scale-up.
+func (k Kind) planScale(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	plan, err := k.Plan(ctx, env)
+	var grows *operation.ErrScaleUp
+	switch {
+	case errors.As(err, &grows) && env.Request.Force:
+		return nil, exit.Usagef("--force passes --force to nodetool decommission: a scale-up decommissions nothing; nothing changed")
+	case errors.As(err, &grows):
+		return scaleup.Kind{}.Plan(ctx, env)
+	case err == nil && env.Request.Cleanup:
+		return nil, exit.Usagef("--cleanup is for a scale-up (after a decommission the remaining nodes only gain ranges: nothing to clean); nothing changed")
+	}
+	return plan, err
+}
+
+// inFlight resumes a scale in flight with the same target (planned again when --force
+// changed), and refuses one with another target.
+func inFlight(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
+	if existing.Kind != checkpoint.KindScaleDown && existing.Kind != checkpoint.KindScaleUp {
+		return operation.InFlight{}
+	}
+	if !existing.SameTarget(asked.DC, asked.Racks, asked.Request.Nodes) {
+		return operation.InFlight{Refuse: exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
+			existing.OperationID, existing.Cluster, existing.Target.DC, strings.Join(existing.Target.Racks, ","), existing.Target.Nodes, existing.StartedBy,
+			existing.StartedAt.Format(time.RFC3339), asked.ResumeHint)}
+	}
+	if existing.Kind == checkpoint.KindScaleDown && asked.Request.Force != existing.Force {
+		return operation.InFlight{Replan: true}
+	}
+	return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID)}
+}
