@@ -176,31 +176,21 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		Object: kube.NewObjectReference(s.cluster.APIVersion, s.adapter.Kind(), cp.Namespace, cp.Cluster, cp.ClusterUID),
 	}
 	defer reporter.Flush()
-	dc, _ := s.cluster.DC(cp.Target.DC)
 	kind, err := o.Kinds.Of(cp)
 	if err != nil {
 		return err
 	}
-	runner := &operation.Runner{
-		Kind: kind, Kube: s.c.Kube, Nodetool: s.nt, Store: s.store,
-		Spec:            s.adapter.DCSpec(cp.Namespace, cp.Cluster, cp.Target.DC),
-		ClusterSelector: s.adapter.ClusterSelector(cp.Cluster),
-		Racks:           dc.Racks,
-		CountWords:      s.adapter.CountWords(),
-		ResourceKind:    s.adapter.Kind(),
-		Container:       s.adapter.Container(),
-		ServerVersion:   s.cluster.ServerVersion,
-		Operator:        operatorState(s.adapter, cp, o.Now),
-		Reporter:        reporter,
-		Lease:           time.Duration(self.LeaseSeconds) * time.Second,
-		Poll:            f.pollInterval,
-		StallAfter:      f.stallAfter,
-		StepTimeout:     f.stepTimeout,
-		Now:             o.Now,
-		SampleEvery:     o.SampleEvery,
-	}
+	w := s.stepWorld(cp, o.Now)
+	w.Reporter, w.Poll, w.StallAfter, w.SampleEvery = reporter, f.pollInterval, f.stallAfter, o.SampleEvery
 	if d, ok := s.store.Obj.(interface{ Deleting() bool }); ok {
-		runner.Deleting = d.Deleting
+		w.Deleting = d.Deleting
+	}
+	runner := &operation.Runner{
+		Kind: kind, World: w, Store: s.store, Reporter: reporter,
+		Lease:       time.Duration(self.LeaseSeconds) * time.Second,
+		Poll:        f.pollInterval,
+		StepTimeout: f.stepTimeout,
+		Now:         o.Now,
 	}
 	progress.Info(fmt.Sprintf("operation %s: %d steps, checkpoint in annotation %s of %s/%s", cp.OperationID, len(cp.Steps), checkpoint.Annotation, cp.Namespace, cp.Cluster))
 	last, err := runner.Run(ctx, cp)

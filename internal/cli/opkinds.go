@@ -114,7 +114,7 @@ func (o *Options) runPlan(ctx context.Context, s *session, plan *operation.Plan,
 	if err != nil {
 		return err
 	}
-	report := newPlanReport(k, s.stepWorld(plan.CP), plan.Warnings, dryRun, next)
+	report := newPlanReport(k, s.stepWorld(plan.CP, o.Now), plan.Warnings, dryRun, next)
 	report.Findings = plan.Findings
 	if dryRun {
 		if f.output != "text" {

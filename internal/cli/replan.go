@@ -62,7 +62,7 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	}
 	fmt.Fprintf(o.ErrOut, "Operation %s with the same target was planned %s and no node of it is leaving: making the plan again %s (same operation ID).\n",
 		existing.OperationID, was, want)
-	report := newPlanReport(down, s.stepWorld(plan.CP), plan.Warnings, false, s.resumeHint()+" --yes")
+	report := newPlanReport(down, s.stepWorld(plan.CP, o.Now), plan.Warnings, false, s.resumeHint()+" --yes")
 	o.showPlan(report, f.output)
 	if err := o.confirm(f.yes, down.Info().ConfirmWord); err != nil {
 		return err

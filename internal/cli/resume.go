@@ -85,7 +85,7 @@ func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoi
 	if err != nil {
 		return err
 	}
-	report := newPlanReport(kind, s.stepWorld(cp), nil, false, s.resumeHint()+" --yes")
+	report := newPlanReport(kind, s.stepWorld(cp, o.Now), nil, false, s.resumeHint()+" --yes")
 	w := o.Out
 	if f.output != "text" {
 		w = o.ErrOut

@@ -175,12 +175,19 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 	}, nil
 }
 
-// stepWorld is what the steps of cp know of the cluster before a run: the checkpoint,
-// the racks of its DC and the operator's words (a plan shows the steps' own text).
-func (s *session) stepWorld(cp *checkpoint.Checkpoint) *steps.World {
+// stepWorld is what the steps of cp know of the cluster, the one place the operator's
+// words and readers are handed to them: the checkpoint, the racks of its DC, how to
+// read and change the world, and the operator's words. A plan shows the steps' own
+// text from it; a run (execute) adds the run's own settings.
+func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *steps.World {
 	dc, _ := s.cluster.DC(cp.Target.DC)
-	return &steps.World{CP: cp, Racks: dc.Racks, CountWords: s.adapter.CountWords(), ResourceKind: s.adapter.Kind(),
-		Container: s.adapter.Container(), Operator: operatorState(s.adapter, cp, time.Now)}
+	return &steps.World{
+		CP: cp, Kube: s.c.Kube, Nodetool: s.nt, Namespace: cp.Namespace, Racks: dc.Racks, ServerVersion: s.cluster.ServerVersion,
+		Spec:            s.adapter.DCSpec(cp.Namespace, cp.Cluster, cp.Target.DC),
+		ClusterSelector: s.adapter.ClusterSelector(cp.Cluster),
+		CountWords:      s.adapter.CountWords(), ResourceKind: s.adapter.Kind(), Container: s.adapter.Container(),
+		Operator: operatorState(s.adapter, cp, now), Now: now,
+	}
 }
 
 // resumeHint is the command that continues the operation on this cluster.

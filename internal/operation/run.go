@@ -6,45 +6,25 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 // Runner runs (or resumes) a checkpointed operation to its end.
 type Runner struct {
 	// Kind is the checkpoint's kind (Registry.Of).
-	Kind     Kind
-	Kube     kubernetes.Interface
-	Nodetool steps.Nodetool
-	Store    *checkpoint.Store
-	Spec     steps.ClusterSpec
-	// ClusterSelector selects all pods of the cluster; Racks are every rack of the
-	// target DC; CountWords names the spec's count (operator.Counts).
-	ClusterSelector string
-	Racks           []topology.Rack
-	CountWords      string
-	// ResourceKind and Container name the cluster resource and the Cassandra container
-	// in messages (operator.Adapter).
-	ResourceKind, Container string
-	ServerVersion           string
-	Reporter                engine.Reporter
-	Poll                    time.Duration
-	StallAfter              time.Duration
-	StepTimeout             time.Duration
-	Lease                   time.Duration
-	Now                     func() time.Time
-	// SampleEvery is the shortest interval between progress reads while a
-	// decommission call runs (steps.World.SampleEvery; 0: 5 s).
-	SampleEvery time.Duration
-	// Operator reads and repairs the operator's status (repair-operator-state).
-	Operator steps.OperatorState
-	// Deleting reports whether the cluster resource was last seen being deleted.
-	Deleting func() bool
+	Kind Kind
+	// World is what the steps know of the cluster, its readers and the run's settings
+	// (the CLI's session builds it: internal/cli/session.go, stepWorld).
+	World       *steps.World
+	Store       *checkpoint.Store
+	Reporter    engine.Reporter
+	Poll        time.Duration
+	StepTimeout time.Duration
+	Lease       time.Duration
+	Now         func() time.Time
 
 	eng *engine.Engine
 }
@@ -60,12 +40,8 @@ func (r *Runner) CurrentStep() string {
 // Run executes the remaining steps of cp, then clears the checkpoint and records the
 // last operation.
 func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoint.LastOperation, error) {
-	w := &steps.World{
-		Kube: r.Kube, Nodetool: r.Nodetool, Spec: r.Spec, Namespace: cp.Namespace,
-		ClusterSelector: r.ClusterSelector, Racks: r.Racks, CountWords: r.CountWords, ResourceKind: r.ResourceKind, Container: r.Container, CP: cp,
-		Reporter: r.Reporter, Poll: r.Poll, StallAfter: r.StallAfter, ServerVersion: r.ServerVersion, Now: r.Now,
-		Operator: r.Operator, Deleting: r.Deleting, SampleEvery: r.SampleEvery,
-	}
+	w := r.World
+	w.CP = cp
 	impl, err := BuildSteps(r.Kind, w)
 	if err != nil {
 		return nil, err
