@@ -155,20 +155,18 @@ func (s *Store) Save(ctx context.Context, cp *Checkpoint) error {
 // (the operator's status, the run's own spec update) is no loss: its resourceVersion is
 // adopted, so the next write does not conflict.
 func (s *Store) Fence(ctx context.Context, cp *Checkpoint) error {
-	ann, uid, rv, err := s.Obj.ReadAnnotations(ctx)
-	if err != nil {
-		return fmt.Errorf("cannot read the checkpoint to check that this run still holds it: %w", err)
-	}
-	if err := s.stillOurs(cp, ann, uid); err != nil {
-		return err
-	}
-	s.rv = rv
-	return nil
+	return s.stillOurs(ctx, cp, "cannot read the checkpoint to check that this run still holds it")
 }
 
-// stillOurs says whether the annotations read show the checkpoint this run last wrote
-// or read, held by cp's session (or, after a write with an unknown outcome, that write).
-func (s *Store) stillOurs(cp *Checkpoint, ann map[string]string, uid string) error {
+// stillOurs re-reads the object and says whether it shows the checkpoint this run last
+// wrote or read, held by cp's session (or, after a write with an unknown outcome, that
+// write); if so it adopts the object's resourceVersion, as Fence and write's retry both
+// need. readFailed is the caller's words for a failed read, which says why it read.
+func (s *Store) stillOurs(ctx context.Context, cp *Checkpoint, readFailed string) error {
+	ann, uid, rv, err := s.Obj.ReadAnnotations(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", readFailed, err)
+	}
 	if uid != s.uid {
 		return fmt.Errorf("%w: the cluster resource was deleted and re-created (UID %s, was %s)", ErrLost, uid, s.uid)
 	}
@@ -189,7 +187,7 @@ func (s *Store) stillOurs(cp *Checkpoint, ann map[string]string, uid string) err
 		return fmt.Errorf("%w (now operation %s seq %d, held by %s session %s; this run wrote seq %d as session %s)",
 			ErrLost, cur.OperationID, cur.Seq, cur.Holder, nonEmpty(cur.Holder.Session, "(none)"), s.seen.seq, nonEmpty(s.seen.session, "(none)"))
 	}
-	s.seen, s.pending = got, 0
+	s.rv, s.seen, s.pending = rv, got, 0
 	return nil
 }
 
@@ -233,14 +231,9 @@ func (s *Store) write(ctx context.Context, cp *Checkpoint, set map[string]*strin
 		if attempt >= 10 {
 			return fmt.Errorf("cannot write the checkpoint: still conflicting after %d attempts: %w", attempt, err)
 		}
-		ann, uid, rv2, rerr := s.Obj.ReadAnnotations(ctx)
-		if rerr != nil {
-			return fmt.Errorf("cannot re-read the cluster after a write conflict: %w", rerr)
-		}
-		if err := s.stillOurs(cp, ann, uid); err != nil {
+		if err := s.stillOurs(ctx, cp, "cannot re-read the cluster after a write conflict"); err != nil {
 			return err
 		}
-		s.rv = rv2
 	}
 }
 

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -90,11 +92,7 @@ func (r *redactor) walk(obj, path string, v any) {
 				r.done = append(r.done, Redaction{Object: obj, Field: path + ".value"})
 			}
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		for _, k := range keys {
 			p := k
 			if path != "" {

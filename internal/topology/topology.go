@@ -4,7 +4,8 @@ package topology
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -70,11 +71,7 @@ func (d DC) RackNodes() map[string]int {
 
 // CountsText is counts by rack in words: "rack1=3, rack2=2", racks sorted.
 func CountsText(counts map[string]int) string {
-	names := make([]string, 0, len(counts))
-	for r := range counts {
-		names = append(names, r)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(counts))
 	for i, r := range names {
 		names[i] = fmt.Sprintf("%s=%d", r, counts[r])
 	}
@@ -102,11 +99,7 @@ func (d DC) Rack(name string) (Rack, bool) {
 
 // LabelSelector renders Labels as a selector string, keys sorted.
 func (r Rack) LabelSelector() string {
-	keys := make([]string, 0, len(r.Labels))
-	for k := range r.Labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(r.Labels))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + r.Labels[k]
