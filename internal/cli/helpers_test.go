@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -35,8 +36,45 @@ func runWith(w *world.World, ex nodetool.Execer, args ...string) (stdout, stderr
 }
 
 func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runIO(parent, w, ex, crashAt, nil, args...)
+}
+
+// runUntilStderr is run interrupted (as by Ctrl-C) as soon as its stderr contains
+// marker: the interruption follows an event of the run, never a wall-clock deadline.
+func runUntilStderr(w *world.World, marker string, args ...string) (stdout, stderr string, code int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watch := &cancelOnText{marker: marker, cancel: cancel}
+	stdout, stderr, code, _ = runIO(ctx, w, w, 0, watch, args...)
+	return stdout, stderr, code
+}
+
+// cancelOnText calls cancel once the text written to it contains marker.
+type cancelOnText struct {
+	mu     sync.Mutex
+	seen   bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnText) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen.Write(p)
+	if strings.Contains(c.seen.String(), c.marker) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// runIO is runExec whose stderr is also written to errTee (when not nil).
+func runIO(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, errTee io.Writer, args ...string) (stdout, stderr string, code int, crashed bool) {
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, casskop.Plugin{})
+	var errOut io.Writer = &errb
+	if errTee != nil {
+		errOut = io.MultiWriter(&errb, errTee)
+	}
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, casskop.Plugin{})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = ex
 	pid := w.StartProcess()
