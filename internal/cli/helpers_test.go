@@ -44,25 +44,35 @@ func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt
 func runUntilStderr(w *world.World, marker string, args ...string) (stdout, stderr string, code int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	watch := &cancelOnText{marker: marker, cancel: cancel}
-	stdout, stderr, code, _ = runIO(ctx, w, w, 0, watch, args...)
+	stdout, stderr, code, _ = runIO(ctx, w, w, 0, &onStderr{markers: []string{marker}, fn: cancel}, args...)
 	return stdout, stderr, code
 }
 
-// cancelOnText calls cancel once the text written to it contains marker.
-type cancelOnText struct {
-	mu     sync.Mutex
-	seen   bytes.Buffer
-	marker string
-	cancel context.CancelFunc
+// runOnStderr is run calling fn once, as soon as its stderr contains one of markers (a
+// change of the world made in answer to what the run reported, not after a sleep).
+func runOnStderr(w *world.World, markers []string, fn func(), args ...string) (stdout, stderr string, code int) {
+	stdout, stderr, code, _ = runIO(context.Background(), w, w, 0, &onStderr{markers: markers, fn: fn}, args...)
+	return stdout, stderr, code
 }
 
-func (c *cancelOnText) Write(p []byte) (int, error) {
+// onStderr calls fn once the text written to it contains one of markers.
+type onStderr struct {
+	mu      sync.Mutex
+	seen    bytes.Buffer
+	markers []string
+	fn      func()
+	fired   bool
+}
+
+func (c *onStderr) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seen.Write(p)
-	if strings.Contains(c.seen.String(), c.marker) {
-		c.cancel()
+	for _, m := range c.markers {
+		if !c.fired && strings.Contains(c.seen.String(), m) {
+			c.fired = true
+			c.fn()
+		}
 	}
 	return len(p), nil
 }
