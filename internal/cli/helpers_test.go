@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +13,8 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -36,8 +36,55 @@ func runWith(w *world.World, ex nodetool.Execer, args ...string) (stdout, stderr
 }
 
 func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runIO(parent, w, ex, crashAt, nil, args...)
+}
+
+// runUntilStderr is run interrupted (as by Ctrl-C) as soon as its stderr contains
+// marker: the interruption follows an event of the run, never a wall-clock deadline.
+func runUntilStderr(w *world.World, marker string, args ...string) (stdout, stderr string, code int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout, stderr, code, _ = runIO(ctx, w, w, 0, &onStderr{markers: []string{marker}, fn: cancel}, args...)
+	return stdout, stderr, code
+}
+
+// runOnStderr is run calling fn once, as soon as its stderr contains one of markers (a
+// change of the world made in answer to what the run reported, not after a sleep).
+func runOnStderr(w *world.World, markers []string, fn func(), args ...string) (stdout, stderr string, code int) {
+	stdout, stderr, code, _ = runIO(context.Background(), w, w, 0, &onStderr{markers: markers, fn: fn}, args...)
+	return stdout, stderr, code
+}
+
+// onStderr calls fn once the text written to it contains one of markers.
+type onStderr struct {
+	mu      sync.Mutex
+	seen    bytes.Buffer
+	markers []string
+	fn      func()
+	fired   bool
+}
+
+func (c *onStderr) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen.Write(p)
+	for _, m := range c.markers {
+		if !c.fired && strings.Contains(c.seen.String(), m) {
+			c.fired = true
+			c.fn()
+		}
+	}
+	return len(p), nil
+}
+
+// runIO is runExec whose stderr is also written to errTee (when not nil).
+func runIO(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, errTee io.Writer, args ...string) (stdout, stderr string, code int, crashed bool) {
 	var out, errb bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
+	var errOut io.Writer = &errb
+	if errTee != nil {
+		errOut = io.MultiWriter(&errb, errTee)
+	}
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = ex
 	pid := w.StartProcess()

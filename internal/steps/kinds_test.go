@@ -25,12 +25,24 @@ type warnings struct {
 	nopReporter
 	mu   sync.Mutex
 	msgs []string
+	// onWarn and onWaiting, when set, are called after each Warn and Waiting (a test
+	// cancels a wait on what the step reported, not at a wall-clock deadline).
+	onWarn, onWaiting func()
 }
 
 func (r *warnings) Warn(_, msg string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.msgs = append(r.msgs, msg)
+	r.mu.Unlock()
+	if r.onWarn != nil {
+		r.onWarn()
+	}
+}
+
+func (r *warnings) Waiting(string, string, time.Duration) {
+	if r.onWaiting != nil {
+		r.onWaiting()
+	}
 }
 
 func (r *warnings) all() string {
@@ -125,13 +137,18 @@ func TestGrowStatefulSetStep(t *testing.T) {
 func TestWaitJoinedStep(t *testing.T) {
 	ctx := context.Background()
 	n := newNode(1)
-	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: 500 * time.Millisecond}, checkpoint.KindScaleUp, n)
+	// The node stays joining (JoinFails) until the test lets it finish: no race with a
+	// wall-clock JoinTime.
+	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
 	st := &WaitJoined{w: sw, n: n}
 	mustDone(t, st, false) // no pod yet
 	mustDo(t, &GrowStatefulSet{w: sw, n: n})
 	mustDone(t, st, false) // UJ
 	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "UJ" {
 		t.Fatalf("node %+v", nv)
+	}
+	if err := w.Cass.UpdateFault(n.Pod, func(f *sim.Fault) { f.JoinFails = false }); err != nil {
+		t.Fatal(err)
 	}
 	if err := st.Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -147,14 +164,15 @@ func TestWaitJoinedStep(t *testing.T) {
 		t.Fatalf("failed join: %v", err)
 	}
 
-	// A node stuck joining (4.1 stays UJ): a warning after StallAfter, then, at the
-	// deadline, an error saying where it is stuck and what to check.
-	rec := &warnings{}
+	// A node stuck joining (4.1 stays UJ): a warning after StallAfter, then, when the
+	// wait is cancelled (here by the warning itself, not a wall-clock deadline), an
+	// error saying where it is stuck and what to check.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rec := &warnings{onWarn: cancel}
 	_, sw3 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
 	sw3.Reporter, sw3.StallAfter = rec, 20*time.Millisecond
 	mustDo(t, &GrowStatefulSet{w: sw3, n: n})
-	wctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
 	err = (&WaitJoined{w: sw3, n: n}).Wait(wctx)
 	if err == nil || !strings.Contains(err.Error(), "is UJ: joining") || !strings.Contains(err.Error(), "nodetool netstats (bootstrap streams)") {
 		t.Fatalf("stuck join: %v", err)
@@ -163,11 +181,13 @@ func TestWaitJoinedStep(t *testing.T) {
 		t.Fatalf("no stall warning: %q", rec.all())
 	}
 
-	// An unschedulable pod says so.
-	_, sw4 := kindWorld(t, world.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, checkpoint.KindScaleUp, n)
-	mustDo(t, &GrowStatefulSet{w: sw4, n: n})
-	wctx2, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
+	// An unschedulable pod says so (the wait is cancelled once it reported what it
+	// waits for).
+	wctx2, cancel2 := context.WithCancel(ctx)
 	defer cancel2()
+	_, sw4 := kindWorld(t, world.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, checkpoint.KindScaleUp, n)
+	sw4.Reporter = &warnings{onWaiting: cancel2}
+	mustDo(t, &GrowStatefulSet{w: sw4, n: n})
 	if err := (&WaitJoined{w: sw4, n: n}).Wait(wctx2); err == nil || !strings.Contains(err.Error(), "not scheduled (Unschedulable") {
 		t.Fatalf("pending pod: %v", err)
 	}
