@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,17 @@ func (o *Options) operationCmds() []*cobra.Command {
 		}
 	}
 	return cmds
+}
+
+// words replaces {Operator}, {Kind} and {Count} in help texts with the words of the
+// operators this build supports (several: "A or B").
+func (o *Options) words() *strings.Replacer {
+	var title, kind, count []string
+	for _, op := range o.Operators {
+		w := op.Words()
+		title, kind, count = append(title, w.Title), append(kind, w.Kind), append(count, w.Count)
+	}
+	return strings.NewReplacer("{Operator}", strings.Join(title, " or "), "{Kind}", strings.Join(kind, " or "), "{Count}", strings.Join(count, " or "))
 }
 
 // operationOptions are one operation command's flags and arguments: Complete reads the
@@ -58,11 +70,14 @@ func (st *operationOptions) Run(ctx context.Context, o *Options) error {
 	return o.startOperation(ctx, s, st)
 }
 
-// newOperationCmd is the command that starts an operation of kind k as c describes it.
+// newOperationCmd is the command that starts an operation of kind k as c describes it,
+// in the words of the operators this build supports.
 func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) *cobra.Command {
 	st := &operationOptions{kind: k, cmd: c}
+	words := o.words()
+	long := c.Long + "\n\nCLUSTER is the {Kind}'s name; it may be left out when the namespace holds one.\n\n" + exit.Help
 	cmd := &cobra.Command{
-		Use: c.Use, Short: c.Short, Long: c.Long, Example: c.Example,
+		Use: words.Replace(c.Use), Short: words.Replace(c.Short), Long: words.Replace(long), Example: words.Replace(c.Example),
 		GroupID:           groupOps,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
@@ -77,7 +92,7 @@ func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) *cobra.
 	if c.Flags != nil {
 		c.Flags(cmd.Flags(), &st.req)
 	}
-	st.flags.add(cmd, c.DryRun, c.During)
+	st.flags.add(cmd, c.DryRun, words.Replace("Pause a running {Operator} operator (scale its Deployment to 0) during "+c.During+" and restore it at the end; with false, refuse while it runs"))
 	if cmd.Flags().Lookup("rack") != nil {
 		_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
 	}
@@ -124,11 +139,10 @@ type opFlags struct {
 	operator string
 }
 
-// add registers them; dryRun says what --dry-run prints, during what the operator is
-// paused for.
-func (f *opFlags) add(cmd *cobra.Command, dryRun, during string) {
+// add registers them; dryRun says what --dry-run prints, pause what --pause-operator does.
+func (f *opFlags) add(cmd *cobra.Command, dryRun, pause string) {
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, dryRun)
-	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, "Pause a running CassKop operator (scale its Deployment to 0) during "+during+" and restore it at the end; with false, refuse while it runs")
+	cmd.Flags().BoolVar(&f.pause, "pause-operator", true, pause)
 	cmd.Flags().StringVar(&f.operator, "operator", "", "The operator Deployment to pause, as NAMESPACE/NAME (default: found by its labels or WATCH_NAMESPACE)")
 	f.runFlags.add(cmd)
 }

@@ -15,6 +15,9 @@ import (
 // --pause-operator, --operator, --yes, -o, …) and the shared orchestration, so that a
 // kind's name, wording, flags and checks live in its package.
 type Command struct {
+	// Use, Short, Long and Example are the command's help; {Operator}, {Kind} and
+	// {Count} in them stand for the operator's words (operator.Words), and the CLI adds
+	// what every operation command shares (CLUSTER, the exit codes).
 	Use, Short, Long, Example string
 	// DryRun says what --dry-run prints; During, what the operator is paused during.
 	DryRun, During string

@@ -39,8 +39,17 @@ type Clients struct {
 type Operator interface {
 	// Name is the operator's name in checkpoints and messages ("casskop").
 	Name() string
+	// Words name the operator's things in help texts, before any cluster is read.
+	Words() Words
 	// Connect returns an adapter using c; its API version is not resolved yet.
 	Connect(c Clients) Adapter
+}
+
+// Words name an operator's things in help texts: Title the operator ("CassKop"), Kind
+// its cluster resource ("CassandraCluster"), Count the spec's count ("nodesPerRacks").
+// The adapter says the same once connected (Title, Kind, CountWords).
+type Words struct {
+	Title, Kind, Count string
 }
 
 // Adapter reads and writes one operator's cluster resources.

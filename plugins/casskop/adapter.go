@@ -15,6 +15,11 @@ type Plugin struct{}
 // Name is CassKop's name in checkpoints (topology.Cluster.Operator).
 func (Plugin) Name() string { return "casskop" }
 
+// Words implements operator.Operator.
+func (Plugin) Words() operator.Words {
+	return operator.Words{Title: "CassKop", Kind: Kind, Count: CountField}
+}
+
 // Connect returns an adapter on c; its API version is resolved on first use.
 func (Plugin) Connect(c operator.Clients) operator.Adapter {
 	return &Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
@@ -27,7 +32,7 @@ var _ operator.StatusRepair = (*Adapter)(nil)
 func (a *Adapter) Name() string { return Plugin{}.Name() }
 
 // Title is how messages name CassKop.
-func (a *Adapter) Title() string { return "CassKop" }
+func (a *Adapter) Title() string { return Plugin{}.Words().Title }
 
 // Kind is the cluster resource's kind.
 func (a *Adapter) Kind() string { return Kind }

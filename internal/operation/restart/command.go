@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 )
 
@@ -29,13 +28,9 @@ first: check that every node of the datacenter is UN, nodetool drain the node, d
 a UID precondition), and wait until the StatefulSet's new pod (a new UID) is Ready and its node UN;
 then the next pod.
 
-Every step is written to a checkpoint annotation on the CassandraCluster before it runs. If the
+Every step is written to a checkpoint annotation on the {Kind} before it runs. If the
 run is interrupted, "kubectl cassandra resume" finishes it from any machine, in the middle of a
-rack too: a pod that was already restarted (its UID changed) is not restarted again.
-
-CLUSTER is the CassandraCluster's name; it may be left out when the namespace holds one.
-
-` + exit.Help,
+rack too: a pod that was already restarted (its UID changed) is not restarted again.`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {

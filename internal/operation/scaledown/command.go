@@ -15,13 +15,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 )
 
-const example = `  # Scale rack r1 of the only CassandraCluster in namespace cassandra down to 1 node
+const example = `  # Scale rack r1 of the only {Kind} in namespace cassandra down to 1 node
   kubectl cassandra scale -n cassandra --rack r1 --nodes 1
 
   # Name the cluster, and the datacenter when the rack name is ambiguous
   kubectl cassandra scale cassandra-demo --dc dc1 --rack rack1 --nodes 2
 
-  # Scale every rack of datacenter dc1 (CassKop keeps one count per datacenter), rack by rack
+  # Scale every rack of datacenter dc1 ({Operator} keeps one count per datacenter), rack by rack
   kubectl cassandra scale cassandra-demo --dc dc1 --nodes 2
 
   # Show the exact plan and change nothing
@@ -42,20 +42,16 @@ func (k Kind) Command() operation.Command {
 		Short: "Scale a rack down or up, one node at a time, resumably",
 		Long: `Scale a rack down one node at a time, highest ordinal first: nodetool decommission in the
 node's pod, verify the node left the ring, shrink the StatefulSet, wait for the pod to go, delete
-its PVCs; at the end set the CassandraCluster's nodesPerRacks so that it and the StatefulSets agree.
+its PVCs; at the end set the {Kind}'s {Count} so that it and the StatefulSets agree.
 
 With --nodes larger than today, scale the rack up one node at a time: grow the StatefulSet by one,
 wait until the new pod is Ready and its node UN (bootstrap finished), then the next; then set
-nodesPerRacks. With --cleanup, nodetool cleanup then runs on every node that was in the datacenter
+{Count}. With --cleanup, nodetool cleanup then runs on every node that was in the datacenter
 before, one at a time (a run interrupted during a cleanup runs it again on that node: harmless).
 
-Every step is written to a checkpoint annotation on the CassandraCluster before it runs. If the
+Every step is written to a checkpoint annotation on the {Kind} before it runs. If the
 run is interrupted, "kubectl cassandra resume" finishes it from any machine; running the same
-scale command again does the same.
-
-CLUSTER is the CassandraCluster's name; it may be left out when the namespace holds one.
-
-` + exit.Help,
+scale command again does the same.`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {

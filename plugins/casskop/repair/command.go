@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 )
 
@@ -36,9 +35,7 @@ one (CassKop 2.3+), else with a merge patch of the CassandraCluster (the 2022 CR
 
 Everything is verified against the cluster before the plan is shown, and again right before each
 step. The operator is paused meanwhile (it would write its own status over the repair) and
-restored at the end. An interrupted repair is finished with "kubectl cassandra resume".
-
-` + exit.Help,
+restored at the end. An interrupted repair is finished with "kubectl cassandra resume".`,
 		Example: example,
 		DryRun:  "Print what is stuck and the plan, and change nothing", During: "the repair",
 		InFlight: func(existing *checkpoint.Checkpoint, _ operation.Asked) operation.InFlight {
