@@ -269,7 +269,8 @@ func mentionsAny(s string, names []string) bool {
 // runChanging is run for the changing world: the process's identity is on host
 // ("test-host" when empty) with its clock skew off ours, the world knows which session
 // acts (its lock check), and waits give up quickly (a stalled wait stops the run with
-// exit 4 after --stall-after).
+// exit 4 after --stall-after; --timeout leaves a simulated restart room on a loaded
+// machine).
 func runChanging(w *world.World, host string, skew time.Duration, args ...string) (stdout, stderr string, code int) {
 	if host == "" {
 		host = "test-host"
@@ -290,7 +291,7 @@ func runChanging(w *world.World, host string, skew time.Duration, args ...string
 	w.Acting(session)
 	defer w.Acting("")
 	if needsRunFlags(args) {
-		args = append(args, "--poll-interval", "1ms", "--timeout", "1s", "--stall-after", "200ms")
+		args = append(args, "--poll-interval", "1ms", "--timeout", "3s", "--stall-after", "200ms")
 	}
 	w.Process(0, func() { code = o.Execute(context.Background(), args) })
 	return out.String(), errb.String(), code
