@@ -493,12 +493,16 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 
 // Node returns the planned node for a pod.
 func (cp *Checkpoint) Node(pod string) (Node, bool) {
-	for _, n := range cp.Nodes {
-		if n.Pod == pod {
-			return n, true
-		}
+	return find(cp.Nodes, func(n Node) bool { return n.Pod == pod })
+}
+
+// find is the first element of list that matches, and whether there is one.
+func find[T any](list []T, match func(T) bool) (T, bool) {
+	if i := slices.IndexFunc(list, match); i >= 0 {
+		return list[i], true
 	}
-	return Node{}, false
+	var zero T
+	return zero, false
 }
 
 // Current returns the index of the first step that is not done, or -1.

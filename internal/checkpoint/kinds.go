@@ -79,10 +79,5 @@ func (cp *Checkpoint) SameRacks(dc string, racks []string) bool {
 
 // Step returns the record of the step with id.
 func (cp *Checkpoint) Step(id string) (Step, bool) {
-	for _, s := range cp.Steps {
-		if s.ID == id {
-			return s, true
-		}
-	}
-	return Step{}, false
+	return find(cp.Steps, func(s Step) bool { return s.ID == id })
 }
