@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -292,11 +293,14 @@ type LastOperation struct {
 }
 
 // ErrCorrupt marks a checkpoint that cannot be used; ErrNewerSchema one written by a newer
-// plugin; ErrOtherCluster one copied from another cluster.
+// plugin; ErrOtherCluster one copied from another cluster; ErrOtherOperator one planned
+// for another operator than the one whose adapter reads the cluster (its steps follow
+// that operator's rules).
 var (
-	ErrCorrupt      = errors.New("checkpoint is corrupt")
-	ErrNewerSchema  = errors.New("checkpoint was written by a newer kubectl-cassandra")
-	ErrOtherCluster = errors.New("checkpoint belongs to another cluster")
+	ErrCorrupt       = errors.New("checkpoint is corrupt")
+	ErrNewerSchema   = errors.New("checkpoint was written by a newer kubectl-cassandra")
+	ErrOtherCluster  = errors.New("checkpoint belongs to another cluster")
+	ErrOtherOperator = errors.New("checkpoint was planned for another operator")
 )
 
 // StepID is the stable identifier of a step.
@@ -432,7 +436,8 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 	kind, known := kinds[cp.Kind]
 	switch {
 	case !known:
-		return bad("unknown operation kind %q", cp.Kind)
+		return bad("unknown operation kind %q (this build knows %s; a newer plugin, or one built with another operator, may know it)",
+			cp.Kind, strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
 	case cp.SchemaVersion < kind.Version:
 		return bad("operation kind %q needs schema %d, the checkpoint says %d", cp.Kind, kind.Version, cp.SchemaVersion)
 	case cp.ClusterUID == "":

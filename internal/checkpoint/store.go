@@ -35,11 +35,14 @@ var ErrExists = errors.New("an operation is already in flight on this cluster")
 // at a time (the engine serializes its writes and fences).
 type Store struct {
 	Obj Object
-	// Kinds are the operation kinds the build knows (what Load accepts).
-	Kinds Schemas
-	Now   func() time.Time
-	rv    string
-	uid   string
+	// Kinds are the operation kinds the build knows (what Load accepts); Operator, when
+	// set, is the operator whose adapter reads the cluster (Load refuses a checkpoint
+	// planned for another: Checkpoint.Operator).
+	Kinds    Schemas
+	Operator string
+	Now      func() time.Time
+	rv       string
+	uid      string
 	// seen is the checkpoint on the server as of the last read or write at rv.
 	seen token
 	// pending is the seq of a write whose outcome is unknown (a timeout, a broken
@@ -63,7 +66,7 @@ func tokenOf(cp *Checkpoint) token {
 }
 
 // Load reads the current checkpoint; nil when there is none. A corrupt checkpoint, one
-// from a newer schema or another cluster is an error.
+// from a newer schema, another cluster or another operator is an error.
 func (s *Store) Load(ctx context.Context) (*Checkpoint, error) {
 	ann, uid, rv, err := s.Obj.ReadAnnotations(ctx)
 	if err != nil {
@@ -75,6 +78,9 @@ func (s *Store) Load(ctx context.Context) (*Checkpoint, error) {
 		return nil, nil
 	}
 	cp, err := Decode(v, uid, s.Kinds)
+	if err == nil && s.Operator != "" && cp.Operator != "" && cp.Operator != s.Operator {
+		return nil, fmt.Errorf("%w: operation %s was planned for %s, and this cluster is read as a %s cluster", ErrOtherOperator, cp.OperationID, cp.Operator, s.Operator)
+	}
 	s.seen = tokenOf(cp)
 	return cp, err
 }

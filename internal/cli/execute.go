@@ -156,7 +156,7 @@ func checkpointError(s *session, err error) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrNewerSchema):
 		return exit.Refusedf("%v; nothing changed", err)
-	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrOtherCluster):
+	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrOtherCluster), errors.Is(err, checkpoint.ErrOtherOperator):
 		return fmt.Errorf("%v. Nothing changed. Inspect it with: kubectl get %s -n %s %s -o jsonpath='{.metadata.annotations.%s}'; "+
 			"if no operation is really in flight, remove it with: kubectl annotate %s -n %s %s %s-",
 			err, s.adapter.GroupResource(), s.cluster.Namespace, s.cluster.Name, strings.ReplaceAll(checkpoint.Annotation, ".", `\.`),

@@ -170,7 +170,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 	}
 	return &session{
 		c: c, adapter: a, cluster: cl,
-		store: &checkpoint.Store{Obj: a.Object(ns, name), Kinds: o.Kinds.Schemas(), Now: o.Now},
+		store: &checkpoint.Store{Obj: a.Object(ns, name), Kinds: o.Kinds.Schemas(), Operator: a.Name(), Now: o.Now},
 		nt:    nodetool.Client{Exec: ex, Retry: kube.ExecTransient, Auth: o.jmxAuth(c, ns, a.JMXSecretName(u))},
 	}, nil
 }

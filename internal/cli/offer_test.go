@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// bounce is a new operation kind written as a kind is meant to be written: one type,
+// here in a test instead of a package of its own, reusing the restart's plan and steps
+// under its own name, command and checkpoint schema.
+type bounce struct{ restart.Kind }
+
+func (bounce) Info() operation.Info {
+	info := restart.Kind{}.Info()
+	info.Name, info.ConfirmWord = "bounce", "Bounce"
+	return info
+}
+
+// Plan is the restart's plan, recorded under the new kind's name.
+func (b bounce) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	plan, err := b.Kind.Plan(ctx, env)
+	if err == nil {
+		plan.CP.Kind = b.Info().Name
+	}
+	return plan, err
+}
+
+func (bounce) Command() operation.Command {
+	return operation.Command{
+		Use: "bounce [CLUSTER] --rack RACK", Short: "Bounce a rack's pods", Long: "Bounce the pods of a {Kind}'s rack.",
+		DryRun: "Print the plan", During: "the bounce", Busy: true,
+		Flags:    func(fs *pflag.FlagSet, req *operation.Request) { operation.RackFlags(fs, req, "Rack to bounce") },
+		Validate: func(req operation.Request, _ func(string) bool) error { return operation.RequireRack(req) },
+		Next: func(ns, cluster string, plan *operation.Plan, req operation.Request) string {
+			return operation.RackNext("bounce", ns, cluster, plan, req) + " --yes"
+		},
+	}
+}
+
+// offering is CassKop offering the new kind besides its repair: the one line a new
+// kind needs in the composition (in the product, one line in
+// internal/operation/kinds/kinds.go or in an operator's Kinds).
+type offering struct{ repair.Operator }
+
+func (o offering) Kinds() []operation.Kind { return append(o.Operator.Kinds(), bounce{}) }
+
+// TestNewKindIsOnePackage: a kind the CLI and the checkpoint were never told about gets
+// its command (help in the operator's words, flags, checks), plans, writes and decodes
+// its checkpoint, runs, survives a crash through resume, and is recorded as itself; a
+// build that does not know it refuses its checkpoint with a clear message, changing
+// nothing.
+func TestNewKindIsOnePackage(t *testing.T) {
+	// exec runs one command as a fresh process with op's build; a crash (after side
+	// effect crashAt) is exit -1.
+	exec := func(w *world.World, op interface{ Name() string }, crashAt int, args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		var o *Options
+		switch op := op.(type) {
+		case offering:
+			o = NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, op)
+		case repair.Operator:
+			o = NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, op)
+		}
+		o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+		o.Execer = w
+		pid := w.StartProcess()
+		defer w.EndProcess(pid)
+		o.Identity = func() checkpoint.Holder {
+			return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
+		}
+		o.Alive = w.ProcessAlive
+		o.Now, o.After = jumpingClock(time.Now)
+		code := 0
+		if w.Process(crashAt, func() { code = o.Execute(context.Background(), args) }) {
+			code = -1
+		}
+		return out.String(), errb.String(), code
+	}
+	with := offering{repair.Operator{Plugin: casskop.Plugin{}}}
+	without := repair.Operator{Plugin: casskop.Plugin{}}
+	run := []string{"bounce", "demo", "-n", "cassandra", "--rack", "rack1", "--yes", "--poll-interval", "1ms", "--timeout", "20s"}
+
+	w := world.New(t, world.Opts{Nodes: 3})
+	if help, _, code := exec(w, with, 0, "bounce", "--help"); code != 0 || !strings.Contains(help, "Bounce the pods of a CassandraCluster's rack.") ||
+		!strings.Contains(help, "--rack") || !strings.Contains(help, "--dry-run") || !strings.Contains(help, "CLUSTER is the CassandraCluster's name") {
+		t.Fatalf("help (exit %d):\n%s", code, help)
+	}
+	if _, stderr, code := exec(w, with, 0, "bounce", "demo", "-n", "cassandra"); code != 2 || !strings.Contains(stderr, "name the rack with --rack") {
+		t.Fatalf("its own check: exit %d %s", code, stderr)
+	}
+	if out, _, code := exec(w, with, 0, "bounce", "demo", "-n", "cassandra", "--rack", "rack1", "--dry-run", "-o", "json"); code != 0 || !strings.Contains(out, `"kind": "bounce"`) {
+		t.Fatalf("dry run (exit %d):\n%s", code, out)
+	}
+
+	// A crash right after the first pod deletion leaves a checkpoint of the new kind.
+	before := podUIDs(w, rack1Pods)
+	if _, stderr, code := exec(w, with, 5, run...); code != -1 {
+		t.Fatalf("the run did not crash: %s", stderr)
+	}
+	if _, ok := w.CR().GetAnnotations()[checkpoint.Annotation]; !ok {
+		t.Fatal("no checkpoint after the crash")
+	}
+	// A build without the kind refuses it and changes nothing.
+	ann := w.CR().GetAnnotations()[checkpoint.Annotation]
+	if _, stderr, code := exec(w, without, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 1 ||
+		!strings.Contains(stderr, `unknown operation kind "bounce" (this build knows repair-operator-state, restart, scale-down, scale-up;`) {
+		t.Fatalf("resume by a build without the kind: exit %d %s", code, stderr)
+	}
+	if w.CR().GetAnnotations()[checkpoint.Annotation] != ann {
+		t.Fatal("the refused resume changed the checkpoint")
+	}
+	if _, stderr, code := exec(w, with, 0, "resume", "demo", "-n", "cassandra", "--yes", "--poll-interval", "1ms", "--timeout", "20s"); code != 0 {
+		t.Fatalf("resume: exit %d %s", code, stderr)
+	}
+	w.AssertRestarted(rack1Pods, before, "bounce")
+	if last := w.LastOperation(); last == nil || last.Kind != "bounce" || last.Result != "succeeded" {
+		t.Fatalf("last operation %+v", last)
+	}
+}
