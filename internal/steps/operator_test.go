@@ -17,7 +17,7 @@ func sharedWorld(w *world.World, id, ns, name string) (*World, checkpoint.Paused
 	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
 	cp := &checkpoint.Checkpoint{OperationID: id, Namespace: ns, Cluster: name, PausedOperator: &op}
 	sw := &World{Kube: w.Kube, Namespace: ns, CP: cp, Reporter: nopReporter{}}
-	sw.uncached = true
+	sw.obs.SetUncached(true)
 	return sw, op
 }
 
