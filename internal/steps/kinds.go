@@ -52,13 +52,13 @@ func Build(w *World, v Variant) (map[string]engine.Step, error) {
 	for _, s := range w.CP.Steps {
 		switch s.Kind {
 		case checkpoint.StepPauseOperator:
-			out[s.ID] = &PauseOperator{w: w, op: *w.CP.PausedOperator}
+			out[s.ID] = &PauseOperator{operatorStep{w, *w.CP.PausedOperator}}
 			continue
 		case checkpoint.StepResumeOperator:
 			if v.Repair {
-				out[s.ID] = &resumeAfterRepair{ResumeOperator: &ResumeOperator{w: w, op: *w.CP.PausedOperator}}
+				out[s.ID] = &resumeAfterRepair{ResumeOperator: &ResumeOperator{operatorStep{w, *w.CP.PausedOperator}}}
 			} else {
-				out[s.ID] = &ResumeOperator{w: w, op: *w.CP.PausedOperator}
+				out[s.ID] = &ResumeOperator{operatorStep{w, *w.CP.PausedOperator}}
 			}
 			continue
 		case checkpoint.StepUpdateCluster:
@@ -128,7 +128,7 @@ func (s *resumeAfterRepair) Recheck(context.Context) error { return nil }
 
 // PlanText implements PlanTexter.
 func (s *resumeAfterRepair) PlanText() string {
-	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (it continues from the repaired status)", s.op.Namespace, s.op.Name, s.op.Replicas)
+	return fmt.Sprintf("restore %s to %d replicas (it continues from the repaired status)", s.deployment(), s.op.Replicas)
 }
 
 // recordDone reports whether the checkpoint records step id as done.

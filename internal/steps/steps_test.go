@@ -299,7 +299,7 @@ func TestOperatorSteps(t *testing.T) {
 	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Reporter: nopReporter{},
 		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
 	sw.obs.SetUncached(true)
-	pause, restore := &PauseOperator{w: sw, op: op}, &ResumeOperator{w: sw, op: op}
+	pause, restore := &PauseOperator{operatorStep{w: sw, op: op}}, &ResumeOperator{operatorStep{w: sw, op: op}}
 	mustDone(t, pause, false)
 	if err := pause.Safe(ctx); err != nil {
 		t.Fatal(err)
@@ -321,7 +321,7 @@ func TestOperatorSteps(t *testing.T) {
 	}
 	// A re-created Deployment (another UID) is not paused.
 	op.UID = "other"
-	if err := (&PauseOperator{w: sw, op: op}).Safe(ctx); err == nil {
+	if err := (&PauseOperator{operatorStep{w: sw, op: op}}).Safe(ctx); err == nil {
 		t.Fatal("re-created Deployment accepted")
 	}
 }
