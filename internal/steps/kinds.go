@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -234,22 +233,6 @@ func podState(p *corev1.Pod) string {
 		return string(p.Status.Phase) + ", not Ready"
 	}
 	return ""
-}
-
-// stallWatch emits one warning, with what to check, once a wait has lasted StallAfter.
-type stallWatch struct {
-	w      *World
-	id     string
-	start  time.Time
-	warned bool
-}
-
-func (s *stallWatch) check(what, hint string) {
-	if s.warned || s.w.StallAfter <= 0 || s.w.now().Sub(s.start) < s.w.StallAfter {
-		return
-	}
-	s.warned = true
-	s.w.Reporter.Warn(s.id, fmt.Sprintf("still waiting after %s: %s; %s", s.w.now().Sub(s.start).Round(time.Second), what, hint))
 }
 
 // podPhase is podState, or "Running and Ready".

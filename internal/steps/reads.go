@@ -191,11 +191,8 @@ func (w *World) seeSTS(s *appsv1.StatefulSet) {
 // kept. Only a write that tests what it was computed from may rely on an old one
 // (ShrinkStatefulSet).
 func (w *World) lastSTS(name string) *appsv1.StatefulSet {
-	if s, ok := observation.Kept(&w.obs, stsKind, name); ok {
+	if s, ok := observation.Kept(&w.obs, stsKind, name); ok || w.obs.Uncached() {
 		return s
-	}
-	if w.obs.Uncached() {
-		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
