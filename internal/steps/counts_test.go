@@ -44,7 +44,8 @@ func TestUpdateClusterRacksDifferByOne(t *testing.T) {
 	racks := []topology.Rack{{DC: "dc1", Name: "r1", StatefulSet: "c-dc1-r1"}, {DC: "dc1", Name: "r2", StatefulSet: "c-dc1-r2"}, {DC: "dc1", Name: "r3", StatefulSet: "c-dc1-r3"}}
 	want := map[string]int{"r1": 3, "r2": 2, "r3": 2}
 	cp := &checkpoint.Checkpoint{Namespace: "ns", Cluster: "c", Target: checkpoint.Target{DC: "dc1", Racks: []string{"r2", "r3"}, Nodes: 2, RackNodes: want}}
-	w := &World{Kube: kube, Namespace: "ns", CP: cp, Racks: racks, Spec: spec, Reporter: nopReporter{}, uncached: true}
+	w := &World{Kube: kube, Namespace: "ns", CP: cp, Racks: racks, Spec: spec, Reporter: nopReporter{}}
+	w.obs.SetUncached(true)
 	st := newUpdateCluster(w)
 	if got := st.Describe(); got != "set c rack counts of datacenter dc1 to r1=3, r2=2, r3=2" {
 		t.Errorf("Describe = %q", got)
@@ -90,12 +91,13 @@ func TestRestoreAfterRepairWhileScaleUnfinished(t *testing.T) {
 	spec := &rackSpec{counts: map[string]int{"r1": 1, "r2": 1}}
 	racks := []topology.Rack{{DC: "dc1", Name: "r1", StatefulSet: "c-dc1-r1"}, {DC: "dc1", Name: "r2", StatefulSet: "c-dc1-r2"}}
 	cp := &checkpoint.Checkpoint{Namespace: "ns", Cluster: "c", Target: checkpoint.Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 1}}
-	w := &World{Kube: kube, Namespace: "ns", CP: cp, Racks: racks, Spec: spec, Reporter: nopReporter{}, uncached: true}
+	w := &World{Kube: kube, Namespace: "ns", CP: cp, Racks: racks, Spec: spec, Reporter: nopReporter{}}
+	w.obs.SetUncached(true)
 	op := checkpoint.PausedOperator{Namespace: "ns", Name: "op", Replicas: 1}
-	if err := (&ResumeOperator{w: w, op: op}).Recheck(ctx); err == nil {
+	if err := (&ResumeOperator{operatorStep{w: w, op: op}}).Recheck(ctx); err == nil {
 		t.Fatal("the restore ending a scale went ahead while the StatefulSets differ from the spec")
 	}
-	if err := (&resumeAfterRepair{ResumeOperator: &ResumeOperator{w: w, op: op}}).Recheck(ctx); err != nil {
+	if err := (&resumeAfterRepair{ResumeOperator: &ResumeOperator{operatorStep{w: w, op: op}}}).Recheck(ctx); err != nil {
 		t.Fatalf("the restore ending a repair: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,13 +51,13 @@ func Build(w *World, v Variant) (map[string]engine.Step, error) {
 	for _, s := range w.CP.Steps {
 		switch s.Kind {
 		case checkpoint.StepPauseOperator:
-			out[s.ID] = &PauseOperator{w: w, op: *w.CP.PausedOperator}
+			out[s.ID] = &PauseOperator{operatorStep{w, *w.CP.PausedOperator}}
 			continue
 		case checkpoint.StepResumeOperator:
 			if v.Repair {
-				out[s.ID] = &resumeAfterRepair{ResumeOperator: &ResumeOperator{w: w, op: *w.CP.PausedOperator}}
+				out[s.ID] = &resumeAfterRepair{ResumeOperator: &ResumeOperator{operatorStep{w, *w.CP.PausedOperator}}}
 			} else {
-				out[s.ID] = &ResumeOperator{w: w, op: *w.CP.PausedOperator}
+				out[s.ID] = &ResumeOperator{operatorStep{w, *w.CP.PausedOperator}}
 			}
 			continue
 		case checkpoint.StepUpdateCluster:
@@ -128,7 +127,7 @@ func (s *resumeAfterRepair) Recheck(context.Context) error { return nil }
 
 // PlanText implements PlanTexter.
 func (s *resumeAfterRepair) PlanText() string {
-	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (it continues from the repaired status)", s.op.Namespace, s.op.Name, s.op.Replicas)
+	return fmt.Sprintf("restore %s to %d replicas (it continues from the repaired status)", s.deployment(), s.op.Replicas)
 }
 
 // recordDone reports whether the checkpoint records step id as done.
@@ -234,22 +233,6 @@ func podState(p *corev1.Pod) string {
 		return string(p.Status.Phase) + ", not Ready"
 	}
 	return ""
-}
-
-// stallWatch emits one warning, with what to check, once a wait has lasted StallAfter.
-type stallWatch struct {
-	w      *World
-	id     string
-	start  time.Time
-	warned bool
-}
-
-func (s *stallWatch) check(what, hint string) {
-	if s.warned || s.w.StallAfter <= 0 || s.w.now().Sub(s.start) < s.w.StallAfter {
-		return
-	}
-	s.warned = true
-	s.w.Reporter.Warn(s.id, fmt.Sprintf("still waiting after %s: %s; %s", s.w.now().Sub(s.start).Round(time.Second), what, hint))
 }
 
 // podPhase is podState, or "Running and Ready".

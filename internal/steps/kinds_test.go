@@ -61,7 +61,7 @@ func kindWorld(t *testing.T, o world.Opts, kind string, nodes ...checkpoint.Node
 		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Container: "cassandra", CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
 		Spec:     casskop.DCSpec{A: a, NS: w.NS, Name: w.Name, DC: "dc1"},
 		Operator: casskop.OperatorStatus{A: a, NS: w.NS, Name: w.Name}}
-	sw.uncached = true
+	sw.obs.SetUncached(true)
 	// A safety check that is not met waits; the tests want its answer soon (safenow.go).
 	sw.StallAfter = 30 * time.Millisecond
 	return w, sw

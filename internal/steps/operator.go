@@ -19,19 +19,38 @@ import (
 // PauseOperator scales the operator's Deployment to 0 and waits until its pods are gone,
 // so it cannot grow a StatefulSet back while the rack shrinks (CassKop has no pause
 // switch).
-type PauseOperator struct {
+type PauseOperator struct{ operatorStep }
+
+// operatorStep is what the operator's pause and its restore share: the World and the
+// Deployment as planned.
+type operatorStep struct {
 	w  *World
 	op checkpoint.PausedOperator
 }
 
+// deployment names the operator's Deployment in messages.
+func (s operatorStep) deployment() string {
+	return "operator Deployment " + s.op.Namespace + "/" + s.op.Name
+}
+
+// done is the pause's and the restore's Done: a Deployment that is gone leaves nothing
+// to pause or restore; otherwise test decides from it and its holders.
+func (s operatorStep) done(ctx context.Context, test func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (bool, error)) (bool, error) {
+	d, holders, err := readOperator(ctx, s.w, s.op)
+	if d == nil || err != nil {
+		return d == nil && err == nil, err
+	}
+	return test(d, holders)
+}
+
 // Describe implements engine.Describer.
 func (s *PauseOperator) Describe() string {
-	return fmt.Sprintf("pause operator Deployment %s/%s (scale %d -> 0)", s.op.Namespace, s.op.Name, s.op.Replicas)
+	return fmt.Sprintf("pause %s (scale %d -> 0)", s.deployment(), s.op.Replicas)
 }
 
 // PlanText implements PlanTexter.
 func (s *PauseOperator) PlanText() string {
-	return fmt.Sprintf("pause operator Deployment %s/%s: scale %d -> 0 and wait for its pods to go", s.op.Namespace, s.op.Name, s.op.Replicas)
+	return fmt.Sprintf("pause %s: scale %d -> 0 and wait for its pods to go", s.deployment(), s.op.Replicas)
 }
 
 // Done: paused now with this operation among its holders (or the Deployment is gone).
@@ -44,28 +63,26 @@ func (s *PauseOperator) Done(ctx context.Context) (bool, error) {
 	if s.w.restoreStarted() {
 		return true, nil
 	}
-	d, holders, err := readOperator(ctx, s.w, s.op)
-	if d == nil || err != nil {
-		return d == nil && err == nil, err
-	}
-	if checkpoint.HolderIndex(holders, s.w.CP.OperationID) < 0 {
-		return false, nil
-	}
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
-		return false, nil
-	}
-	if d.Spec.Selector == nil || len(d.Spec.Selector.MatchLabels)+len(d.Spec.Selector.MatchExpressions) == 0 {
-		return d.Status.Replicas == 0, nil
-	}
-	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
-		return false, err
-	}
-	pods, err := s.w.Kube.CoreV1().Pods(s.op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return false, fmt.Errorf("cannot list the operator's pods: %w", err)
-	}
-	return len(pods.Items) == 0, nil
+	return s.done(ctx, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (bool, error) {
+		if checkpoint.HolderIndex(holders, s.w.CP.OperationID) < 0 {
+			return false, nil
+		}
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
+			return false, nil
+		}
+		if d.Spec.Selector == nil || len(d.Spec.Selector.MatchLabels)+len(d.Spec.Selector.MatchExpressions) == 0 {
+			return d.Status.Replicas == 0, nil
+		}
+		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+		if err != nil {
+			return false, err
+		}
+		pods, err := s.w.Kube.CoreV1().Pods(s.op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return false, fmt.Errorf("cannot list the operator's pods: %w", err)
+		}
+		return len(pods.Items) == 0, nil
+	})
 }
 
 // Safe: it is still the Deployment that was planned.
@@ -89,32 +106,27 @@ func (s *PauseOperator) Do(ctx context.Context) error {
 
 // ResumeOperator restores the operator's recorded replicas once the cluster resource
 // and every StatefulSet agree, so the operator finds nothing to change.
-type ResumeOperator struct {
-	w  *World
-	op checkpoint.PausedOperator
-}
+type ResumeOperator struct{ operatorStep }
 
 // Describe implements engine.Describer.
 func (s *ResumeOperator) Describe() string {
-	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas", s.op.Namespace, s.op.Name, s.op.Replicas)
+	return fmt.Sprintf("restore %s to %d replicas", s.deployment(), s.op.Replicas)
 }
 
 // PlanText implements PlanTexter.
 func (s *ResumeOperator) PlanText() string {
-	return fmt.Sprintf("restore operator Deployment %s/%s to %d replicas (the cluster resource and the StatefulSets agree)", s.op.Namespace, s.op.Name, s.op.Replicas)
+	return fmt.Sprintf("restore %s to %d replicas (the cluster resource and the StatefulSets agree)", s.deployment(), s.op.Replicas)
 }
 
 // Done: this operation no longer holds the Deployment paused, and it runs again unless
 // another operation still holds it (or the Deployment is gone).
 func (s *ResumeOperator) Done(ctx context.Context) (bool, error) {
-	d, holders, err := readOperator(ctx, s.w, s.op)
-	if d == nil || err != nil {
-		return d == nil && err == nil, err
-	}
-	if checkpoint.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
-		return false, nil
-	}
-	return len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0, nil
+	return s.done(ctx, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (bool, error) {
+		if checkpoint.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
+			return false, nil
+		}
+		return len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0, nil
+	})
 }
 
 // Safe: nothing here; the agreement of the cluster resource and the StatefulSets is
@@ -130,13 +142,13 @@ func (s *ResumeOperator) Recheck(ctx context.Context) error {
 	want := newUpdateCluster(s.w).want
 	spec, err := s.w.Spec.RackNodes(ctx)
 	if err != nil {
-		return fmt.Errorf("cannot read the cluster resource before restoring operator Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
+		return fmt.Errorf("cannot read the cluster resource before restoring %s: %w", s.deployment(), err)
 	}
 	var have []string
 	for _, r := range s.w.Racks {
 		sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, r.StatefulSet, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("cannot read StatefulSet %s before restoring operator Deployment %s/%s: %w", r.StatefulSet, s.op.Namespace, s.op.Name, err)
+			return fmt.Errorf("cannot read StatefulSet %s before restoring %s: %w", r.StatefulSet, s.deployment(), err)
 		}
 		if n := replicasOf(sts); n != spec[r.Name] || n != want[r.Name] {
 			have = append(have, fmt.Sprintf("%s has %d", r.StatefulSet, n))
@@ -155,9 +167,9 @@ func (s *ResumeOperator) editedSpec(now, want string, have []string) error {
 	if len(have) == 0 {
 		have = []string{fmt.Sprintf("every StatefulSet has %s", want)}
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("not restoring operator Deployment %s/%s: %s of %s is now %s in the cluster resource, but the StatefulSets have %s (%s): someone edited it, and the operator would change the StatefulSets to follow. "+
+	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("not restoring %s: %s of %s is now %s in the cluster resource, but the StatefulSets have %s (%s): someone edited it, and the operator would change the StatefulSets to follow. "+
 		"The operator stays paused. Put %s of %s back to %s and run `kubectl cassandra resume -n %s %s`, or run `kubectl cassandra abort -n %s %s`, which sets %s to the StatefulSets' replicas and restores the operator",
-		s.op.Namespace, s.op.Name, field, dc, now, want, strings.Join(have, ", "), field, dc, want, ns, cl, ns, cl, field)}
+		s.deployment(), field, dc, now, want, strings.Join(have, ", "), field, dc, want, ns, cl, ns, cl, field)}
 }
 
 // subset is m restricted to the racks of keys.

@@ -17,7 +17,7 @@ func sharedWorld(w *world.World, id, ns, name string) (*World, checkpoint.Paused
 	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
 	cp := &checkpoint.Checkpoint{OperationID: id, Namespace: ns, Cluster: name, PausedOperator: &op}
 	sw := &World{Kube: w.Kube, Namespace: ns, CP: cp, Reporter: nopReporter{}}
-	sw.uncached = true
+	sw.obs.SetUncached(true)
 	return sw, op
 }
 
@@ -51,8 +51,8 @@ func TestSharedPause(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
 	a, opA := sharedWorld(w, "op-a", "cassandra", "demo")
 	b, opB := sharedWorld(w, "op-b", "apps", "other")
-	pauseA, restoreA := &PauseOperator{w: a, op: opA}, &ResumeOperator{w: a, op: opA}
-	pauseB, restoreB := &PauseOperator{w: b, op: opB}, &ResumeOperator{w: b, op: opB}
+	pauseA, restoreA := &PauseOperator{operatorStep{w: a, op: opA}}, &ResumeOperator{operatorStep{w: a, op: opA}}
+	pauseB, restoreB := &PauseOperator{operatorStep{w: b, op: opB}}, &ResumeOperator{operatorStep{w: b, op: opB}}
 
 	for i := 0; i < 2; i++ { // twice: a resumed pause changes nothing
 		if err := pauseA.Do(ctx); err != nil {
@@ -110,7 +110,7 @@ func TestPauseStaysDoneAfterRestore(t *testing.T) {
 		sw, op := sharedWorld(w, "op-"+kind, w.NS, w.Name)
 		sw.CP.Kind = kind
 		sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepPauseOperator, ""), checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
-		pause := &PauseOperator{w: sw, op: op}
+		pause := &PauseOperator{operatorStep{w: sw, op: op}}
 		mustDone(t, pause, false) // running, not paused by this operation
 		sw.CP.Steps[1].State = checkpoint.StateStarted
 		mustDone(t, pause, true)
@@ -124,12 +124,12 @@ func TestPausedByUnreadable(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
 	w.SetDeploymentAnnotation("casskop", checkpoint.PausedByAnnotation, "{not json")
 	a, op := sharedWorld(w, "op-a", w.NS, w.Name)
-	for _, err := range []error{(&PauseOperator{w: a, op: op}).Do(ctx), RestoreOperator(ctx, a, op)} {
+	for _, err := range []error{(&PauseOperator{operatorStep{w: a, op: op}}).Do(ctx), RestoreOperator(ctx, a, op)} {
 		if err == nil {
 			t.Fatal("an unreadable holder list was accepted")
 		}
 	}
-	if _, err := (&ResumeOperator{w: a, op: op}).Done(ctx); err == nil {
+	if _, err := (&ResumeOperator{operatorStep{w: a, op: op}}).Done(ctx); err == nil {
 		t.Fatal("restore done with an unreadable holder list")
 	}
 }

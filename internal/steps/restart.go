@@ -189,25 +189,5 @@ func (s *WaitRestarted) hint() string {
 // Wait polls until the pod is back and its node UN, warning once after StallAfter.
 func (s *WaitRestarted) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepWaitRestarted, s.n.Pod)
-	start := s.w.now()
-	stall := &stallWatch{w: s.w, id: id, start: start}
-	last := "state unknown"
-	for {
-		ok, what, err := s.check(ctx)
-		if ok {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("pod %s is not back: %s; %s", s.n.Pod, last, s.hint())
-		}
-		if err != nil {
-			what = "state unknown: " + err.Error()
-		}
-		last = what
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
-		stall.check(what, s.hint())
-		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
-			return fmt.Errorf("pod %s is not back: %s; %s", s.n.Pod, last, s.hint())
-		}
-	}
+	return s.w.waitBack(ctx, id, "pod "+s.n.Pod+" is not back", s.hint(), s.check, nil)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
 )
 
 // Safe means safe now: the steps that act on Cassandra or grow the ring (decommission,
@@ -83,13 +84,9 @@ func (w *World) ringSafe(ctx context.Context, dc, self, except string) (string, 
 // one remaining node is down) and for the other kinds, any Ready pod but except reads it.
 func (w *World) freshRing(ctx context.Context, except string) (nodetool.Ring, string, error) {
 	if w.CP.Kind == "" || w.CP.Kind == checkpoint.KindScaleDown {
-		w.mu.Lock()
-		cached := append([]string{}, w.readers...)
-		w.mu.Unlock()
-		r, reader, err := w.readRing(ctx, cached)
-		if err == nil {
-			keep(w, ringsOf, "", ringRead{r: r, reader: reader})
-			return r, reader, nil
+		if k, err := w.readRing(ctx); err == nil {
+			observation.Keep(&w.obs, ringKind, "", k)
+			return k.r, k.reader, nil
 		}
 	}
 	return w.ringExcept(ctx, except)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -165,38 +164,22 @@ func (s *WaitJoined) hint() string {
 // the run.
 func (s *WaitJoined) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepWaitJoined, s.n.Pod)
-	start := s.w.now()
-	stall := &stallWatch{w: s.w, id: id, start: start}
-	last := "state unknown"
 	var meter StreamMeter
-	for {
-		ok, what, err := s.check(ctx)
-		if ok {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("pod %s did not join: %s; %s", s.n.Pod, last, s.hint())
-		}
+	// The pod runs and its node is not UN yet: did its bootstrap fail (5.0)?
+	bootstrap := func() error {
+		ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
 		if err != nil {
-			what = "state unknown: " + err.Error()
-		} else if strings.HasPrefix(what, "node ") {
-			// The pod runs and its node is not UN yet: did its bootstrap fail (5.0)?
-			if ns, nerr := s.w.Nodetool.Netstats(ctx, s.n.Pod); nerr == nil {
-				if ns.Mode == nodetool.ModeJoiningFailed {
-					return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
-				}
-				// 4.0+ receivers count right; on 3.11 the joiner's done bytes undercount
-				// (docs/reference/streaming.md §2.2): a pessimistic figure, never an optimistic one.
-				s.w.reportStream(id, "bootstrap", s.n.Pod, ns, nodetool.PlanBootstrap, nodetool.DirReceiving, &meter)
-			}
+			return nil // unknown: the wait goes on
 		}
-		last = what
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
-		stall.check(what, s.hint())
-		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
-			return fmt.Errorf("pod %s did not join: %s; %s", s.n.Pod, last, s.hint())
+		if ns.Mode == nodetool.ModeJoiningFailed {
+			return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
 		}
+		// 4.0+ receivers count right; on 3.11 the joiner's done bytes undercount
+		// (docs/reference/streaming.md §2.2): a pessimistic figure, never an optimistic one.
+		s.w.reportStream(id, "bootstrap", s.n.Pod, ns, nodetool.PlanBootstrap, nodetool.DirReceiving, &meter)
+		return nil
 	}
+	return s.w.waitBack(ctx, id, "pod "+s.n.Pod+" did not join", s.hint(), s.check, bootstrap)
 }
 
 // Cleanup runs `nodetool cleanup` on a node that was in the datacenter before the

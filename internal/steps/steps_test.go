@@ -43,7 +43,7 @@ func setup(t *testing.T, version string) (*world.World, *World, checkpoint.Node)
 	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
 		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Container: "cassandra", CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: version + ".0",
 		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
-	sw.uncached = true
+	sw.obs.SetUncached(true)
 	return w, sw, n
 }
 
@@ -298,8 +298,8 @@ func TestOperatorSteps(t *testing.T) {
 	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, PausedOperator: &op}
 	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Reporter: nopReporter{},
 		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
-	sw.uncached = true
-	pause, restore := &PauseOperator{w: sw, op: op}, &ResumeOperator{w: sw, op: op}
+	sw.obs.SetUncached(true)
+	pause, restore := &PauseOperator{operatorStep{w: sw, op: op}}, &ResumeOperator{operatorStep{w: sw, op: op}}
 	mustDone(t, pause, false)
 	if err := pause.Safe(ctx); err != nil {
 		t.Fatal(err)
@@ -321,7 +321,7 @@ func TestOperatorSteps(t *testing.T) {
 	}
 	// A re-created Deployment (another UID) is not paused.
 	op.UID = "other"
-	if err := (&PauseOperator{w: sw, op: op}).Safe(ctx); err == nil {
+	if err := (&PauseOperator{operatorStep{w: sw, op: op}}).Safe(ctx); err == nil {
 		t.Fatal("re-created Deployment accepted")
 	}
 }

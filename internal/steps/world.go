@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
@@ -80,20 +81,13 @@ type World struct {
 	left map[string]bool
 	// readers caches the Ready pods outside the plan that can read the ring.
 	readers []string
-	// obs are this run's latest reads, until time passes (observe.go); gen counts the
-	// times they were forgotten.
-	obs observations
-	gen int
-	// flights are the reads under way, by kind/key (observe waits for them).
-	flights map[string]chan struct{}
+	// obs are this run's reads since it last waited (reads.go).
+	obs observation.Cache
 	// lastSeenSTS survives Forget: the last StatefulSets read or written (lastSTS).
 	lastSeenSTS map[string]*appsv1.StatefulSet
 	// noWatchList: the API server refused (or did not finish) a watch's initial events
 	// once; pods are then read with a GET before watching.
 	noWatchList bool
-	// uncached makes every read go to the world (tests of one step's answers, which
-	// change the world between two questions without letting time pass).
-	uncached bool
 	// adopted are the pods that replaced a planned pod with the same node (safenow.go).
 	adopted map[string]string
 	// recheckFailed are the steps whose ring check right before acting failed in this
@@ -187,19 +181,18 @@ func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone
 // ring is "unknown", never "the node left" (cass-operator #973).
 func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
 	// One entry: a read started ahead (by the decommission) is joined like any other.
-	k, err := observe(ctx, w, ringsOf, "ring", "", func() (ringRead, error) {
-		w.mu.Lock()
-		cached := append([]string{}, w.readers...)
-		w.mu.Unlock()
-		r, reader, err := w.readRing(ctx, cached)
-		return ringRead{r: r, reader: reader}, err
-	})
+	k, err := observation.Get(ctx, &w.obs, ringKind, "", w.readRing)
 	return k.r, k.reader, err
 }
 
-func (w *World) readRing(ctx context.Context, cached []string) (nodetool.Ring, string, error) {
+// readRing reads the ring from the first of the readers that answered last time, else
+// from the first Ready pod outside the plan that answers (then remembered as readers).
+func (w *World) readRing(ctx context.Context) (ringRead, error) {
+	w.mu.Lock()
+	cached := append([]string{}, w.readers...)
+	w.mu.Unlock()
 	if r, i, _ := nodetool.FirstRing(ctx, w.Nodetool, cached); i >= 0 {
-		return r, cached[i], nil
+		return ringRead{r: r, reader: cached[i]}, nil
 	}
 	// No cached reader answered: list the candidates again.
 	planned := map[string]bool{}
@@ -208,19 +201,19 @@ func (w *World) readRing(ctx context.Context, cached []string) (nodetool.Ring, s
 	}
 	pods, err := readyPods(ctx, w.Kube, w.Namespace, w.ClusterSelector, func(pod string) bool { return planned[pod] })
 	if err != nil {
-		return nodetool.Ring{}, "", fmt.Errorf("cannot list the cluster's pods: %w", err)
+		return ringRead{}, fmt.Errorf("cannot list the cluster's pods: %w", err)
 	}
 	if len(pods) == 0 {
-		return nodetool.Ring{}, "", errors.New("no Ready pod outside the plan to read the ring from")
+		return ringRead{}, errors.New("no Ready pod outside the plan to read the ring from")
 	}
 	r, i, errs := nodetool.FirstRing(ctx, w.Nodetool, pods)
 	if i < 0 {
-		return nodetool.Ring{}, "", fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
+		return ringRead{}, fmt.Errorf("ring unreadable: %s", strings.Join(errs, "; "))
 	}
 	w.mu.Lock()
 	w.readers = append([]string(nil), pods[i:]...)
 	w.mu.Unlock()
-	return r, pods[i], nil
+	return ringRead{r: r, reader: pods[i]}, nil
 }
 
 // inRing reports whether the planned node is still a ring member.

@@ -38,7 +38,7 @@ func (c *countExec) Exec(ctx context.Context, pod string, argv []string) (string
 func TestObservationsServeUntilTimePasses(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	sw.uncached = false
+	sw.obs.SetUncached(false)
 	ex := &countExec{inner: w}
 	sw.Nodetool = nodetool.Client{Exec: ex}
 	st := &Decommission{w: sw, n: n}
@@ -73,7 +73,7 @@ func TestObservationsServeUntilTimePasses(t *testing.T) {
 func TestShrinkKeepsWhatItWrote(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	sw.uncached = false
+	sw.obs.SetUncached(false)
 	sw.setLeft(n.Pod)
 	st := &ShrinkStatefulSet{w: sw, n: n}
 	if err := st.Safe(ctx); err != nil {
@@ -105,7 +105,7 @@ func TestShrinkKeepsWhatItWrote(t *testing.T) {
 func TestShrinkFromLastSeenCount(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	sw.uncached = false
+	sw.obs.SetUncached(false)
 	sw.setLeft(n.Pod)
 	if _, err := sw.getSTS(ctx, n.StatefulSet); err != nil { // as the previous node's claims step does
 		t.Fatal(err)
@@ -243,12 +243,12 @@ func (g *gateExec) calls() int {
 }
 
 // A read started ahead (prefetchNext) serves the step that asks next instead of being
-// repeated; one that straddles a Forget is not kept, and the asker reads again.
+// repeated.
 func TestReadUnderWayIsJoined(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w, sw, n := setup(t, "4.1")
-	sw.uncached = false
+	sw.obs.SetUncached(false)
 	g := &gateExec{inner: w, gate: make(chan struct{})}
 	sw.Nodetool = nodetool.Client{Exec: g}
 	sw.CP.Steps = checkpoint.ScaleDownSteps(append([]checkpoint.Node{{Pod: "demo-dc1-rack1-3"}}, sw.CP.Nodes...), false)
@@ -272,20 +272,6 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	if g.calls() != 1 {
 		t.Fatalf("%d nodetool calls, want the prefetch's one", g.calls())
 	}
-	// A read under way when the run forgets is not kept.
-	g2 := &gateExec{inner: w, gate: make(chan struct{})}
-	sw.Nodetool = nodetool.Client{Exec: g2}
-	sw.Forget()
-	go func() { _, _ = sw.netstats(ctx, n.Pod) }()
-	waitFor(ctx, t, "netstats to call nodetool", func() bool { return g2.calls() > 0 })
-	sw.Forget()
-	close(g2.gate)
-	if _, err := sw.netstats(ctx, n.Pod); err != nil {
-		t.Fatal(err)
-	}
-	if g2.calls() != 2 {
-		t.Fatalf("%d nodetool calls, want 2 (the read that straddled a Forget is not used)", g2.calls())
-	}
 }
 
 // Once the pod is gone, the claims step's reads (its claims for Done, the StatefulSet
@@ -294,7 +280,7 @@ func TestClaimsReadAhead(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w, sw, n := setup(t, "4.1")
-	sw.uncached = false
+	sw.obs.SetUncached(false)
 	got := countGets(w, "persistentvolumeclaims", "statefulsets")
 	sw.prefetchClaims(ctx, n)
 	waitFor(ctx, t, "the claim and the StatefulSet to be read ahead", func() bool {
@@ -308,36 +294,6 @@ func TestClaimsReadAhead(t *testing.T) {
 	}
 	if p, st := got("persistentvolumeclaims"), got("statefulsets"); p != 1 || st != 1 {
 		t.Fatalf("GETs: %d of the claim, %d of the StatefulSet; want one each (the reads ahead)", p, st)
-	}
-}
-
-// A read registered ahead is under way from the moment ahead returns, before its
-// goroutine runs: whoever asks meanwhile waits for it instead of reading, and once its
-// answer is kept nothing reads again.
-func TestReadAheadRegisteredAtOnce(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	w, sw, n := setup(t, "4.1")
-	sw.uncached = false
-	gets := countGets(w, "persistentvolumeclaims")
-	count := func() int { return gets("persistentvolumeclaims") }
-	name := n.PVCs[0].Name
-	read := ahead(sw, pvcsOf, "pvc", name, func(ctx context.Context) (*corev1.PersistentVolumeClaim, error) { return sw.readPVC(ctx, name) })
-	if read == nil {
-		t.Fatal("nothing kept or under way, yet no read ahead")
-	}
-	// Asked before the read ahead ran: it waits (here until its context ends), no GET.
-	cctx, ccancel := context.WithCancel(ctx)
-	ccancel()
-	if _, err := sw.getPVC(cctx, name); !errors.Is(err, context.Canceled) || count() != 0 {
-		t.Fatalf("asked while a read was registered ahead: err %v, %d GETs; want to wait for it and 0 GETs", err, count())
-	}
-	read(ctx)
-	if c, err := sw.getPVC(ctx, name); err != nil || c == nil || count() != 1 {
-		t.Fatalf("after the read ahead: %v, %v, %d GETs; want its answer and 1 GET", c, err, count())
-	}
-	if ahead(sw, pvcsOf, "pvc", name, func(ctx context.Context) (*corev1.PersistentVolumeClaim, error) { return sw.readPVC(ctx, name) }) != nil {
-		t.Fatal("a kept answer was read ahead again")
 	}
 }
 
