@@ -29,8 +29,9 @@ const (
 // SchemaVersion is the newest checkpoint format this build writes and reads. Version 1
 // knew only scale-downs; version 2 adds the other operation kinds (scale-up, restart,
 // repair-operator-state), their step kinds and nodes the operation creates (New). A
-// checkpoint is written with the oldest version that can hold it (SchemaFor), so a
-// scale-down stays readable by older plugins; version 1 checkpoints are still read.
+// checkpoint is written with the oldest version that can hold it (its kind's
+// Schema.Version), so a scale-down stays readable by older plugins; version 1
+// checkpoints are still read.
 // Version 3 is an envelope around a version 1 or 2 checkpoint whose JSON is large: it
 // is stored gzip-compressed (see compressAbove), and a build that reads only up to
 // version 2 says "upgrade the plugin" instead of "corrupt".

@@ -6,7 +6,7 @@ import "time"
 // sessions, a new node's Bootstrap sessions), so `status` on another machine shows it.
 // It is optional and travels only with checkpoint writes that happen anyway (a step's
 // record, the lease renewal): older plugins ignore the field, so it needs no schema
-// version (checkpoint.go: SchemaFor decides the version by the operation's kind only).
+// version (the version is decided by the operation's kind only: Schema.Version).
 type Progress struct {
 	// Operation is "decommission" or "bootstrap"; Pod the node that streams.
 	Operation string `json:"operation"`
