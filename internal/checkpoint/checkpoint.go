@@ -294,12 +294,14 @@ type LastOperation struct {
 }
 
 // ErrCorrupt marks a checkpoint that cannot be used; ErrNewerSchema one written by a newer
-// plugin; ErrOtherCluster one copied from another cluster; ErrOtherOperator one planned
-// for another operator than the one whose adapter reads the cluster (its steps follow
-// that operator's rules).
+// plugin; ErrUnknownKind one of an operation kind this build does not know (a newer
+// build, or one with another operator, may be running it); ErrOtherCluster one copied
+// from another cluster; ErrOtherOperator one planned for another operator than the one
+// whose adapter reads the cluster (its steps follow that operator's rules).
 var (
 	ErrCorrupt       = errors.New("checkpoint is corrupt")
 	ErrNewerSchema   = errors.New("checkpoint was written by a newer kubectl-cassandra")
+	ErrUnknownKind   = errors.New("checkpoint is of an operation kind this build does not know")
 	ErrOtherCluster  = errors.New("checkpoint belongs to another cluster")
 	ErrOtherOperator = errors.New("checkpoint was planned for another operator")
 )
@@ -437,8 +439,8 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 	kind, known := kinds[cp.Kind]
 	switch {
 	case !known:
-		return bad("unknown operation kind %q (this build knows %s; a newer plugin, or one built with another operator, may know it)",
-			cp.Kind, strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
+		return fmt.Errorf("%w: %q (this build knows %s; a newer plugin, or one built with another operator, may be running it)",
+			ErrUnknownKind, cp.Kind, strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
 	case cp.SchemaVersion < kind.Version:
 		return bad("operation kind %q needs schema %d, the checkpoint says %d", cp.Kind, kind.Version, cp.SchemaVersion)
 	case cp.ClusterUID == "":
@@ -493,6 +495,15 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 			return bad("step %s without a pausedOperator record", s.ID)
 		}
 		ids[s.ID] = true
+	}
+	return nil
+}
+
+// PlannedFor refuses a checkpoint planned for another operator than operator (when
+// both are known): its steps follow that operator's rules.
+func (cp *Checkpoint) PlannedFor(operator string) error {
+	if operator != "" && cp.Operator != "" && cp.Operator != operator {
+		return fmt.Errorf("%w: operation %s was planned for %s, and this cluster is read as a %s cluster", ErrOtherOperator, cp.OperationID, cp.Operator, operator)
 	}
 	return nil
 }

@@ -78,8 +78,10 @@ func (s *Store) Load(ctx context.Context) (*Checkpoint, error) {
 		return nil, nil
 	}
 	cp, err := Decode(v, uid, s.Kinds)
-	if err == nil && s.Operator != "" && cp.Operator != "" && cp.Operator != s.Operator {
-		return nil, fmt.Errorf("%w: operation %s was planned for %s, and this cluster is read as a %s cluster", ErrOtherOperator, cp.OperationID, cp.Operator, s.Operator)
+	if err == nil {
+		if err := cp.PlannedFor(s.Operator); err != nil {
+			return nil, err
+		}
 	}
 	s.seen = tokenOf(cp)
 	return cp, err

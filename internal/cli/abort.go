@@ -143,8 +143,7 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
 		}
-		w := &steps.World{Kube: s.c.Kube, Namespace: cp.Namespace, CP: cp}
-		if err := steps.RestoreOperator(ctx, w, *cp.PausedOperator); err != nil {
+		if err := steps.RestoreOperator(ctx, s.stepWorld(cp, o.Now), *cp.PausedOperator); err != nil {
 			o.releaseAbort(ctx, s, cp)
 			return fmt.Errorf("cannot restore operator Deployment %s/%s: %w; the checkpoint is kept, run abort again", cp.PausedOperator.Namespace, cp.PausedOperator.Name, err)
 		}

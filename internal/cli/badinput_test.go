@@ -147,7 +147,7 @@ func TestBadInput(t *testing.T) {
 		}, args: []string{"resume", "demo", "-n", "cassandra", "--yes"}, code: exit.Refused, msg: "written by a newer kubectl-cassandra (schema 99"},
 		{name: "checkpoint other operator", setup: func(t *testing.T, w *world.World) {
 			setAnnotation(t, w, checkpoint.Annotation, validCheckpoint(t, w, func(m map[string]any) { m["operator"] = "cass-operator" }))
-		}, args: []string{"resume", "demo", "-n", "cassandra", "--yes"}, code: exit.Error, msg: "checkpoint was planned for another operator: operation op-1 was planned for cass-operator, and this cluster is read as a casskop cluster"},
+		}, args: []string{"resume", "demo", "-n", "cassandra", "--yes"}, code: exit.Refused, msg: "checkpoint was planned for another operator: operation op-1 was planned for cass-operator, and this cluster is read as a casskop cluster; nothing changed"},
 		{name: "checkpoint other cluster", setup: func(t *testing.T, w *world.World) {
 			setAnnotation(t, w, checkpoint.Annotation, validCheckpoint(t, w, func(m map[string]any) { m["clusterUID"] = "someone-else" }))
 		}, args: []string{"resume", "demo", "-n", "cassandra", "--yes"}, code: exit.Error, msg: "checkpoint belongs to another cluster"},

@@ -156,7 +156,11 @@ func checkpointError(s *session, err error) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrNewerSchema):
 		return exit.Refusedf("%v; nothing changed", err)
-	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrOtherCluster), errors.Is(err, checkpoint.ErrOtherOperator):
+	case errors.Is(err, checkpoint.ErrUnknownKind), errors.Is(err, checkpoint.ErrOtherOperator):
+		// Not corrupt: another build may hold it. Removing it would lose its progress.
+		return exit.Refusedf("%v; nothing changed. Finish it with the kubectl-cassandra that started it (see who: kubectl get %s -n %s %s -o jsonpath='{.metadata.annotations.%s}')",
+			err, s.adapter.GroupResource(), s.cluster.Namespace, s.cluster.Name, strings.ReplaceAll(checkpoint.Annotation, ".", `\.`))
+	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrOtherCluster):
 		return fmt.Errorf("%v. Nothing changed. Inspect it with: kubectl get %s -n %s %s -o jsonpath='{.metadata.annotations.%s}'; "+
 			"if no operation is really in flight, remove it with: kubectl annotate %s -n %s %s %s-",
 			err, s.adapter.GroupResource(), s.cluster.Namespace, s.cluster.Name, strings.ReplaceAll(checkpoint.Annotation, ".", `\.`),
@@ -186,11 +190,9 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		w.Deleting = d.Deleting
 	}
 	runner := &operation.Runner{
-		Kind: kind, World: w, Store: s.store, Reporter: reporter,
+		Kind: kind, World: w, Store: s.store,
 		Lease:       time.Duration(self.LeaseSeconds) * time.Second,
-		Poll:        f.pollInterval,
 		StepTimeout: f.stepTimeout,
-		Now:         o.Now,
 	}
 	progress.Info(fmt.Sprintf("operation %s: %d steps, checkpoint in annotation %s of %s/%s", cp.OperationID, len(cp.Steps), checkpoint.Annotation, cp.Namespace, cp.Cluster))
 	last, err := runner.Run(ctx, cp)

@@ -42,7 +42,9 @@ func runExec(parent context.Context, w *world.World, ex nodetool.Execer, crashAt
 // runUntilStderr is run interrupted (as by Ctrl-C) as soon as its stderr contains
 // marker: the interruption follows an event of the run, never a wall-clock deadline.
 func runUntilStderr(w *world.World, marker string, args ...string) (stdout, stderr string, code int) {
-	ctx, cancel := context.WithCancel(context.Background())
+	// The backstop only ends a run whose marker never comes (the test then fails on
+	// what it printed); the marker is what ends it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	stdout, stderr, code, _ = runIO(ctx, w, w, 0, &onStderr{markers: []string{marker}, fn: cancel}, args...)
 	return stdout, stderr, code
@@ -51,7 +53,9 @@ func runUntilStderr(w *world.World, marker string, args ...string) (stdout, stde
 // runOnStderr is run calling fn once, as soon as its stderr contains one of markers (a
 // change of the world made in answer to what the run reported, not after a sleep).
 func runOnStderr(w *world.World, markers []string, fn func(), args ...string) (stdout, stderr string, code int) {
-	stdout, stderr, code, _ = runIO(context.Background(), w, w, 0, &onStderr{markers: markers, fn: fn}, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a backstop, as above
+	defer cancel()
+	stdout, stderr, code, _ = runIO(ctx, w, w, 0, &onStderr{markers: markers, fn: fn}, args...)
 	return stdout, stderr, code
 }
 

@@ -114,11 +114,15 @@ func TestNewKindIsOnePackage(t *testing.T) {
 	if _, ok := w.CR().GetAnnotations()[checkpoint.Annotation]; !ok {
 		t.Fatal("no checkpoint after the crash")
 	}
-	// A build without the kind refuses it and changes nothing.
+	// A build without the kind refuses it (exit 3: not corrupt, another build may be
+	// running it, so no advice to remove it) and changes nothing.
 	ann := w.CR().GetAnnotations()[checkpoint.Annotation]
-	if _, stderr, code := exec(w, without, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 1 ||
-		!strings.Contains(stderr, `unknown operation kind "bounce" (this build knows repair-operator-state, restart, scale-down, scale-up;`) {
-		t.Fatalf("resume by a build without the kind: exit %d %s", code, stderr)
+	for _, args := range [][]string{{"resume", "demo", "-n", "cassandra", "--yes"}, {"abort", "demo", "-n", "cassandra", "--yes"}} {
+		_, stderr, code := exec(w, without, 0, args...)
+		if code != 3 || !strings.Contains(stderr, `operation kind this build does not know: "bounce" (this build knows repair-operator-state, restart, scale-down, scale-up;`) ||
+			!strings.Contains(stderr, "Finish it with the kubectl-cassandra that started it") || strings.Contains(stderr, "annotate") {
+			t.Fatalf("%s by a build without the kind: exit %d %s", args[0], code, stderr)
+		}
 	}
 	if w.CR().GetAnnotations()[checkpoint.Annotation] != ann {
 		t.Fatal("the refused resume changed the checkpoint")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -14,13 +15,23 @@ import (
 
 // operationCmds are the commands of the registered kinds that have one
 // (operation.Commander), in the order the table lists them: a kind's command is
-// written in its package (internal/operation/*/command.go), not here.
+// written in its package (internal/operation/*/command.go), not here. Two kinds with
+// one command name are a programming error (a kind embedding another inherits its
+// Command): it panics when the command tree is built, so every test shows it.
 func (o *Options) operationCmds() []*cobra.Command {
 	var cmds []*cobra.Command
+	seen := map[string]string{}
 	for _, k := range o.Kinds.All() {
-		if c, ok := k.(operation.Commander); ok {
-			cmds = append(cmds, o.newOperationCmd(k, c.Command()))
+		c, ok := k.(operation.Commander)
+		if !ok {
+			continue
 		}
+		cmd := o.newOperationCmd(k, c.Command())
+		if other, dup := seen[cmd.Name()]; dup {
+			panic(fmt.Sprintf("operation kinds %s and %s both have the command %q", other, k.Info().Name, cmd.Name()))
+		}
+		seen[cmd.Name()] = k.Info().Name
+		cmds = append(cmds, cmd)
 	}
 	return cmds
 }
@@ -40,6 +51,7 @@ func (o *Options) words() *strings.Replacer {
 // arguments, Validate checks them before anything is read, Run starts the operation
 // (kubectl's own commands have the same three).
 type operationOptions struct {
+	name  string // the command's name
 	kind  operation.Kind
 	cmd   operation.Command
 	req   operation.Request
@@ -92,6 +104,7 @@ func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) *cobra.
 	if c.Flags != nil {
 		c.Flags(cmd.Flags(), &st.req)
 	}
+	st.name = cmd.Name()
 	st.flags.add(cmd, c.DryRun, words.Replace("Pause a running {Operator} operator (scale its Deployment to 0) during "+c.During+" and restore it at the end; with false, refuse while it runs"))
 	if cmd.Flags().Lookup("rack") != nil {
 		_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)

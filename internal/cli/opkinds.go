@@ -75,7 +75,10 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 	if err != nil {
 		return err
 	}
-	next := st.cmd.Next(s.cluster.Namespace, s.cluster.Name, plan, st.req)
+	next := fmt.Sprintf("kubectl cassandra %s -n %s %s --yes", st.name, s.cluster.Namespace, s.cluster.Name)
+	if st.cmd.Next != nil {
+		next = st.cmd.Next(s.cluster.Namespace, s.cluster.Name, plan, st.req)
+	}
 	return o.runPlan(ctx, s, plan, &st.flags.runFlags, st.flags.dryRun, next)
 }
 
@@ -94,8 +97,11 @@ func (o *Options) inFlight(ctx context.Context, s *session, existing *checkpoint
 	case answer.Refuse != nil:
 		return answer.Refuse
 	case answer.Replan:
-		return o.replanForce(ctx, s, existing, st.req, &st.flags)
+		return o.replanForce(ctx, s, existing, st)
 	case answer.Resume:
+		if answer.Say == "" {
+			answer.Say = fmt.Sprintf("Operation %s is in flight; resuming it.", existing.OperationID)
+		}
 		fmt.Fprintln(o.ErrOut, answer.Say)
 		return o.resumeCheckpoint(ctx, s, existing, &st.flags.runFlags)
 	}

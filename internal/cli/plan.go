@@ -71,8 +71,8 @@ func newPlanReport(k operation.Kind, w *steps.World, warnings []string, dryRun b
 		r.Nodes = append(r.Nodes, pn)
 	}
 	// The step types say what they do (steps.PlanTexter, else engine.Describer): the
-	// kind builds them as a run would, on a world that holds only the checkpoint and
-	// the operator's words (session.stepWorld).
+	// kind builds them as a run would, on the world a run starts from
+	// (session.stepWorld); describing a step reads nothing.
 	impl, _ := operation.BuildSteps(k, w)
 	for _, s := range cp.Steps {
 		r.Steps = append(r.Steps, planStep{ID: s.ID, Kind: s.Kind, Pod: s.Pod, State: s.State, Attempts: s.Attempts, Description: stepText(impl[s.ID], s.ID)})

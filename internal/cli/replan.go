@@ -16,7 +16,15 @@ import (
 // untouched, as abort checks it: assessScaleDown), the plan is made again from the real
 // world with the new --force and replaces the old one in a guarded write (the old
 // operation's pause of the operator carries over); otherwise it refuses and says so.
-func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpoint.Checkpoint, req operation.Request, f *opFlags) error {
+//
+// The check is the one abort makes between nodes (operation.AbortBetweenNodes): a kind
+// whose command answers Replan must be aborted at that point, or it is refused here.
+func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpoint.Checkpoint, st *operationOptions) error {
+	req, f, down := st.req, &st.flags, st.kind
+	if down.Info().Abort.Point != operation.AbortBetweenNodes {
+		return exit.Refusedf("operation %s cannot be planned again (a %s is not made of whole node removals); nothing changed. Finish it first: %s",
+			existing.OperationID, down.Info().Name, s.resumeHint())
+	}
 	self := o.self()
 	existing, reason, err := o.acquire(ctx, s, existing, self, f.forceTakeover)
 	if err != nil {
@@ -34,10 +42,11 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 			return err
 		}
 	}
-	if err := o.refuseBusy(ctx, s); err != nil {
-		return err
+	if st.cmd.Busy {
+		if err := o.refuseBusy(ctx, s); err != nil {
+			return err
+		}
 	}
-	down := o.Kinds.MustKind(checkpoint.KindScaleDown)
 	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
 		Request: req}
 	env.Request.Pause = pause

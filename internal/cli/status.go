@@ -117,7 +117,7 @@ func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists
 	early := startRingRead(ctx, s, withNodetool)
 	cl := s.cluster
 	rd := status.Read{Cluster: cl, Kind: s.adapter.Kind(), OperatorTitle: s.adapter.Title(), Nodetool: withNodetool, Commands: statusCommands(s)}
-	rd.Checkpoint, rd.CheckpointErr = checkpointOf(cl, o.Kinds.Schemas())
+	rd.Checkpoint, rd.CheckpointErr = checkpointOf(cl, o.Kinds.Schemas(), s.adapter.Name())
 	rd.Last, rd.LastErr = lastOperationOf(cl)
 	lists.into(&rd)
 	if withNodetool {
@@ -137,12 +137,20 @@ func statusCommands(s *session) status.Commands {
 }
 
 // checkpointOf decodes the checkpoint the cluster's annotations carry (nil: none).
-func checkpointOf(cl topology.Cluster, kinds checkpoint.Schemas) (*checkpoint.Checkpoint, error) {
+// A checkpoint planned for another operator is an error here as in resume and abort.
+func checkpointOf(cl topology.Cluster, kinds checkpoint.Schemas, operator string) (*checkpoint.Checkpoint, error) {
 	v, ok := cl.Annotations[checkpoint.Annotation]
 	if !ok {
 		return nil, nil
 	}
-	return checkpoint.Decode(v, cl.UID, kinds)
+	cp, err := checkpoint.Decode(v, cl.UID, kinds)
+	if err == nil {
+		err = cp.PlannedFor(operator)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cp, nil
 }
 
 // lastOperationOf decodes the last operation's record the annotations carry (nil: none).

@@ -17,14 +17,12 @@ type Runner struct {
 	// Kind is the checkpoint's kind (Registry.Of).
 	Kind Kind
 	// World is what the steps know of the cluster, its readers and the run's settings
-	// (the CLI's session builds it: internal/cli/session.go, stepWorld).
+	// (the CLI's session builds it: internal/cli/session.go, stepWorld); the engine
+	// takes its Reporter, Poll and Now from it too, so each is set once.
 	World       *steps.World
 	Store       *checkpoint.Store
-	Reporter    engine.Reporter
-	Poll        time.Duration
 	StepTimeout time.Duration
 	Lease       time.Duration
-	Now         func() time.Time
 
 	eng *engine.Engine
 }
@@ -41,12 +39,15 @@ func (r *Runner) CurrentStep() string {
 // last operation.
 func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoint.LastOperation, error) {
 	w := r.World
+	if w == nil || w.Reporter == nil {
+		return nil, errors.New("a run needs the steps' world and its reporter")
+	}
 	w.CP = cp
 	impl, err := BuildSteps(r.Kind, w)
 	if err != nil {
 		return nil, err
 	}
-	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: r.Reporter, Now: r.Now, Poll: r.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient, Forget: w.Forget}
+	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: w.Reporter, Now: w.Now, Poll: w.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient, Forget: w.Forget}
 	w.Amend = r.eng.Amend
 	w.NoteProgress = r.eng.NoteProgress
 	// The paused operator is followed by one watch for the whole run (operatorguard.go).
@@ -58,14 +59,14 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		var lost *engine.Fatal
 		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {
 			if rerr := r.eng.Release(ctx); rerr != nil {
-				r.Reporter.Warn("", "could not mark the checkpoint as released: "+rerr.Error())
+				w.Reporter.Warn("", "could not mark the checkpoint as released: "+rerr.Error())
 			}
 		}
 		return nil, err
 	}
 	now := time.Now().UTC()
-	if r.Now != nil {
-		now = r.Now().UTC()
+	if w.Now != nil {
+		now = w.Now().UTC()
 	}
 	last := checkpoint.LastOperation{
 		OperationID: cp.OperationID, Kind: cp.Kind, Result: "succeeded",

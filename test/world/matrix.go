@@ -69,6 +69,17 @@ type actionSnap struct {
 	replicas int32              // a StatefulSet's or Deployment's replicas before the write
 }
 
+// kinds are the operation kinds the checkpoint is read with. A run that acts (Acting:
+// the changing-world matrix, internal/cli/changing_test.go) must have set them: without
+// them every checkpoint would read as unknown and the lock's history would silently
+// stay empty. Other tests never read the checkpoint here (the lock check is off).
+func (w *World) kinds() checkpoint.Schemas {
+	if w.Kinds == nil && w.chg.actor != "" {
+		panic("test/world: set World.Kinds (the plugin's Options.Kinds.Schemas()) before an acting run")
+	}
+	return w.Kinds
+}
+
 // storedHolder is the holder of the checkpoint on the cluster resource, nil when none.
 func (w *World) storedHolder() *checkpoint.Holder {
 	obj, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
@@ -80,7 +91,7 @@ func (w *World) storedHolder() *checkpoint.Holder {
 	if !ok {
 		return nil
 	}
-	cp, err := checkpoint.Decode(v, string(u.GetUID()), w.Kinds)
+	cp, err := checkpoint.Decode(v, string(u.GetUID()), w.kinds())
 	if err != nil {
 		return &checkpoint.Holder{Host: "(unreadable checkpoint)"}
 	}
@@ -509,7 +520,7 @@ func Takeover(host string, skew time.Duration) Change {
 		if !ok {
 			return nil, nil, false
 		}
-		cp, err := checkpoint.Decode(v, string(cr.GetUID()), w.Kinds)
+		cp, err := checkpoint.Decode(v, string(cr.GetUID()), w.kinds())
 		if err != nil {
 			return nil, nil, false
 		}
@@ -521,7 +532,7 @@ func Takeover(host string, skew time.Duration) Change {
 		w.chg.ev++
 		w.chg.takeoverAt = w.chg.ev
 		cp.UpdatedAt = now
-		enc, err := checkpoint.Encode(cp, w.Kinds)
+		enc, err := checkpoint.Encode(cp, w.kinds())
 		if err != nil {
 			return nil, nil, false
 		}

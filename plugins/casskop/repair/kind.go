@@ -16,7 +16,7 @@ import (
 const Name = "repair-operator-state"
 
 // Kind is repair-operator-state, an operation the CassKop adapter offers
-// (plugins/casskop/casskop.go: Plugin.Kinds).
+// (operator.go: Operator.Kinds).
 type Kind struct{}
 
 var _ operation.Kind = Kind{}
