@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -83,12 +84,18 @@ func (c *onStderr) Write(p []byte) (int, error) {
 
 // runIO is runExec whose stderr is also written to errTee (when not nil).
 func runIO(parent context.Context, w *world.World, ex nodetool.Execer, crashAt int, errTee io.Writer, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runBuild(parent, w, repair.Operator{Plugin: casskop.Plugin{}}, ex, crashAt, errTee, args...)
+}
+
+// runBuild is runIO by a build of the plugin that supports op (main.go composes
+// repair.Operator{casskop.Plugin{}}).
+func runBuild(parent context.Context, w *world.World, op operator.Operator, ex nodetool.Execer, crashAt int, errTee io.Writer, args ...string) (stdout, stderr string, code int, crashed bool) {
 	var out, errb bytes.Buffer
 	var errOut io.Writer = &errb
 	if errTee != nil {
 		errOut = io.MultiWriter(&errb, errTee)
 	}
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, repair.Operator{Plugin: casskop.Plugin{}})
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, op)
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = ex
 	pid := w.StartProcess()

@@ -1,19 +1,16 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -64,31 +61,14 @@ func (o offering) Kinds() []operation.Kind { return append(o.Operator.Kinds(), b
 // build that does not know it refuses its checkpoint with a clear message, changing
 // nothing.
 func TestNewKindIsOnePackage(t *testing.T) {
-	// exec runs one command as a fresh process with op's build; a crash (after side
-	// effect crashAt) is exit -1.
-	exec := func(w *world.World, op interface{ Name() string }, crashAt int, args ...string) (string, string, int) {
-		var out, errb bytes.Buffer
-		var o *Options
-		switch op := op.(type) {
-		case offering:
-			o = NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, op)
-		case repair.Operator:
-			o = NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, op)
-		}
-		o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
-		o.Execer = w
-		pid := w.StartProcess()
-		defer w.EndProcess(pid)
-		o.Identity = func() checkpoint.Holder {
-			return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
-		}
-		o.Alive = w.ProcessAlive
-		o.Now, o.After = jumpingClock(time.Now)
-		code := 0
-		if w.Process(crashAt, func() { code = o.Execute(context.Background(), args) }) {
+	// exec runs one command as a fresh process of a build with op; a crash (after
+	// side effect crashAt) is exit -1.
+	exec := func(w *world.World, op operator.Operator, crashAt int, args ...string) (string, string, int) {
+		stdout, stderr, code, crashed := runBuild(context.Background(), w, op, w, crashAt, nil, args...)
+		if crashed {
 			code = -1
 		}
-		return out.String(), errb.String(), code
+		return stdout, stderr, code
 	}
 	with := offering{repair.Operator{Plugin: casskop.Plugin{}}}
 	without := repair.Operator{Plugin: casskop.Plugin{}}
@@ -127,7 +107,7 @@ func TestNewKindIsOnePackage(t *testing.T) {
 	if w.CR().GetAnnotations()[checkpoint.Annotation] != ann {
 		t.Fatal("the refused resume changed the checkpoint")
 	}
-	if _, stderr, code := exec(w, with, 0, "resume", "demo", "-n", "cassandra", "--yes", "--poll-interval", "1ms", "--timeout", "20s"); code != 0 {
+	if _, stderr, code := exec(w, with, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 0 {
 		t.Fatalf("resume: exit %d %s", code, stderr)
 	}
 	w.AssertRestarted(rack1Pods, before, "bounce")
