@@ -20,9 +20,22 @@ const abortExample = `  # Stop the operation in flight at a safe point: the clus
   # From a script
   kubectl cassandra abort cassandra-demo --yes -o json`
 
+// abortOptions are abort's flags and arguments (Complete / Validate / Run, as every
+// command's).
+type abortOptions struct {
+	yes, forceTakeover bool
+	out                string
+	args               []string
+}
+
+// Complete takes the arguments (CLUSTER, optional).
+func (a *abortOptions) Complete(args []string) { a.args = args }
+
+// Validate checks -o (bad usage, nothing changed).
+func (a *abortOptions) Validate() error { return checkOutput(a.out, "text", "json", "yaml") }
+
 func newAbortCmd(o *Options) *cobra.Command {
-	var yes, forceTakeover bool
-	var out string
+	a := &abortOptions{}
 	cmd := &cobra.Command{
 		Use:   "abort [CLUSTER]",
 		Short: "Stop the operation in flight at a safe point, leaving the cluster consistent",
@@ -44,20 +57,23 @@ different sizes (CassKop keeps one count per datacenter): it says which rack to 
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(out, "text", "json", "yaml"); err != nil {
+			a.Complete(args)
+			if err := a.Validate(); err != nil {
 				return err
 			}
-			return o.runAbort(cmd.Context(), args, yes, forceTakeover, out)
+			return a.Run(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
-	cmd.Flags().BoolVar(&forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
-	addOutputFlag(cmd, &out, "text", "json", "yaml")
+	cmd.Flags().BoolVarP(&a.yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
+	cmd.Flags().BoolVar(&a.forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
+	addOutputFlag(cmd, &a.out, "text", "json", "yaml")
 	return cmd
 }
 
-func (o *Options) runAbort(ctx context.Context, args []string, yes, forceTakeover bool, out string) error {
-	s, err := o.open(ctx, args)
+// Run stops the operation in flight at a safe point (see the command's help).
+func (a *abortOptions) Run(ctx context.Context, o *Options) error {
+	yes, forceTakeover, out := a.yes, a.forceTakeover, a.out
+	s, err := o.open(ctx, a.args)
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,47 @@ const resumeExample = `  # Continue whatever operation is in flight on the only 
   # From a script
   kubectl cassandra resume cassandra-demo --yes -o json`
 
+// resumeOptions are resume's flags and arguments (Complete / Validate / Run, as every
+// command's).
+type resumeOptions struct {
+	flags runFlags
+	args  []string
+}
+
+// Complete takes the arguments (CLUSTER, optional).
+func (r *resumeOptions) Complete(args []string) { r.args = args }
+
+// Validate checks -o and --progress (bad usage, nothing changed).
+func (r *resumeOptions) Validate() error { return r.flags.validate() }
+
+// Run continues the operation in flight, or says there is none.
+func (r *resumeOptions) Run(ctx context.Context, o *Options) error {
+	f := &r.flags
+	s, err := o.open(ctx, r.args)
+	if err != nil {
+		return err
+	}
+	cp, err := s.store.Load(ctx)
+	if err != nil {
+		return checkpointError(s, err)
+	}
+	if cp == nil {
+		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to resume.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
+		last, _ := s.store.LastOperation(ctx)
+		if f.output != "text" {
+			return output.Print(o.Out, f.output, map[string]any{"result": "nothing-to-resume", "message": msg, "lastOperation": last, "next": s.statusHint()})
+		}
+		fmt.Fprintln(o.Out, msg)
+		if last != nil {
+			fmt.Fprintf(o.Out, "Last operation: %s %s %s at %s (%s)\n", last.OperationID, last.Kind, last.Result, last.FinishedAt.Format(time.RFC3339), last.Summary)
+		}
+		return nil
+	}
+	return o.resumeCheckpoint(ctx, s, cp, f)
+}
+
 func newResumeCmd(o *Options) *cobra.Command {
-	f := &runFlags{}
+	r := &resumeOptions{}
 	cmd := &cobra.Command{
 		Use:   "resume [CLUSTER]",
 		Short: "Continue the operation recorded in the cluster's checkpoint",
@@ -36,33 +75,14 @@ world (API objects and nodetool), so steps that already happened are not repeate
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.validate(); err != nil {
+			r.Complete(args)
+			if err := r.Validate(); err != nil {
 				return err
 			}
-			s, err := o.open(cmd.Context(), args)
-			if err != nil {
-				return err
-			}
-			cp, err := s.store.Load(cmd.Context())
-			if err != nil {
-				return checkpointError(s, err)
-			}
-			if cp == nil {
-				msg := fmt.Sprintf("No operation in flight on CassandraCluster %s/%s: nothing to resume.", s.cluster.Namespace, s.cluster.Name)
-				last, _ := s.store.LastOperation(cmd.Context())
-				if f.output != "text" {
-					return output.Print(o.Out, f.output, map[string]any{"result": "nothing-to-resume", "message": msg, "lastOperation": last, "next": s.statusHint()})
-				}
-				fmt.Fprintln(o.Out, msg)
-				if last != nil {
-					fmt.Fprintf(o.Out, "Last operation: %s %s %s at %s (%s)\n", last.OperationID, last.Kind, last.Result, last.FinishedAt.Format(time.RFC3339), last.Summary)
-				}
-				return nil
-			}
-			return o.resumeCheckpoint(cmd.Context(), s, cp, f)
+			return r.Run(cmd.Context(), o)
 		},
 	}
-	f.add(cmd)
+	r.flags.add(cmd)
 	return cmd
 }
 
