@@ -23,13 +23,10 @@ const abortExample = `  # Stop the operation in flight at a safe point: the clus
 // abortOptions are abort's flags and arguments (Complete / Validate / Run, as every
 // command's).
 type abortOptions struct {
+	clusterArg
 	yes, forceTakeover bool
 	out                string
-	args               []string
 }
-
-// Complete takes the arguments (CLUSTER, optional).
-func (a *abortOptions) Complete(args []string) { a.args = args }
 
 // Validate checks -o (bad usage, nothing changed).
 func (a *abortOptions) Validate() error { return checkOutput(a.out, "text", "json", "yaml") }
@@ -56,13 +53,7 @@ different sizes (CassKop keeps one count per datacenter): it says which rack to 
 		GroupID:           groupOps,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a.Complete(args)
-			if err := a.Validate(); err != nil {
-				return err
-			}
-			return a.Run(cmd.Context(), o)
-		},
+		RunE:              o.runE(a),
 	}
 	cmd.Flags().BoolVarP(&a.yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
 	cmd.Flags().BoolVar(&a.forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
@@ -73,13 +64,9 @@ different sizes (CassKop keeps one count per datacenter): it says which rack to 
 // Run stops the operation in flight at a safe point (see the command's help).
 func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 	yes, forceTakeover, out := a.yes, a.forceTakeover, a.out
-	s, err := o.open(ctx, a.args)
+	s, cp, err := o.openInFlight(ctx, a.args)
 	if err != nil {
 		return err
-	}
-	cp, err := s.store.Load(ctx)
-	if err != nil {
-		return checkpointError(s, err)
 	}
 	if cp == nil {
 		msg := fmt.Sprintf("No operation in flight on CassandraCluster %s/%s: nothing to abort.", s.cluster.Namespace, s.cluster.Name)

@@ -47,30 +47,58 @@ func (o *Options) words() *strings.Replacer {
 	return strings.NewReplacer("{Operator}", strings.Join(title, " or "), "{Kind}", strings.Join(kind, " or "), "{Count}", strings.Join(count, " or "))
 }
 
-// operationOptions are one operation command's flags and arguments: Complete reads the
-// arguments, Validate checks them before anything is read, Run starts the operation
-// (kubectl's own commands have the same three).
-type operationOptions struct {
-	name  string // the command's name
-	kind  operation.Kind
-	cmd   operation.Command
-	req   operation.Request
-	flags opFlags
-	args  []string
+// command is one command's flags and arguments, as kubectl's own commands have them:
+// Complete takes the arguments, Validate checks them before anything is read (a usage
+// error: nothing changed), Run does the work.
+type command interface {
+	Complete(cmd *cobra.Command, args []string)
+	Validate() error
+	Run(ctx context.Context, o *Options) error
 }
 
-// Complete takes the arguments (CLUSTER, optional).
-func (st *operationOptions) Complete(args []string) { st.args = args }
+// runE is a cobra RunE over c.
+func (o *Options) runE(c command) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c.Complete(cmd, args)
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		return c.Run(cmd.Context(), o)
+	}
+}
 
-// Validate checks the shared flags, then the kind's own (a usage error: nothing changed).
-func (st *operationOptions) Validate(changed func(string) bool) error {
+// clusterArg is the optional CLUSTER argument of the commands that act on a cluster.
+type clusterArg struct{ args []string }
+
+// Complete takes the arguments.
+func (c *clusterArg) Complete(_ *cobra.Command, args []string) { c.args = args }
+
+// operationOptions are one operation command's flags and arguments.
+type operationOptions struct {
+	clusterArg
+	name    string // the command's name
+	kind    operation.Kind
+	cmd     operation.Command
+	req     operation.Request
+	flags   opFlags
+	changed func(flag string) bool
+}
+
+// Complete takes the arguments and which flags were given.
+func (st *operationOptions) Complete(cmd *cobra.Command, args []string) {
+	st.clusterArg.Complete(cmd, args)
+	st.changed = cmd.Flags().Changed
+}
+
+// Validate checks the shared flags, then the kind's own.
+func (st *operationOptions) Validate() error {
 	if err := st.flags.runFlags.validate(); err != nil {
 		return err
 	}
 	if st.cmd.Validate == nil {
 		return nil
 	}
-	return st.cmd.Validate(st.req, changed)
+	return st.cmd.Validate(st.req, st.changed)
 }
 
 // Run opens the cluster and starts the operation (startOperation).
@@ -93,13 +121,7 @@ func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) *cobra.
 		GroupID:           groupOps,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st.Complete(args)
-			if err := st.Validate(cmd.Flags().Changed); err != nil {
-				return err
-			}
-			return st.Run(cmd.Context(), o)
-		},
+		RunE:              o.runE(st),
 	}
 	if c.Flags != nil {
 		c.Flags(cmd.Flags(), &st.req)

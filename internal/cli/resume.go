@@ -24,12 +24,9 @@ const resumeExample = `  # Continue whatever operation is in flight on the only 
 // resumeOptions are resume's flags and arguments (Complete / Validate / Run, as every
 // command's).
 type resumeOptions struct {
+	clusterArg
 	flags runFlags
-	args  []string
 }
-
-// Complete takes the arguments (CLUSTER, optional).
-func (r *resumeOptions) Complete(args []string) { r.args = args }
 
 // Validate checks -o and --progress (bad usage, nothing changed).
 func (r *resumeOptions) Validate() error { return r.flags.validate() }
@@ -37,13 +34,9 @@ func (r *resumeOptions) Validate() error { return r.flags.validate() }
 // Run continues the operation in flight, or says there is none.
 func (r *resumeOptions) Run(ctx context.Context, o *Options) error {
 	f := &r.flags
-	s, err := o.open(ctx, r.args)
+	s, cp, err := o.openInFlight(ctx, r.args)
 	if err != nil {
 		return err
-	}
-	cp, err := s.store.Load(ctx)
-	if err != nil {
-		return checkpointError(s, err)
 	}
 	if cp == nil {
 		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to resume.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
@@ -74,13 +67,7 @@ world (API objects and nodetool), so steps that already happened are not repeate
 		GroupID:           groupOps,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			r.Complete(args)
-			if err := r.Validate(); err != nil {
-				return err
-			}
-			return r.Run(cmd.Context(), o)
-		},
+		RunE:              o.runE(r),
 	}
 	r.flags.add(cmd)
 	return cmd

@@ -190,6 +190,20 @@ func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *st
 	}
 }
 
+// openInFlight opens the cluster named in args and reads the operation in flight on
+// it (nil: none); an unusable checkpoint is explained (checkpointError).
+func (o *Options) openInFlight(ctx context.Context, args []string) (*session, *checkpoint.Checkpoint, error) {
+	s, err := o.open(ctx, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := s.store.Load(ctx)
+	if err != nil {
+		return nil, nil, checkpointError(s, err)
+	}
+	return s, cp, nil
+}
+
 // resumeHint is the command that continues the operation on this cluster.
 func (s *session) resumeHint() string {
 	return fmt.Sprintf("kubectl cassandra resume -n %s %s", s.cluster.Namespace, s.cluster.Name)
