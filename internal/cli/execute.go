@@ -208,7 +208,7 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		}
 		var refused *steps.RefusedError
 		if errors.As(err, &refused) {
-			return exit.WithCode(exit.Refused, fmt.Errorf("%w\n%s", err, refusalNext(s, cp, nonEmptyStep(step))))
+			return exit.WithCode(exit.Refused, fmt.Errorf("%w\n%s", err, refusalNext(s, kind, cp, nonEmptyStep(step))))
 		}
 		if errors.Is(err, checkpoint.ErrLost) {
 			// Another run holds the checkpoint: resuming from here would fight it.

@@ -36,6 +36,10 @@ type Command struct {
 	Plan func(ctx context.Context, env *Env) (*Plan, error)
 	// Next is the command that runs the plan --dry-run showed.
 	Next func(ns, cluster string, plan *Plan, req Request) string
+	// Retry, when set, is offered after Cassandra refused a step of cp: what skips that
+	// check and the command that plans cp again so (scale: --force), or "" when there
+	// is no such way.
+	Retry func(cp *checkpoint.Checkpoint) string
 }
 
 // Commander is a kind started by a command of its own (the scale-up has none: scale

@@ -17,8 +17,6 @@ import (
 // Kind is the rolling restart.
 type Kind struct{}
 
-var _ operation.Kind = Kind{}
-
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{

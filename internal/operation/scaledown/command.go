@@ -60,6 +60,7 @@ scale command again does the same.`,
 			fs.BoolVar(&req.Force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
 			fs.BoolVar(&req.Cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
 		},
+		Retry:    retry,
 		Validate: validate,
 		Busy:     true,
 		InFlight: inFlight,
@@ -72,6 +73,21 @@ scale command again does the same.`,
 			return next
 		},
 	}
+}
+
+// retry offers the scale command with the checkpoint's target and --force: after Cassandra
+// refused a decommission (its replication check), the plan made again with --force
+// skips that check where Cassandra allows it (internal/cli/replan.go).
+func retry(cp *checkpoint.Checkpoint) string {
+	if cp.Kind != checkpoint.KindScaleDown || cp.Force {
+		return ""
+	}
+	c := fmt.Sprintf("kubectl cassandra scale -n %s %s --dc %s", cp.Namespace, cp.Cluster, cp.Target.DC)
+	if len(cp.Target.Racks) == 1 {
+		// A --dc plan of a one-rack DC has the same target as --rack.
+		c += " --rack " + cp.Target.Racks[0]
+	}
+	return "skip Cassandra's replication check (where Cassandra allows it; the plan is made again with --force): " + c + fmt.Sprintf(" --nodes %d --force --yes", cp.Target.Nodes)
 }
 
 // validate checks --nodes and the racks (bad usage, nothing changed).

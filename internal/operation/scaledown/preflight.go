@@ -7,9 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
@@ -109,22 +106,23 @@ func (f *preflight) listClaims(ctx context.Context) {
 		if sel == nil || len(sel.MatchLabels) == 0 || len(st.STS.Spec.VolumeClaimTemplates) == 0 {
 			continue
 		}
-		l, err := f.p.Kube.CoreV1().PersistentVolumeClaims(f.ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel.MatchLabels).String()})
+		listed, err := f.p.ClaimsLabelled(ctx, f.ns, sel.MatchLabels)
 		if err != nil {
 			continue
 		}
-		for i := range l.Items {
-			f.claims[l.Items[i].Name] = &l.Items[i]
+		for name, c := range listed {
+			f.claims[name] = c
 		}
 	}
 }
 
-// claim is a claim from the LIST, or read by name when the LIST did not have it.
+// claim is a claim from the LIST, or read by name when the LIST did not have it
+// (nil when it does not exist).
 func (f *preflight) claim(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error) {
 	if c, ok := f.claims[name]; ok {
 		return c, nil
 	}
-	return f.p.Kube.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, name, metav1.GetOptions{})
+	return f.p.Claim(ctx, f.ns, name)
 }
 
 // leaving plans the nodes to remove, highest ordinal first, rack by rack; one ring
@@ -146,12 +144,12 @@ func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoi
 			for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
 				name := tpl.Name + "-" + pod.Name
 				pvc, err := f.claim(ctx, name)
-				if apierrors.IsNotFound(err) {
+				if err != nil {
+					return nil, nil, err
+				}
+				if pvc == nil {
 					warnings = append(warnings, fmt.Sprintf("PVC %s does not exist", name))
 					continue
-				}
-				if err != nil {
-					return nil, nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
 				}
 				n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
 			}

@@ -20,8 +20,6 @@ import (
 // Kind is the scale-down.
 type Kind struct{ operation.Scale }
 
-var _ operation.Kind = Kind{}
-
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{

@@ -9,9 +9,6 @@ import (
 	"fmt"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
@@ -21,8 +18,6 @@ import (
 
 // Kind is the scale-up.
 type Kind struct{ operation.Scale }
-
-var _ operation.Kind = Kind{}
 
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
@@ -122,14 +117,14 @@ func newNodes(ctx context.Context, env *operation.Env, states []operation.RackNo
 			}
 			for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
 				name := tpl.Name + "-" + pod
-				_, err := p.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
-				if err == nil {
+				pvc, err := p.Claim(ctx, cl.Namespace, name)
+				if err != nil {
+					return nil, err
+				}
+				if pvc != nil {
 					return nil, exit.Refusedf("PVC %s already exists (left over from an earlier scale-down?): the new pod %s would start on its data, and a decommissioned node refuses to start. "+
 						"Delete it first if nothing needs it (kubectl delete pvc -n %s %s; kubectl cassandra repair-operator-state %s finds the ones an interrupted operator left); nothing changed",
 						name, pod, cl.Namespace, name, cl.Name)
-				}
-				if !apierrors.IsNotFound(err) {
-					return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
 				}
 			}
 			out = append(out, checkpoint.Node{Pod: pod, Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name, StatefulSet: st.STS.Name, New: true})

@@ -19,8 +19,6 @@ const Name = "repair-operator-state"
 // (operator.go: Operator.Kinds).
 type Kind struct{}
 
-var _ operation.Kind = Kind{}
-
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{

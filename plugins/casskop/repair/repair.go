@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -134,8 +133,8 @@ func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found [
 		racks = append(racks, s.ro.Rack)
 		r, _ := rackOf(cl, s.ro)
 		plan.Racks = append(plan.Racks, r)
-		if sts, err := p.Kube.AppsV1().StatefulSets(cl.Namespace).Get(ctx, r.StatefulSet, metav1.GetOptions{}); err == nil && sts.Spec.Replicas != nil {
-			from[s.ro.Rack] = int(*sts.Spec.Replicas)
+		if n, err := p.Replicas(ctx, cl.Namespace, r.StatefulSet); err == nil {
+			from[s.ro.Rack] = n
 		}
 		for _, k := range s.steps {
 			stepList = append(stepList, checkpoint.PendingStep(k, s.node.Pod))
@@ -167,7 +166,7 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 		return nil, "podLastOperation decommission Ongoing names no pod", nil
 	}
 	pod := ro.Pods[0]
-	if cur, err := p.getPod(ctx, cl.Namespace, pod); err != nil {
+	if cur, err := p.Pod(ctx, cl.Namespace, pod); err != nil {
 		return nil, "", err
 	} else if cur != nil {
 		return nil, fmt.Sprintf("CassKop is decommissioning %s (Ongoing, the pod exists): not stuck", pod), nil
@@ -190,7 +189,7 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 			"Not repaired: deleting its data would lose the replicas it still holds. Remove the node from the ring first (nodetool removenode %s, from another node), then run this again; nothing changed",
 			ro.Key(), pod, row.HostID, row.Address, reader, row.Code(), row.HostID)
 	}
-	replicas, err := p.replicas(ctx, cl.Namespace, rack.StatefulSet)
+	replicas, err := p.Replicas(ctx, cl.Namespace, rack.StatefulSet)
 	if err != nil {
 		return nil, "", err
 	}
@@ -218,7 +217,7 @@ func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 		return nil, "podLastOperation decommission Finalizing names no pod", nil
 	}
 	pod := ro.Pods[0]
-	cur, err := p.getPod(ctx, cl.Namespace, pod)
+	cur, err := p.Pod(ctx, cl.Namespace, pod)
 	if err != nil {
 		return nil, "", err
 	}
@@ -229,7 +228,7 @@ func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 	if !ok {
 		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
 	}
-	replicas, err := p.replicas(ctx, cl.Namespace, rack.StatefulSet)
+	replicas, err := p.Replicas(ctx, cl.Namespace, rack.StatefulSet)
 	if err != nil {
 		return nil, "", err
 	}
@@ -264,7 +263,7 @@ func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstruc
 		return nil, "ScaleDown ToDo and the rack has no pod", nil
 	}
 	cur := pods[last]
-	replicas, err := p.replicas(ctx, cl.Namespace, rack.StatefulSet)
+	replicas, err := p.Replicas(ctx, cl.Namespace, rack.StatefulSet)
 	if err != nil {
 		return nil, "", err
 	}
@@ -331,28 +330,6 @@ func inRingNode(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
 	return r.ByAddress(n.Address)
 }
 
-func (p *planner) getPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
-	pod, err := p.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot read pod %s: %w", name, err)
-	}
-	return pod, nil
-}
-
-func (p *planner) replicas(ctx context.Context, ns, name string) (int, error) {
-	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return 0, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
-	}
-	if sts.Spec.Replicas == nil {
-		return 1, nil
-	}
-	return int(*sts.Spec.Replicas), nil
-}
-
 func (p *planner) netstats(ctx context.Context, pod string) (nodetool.Netstats, error) {
 	nt, ok := p.Nodetool.(interface {
 		Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
@@ -386,12 +363,12 @@ func (p *planner) claims(ctx context.Context, ns, stsName, pod string) ([]checkp
 	var out []checkpoint.PVC
 	for _, tpl := range sts.Spec.VolumeClaimTemplates {
 		name := tpl.Name + "-" + pod
-		pvc, err := p.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+		pvc, err := p.Claim(ctx, ns, name)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read PVC %s: %w", name, err)
+			return nil, err
+		}
+		if pvc == nil {
+			continue
 		}
 		out = append(out, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
 	}

@@ -1,0 +1,63 @@
+package operation
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// The planner's reads by name. Absent is (nil, nil), so that a kind tells "gone" from
+// "cannot read" without knowing the API's error types; a read that failed is an error
+// naming the object, never "absent".
+
+// Pod reads pod name.
+func (p *Planner) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	pod, err := p.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	return absent(pod, err, "pod", name)
+}
+
+// Claim reads PersistentVolumeClaim name.
+func (p *Planner) Claim(ctx context.Context, ns, name string) (*corev1.PersistentVolumeClaim, error) {
+	pvc, err := p.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+	return absent(pvc, err, "PVC", name)
+}
+
+// ClaimsLabelled lists the claims carrying every label of match (a StatefulSet's
+// selector: the StatefulSet controller puts it on the claims it creates), by name.
+func (p *Planner) ClaimsLabelled(ctx context.Context, ns string, match map[string]string) (map[string]*corev1.PersistentVolumeClaim, error) {
+	l, err := p.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(match).String()})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list PVCs: %w", err)
+	}
+	out := make(map[string]*corev1.PersistentVolumeClaim, len(l.Items))
+	for i := range l.Items {
+		out[l.Items[i].Name] = &l.Items[i]
+	}
+	return out, nil
+}
+
+// Replicas reads StatefulSet name's spec.replicas (1 when unset, as the API defaults it).
+func (p *Planner) Replicas(ctx context.Context, ns, name string) (int, error) {
+	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
+	}
+	if sts.Spec.Replicas == nil {
+		return 1, nil
+	}
+	return int(*sts.Spec.Replicas), nil
+}
+
+func absent[T any](obj *T, err error, what, name string) (*T, error) {
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("cannot read %s %s: %w", what, name, err)
+	}
+	return obj, nil
+}
