@@ -2,11 +2,27 @@ package operation
 
 import (
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/version"
 )
+
+// Self identifies this run as a checkpoint holder.
+func Self() checkpoint.Holder {
+	h := checkpoint.Holder{PID: os.Getpid(), Version: version.Version, Session: rand.String(8), LeaseSeconds: int(checkpoint.DefaultLease / time.Second)}
+	h.Host, _ = os.Hostname()
+	h.Machine, h.ProcessStart = Machine(), ProcessStart(h.PID)
+	if u, err := user.Current(); err == nil {
+		h.User = u.Username
+	}
+	return h
+}
 
 // Machine identifies where this process's PID means something: the kernel's boot id
 // (one per machine and boot, shared by the containers on it) and the PID namespace (a

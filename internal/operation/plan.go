@@ -10,10 +10,7 @@ package operation
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/user"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +27,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/version"
 )
 
 // Request is what the user asked for.
@@ -100,31 +96,11 @@ func (p *Planner) RackPods(ctx context.Context, ns string, r topology.Rack) (map
 	}
 	out := map[int]corev1.Pod{}
 	for _, pod := range l.Items {
-		if i, ok := Ordinal(pod.Name, r.StatefulSet); ok {
+		if i, ok := topology.Ordinal(pod.Name, r.StatefulSet); ok {
 			out[i] = pod
 		}
 	}
 	return out, nil
-}
-
-// Ordinal parses <sts>-<n>.
-func Ordinal(pod, sts string) (int, bool) {
-	if !strings.HasPrefix(pod, sts+"-") {
-		return 0, false
-	}
-	n, err := strconv.Atoi(pod[len(sts)+1:])
-	return n, err == nil && n >= 0
-}
-
-// Self identifies this run as a checkpoint holder.
-func Self() checkpoint.Holder {
-	h := checkpoint.Holder{PID: os.Getpid(), Version: version.Version, Session: rand.String(8), LeaseSeconds: int(checkpoint.DefaultLease / time.Second)}
-	h.Host, _ = os.Hostname()
-	h.Machine, h.ProcessStart = Machine(), ProcessStart(h.PID)
-	if u, err := user.Current(); err == nil {
-		h.User = u.Username
-	}
-	return h
 }
 
 // Now is the planner's clock, in UTC.

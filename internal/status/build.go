@@ -238,7 +238,7 @@ func pods(all []corev1.Pod, sts string, ring *nodetool.Ring) []Pod {
 	ps := []Pod{}
 	for i := range all {
 		p := &all[i]
-		n, ok := operation.Ordinal(p.Name, sts)
+		n, ok := topology.Ordinal(p.Name, sts)
 		if !ok {
 			continue
 		}
@@ -269,7 +269,7 @@ func claims(r Read, st *appsv1.StatefulSet) []PVC {
 			if pod == c.Name {
 				continue
 			}
-			if _, ok := operation.Ordinal(pod, st.Name); !ok {
+			if _, ok := topology.Ordinal(pod, st.Name); !ok {
 				continue
 			}
 			sc := PVC{Name: c.Name, Pod: pod, Phase: string(c.Status.Phase), Terminating: c.DeletionTimestamp != nil, PodExists: exists[pod]}

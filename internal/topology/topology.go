@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -199,4 +200,14 @@ func (c Cluster) Select(dc, rack string) (DC, []Rack, error) {
 		names = append(names, d.Name)
 	}
 	return DC{}, nil, fmt.Errorf("rack %q exists in several datacenters (%s): add --dc", rack, strings.Join(names, ", "))
+}
+
+// Ordinal is the ordinal n of pod <sts>-<n>, the name the StatefulSet controller gives
+// its pods; ok is false for a pod that is not the StatefulSet's.
+func Ordinal(pod, sts string) (int, bool) {
+	if !strings.HasPrefix(pod, sts+"-") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(pod[len(sts)+1:])
+	return n, err == nil && n >= 0
 }

@@ -171,7 +171,7 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 	} else if cur != nil {
 		return nil, fmt.Sprintf("CassKop is decommissioning %s (Ongoing, the pod exists): not stuck", pod), nil
 	}
-	ordinal, ok := operation.Ordinal(pod, rack.StatefulSet)
+	ordinal, ok := topology.Ordinal(pod, rack.StatefulSet)
 	if !ok {
 		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
 	}
@@ -224,7 +224,7 @@ func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 	if cur == nil {
 		return nil, fmt.Sprintf("Finalizing and pod %s is gone: CassKop deletes its PVC and finishes when it runs", pod), nil
 	}
-	ordinal, ok := operation.Ordinal(pod, rack.StatefulSet)
+	ordinal, ok := topology.Ordinal(pod, rack.StatefulSet)
 	if !ok {
 		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
 	}
