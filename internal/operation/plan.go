@@ -16,8 +16,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 
@@ -88,21 +86,6 @@ func DataTemplate(sts *appsv1.StatefulSet) string {
 	return ""
 }
 
-// RackPods maps ordinal → pod for the pods of a rack.
-func (p *Planner) RackPods(ctx context.Context, ns string, r topology.Rack) (map[int]corev1.Pod, error) {
-	l, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: r.LabelSelector()})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list the pods of rack %s: %w", r.Name, err)
-	}
-	out := map[int]corev1.Pod{}
-	for _, pod := range l.Items {
-		if i, ok := topology.Ordinal(pod.Name, r.StatefulSet); ok {
-			out[i] = pod
-		}
-	}
-	return out, nil
-}
-
 // Now is the planner's clock, in UTC.
 func (p *Planner) Now() time.Time {
 	if p.Clock != nil {
@@ -134,26 +117,6 @@ type RackNow struct {
 	// Pods maps ordinal → pod; Cur is the StatefulSet's replicas.
 	Pods map[int]corev1.Pod
 	Cur  int
-}
-
-// ReadRack reads a rack's StatefulSet and pods. It judges nothing: CheckPods does.
-func (p *Planner) ReadRack(ctx context.Context, ns string, r topology.Rack) (RackNow, error) {
-	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, r.StatefulSet, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return RackNow{}, exit.Refusedf("StatefulSet %s of rack %s/%s does not exist in namespace %s", r.StatefulSet, r.DC, r.Name, ns)
-	}
-	if err != nil {
-		return RackNow{}, fmt.Errorf("cannot read StatefulSet %s: %w", r.StatefulSet, err)
-	}
-	cur := 1
-	if sts.Spec.Replicas != nil {
-		cur = int(*sts.Spec.Replicas)
-	}
-	pods, err := p.RackPods(ctx, ns, r)
-	if err != nil {
-		return RackNow{}, err
-	}
-	return RackNow{Rack: r, STS: sts, Pods: pods, Cur: cur}, nil
 }
 
 // CheckPods refuses unless every pod up to the replica count exists, Running and Ready,

@@ -8,6 +8,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 // The planner's reads by name. Absent is (nil, nil), so that a kind tells "gone" from
@@ -60,4 +63,40 @@ func absent[T any](obj *T, err error, what, name string) (*T, error) {
 		return nil, fmt.Errorf("cannot read %s %s: %w", what, name, err)
 	}
 	return obj, nil
+}
+
+// ReadRack reads a rack's StatefulSet and pods. It judges nothing: CheckPods does.
+func (p *Planner) ReadRack(ctx context.Context, ns string, r topology.Rack) (RackNow, error) {
+	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, r.StatefulSet, metav1.GetOptions{})
+	sts, err = absent(sts, err, "StatefulSet", r.StatefulSet)
+	if err != nil {
+		return RackNow{}, err
+	}
+	if sts == nil {
+		return RackNow{}, exit.Refusedf("StatefulSet %s of rack %s/%s does not exist in namespace %s", r.StatefulSet, r.DC, r.Name, ns)
+	}
+	cur := 1
+	if sts.Spec.Replicas != nil {
+		cur = int(*sts.Spec.Replicas)
+	}
+	pods, err := p.RackPods(ctx, ns, r)
+	if err != nil {
+		return RackNow{}, err
+	}
+	return RackNow{Rack: r, STS: sts, Pods: pods, Cur: cur}, nil
+}
+
+// RackPods maps ordinal → pod for the pods of a rack.
+func (p *Planner) RackPods(ctx context.Context, ns string, r topology.Rack) (map[int]corev1.Pod, error) {
+	l, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: r.LabelSelector()})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the pods of rack %s: %w", r.Name, err)
+	}
+	out := map[int]corev1.Pod{}
+	for _, pod := range l.Items {
+		if i, ok := topology.Ordinal(pod.Name, r.StatefulSet); ok {
+			out[i] = pod
+		}
+	}
+	return out, nil
 }
