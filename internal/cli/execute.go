@@ -21,7 +21,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
-// refuseBusy refuses while CassKop is busy or running (it would regrow the StatefulSet).
+// refuseBusy refuses while the operator is busy with the cluster or it is being deleted.
 func (o *Options) refuseBusy(ctx context.Context, s *session) error {
 	if err := refuseDeleting(s, "start an operation"); err != nil {
 		return err
@@ -39,7 +39,7 @@ func (o *Options) refuseBusy(ctx context.Context, s *session) error {
 }
 
 // operatorToPause finds the operator Deployment the plan must pause: the one named with
-// --operator, or the CassKop that manages the namespace and runs, or that other
+// --operator, or the operator Deployment that manages the namespace and runs, or that other
 // operations hold paused (this one then joins them: the operator is restored only when
 // the last one ends, checkpoint.PausedByAnnotation). With pause disabled a running (or
 // held) operator is refused instead.

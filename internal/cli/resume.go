@@ -166,7 +166,7 @@ func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkp
 	return fresh, fmt.Sprintf("lease of %s expired: its checkpoint did not change for %s of this machine's clock", fresh.Holder, lease.Round(time.Second)), nil
 }
 
-// refuseRunningOperator refuses while a CassKop Deployment would fight the operation:
+// refuseRunningOperator refuses while an operator Deployment would fight the operation:
 // one that runs, or one other operations hold paused (the last of them restores it,
 // maybe in the middle of this one).
 func (o *Options) refuseRunningOperator(ctx context.Context, s *session) error {
@@ -186,9 +186,9 @@ func (o *Options) refuseRunningOperator(ctx context.Context, s *session) error {
 			names = append(names, op.String())
 		}
 		first := ops[0]
-		return exit.Refusedf("the CassKop operator %s is running and manages namespace %s: it would grow the StatefulSet back within seconds of the scale-down. "+
-			"Stop it first (kubectl scale deployment -n %s %s --replicas=0), run this again, then restore it (--replicas=%d) when the CassandraCluster and the StatefulSets agree; nothing changed",
-			strings.Join(names, ", "), s.cluster.Namespace, first.Namespace, first.Name, first.Replicas)
+		return exit.Refusedf("the %s operator %s is running and manages namespace %s: it would grow the StatefulSet back within seconds of the scale-down. "+
+			"Stop it first (kubectl scale deployment -n %s %s --replicas=0), run this again, then restore it (--replicas=%d) when the %s and the StatefulSets agree; nothing changed",
+			s.adapter.Title(), strings.Join(names, ", "), s.cluster.Namespace, first.Namespace, first.Name, first.Replicas, s.adapter.Kind())
 	}
 	for _, op := range all {
 		if len(op.PausedBy) > 0 {
@@ -196,9 +196,9 @@ func (o *Options) refuseRunningOperator(ctx context.Context, s *session) error {
 			for _, h := range op.PausedBy {
 				hs = append(hs, h.String())
 			}
-			return exit.Refusedf("the CassKop operator %s, which manages namespace %s, is paused by operation %s, which restores it when it ends, maybe in the middle of this one. "+
+			return exit.Refusedf("the %s operator %s, which manages namespace %s, is paused by operation %s, which restores it when it ends, maybe in the middle of this one. "+
 				"Wait until it ended, or let this operation share the pause (plan it with --pause-operator at its default, true); nothing changed",
-				op, s.cluster.Namespace, strings.Join(hs, ", "))
+				s.adapter.Title(), op, s.cluster.Namespace, strings.Join(hs, ", "))
 		}
 	}
 	return nil
