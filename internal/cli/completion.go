@@ -75,25 +75,23 @@ func bounded(cmd *cobra.Command, lookup func(ctx context.Context) []string) ([]s
 	}
 }
 
-// completeClusters lists CassandraCluster names; nothing (and no error spew) when the
-// cluster is unreachable.
+// completeClusters lists the names of the clusters of every operator served; nothing
+// (and no error spew) when the cluster is unreachable.
 func (o *Options) completeClusters(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	return bounded(cmd, func(ctx context.Context) []string {
-		c, a, err := o.adapter(ctx)
-		if err != nil {
-			return nil
-		}
-		ns := o.namespace(c)
-		list, err := a.List(ctx, ns)
+		c, served, err := o.adapters(ctx)
 		if err != nil {
 			return nil
 		}
 		var names []string
-		for _, l := range list {
-			names = append(names, l.Name)
+		for _, a := range served {
+			list, _ := a.List(ctx, o.namespace(c))
+			for _, l := range list {
+				names = append(names, l.Name)
+			}
 		}
 		return names
 	})

@@ -29,9 +29,9 @@ type session struct {
 	nt      nodetool.Client
 }
 
-// adapter connects the first operator whose cluster resource the API server serves,
-// with a resolved API version (main.go lists the operators, in order of preference).
-func (o *Options) adapter(ctx context.Context) (*Clients, operator.Adapter, error) {
+// adapters connects every operator whose cluster resource the API server serves, with
+// resolved API versions, in main.go's order of preference.
+func (o *Options) adapters(ctx context.Context) (*Clients, []operator.Adapter, error) {
 	c, err := o.clients()
 	if err != nil {
 		return nil, nil, err
@@ -39,21 +39,70 @@ func (o *Options) adapter(ctx context.Context) (*Clients, operator.Adapter, erro
 	if len(o.Operators) == 0 {
 		return nil, nil, fmt.Errorf("this build supports no operator")
 	}
+	var served []operator.Adapter
 	var first error
 	for _, op := range o.Operators {
 		a := op.Connect(operatorClients(c))
 		_, err := a.Resolve(ctx)
 		if err == nil {
-			return c, a, nil
+			served = append(served, a)
+			continue
 		}
 		if first == nil {
 			first = err
 		}
 		if !errors.Is(err, operator.ErrNoResource) {
-			break
+			break // the API server is not answering: the next would fail alike
 		}
 	}
-	return nil, nil, adapterError(first)
+	if len(served) == 0 {
+		return nil, nil, adapterError(first)
+	}
+	return c, served, nil
+}
+
+// adapter is the first operator the API server serves (completion, CRD detection).
+func (o *Options) adapter(ctx context.Context) (*Clients, operator.Adapter, error) {
+	c, served, err := o.adapters(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, served[0], nil
+}
+
+// holding is the operator whose cluster resource holds the cluster named in args (with
+// no name, the one operator with clusters in the namespace), so that a build with
+// several operators opens each cluster through its own, and its checkpoint with the
+// operator that wrote it. With one operator served it reads nothing; when no operator
+// has the cluster, the first one's read says so.
+func (o *Options) holding(ctx context.Context, c *Clients, served []operator.Adapter, args []string) (operator.Adapter, error) {
+	if len(served) == 1 {
+		return served[0], nil
+	}
+	ns := o.namespace(c)
+	var with []operator.Adapter
+	for _, a := range served {
+		if len(args) > 0 {
+			if _, _, err := a.Get(ctx, ns, args[0]); err == nil {
+				return a, nil
+			}
+			continue
+		}
+		if l, err := a.List(ctx, ns); err == nil && len(l) > 0 {
+			with = append(with, a)
+		}
+	}
+	if len(with) > 1 {
+		var kinds []string
+		for _, a := range with {
+			kinds = append(kinds, a.Kind())
+		}
+		return nil, exit.Usagef("namespace %s has clusters of several operators (%s): name one", ns, strings.Join(kinds, ", "))
+	}
+	if len(with) == 1 {
+		return with[0], nil
+	}
+	return served[0], nil
 }
 
 // assumedAdapter is the first operator's adapter, its preferred API version assumed
@@ -77,16 +126,21 @@ func adapterError(err error) error {
 
 // open resolves the cluster resource named in args (or the only one in the namespace).
 func (o *Options) open(ctx context.Context, args []string) (*session, error) {
-	c, a, err := o.adapter(ctx)
+	c, served, err := o.adapters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := o.holding(ctx, c, served, args)
 	if err != nil {
 		return nil, err
 	}
 	return o.openWith(ctx, c, a, args, nil)
 }
 
-// openAssumed is open without the discovery round trip: its first read names
-// CassKop's preferred version directly, and asks discovery only when the server answers
-// NotFound. Read-only commands that must start fast (status) use it.
+// openAssumed is open without the discovery round trip (in a build of one operator): its
+// first read names the operator's preferred version directly, and asks discovery only
+// when the server answers NotFound. Read-only commands that must start fast (status)
+// use it.
 //
 // connected, when not nil, is called once with the cluster's namespace and name as soon
 // as the cluster resource's read has its connection to the API server, before that read
@@ -95,6 +149,14 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 // cluster. It is called at the latest when the read succeeds (clients with no HTTP
 // connection, as in tests), and never after a failed read.
 func (o *Options) openAssumed(ctx context.Context, args []string, connected func(c *Clients, a operator.Adapter, ns, name string)) (*session, error) {
+	if len(o.Operators) > 1 {
+		// Which operator holds the cluster is found by reading: no version to assume.
+		s, err := o.open(ctx, args)
+		if err == nil && connected != nil {
+			connected(s.c, s.adapter, s.cluster.Namespace, s.cluster.Name)
+		}
+		return s, err
+	}
 	c, err := o.clients()
 	if err != nil {
 		return nil, err
