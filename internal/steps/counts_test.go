@@ -94,10 +94,10 @@ func TestRestoreAfterRepairWhileScaleUnfinished(t *testing.T) {
 	w := &World{Kube: kube, Namespace: "ns", CP: cp, Racks: racks, Spec: spec, Reporter: nopReporter{}}
 	w.obs.SetUncached(true)
 	op := checkpoint.PausedOperator{Namespace: "ns", Name: "op", Replicas: 1}
-	if err := (&ResumeOperator{operatorStep{w: w, op: op}}).Recheck(ctx); err == nil {
+	if err := (&resumeOperator{operatorStep{w: w, op: op}}).Recheck(ctx); err == nil {
 		t.Fatal("the restore ending a scale went ahead while the StatefulSets differ from the spec")
 	}
-	if err := (&resumeAfterRepair{ResumeOperator: &ResumeOperator{operatorStep{w: w, op: op}}}).Recheck(ctx); err != nil {
+	if err := (&resumeAfterRepair{resumeOperator: &resumeOperator{operatorStep{w: w, op: op}}}).Recheck(ctx); err != nil {
 		t.Fatalf("the restore ending a repair: %v", err)
 	}
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
-// Maintenance is the nodetool the scale-up and restart steps need besides Nodetool
+// maintainer is the nodetool the scale-up and restart steps need besides Nodetool
 // (nodetool.Client has it).
-type Maintenance interface {
+type maintainer interface {
 	Drain(ctx context.Context, pod string) error
 	Cleanup(ctx context.Context, pod string) error
 }
@@ -33,7 +33,7 @@ type OperatorState = operator.OperatorState
 type Variant struct {
 	// Repair: the steps finish a decommission the operator started and left stuck
 	// (repair-operator-state): the plan says the decommission was already fired, the
-	// claims are deleted only while no pod mounts them (RepairDeletePVCs), and the
+	// claims are deleted only while no pod mounts them (repairDeletePVCs), and the
 	// operator is restored without waiting for the cluster resource and the
 	// StatefulSets to agree (the operator continues its own scale-down).
 	Repair bool
@@ -51,13 +51,13 @@ func Build(w *World, v Variant) (map[string]engine.Step, error) {
 	for _, s := range w.CP.Steps {
 		switch s.Kind {
 		case checkpoint.StepPauseOperator:
-			out[s.ID] = &PauseOperator{operatorStep{w, *w.CP.PausedOperator}}
+			out[s.ID] = &pauseOperator{operatorStep{w, *w.CP.PausedOperator}}
 			continue
 		case checkpoint.StepResumeOperator:
 			if v.Repair {
-				out[s.ID] = &resumeAfterRepair{ResumeOperator: &ResumeOperator{operatorStep{w, *w.CP.PausedOperator}}}
+				out[s.ID] = &resumeAfterRepair{resumeOperator: &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}}
 			} else {
-				out[s.ID] = &ResumeOperator{operatorStep{w, *w.CP.PausedOperator}}
+				out[s.ID] = &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}
 			}
 			continue
 		case checkpoint.StepUpdateCluster:
@@ -68,7 +68,7 @@ func Build(w *World, v Variant) (map[string]engine.Step, error) {
 		if !ok {
 			return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 		}
-		st, err := nodeStep(w, v, s.Kind, n)
+		st, err := newNodeStep(w, v, s.Kind, n)
 		if err != nil {
 			return nil, err
 		}
@@ -77,36 +77,44 @@ func Build(w *World, v Variant) (map[string]engine.Step, error) {
 	return out, nil
 }
 
-// nodeStep is the implementation of a step of kind about node n.
-func nodeStep(w *World, v Variant, kind string, n checkpoint.Node) (engine.Step, error) {
-	switch kind {
-	case checkpoint.StepGrowSTS:
-		return &GrowStatefulSet{w: w, n: n}, nil
-	case checkpoint.StepWaitJoined:
-		return &WaitJoined{w: w, n: n}, nil
-	case checkpoint.StepCleanup:
-		return &Cleanup{w: w, n: n}, nil
-	case checkpoint.StepDrain:
-		return &Drain{w: w, n: n}, nil
-	case checkpoint.StepDeletePod:
-		return &DeletePod{w: w, n: n}, nil
-	case checkpoint.StepWaitRestarted:
-		return &WaitRestarted{w: w, n: n}, nil
-	case checkpoint.StepOperatorStatus:
-		return &OperatorStatusStep{w: w, n: n}, nil
-	case checkpoint.StepDecommission:
-		return &Decommission{w: w, n: n, refire: v.Repair}, nil
-	case checkpoint.StepVerifyLeft:
-		return &VerifyLeft{w: w, n: n}, nil
-	case checkpoint.StepShrinkSTS:
-		return &ShrinkStatefulSet{w: w, n: n}, nil
-	case checkpoint.StepWaitPodGone:
-		return &WaitPodGone{w: w, n: n}, nil
-	case checkpoint.StepDeletePVCs:
-		if v.Repair {
-			return &RepairDeletePVCs{DeletePVCs: &DeletePVCs{w: w, n: n}}, nil
+// node is what every node step holds: the World and the planned node it is about.
+type node struct {
+	w *World
+	n checkpoint.Node
+}
+
+// nodeStep is a step about one planned node. Each type says which checkpoint step kind
+// it implements, next to its Describe, so a step's kind, wording and logic are in one
+// place.
+type nodeStep interface {
+	engine.Step
+	kind() string
+}
+
+// nodeSteps is one step of every node step type, about on: adding a step type is
+// adding it here.
+func nodeSteps(on node) []nodeStep {
+	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on}, &drain{node: on},
+		&deletePod{node: on}, &waitRestarted{waiting{on}}, &operatorStatusStep{node: on}, &decommission{node: on},
+		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on}}
+}
+
+// varies is a node step that differs by operation kind (Variant): it returns the step
+// to run for v.
+type varies interface {
+	variant(v Variant) engine.Step
+}
+
+// newNodeStep is the implementation of a step of kind about node n.
+func newNodeStep(w *World, v Variant, kind string, n checkpoint.Node) (engine.Step, error) {
+	for _, s := range nodeSteps(node{w, n}) {
+		if s.kind() != kind {
+			continue
 		}
-		return &DeletePVCs{w: w, n: n}, nil
+		if vs, ok := s.(varies); ok {
+			return vs.variant(v), nil
+		}
+		return s, nil
 	}
 	return nil, fmt.Errorf("unknown step kind %q in a %s", kind, w.CP.Kind)
 }
@@ -114,7 +122,7 @@ func nodeStep(w *World, v Variant, kind string, n checkpoint.Node) (engine.Step,
 // resumeAfterRepair restores the operator once the repair steps are done: unlike after
 // a scale, the cluster resource and the StatefulSets need not agree (a repaired CassKop
 // continues its own scale-down).
-type resumeAfterRepair struct{ *ResumeOperator }
+type resumeAfterRepair struct{ *resumeOperator }
 
 // Safe: nothing to wait for; the steps before it are done.
 func (s *resumeAfterRepair) Safe(context.Context) error { return nil }
@@ -137,17 +145,40 @@ func (w *World) recordDone(id string) bool {
 }
 
 // restoreStarted reports whether the checkpoint records the operator's restore as
-// started or done (PauseOperator.Done: the pause then stays done, for every kind).
+// started or done (pauseOperator.Done: the pause then stays done, for every kind).
 func (w *World) restoreStarted() bool {
 	return w.CP.Started(checkpoint.StepResumeOperator)
 }
 
-func (w *World) maintenance() (Maintenance, error) {
-	m, ok := w.Nodetool.(Maintenance)
+func (w *World) maintenance() (maintainer, error) {
+	m, ok := w.Nodetool.(maintainer)
 	if !ok {
 		return nil, errors.New("this nodetool client cannot drain or clean up")
 	}
 	return m, nil
+}
+
+// runMaintenance is the Do of the steps that run a nodetool command on the node (drain,
+// cleanup): unless the cluster resource is being deleted, call runs it and blocks until
+// it returns. A failed or cut call proves nothing, so it is retried (the step's Done
+// decides what happened); cmd names the command in the error.
+func (s node) runMaintenance(ctx context.Context, kind, cmd string, call func(maintainer) error) error {
+	if err := s.w.refuseDeleting(checkpoint.StepID(kind, s.n.Pod)); err != nil {
+		return err
+	}
+	m, err := s.w.maintenance()
+	if err != nil {
+		return err
+	}
+	err = call(m)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var unreachable *nodetool.UnreachableError
+	if errors.As(err, &unreachable) {
+		return &engine.Retryable{Err: err}
+	}
+	return &engine.Retryable{Err: fmt.Errorf("nodetool %s on %s failed: %w", cmd, s.n.Pod, err)}
 }
 
 // ringExcept reads `nodetool status` from a Ready pod of the cluster other than except
@@ -233,6 +264,27 @@ func podState(p *corev1.Pod) string {
 		return string(p.Status.Phase) + ", not Ready"
 	}
 	return ""
+}
+
+// podRunning is the pod check of the steps that run a nodetool command on the node
+// (drain, cleanup): "" when its pod is Running and Ready, else what to wait for.
+// planned: only the planned pod (its UID) will do, and none or another incarnation is
+// an error (drain); otherwise any incarnation is the same node on the same data, and
+// none is waited for (cleanup).
+func (s node) podRunning(ctx context.Context, planned bool) (string, error) {
+	p, err := s.w.getPod(ctx, s.n.Pod)
+	switch {
+	case err != nil:
+		return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
+	case planned && (p == nil || string(p.UID) != s.n.PodUID):
+		return "", fmt.Errorf("pod %s (UID %s) is gone", s.n.Pod, s.n.PodUID)
+	case p == nil:
+		return fmt.Sprintf("pod %s does not exist", s.n.Pod), nil
+	}
+	if st := podState(p); st != "" {
+		return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
+	}
+	return "", nil
 }
 
 // podPhase is podState, or "Running and Ready".

@@ -26,8 +26,9 @@ type warnings struct {
 	mu   sync.Mutex
 	msgs []string
 	// onWarn and onWaiting, when set, are called after each Warn and Waiting (a test
-	// cancels a wait on what the step reported, not at a wall-clock deadline).
-	onWarn, onWaiting func()
+	// acts on what the step reported, not at a wall-clock deadline).
+	onWarn    func()
+	onWaiting func(what string)
 }
 
 func (r *warnings) Warn(_, msg string) {
@@ -39,9 +40,9 @@ func (r *warnings) Warn(_, msg string) {
 	}
 }
 
-func (r *warnings) Waiting(string, string, time.Duration) {
+func (r *warnings) Waiting(_, what string, _ time.Duration) {
 	if r.onWaiting != nil {
-		r.onWaiting()
+		r.onWaiting(what)
 	}
 }
 
@@ -109,7 +110,7 @@ func mustDo(t *testing.T, st engine.Step) {
 func TestGrowStatefulSetStep(t *testing.T) {
 	n := newNode(1)
 	w, sw := kindWorld(t, world.Opts{Nodes: 1}, checkpoint.KindScaleUp, n)
-	st := &GrowStatefulSet{w: sw, n: n}
+	st := &growStatefulSet{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustSafe(t, st)
 	mustDo(t, st)
@@ -122,16 +123,16 @@ func TestGrowStatefulSetStep(t *testing.T) {
 		t.Fatal("second Do changed something")
 	}
 	// The next node is not safe to add while this one is not the ordinal any more.
-	mustUnsafe(t, &GrowStatefulSet{w: sw, n: newNode(3)}, "expected 3")
+	mustUnsafe(t, &growStatefulSet{node: node{sw, newNode(3)}}, "expected 3")
 
 	// A claim left over for the new pod: refused (it would start on old data).
 	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1}, checkpoint.KindScaleUp, n)
 	_ = w2.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-" + n.Pod, Namespace: w2.NS, UID: "old"}})
-	mustUnsafe(t, &GrowStatefulSet{w: sw2, n: n}, "PVC data-demo-dc1-rack1-1 already exists")
+	mustUnsafe(t, &growStatefulSet{node: node{sw2, n}}, "PVC data-demo-dc1-rack1-1 already exists")
 	// A node down: refused (a node joins a healthy ring only).
 	w3, sw3 := kindWorld(t, world.Opts{Nodes: 2}, checkpoint.KindScaleUp, newNode(2))
 	_ = w3.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{Down: true})
-	mustUnsafe(t, &GrowStatefulSet{w: sw3, n: newNode(2)}, "is DN")
+	mustUnsafe(t, &growStatefulSet{node: node{sw3, newNode(2)}}, "is DN")
 }
 
 func TestWaitJoinedStep(t *testing.T) {
@@ -140,9 +141,9 @@ func TestWaitJoinedStep(t *testing.T) {
 	// The node stays joining (JoinFails) until the test lets it finish: no race with a
 	// wall-clock JoinTime.
 	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
-	st := &WaitJoined{w: sw, n: n}
+	st := &waitJoined{waiting{node{sw, n}}}
 	mustDone(t, st, false) // no pod yet
-	mustDo(t, &GrowStatefulSet{w: sw, n: n})
+	mustDo(t, &growStatefulSet{node: node{sw, n}})
 	mustDone(t, st, false) // UJ
 	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "UJ" {
 		t.Fatalf("node %+v", nv)
@@ -157,8 +158,8 @@ func TestWaitJoinedStep(t *testing.T) {
 
 	// A bootstrap that fails (5.0 JOINING_FAILED) stops the run with what to check.
 	_, sw2 := kindWorld(t, world.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
-	mustDo(t, &GrowStatefulSet{w: sw2, n: n})
-	err := (&WaitJoined{w: sw2, n: n}).Wait(ctx)
+	mustDo(t, &growStatefulSet{node: node{sw2, n}})
+	err := (&waitJoined{waiting{node{sw2, n}}}).Wait(ctx)
 	var fatal *engine.Fatal
 	if !asFatal(err, &fatal) || !strings.Contains(err.Error(), "JOINING_FAILED") || !strings.Contains(err.Error(), "kubectl logs -n cassandra demo-dc1-rack1-1 -c cassandra") {
 		t.Fatalf("failed join: %v", err)
@@ -172,8 +173,8 @@ func TestWaitJoinedStep(t *testing.T) {
 	rec := &warnings{onWarn: cancel}
 	_, sw3 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
 	sw3.Reporter, sw3.StallAfter = rec, 20*time.Millisecond
-	mustDo(t, &GrowStatefulSet{w: sw3, n: n})
-	err = (&WaitJoined{w: sw3, n: n}).Wait(wctx)
+	mustDo(t, &growStatefulSet{node: node{sw3, n}})
+	err = (&waitJoined{waiting{node{sw3, n}}}).Wait(wctx)
 	if err == nil || !strings.Contains(err.Error(), "is UJ: joining") || !strings.Contains(err.Error(), "nodetool netstats (bootstrap streams)") {
 		t.Fatalf("stuck join: %v", err)
 	}
@@ -186,9 +187,9 @@ func TestWaitJoinedStep(t *testing.T) {
 	wctx2, cancel2 := context.WithCancel(ctx)
 	defer cancel2()
 	_, sw4 := kindWorld(t, world.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, checkpoint.KindScaleUp, n)
-	sw4.Reporter = &warnings{onWaiting: cancel2}
-	mustDo(t, &GrowStatefulSet{w: sw4, n: n})
-	if err := (&WaitJoined{w: sw4, n: n}).Wait(wctx2); err == nil || !strings.Contains(err.Error(), "not scheduled (Unschedulable") {
+	sw4.Reporter = &warnings{onWaiting: func(string) { cancel2() }}
+	mustDo(t, &growStatefulSet{node: node{sw4, n}})
+	if err := (&waitJoined{waiting{node{sw4, n}}}).Wait(wctx2); err == nil || !strings.Contains(err.Error(), "not scheduled (Unschedulable") {
 		t.Fatalf("pending pod: %v", err)
 	}
 }
@@ -199,7 +200,7 @@ func TestCleanupStep(t *testing.T) {
 	n := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{n}
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepCleanup, n.Pod)}
-	st := &Cleanup{w: sw, n: n}
+	st := &cleanup{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustSafe(t, st)
 	mustDo(t, st)
@@ -223,8 +224,8 @@ func TestCleanupStep(t *testing.T) {
 		t.Fatalf("Recheck = %v, want the node DN (peers see a drained node down)", err)
 	}
 	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Hour}, checkpoint.KindScaleUp)
-	mustDo(t, &GrowStatefulSet{w: sw2, n: newNode(1)}) // joins for an hour
-	err := (&Cleanup{w: sw2, n: existing(w2, 0)}).Do(ctx)
+	mustDo(t, &growStatefulSet{node: node{sw2, newNode(1)}}) // joins for an hour
+	err := (&cleanup{node: node{sw2, existing(w2, 0)}}).Do(ctx)
 	if _, ok := err.(*engine.Retryable); !ok || !strings.Contains(err.Error(), "Not safe to run cleanup") {
 		t.Fatalf("cleanup during a join: %v", err)
 	}
@@ -233,7 +234,7 @@ func TestCleanupStep(t *testing.T) {
 func TestDrainStep(t *testing.T) {
 	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindRestart)
 	n := existing(w, 2)
-	st := &Drain{w: sw, n: n}
+	st := &drain{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustSafe(t, st)
 	mustDo(t, st)
@@ -243,19 +244,19 @@ func TestDrainStep(t *testing.T) {
 		t.Fatalf("node %+v", nv)
 	}
 	// With this node drained, no other node may be drained.
-	mustUnsafe(t, &Drain{w: sw, n: existing(w, 1)}, "is DN")
+	mustUnsafe(t, &drain{node: node{sw, existing(w, 1)}}, "is DN")
 	// Once the pod was replaced, the drain is done (the restart happened).
-	mustDo(t, &DeletePod{w: sw, n: n})
+	mustDo(t, &deletePod{node: node{sw, n}})
 	mustDone(t, st, true)
 }
 
 func TestDeletePodStep(t *testing.T) {
 	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindRestart)
 	n := existing(w, 2)
-	st := &DeletePod{w: sw, n: n}
+	st := &deletePod{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustUnsafe(t, st, "not DRAINED")
-	mustDo(t, &Drain{w: sw, n: n})
+	mustDo(t, &drain{node: node{sw, n}})
 	mustSafe(t, st)
 	mustDo(t, st)
 	mustDone(t, st, true)
@@ -275,22 +276,55 @@ func TestDeletePodStep(t *testing.T) {
 
 func TestWaitRestartedStep(t *testing.T) {
 	ctx := context.Background()
-	w, sw := kindWorld(t, world.Opts{Nodes: 3, StartTime: 500 * time.Millisecond}, checkpoint.KindRestart)
+	// The world would start the new pod's Cassandra (and turn the pod Ready) an hour
+	// after creating it, so the pod stays not Ready until the test starts it, on the
+	// step's report that it waits for that: no race with a wall-clock StartTime.
+	w, sw := kindWorld(t, world.Opts{Nodes: 3, StartTime: time.Hour}, checkpoint.KindRestart)
 	n := existing(w, 1)
-	st := &WaitRestarted{w: sw, n: n}
+	st := &waitRestarted{waiting{node{sw, n}}}
 	mustDone(t, st, false) // the old pod
-	mustDo(t, &Drain{w: sw, n: n})
-	mustDo(t, &DeletePod{w: sw, n: n})
+	mustDo(t, &drain{node: node{sw, n}})
+	mustDo(t, &deletePod{node: node{sw, n}})
 	mustDone(t, st, false) // new pod, not Ready, node still down
 	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "DN" {
 		t.Fatalf("node %+v", nv)
 	}
+	var waited []string
+	sw.Reporter = &warnings{onWaiting: func(what string) {
+		if len(waited) == 0 {
+			startPod(t, w, n.Pod)
+		}
+		waited = append(waited, what)
+	}}
 	if err := st.Wait(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if len(waited) == 0 || waited[0] != "pod "+n.Pod+": Running, not Ready" {
+		t.Fatalf("waited for %q, want first the new pod not Ready", waited)
 	}
 	mustDone(t, st, true)
 	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "UN" || nv.Restarts != 1 {
 		t.Fatalf("node %+v", nv)
+	}
+}
+
+// startPod starts the Cassandra of a pod the world created not Ready (world.Opts.StartTime)
+// and turns the pod Ready, as the world does once StartTime passed: the kubelet's
+// doing, written to the tracker behind the plugin's back.
+func startPod(t *testing.T, w *world.World, pod string) {
+	t.Helper()
+	if err := w.Cass.Restart(pod); err != nil {
+		t.Fatal(err)
+	}
+	gvr := corev1.SchemeGroupVersion.WithResource("pods")
+	obj, err := w.Kube.Tracker().Get(gvr, w.NS, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := obj.(*corev1.Pod).DeepCopy()
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if err := w.Kube.Tracker().Update(gvr, p, w.NS); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -316,10 +350,10 @@ func stuck370(t *testing.T, statusSubresource bool) (*world.World, *World, check
 func TestOperatorStatusStep(t *testing.T) {
 	for _, sub := range []bool{true, false} {
 		w, sw, n := stuck370(t, sub)
-		st := &OperatorStatusStep{w: sw, n: n}
+		st := &operatorStatusStep{node: node{sw, n}}
 		mustDone(t, st, false)
 		mustUnsafe(t, st, "PVC data-demo-dc1-rack1-2 of pod demo-dc1-rack1-2 still exists")
-		del := &RepairDeletePVCs{DeletePVCs: &DeletePVCs{w: sw, n: n}}
+		del := &repairDeletePVCs{deletePVCs: &deletePVCs{node: node{sw, n}}}
 		mustSafe(t, del)
 		mustDo(t, del)
 		mustSafe(t, st)
@@ -338,22 +372,22 @@ func TestOperatorStatusStep(t *testing.T) {
 	}
 	// The operator moved on to another pod since the plan: nothing written.
 	w, sw, n := stuck370(t, false)
-	mustDo(t, &DeletePVCs{w: sw, n: n})
+	mustDo(t, &deletePVCs{node: node{sw, n}})
 	w.SetCRStatus(map[string]any{"cassandraRackStatus": map[string]any{"dc1-rack1": map[string]any{
 		"podLastOperation": map[string]any{"name": "decommission", "status": "Ongoing", "pods": []any{"demo-dc1-rack1-1"}}}}})
-	mustUnsafe(t, &OperatorStatusStep{w: sw, n: n}, "changed since the plan")
+	mustUnsafe(t, &operatorStatusStep{node: node{sw, n}}, "changed since the plan")
 	// A node still in the ring: not safe.
 	w2, sw2 := kindWorld(t, world.Opts{Nodes: 3}, repairKind)
 	n2 := existing(w2, 2)
 	sw2.CP.Nodes = []checkpoint.Node{n2}
 	w2.SetReplicas("rack1", 2)
-	mustUnsafe(t, &OperatorStatusStep{w: sw2, n: n2}, "is still in the ring")
+	mustUnsafe(t, &operatorStatusStep{node: node{sw2, n2}}, "is still in the ring")
 }
 
 func TestRepairDeletePVCsStep(t *testing.T) {
 	w, sw, n := stuck370(t, false)
 	w.MountClaim("demo-dc1-rack1-0", "data-"+n.Pod)
-	mustUnsafe(t, &RepairDeletePVCs{DeletePVCs: &DeletePVCs{w: sw, n: n}}, "PVC data-demo-dc1-rack1-2 is used by pod demo-dc1-rack1-0")
+	mustUnsafe(t, &repairDeletePVCs{deletePVCs: &deletePVCs{node: node{sw, n}}}, "PVC data-demo-dc1-rack1-2 is used by pod demo-dc1-rack1-0")
 }
 
 func TestBuildKinds(t *testing.T) {
@@ -389,3 +423,38 @@ func TestBuildKinds(t *testing.T) {
 // repairKind is CassKop's repair-operator-state (plugins/casskop/repair: the steps know
 // it only through steps.Variant).
 const repairKind = "repair-operator-state"
+
+// TestBuildNodeStepVariants: the node steps a kind differs in (Variant) and the refusal
+// of a kind no step implements.
+func TestBuildNodeStepVariants(t *testing.T) {
+	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindScaleDown)
+	n := existing(w, 2)
+	sw.CP.Nodes = []checkpoint.Node{n}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepDecommission, n.Pod), checkpoint.PendingStep(checkpoint.StepDeletePVCs, n.Pod)}
+	for _, repair := range []bool{false, true} {
+		impl, err := Build(sw, Variant{Repair: repair})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := impl[checkpoint.StepID(checkpoint.StepDecommission, n.Pod)].(*decommission)
+		if !ok || d.refire != repair {
+			t.Fatalf("repair %v: decommission %#v", repair, impl)
+		}
+		_, wrapped := impl[checkpoint.StepID(checkpoint.StepDeletePVCs, n.Pod)].(*repairDeletePVCs)
+		if wrapped != repair {
+			t.Fatalf("repair %v: delete-pvcs %T", repair, impl[checkpoint.StepID(checkpoint.StepDeletePVCs, n.Pod)])
+		}
+	}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep("no-such-step", n.Pod)}
+	if _, err := Build(sw, Variant{}); err == nil || err.Error() != `unknown step kind "no-such-step" in a scale-down` {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	// Every node step type is listed once, under its own kind.
+	seen := map[string]bool{}
+	for _, s := range nodeSteps(node{sw, n}) {
+		if seen[s.kind()] {
+			t.Fatalf("kind %s listed twice", s.kind())
+		}
+		seen[s.kind()] = true
+	}
+}

@@ -25,15 +25,14 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
-// ShrinkStatefulSet sets the rack's StatefulSet replicas to the node's ordinal, so the
+// shrinkStatefulSet sets the rack's StatefulSet replicas to the node's ordinal, so the
 // StatefulSet controller removes exactly that pod.
-type ShrinkStatefulSet struct {
-	w *World
-	n checkpoint.Node
-}
+type shrinkStatefulSet struct{ node }
+
+func (*shrinkStatefulSet) kind() string { return checkpoint.StepShrinkSTS }
 
 // Describe implements engine.Describer.
-func (s *ShrinkStatefulSet) Describe() string {
+func (s *shrinkStatefulSet) Describe() string {
 	return fmt.Sprintf("shrink StatefulSet %s to %d replicas", s.n.StatefulSet, s.n.Ordinal)
 }
 
@@ -46,7 +45,7 @@ func replicasOf(sts *appsv1.StatefulSet) int {
 }
 
 // replicas reads the StatefulSet's replicas afresh (or from this pause's reads).
-func (s *ShrinkStatefulSet) replicas(ctx context.Context) (int, error) {
+func (s *shrinkStatefulSet) replicas(ctx context.Context) (int, error) {
 	sts, err := s.w.getSTS(ctx, s.n.StatefulSet)
 	if err != nil {
 		return 0, err
@@ -59,7 +58,7 @@ func (s *ShrinkStatefulSet) replicas(ctx context.Context) (int, error) {
 // expects: an old count can make the write fail (and the step read again), never make
 // it remove the wrong pod. It spares the read a decommission's wait would otherwise
 // cost, since the previous node's claims step read the StatefulSet last.
-func (s *ShrinkStatefulSet) lastSeen() (int, bool) {
+func (s *shrinkStatefulSet) lastSeen() (int, bool) {
 	sts := s.w.lastSTS(s.n.StatefulSet)
 	if sts == nil {
 		return 0, false
@@ -69,7 +68,7 @@ func (s *ShrinkStatefulSet) lastSeen() (int, bool) {
 
 // Done: replicas are at most the ordinal. An old count above the ordinal is enough to
 // say "not yet" (the patch checks it); "done" is only ever said from a fresh read.
-func (s *ShrinkStatefulSet) Done(ctx context.Context) (bool, error) {
+func (s *shrinkStatefulSet) Done(ctx context.Context) (bool, error) {
 	if r, ok := s.lastSeen(); ok && r > s.n.Ordinal {
 		return false, nil
 	}
@@ -79,7 +78,7 @@ func (s *ShrinkStatefulSet) Done(ctx context.Context) (bool, error) {
 
 // Safe: the node is confirmed gone from the ring and the pod is the highest ordinal
 // (replicas is still ordinal+1: last seen so, which the patch then tests, or read now).
-func (s *ShrinkStatefulSet) Safe(ctx context.Context) error {
+func (s *shrinkStatefulSet) Safe(ctx context.Context) error {
 	left, err := s.w.nodeLeft(ctx, s.n)
 	if err != nil {
 		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
@@ -104,7 +103,7 @@ func (s *ShrinkStatefulSet) Safe(ctx context.Context) error {
 // first: the API server applies it only if nobody changed the count since it was seen,
 // and a status update by the controller does not get in the way (as a resourceVersion
 // precondition would).
-func (s *ShrinkStatefulSet) Do(ctx context.Context) error {
+func (s *shrinkStatefulSet) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	body, _ := json.Marshal([]map[string]any{
@@ -117,7 +116,7 @@ func (s *ShrinkStatefulSet) Do(ctx context.Context) error {
 	if err != nil {
 		// Whatever the count is now, it must be read again.
 		s.w.Forget()
-		s.w.dropLastSTS(s.n.StatefulSet)
+		s.w.lastSeenSTS.drop(s.n.StatefulSet) // a write found it changed
 		if apierrors.IsInvalid(err) || apierrors.IsConflict(err) || isUnprocessable(err) {
 			if r, rerr := s.replicas(ctx); rerr == nil && r <= s.n.Ordinal {
 				return nil // shrunk already (a previous Do): idempotent
@@ -138,25 +137,26 @@ func isUnprocessable(err error) bool {
 
 // KeepsObservations implements engine.ObservationKeeper: Do records the StatefulSet as
 // the write returned it (or forgets everything when it failed) and forgets the pod.
-func (s *ShrinkStatefulSet) KeepsObservations() {}
+func (s *shrinkStatefulSet) KeepsObservations() {}
 
 // Evident implements engine.Evident: the replicas show whether it shrank.
-func (s *ShrinkStatefulSet) Evident() {}
+func (s *shrinkStatefulSet) Evident() {}
 
-// WaitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
-type WaitPodGone struct {
-	w *World
-	n checkpoint.Node
+// waitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
+type waitPodGone struct {
+	node
 	// open is the watch Done read the pod from, left open for Wait (nil: none).
 	open watch.Interface
 }
 
+func (*waitPodGone) kind() string { return checkpoint.StepWaitPodGone }
+
 // Describe implements engine.Describer.
-func (s *WaitPodGone) Describe() string { return "wait until pod " + s.n.Pod + " is gone" }
+func (s *waitPodGone) Describe() string { return "wait until pod " + s.n.Pod + " is gone" }
 
 // Done: no pod with the planned UID exists. A pod of the same name with another UID
 // means the StatefulSet was grown again: that is an error, not "gone".
-func (s *WaitPodGone) Done(ctx context.Context) (bool, error) {
+func (s *waitPodGone) Done(ctx context.Context) (bool, error) {
 	p, err := s.read(ctx)
 	if err != nil {
 		return false, err
@@ -174,8 +174,8 @@ func (s *WaitPodGone) Done(ctx context.Context) (bool, error) {
 // shrink (evicted, its Kubernetes node drained), it is the one the StatefulSet
 // controller now removes, waited for like the planned one; a StatefulSet that wants the
 // pod again was grown by someone else.
-func (s *WaitPodGone) reincarnated(ctx context.Context, p *corev1.Pod) error {
-	r, err := (&ShrinkStatefulSet{w: s.w, n: s.n}).replicas(ctx)
+func (s *waitPodGone) reincarnated(ctx context.Context, p *corev1.Pod) error {
+	r, err := (&shrinkStatefulSet{node: s.node}).replicas(ctx)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (s *WaitPodGone) reincarnated(ctx context.Context, p *corev1.Pod) error {
 // read returns the pod as this pause already saw it, or else from a watch that starts
 // with the pod's current state, so Wait goes on with the same request instead of a GET
 // and then a watch; on a server that cannot stream a watch's initial state, a GET.
-func (s *WaitPodGone) read(ctx context.Context) (*corev1.Pod, error) {
+func (s *waitPodGone) read(ctx context.Context) (*corev1.Pod, error) {
 	if p, ok := s.w.keptPod(s.n.Pod); ok {
 		return p, nil
 	}
@@ -210,7 +210,7 @@ func (s *WaitPodGone) read(ctx context.Context) (*corev1.Pod, error) {
 	return p, nil
 }
 
-func (s *WaitPodGone) stop() {
+func (s *waitPodGone) stop() {
 	if s.open != nil {
 		s.open.Stop()
 		s.open = nil
@@ -218,19 +218,19 @@ func (s *WaitPodGone) stop() {
 }
 
 // Safe: nothing is changed by this step.
-func (s *WaitPodGone) Safe(context.Context) error { return nil }
+func (s *waitPodGone) Safe(context.Context) error { return nil }
 
 // Do: nothing; the StatefulSet controller deletes the pod.
-func (s *WaitPodGone) Do(context.Context) error { return nil }
+func (s *waitPodGone) Do(context.Context) error { return nil }
 
 // KeepsObservations implements engine.ObservationKeeper: Do changes nothing.
-func (s *WaitPodGone) KeepsObservations() {}
+func (s *waitPodGone) KeepsObservations() {}
 
 // Evident implements engine.Evident: it does not act.
-func (s *WaitPodGone) Evident() {}
+func (s *waitPodGone) Evident() {}
 
 // Wait watches the pod until it is deleted (re-opening the watch if the server closes it).
-func (s *WaitPodGone) Wait(ctx context.Context) error {
+func (s *waitPodGone) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepWaitPodGone, s.n.Pod)
 	start := s.w.now()
 	tick := time.NewTicker(progressEvery(s.w))
@@ -289,7 +289,7 @@ func (s *WaitPodGone) Wait(ctx context.Context) error {
 }
 
 // watch consumes events until the pod is deleted (true), the watch ends (false) or ctx ends.
-func (s *WaitPodGone) watch(ctx context.Context, w watch.Interface, id string, start time.Time, tick <-chan time.Time) (bool, error) {
+func (s *waitPodGone) watch(ctx context.Context, w watch.Interface, id string, start time.Time, tick <-chan time.Time) (bool, error) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -314,15 +314,22 @@ func (s *WaitPodGone) watch(ctx context.Context, w watch.Interface, id string, s
 	}
 }
 
-// DeletePVCs deletes the removed pod's claims (every volumeClaimTemplate), each with a
+// deletePVCs deletes the removed pod's claims (every volumeClaimTemplate), each with a
 // UID precondition, once the pod is gone and the node confirmed out of the ring.
-type DeletePVCs struct {
-	w *World
-	n checkpoint.Node
+type deletePVCs struct{ node }
+
+func (*deletePVCs) kind() string { return checkpoint.StepDeletePVCs }
+
+// variant: a repair deletes the claims only while no pod mounts them (repairDeletePVCs).
+func (s *deletePVCs) variant(v Variant) engine.Step {
+	if v.Repair {
+		return &repairDeletePVCs{s}
+	}
+	return s
 }
 
 // Describe implements engine.Describer.
-func (s *DeletePVCs) Describe() string {
+func (s *deletePVCs) Describe() string {
 	var names []string
 	for _, p := range s.n.PVCs {
 		names = append(names, p.Name)
@@ -334,7 +341,7 @@ func (s *DeletePVCs) Describe() string {
 }
 
 // PlanText implements PlanTexter.
-func (s *DeletePVCs) PlanText() string {
+func (s *deletePVCs) PlanText() string {
 	if len(s.n.PVCs) == 0 {
 		return "no PVC to delete for " + s.n.Pod
 	}
@@ -342,7 +349,7 @@ func (s *DeletePVCs) PlanText() string {
 }
 
 // remaining lists the planned claims that still exist with their planned UID.
-func (s *DeletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
+func (s *deletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
 	var left []corev1.PersistentVolumeClaim
 	for _, c := range s.n.PVCs {
 		pvc, err := s.w.getPVC(ctx, c.Name)
@@ -365,7 +372,7 @@ func (s *DeletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeCl
 // pvc-protection finalizer lets it go once no pod uses it (the pod is gone already).
 // Waiting for the object itself to go would cost a read and a watch per node for
 // nothing the operation depends on.
-func (s *DeletePVCs) Done(ctx context.Context) (bool, error) {
+func (s *deletePVCs) Done(ctx context.Context) (bool, error) {
 	left, err := s.remaining(ctx)
 	if err != nil {
 		return false, err
@@ -379,7 +386,7 @@ func (s *DeletePVCs) Done(ctx context.Context) (bool, error) {
 }
 
 // Safe: never delete a claim whose pod exists or whose node was not confirmed gone.
-func (s *DeletePVCs) Safe(ctx context.Context) error {
+func (s *deletePVCs) Safe(ctx context.Context) error {
 	p, err := s.w.getPod(ctx, s.n.Pod)
 	if err != nil {
 		return fmt.Errorf("cannot confirm pod %s is gone: %w", s.n.Pod, err)
@@ -395,7 +402,7 @@ func (s *DeletePVCs) Safe(ctx context.Context) error {
 		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
 	}
 	// Read now (not the shrink's last-seen count): this guard has no write to test it.
-	r, err := (&ShrinkStatefulSet{w: s.w, n: s.n}).replicas(ctx)
+	r, err := (&shrinkStatefulSet{node: s.node}).replicas(ctx)
 	if err != nil {
 		return err
 	}
@@ -408,7 +415,7 @@ func (s *DeletePVCs) Safe(ctx context.Context) error {
 // Do deletes each remaining claim with a UID precondition; a claim already terminating
 // is left to finish. What the server answered is kept: an accepted deletion is
 // recorded as the claim terminating, so Done needs no second read.
-func (s *DeletePVCs) Do(ctx context.Context) error {
+func (s *deletePVCs) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	left, err := s.remaining(ctx)
@@ -442,38 +449,38 @@ func (s *DeletePVCs) Do(ctx context.Context) error {
 }
 
 // KeepsObservations implements engine.ObservationKeeper: Do records what it deleted.
-func (s *DeletePVCs) KeepsObservations() {}
+func (s *deletePVCs) KeepsObservations() {}
 
 // Evident implements engine.Evident: the claims show whether they are being deleted.
-func (s *DeletePVCs) Evident() {}
+func (s *deletePVCs) Evident() {}
 
-// UpdateCluster brings the operator's cluster resource in line with the StatefulSets:
+// updateCluster brings the operator's cluster resource in line with the StatefulSets:
 // every rack of the target DC asks for the count it must end with (want).
-type UpdateCluster struct {
+type updateCluster struct {
 	w    *World
 	want map[string]int
 }
 
-func newUpdateCluster(w *World) *UpdateCluster {
+func newUpdateCluster(w *World) *updateCluster {
 	racks := rackNames(w.Racks)
 	if len(racks) == 0 {
 		racks = w.CP.Target.Racks // a plan shown before the racks were read
 	}
-	return &UpdateCluster{w: w, want: w.CP.Target.Wanted(racks)}
+	return &updateCluster{w: w, want: w.CP.Target.Wanted(racks)}
 }
 
 // PlanText implements PlanTexter.
-func (s *UpdateCluster) PlanText() string {
+func (s *updateCluster) PlanText() string {
 	return fmt.Sprintf("set %s of datacenter %s to %s in %s %s", s.w.countWords(), s.w.CP.Target.DC, countText(s.want), s.w.resourceKind(), s.w.CP.Cluster)
 }
 
 // Describe implements engine.Describer.
-func (s *UpdateCluster) Describe() string {
+func (s *updateCluster) Describe() string {
 	return fmt.Sprintf("set %s %s of datacenter %s to %s", s.w.CP.Cluster, s.w.countWords(), s.w.CP.Target.DC, countText(s.want))
 }
 
 // statefulSetsAtTarget: every rack's StatefulSet has the count the rack must end with.
-func (s *UpdateCluster) statefulSetsAtTarget(ctx context.Context) error {
+func (s *updateCluster) statefulSetsAtTarget(ctx context.Context) error {
 	var off []string
 	for _, r := range s.w.Racks {
 		sts, err := s.w.getSTS(ctx, r.StatefulSet)
@@ -492,7 +499,7 @@ func (s *UpdateCluster) statefulSetsAtTarget(ctx context.Context) error {
 }
 
 // Done: the spec asks for the wanted counts and every rack's StatefulSet has them.
-func (s *UpdateCluster) Done(ctx context.Context) (bool, error) {
+func (s *updateCluster) Done(ctx context.Context) (bool, error) {
 	have, err := s.w.Spec.RackNodes(ctx)
 	if err != nil {
 		return false, err
@@ -504,10 +511,10 @@ func (s *UpdateCluster) Done(ctx context.Context) (bool, error) {
 }
 
 // Safe: only when every rack of the DC has its wanted count, so CR and StatefulSets agree.
-func (s *UpdateCluster) Safe(ctx context.Context) error { return s.statefulSetsAtTarget(ctx) }
+func (s *updateCluster) Safe(ctx context.Context) error { return s.statefulSetsAtTarget(ctx) }
 
 // Do writes the counts.
-func (s *UpdateCluster) Do(ctx context.Context) error {
+func (s *updateCluster) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	if err := s.w.Spec.SetRackNodes(ctx, s.want); err != nil {
@@ -518,10 +525,10 @@ func (s *UpdateCluster) Do(ctx context.Context) error {
 
 // KeepsObservations implements engine.ObservationKeeper: Do writes only the cluster
 // resource's spec, which is never kept (every check reads it).
-func (s *UpdateCluster) KeepsObservations() {}
+func (s *updateCluster) KeepsObservations() {}
 
 // Evident implements engine.Evident: the spec shows the count it asks for.
-func (s *UpdateCluster) Evident() {}
+func (s *updateCluster) Evident() {}
 
 // writeContext detaches a write from interruption (a write is never cut in half; the
 // engine stops right after it) while bounding it in time.

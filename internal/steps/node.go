@@ -12,22 +12,29 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 )
 
-// Decommission runs `nodetool decommission` on the node. It is done as soon as the node
+// decommission runs `nodetool decommission` on the node. It is done as soon as the node
 // is leaving or has left: a call that errors, times out or returns is no proof either
 // way, so the node's state is what counts.
-type Decommission struct {
-	w *World
-	n checkpoint.Node
+type decommission struct {
+	node
 	// refire: the operator already fired this decommission (repair-operator-state); the
 	// plan says so (like any decommission, it runs again only on a NORMAL node).
 	refire bool
 }
 
+func (*decommission) kind() string { return checkpoint.StepDecommission }
+
+// variant: in a repair, the operator already fired the decommission (refire).
+func (s *decommission) variant(v Variant) engine.Step {
+	s.refire = v.Repair
+	return s
+}
+
 // Describe implements engine.Describer.
-func (s *Decommission) Describe() string { return "decommission " + s.n.Pod }
+func (s *decommission) Describe() string { return "decommission " + s.n.Pod }
 
 // PlanText implements PlanTexter.
-func (s *Decommission) PlanText() string {
+func (s *decommission) PlanText() string {
 	force := ""
 	if s.w.CP.Force {
 		force = " --force"
@@ -41,7 +48,7 @@ func (s *Decommission) PlanText() string {
 // Done: the node reports LEAVING or DECOMMISSIONED, or its pod is gone and a ring read
 // no longer lists it. The node is asked first; the pod is read only when the node
 // cannot answer or is not leaving (it may be another incarnation, on a new volume).
-func (s *Decommission) Done(ctx context.Context) (bool, error) {
+func (s *decommission) Done(ctx context.Context) (bool, error) {
 	ns, nerr := s.w.netstats(ctx, s.n.Pod)
 	if nerr == nil && (ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned) {
 		return true, nil
@@ -67,7 +74,7 @@ func (s *Decommission) Done(ctx context.Context) (bool, error) {
 // decommission may be called. LEAVING is accepted only where a repeated call is
 // harmless (4.0+). While the world is not there yet the step waits, and stops with
 // exit 4 after StallAfter.
-func (s *Decommission) Safe(ctx context.Context) error {
+func (s *decommission) Safe(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		// Any member may read the ring here, the node itself too (it is not leaving yet).
@@ -106,16 +113,16 @@ func (s *Decommission) Safe(ctx context.Context) error {
 }
 
 // Recheck implements engine.Rechecker: the ring, read right before the decommission.
-func (s *Decommission) Recheck(ctx context.Context) error {
+func (s *decommission) Recheck(ctx context.Context) error {
 	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), s.n.DC, s.n.HostID, "")
 }
 
 // KeepsObservations implements engine.ObservationKeeper: Do forgets what was read
 // before the call itself (and starts the ring read verify-left will need).
-func (s *Decommission) KeepsObservations() {}
+func (s *decommission) KeepsObservations() {}
 
 // Do calls decommission and blocks while it runs, reporting the node's mode meanwhile.
-func (s *Decommission) Do(ctx context.Context) error {
+func (s *decommission) Do(ctx context.Context) error {
 	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)); err != nil {
 		return err
 	}
@@ -155,7 +162,7 @@ func (s *Decommission) Do(ctx context.Context) error {
 // cut before it started, or the node restarted) or reports DECOMMISSION_FAILED gets the
 // decommission again; on 3.11, where a second call would run a duplicate, NORMAL must
 // last much longer before that.
-func (s *Decommission) Wait(ctx context.Context) error {
+func (s *decommission) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	grace := 3 * s.w.poll()
 	if !s.w.reissueSafe() && grace < 30*time.Second {
@@ -201,7 +208,7 @@ func (s *Decommission) Wait(ctx context.Context) error {
 // nodetool calls) while a decommission call runs.
 const decommissionProgressEvery = 5 * time.Second
 
-func (s *Decommission) progress(ctx context.Context, done <-chan struct{}) {
+func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
 	// Each report is a nodetool call: a decommission lasts minutes to hours, and a
 	// report every few seconds is plenty.
@@ -254,23 +261,22 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("cassandra refused to decommission %s: %s. The node did not start leaving and nothing was removed", e.Pod, e.Msg)
 }
 
-// VerifyLeft confirms the node left: DECOMMISSIONED on the node itself and its Host ID
+// verifyLeft confirms the node left: DECOMMISSIONED on the node itself and its Host ID
 // absent from a successful, non-empty ring read on a remaining node.
-type VerifyLeft struct {
-	w *World
-	n checkpoint.Node
-}
+type verifyLeft struct{ node }
+
+func (*verifyLeft) kind() string { return checkpoint.StepVerifyLeft }
 
 // Describe implements engine.Describer.
-func (s *VerifyLeft) Describe() string { return "verify " + s.n.Pod + " left the ring" }
+func (s *verifyLeft) Describe() string { return "verify " + s.n.Pod + " left the ring" }
 
 // PlanText implements PlanTexter.
-func (s *VerifyLeft) PlanText() string {
+func (s *verifyLeft) PlanText() string {
 	return "verify " + s.n.Pod + " is DECOMMISSIONED and gone from the ring"
 }
 
 // Done is the confirmation itself.
-func (s *VerifyLeft) Done(ctx context.Context) (bool, error) {
+func (s *verifyLeft) Done(ctx context.Context) (bool, error) {
 	ok, _, err := s.check(ctx)
 	return ok, err
 }
@@ -279,7 +285,7 @@ func (s *VerifyLeft) Done(ctx context.Context) (bool, error) {
 // The node is asked first (right after a decommission its answer is already known); the
 // pod is read only when the node cannot answer or is not DECOMMISSIONED (another
 // incarnation's answer says nothing of the planned node).
-func (s *VerifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
+func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	var mode nodetool.Mode
 	ns, modeErr := s.w.netstats(ctx, s.n.Pod)
 	if modeErr != nil || ns.Mode != nodetool.ModeDecommissioned {
@@ -312,34 +318,34 @@ func (s *VerifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	if modeErr != nil && !errors.As(modeErr, &unreachable) {
 		return false, mode, modeErr
 	}
-	s.w.setLeft(s.n.Pod)
+	s.w.left.set(s.n.Pod, true)
 	return true, mode, nil
 }
 
 // Safe: nothing is changed by this step.
-func (s *VerifyLeft) Safe(context.Context) error { return nil }
+func (s *verifyLeft) Safe(context.Context) error { return nil }
 
-// nodeLeft is VerifyLeft's confirmation, remembered for the rest of this run once given.
+// nodeLeft is verifyLeft's confirmation, remembered for the rest of this run once given.
 func (w *World) nodeLeft(ctx context.Context, n checkpoint.Node) (bool, error) {
-	if w.confirmedLeft(n.Pod) {
+	if left, _ := w.left.get(n.Pod); left {
 		return true, nil
 	}
-	return (&VerifyLeft{w: w, n: n}).Done(ctx)
+	return (&verifyLeft{node: node{w, n}}).Done(ctx)
 }
 
 // Do: nothing to do, the step waits.
-func (s *VerifyLeft) Do(context.Context) error { return nil }
+func (s *verifyLeft) Do(context.Context) error { return nil }
 
 // KeepsObservations implements engine.ObservationKeeper: Do changes nothing.
-func (s *VerifyLeft) KeepsObservations() {}
+func (s *verifyLeft) KeepsObservations() {}
 
 // Evident implements engine.Evident: it does not act.
-func (s *VerifyLeft) Evident() {}
+func (s *verifyLeft) Evident() {}
 
 // Wait polls until the node left, and asks for the decommission to be redone when the
 // node shows it is not leaving any more (restarted → NORMAL, 5.0 DECOMMISSION_FAILED, a
 // failure seen by this process, or LEAVING with no stream for StallAfter on 4.0+).
-func (s *VerifyLeft) Wait(ctx context.Context) error {
+func (s *verifyLeft) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepVerifyLeft, s.n.Pod)
 	decomm := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	start := s.w.now()
@@ -362,7 +368,7 @@ func (s *VerifyLeft) Wait(ctx context.Context) error {
 		case mode == nodetool.ModeDecommissionFailed:
 			return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED)", s.n.Pod)}
 		case mode == nodetool.ModeLeaving:
-			if f := s.w.failure(s.n.Pod); f != "" {
+			if f, _ := s.w.failed.get(s.n.Pod); f != "" {
 				return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
 			}
 			what = "node " + s.n.Pod + " is LEAVING"

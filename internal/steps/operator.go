@@ -16,10 +16,10 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 )
 
-// PauseOperator scales the operator's Deployment to 0 and waits until its pods are gone,
+// pauseOperator scales the operator's Deployment to 0 and waits until its pods are gone,
 // so it cannot grow a StatefulSet back while the rack shrinks (CassKop has no pause
 // switch).
-type PauseOperator struct{ operatorStep }
+type pauseOperator struct{ operatorStep }
 
 // operatorStep is what the operator's pause and its restore share: the World and the
 // Deployment as planned.
@@ -44,12 +44,12 @@ func (s operatorStep) done(ctx context.Context, test func(d *appsv1.Deployment, 
 }
 
 // Describe implements engine.Describer.
-func (s *PauseOperator) Describe() string {
+func (s *pauseOperator) Describe() string {
 	return fmt.Sprintf("pause %s (scale %d -> 0)", s.deployment(), s.op.Replicas)
 }
 
 // PlanText implements PlanTexter.
-func (s *PauseOperator) PlanText() string {
+func (s *pauseOperator) PlanText() string {
 	return fmt.Sprintf("pause %s: scale %d -> 0 and wait for its pods to go", s.deployment(), s.op.Replicas)
 }
 
@@ -59,7 +59,7 @@ func (s *PauseOperator) PlanText() string {
 // checkpoint's removal reached the server) must not pause the operator again. The
 // restore is written "started" before it acts (it is not engine.Evident), so this also
 // covers a crash between the restore's write and its done mark (TestResumeAfterOperatorRestore).
-func (s *PauseOperator) Done(ctx context.Context) (bool, error) {
+func (s *pauseOperator) Done(ctx context.Context) (bool, error) {
 	if s.w.restoreStarted() {
 		return true, nil
 	}
@@ -86,7 +86,7 @@ func (s *PauseOperator) Done(ctx context.Context) (bool, error) {
 }
 
 // Safe: it is still the Deployment that was planned.
-func (s *PauseOperator) Safe(ctx context.Context) error {
+func (s *pauseOperator) Safe(ctx context.Context) error {
 	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
@@ -100,27 +100,27 @@ func (s *PauseOperator) Safe(ctx context.Context) error {
 // Do adds this operation to the Deployment's holders and scales it to 0, in one write
 // with a resourceVersion precondition. Joining an operator another operation already
 // paused records the first holder's replicas (the count from before any pause).
-func (s *PauseOperator) Do(ctx context.Context) error {
+func (s *pauseOperator) Do(ctx context.Context) error {
 	return pauseDeployment(ctx, s.w, s.op)
 }
 
-// ResumeOperator restores the operator's recorded replicas once the cluster resource
+// resumeOperator restores the operator's recorded replicas once the cluster resource
 // and every StatefulSet agree, so the operator finds nothing to change.
-type ResumeOperator struct{ operatorStep }
+type resumeOperator struct{ operatorStep }
 
 // Describe implements engine.Describer.
-func (s *ResumeOperator) Describe() string {
+func (s *resumeOperator) Describe() string {
 	return fmt.Sprintf("restore %s to %d replicas", s.deployment(), s.op.Replicas)
 }
 
 // PlanText implements PlanTexter.
-func (s *ResumeOperator) PlanText() string {
+func (s *resumeOperator) PlanText() string {
 	return fmt.Sprintf("restore %s to %d replicas (the cluster resource and the StatefulSets agree)", s.deployment(), s.op.Replicas)
 }
 
 // Done: this operation no longer holds the Deployment paused, and it runs again unless
 // another operation still holds it (or the Deployment is gone).
-func (s *ResumeOperator) Done(ctx context.Context) (bool, error) {
+func (s *resumeOperator) Done(ctx context.Context) (bool, error) {
 	return s.done(ctx, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (bool, error) {
 		if checkpoint.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
 			return false, nil
@@ -132,13 +132,13 @@ func (s *ResumeOperator) Done(ctx context.Context) (bool, error) {
 // Safe: nothing here; the agreement of the cluster resource and the StatefulSets is
 // checked by Recheck, from reads made after the restore's "started" write, right before
 // the Deployment is written (one read of each, as Safe made before).
-func (s *ResumeOperator) Safe(context.Context) error { return nil }
+func (s *resumeOperator) Safe(context.Context) error { return nil }
 
 // Recheck implements engine.Rechecker: the restore goes ahead only when the cluster
 // resource asks for what every StatefulSet has, read now. Otherwise someone edited
 // nodesPerRacks: stop with exit 3 naming the edit and the ways forward (the operator
 // would change the StatefulSets to follow the edit).
-func (s *ResumeOperator) Recheck(ctx context.Context) error {
+func (s *resumeOperator) Recheck(ctx context.Context) error {
 	want := newUpdateCluster(s.w).want
 	spec, err := s.w.Spec.RackNodes(ctx)
 	if err != nil {
@@ -162,7 +162,7 @@ func (s *ResumeOperator) Recheck(ctx context.Context) error {
 
 // editedSpec is the refusal to restore the operator after someone edited the spec's
 // counts (now) away from what the StatefulSets have (want).
-func (s *ResumeOperator) editedSpec(now, want string, have []string) error {
+func (s *resumeOperator) editedSpec(now, want string, have []string) error {
 	ns, cl, dc, field := s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Target.DC, s.w.countWords()
 	if len(have) == 0 {
 		have = []string{fmt.Sprintf("every StatefulSet has %s", want)}
@@ -183,7 +183,7 @@ func subset(m, keys map[string]int) map[string]int {
 
 // Do leaves the Deployment's holders and restores the replicas if no other operation
 // holds it.
-func (s *ResumeOperator) Do(ctx context.Context) error {
+func (s *resumeOperator) Do(ctx context.Context) error {
 	return RestoreOperator(ctx, s.w, s.op)
 }
 

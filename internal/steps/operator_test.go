@@ -51,8 +51,8 @@ func TestSharedPause(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
 	a, opA := sharedWorld(w, "op-a", "cassandra", "demo")
 	b, opB := sharedWorld(w, "op-b", "apps", "other")
-	pauseA, restoreA := &PauseOperator{operatorStep{w: a, op: opA}}, &ResumeOperator{operatorStep{w: a, op: opA}}
-	pauseB, restoreB := &PauseOperator{operatorStep{w: b, op: opB}}, &ResumeOperator{operatorStep{w: b, op: opB}}
+	pauseA, restoreA := &pauseOperator{operatorStep{w: a, op: opA}}, &resumeOperator{operatorStep{w: a, op: opA}}
+	pauseB, restoreB := &pauseOperator{operatorStep{w: b, op: opB}}, &resumeOperator{operatorStep{w: b, op: opB}}
 
 	for i := 0; i < 2; i++ { // twice: a resumed pause changes nothing
 		if err := pauseA.Do(ctx); err != nil {
@@ -110,7 +110,7 @@ func TestPauseStaysDoneAfterRestore(t *testing.T) {
 		sw, op := sharedWorld(w, "op-"+kind, w.NS, w.Name)
 		sw.CP.Kind = kind
 		sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepPauseOperator, ""), checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
-		pause := &PauseOperator{operatorStep{w: sw, op: op}}
+		pause := &pauseOperator{operatorStep{w: sw, op: op}}
 		mustDone(t, pause, false) // running, not paused by this operation
 		sw.CP.Steps[1].State = checkpoint.StateStarted
 		mustDone(t, pause, true)
@@ -124,12 +124,12 @@ func TestPausedByUnreadable(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
 	w.SetDeploymentAnnotation("casskop", checkpoint.PausedByAnnotation, "{not json")
 	a, op := sharedWorld(w, "op-a", w.NS, w.Name)
-	for _, err := range []error{(&PauseOperator{operatorStep{w: a, op: op}}).Do(ctx), RestoreOperator(ctx, a, op)} {
+	for _, err := range []error{(&pauseOperator{operatorStep{w: a, op: op}}).Do(ctx), RestoreOperator(ctx, a, op)} {
 		if err == nil {
 			t.Fatal("an unreadable holder list was accepted")
 		}
 	}
-	if _, err := (&ResumeOperator{operatorStep{w: a, op: op}}).Done(ctx); err == nil {
+	if _, err := (&resumeOperator{operatorStep{w: a, op: op}}).Done(ctx); err == nil {
 		t.Fatal("restore done with an unreadable holder list")
 	}
 }

@@ -34,7 +34,7 @@ func TestOperatorGuard(t *testing.T) {
 	if err := g.Check(ctx, "decommission/x"); err != nil {
 		t.Fatalf("before the pause: %v", err)
 	}
-	if err := (&PauseOperator{operatorStep{w: sw, op: op}}).Do(ctx); err != nil {
+	if err := (&pauseOperator{operatorStep{w: sw, op: op}}).Do(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sw.CP.Steps[0].State = checkpoint.StateDone
@@ -102,7 +102,7 @@ func scale(t *testing.T, w *world.World, to int32) {
 func TestRestoreRecheckNamesEdit(t *testing.T) {
 	ctx := context.Background()
 	w, sw := kindWorld(t, world.Opts{Nodes: 3, Operator: true}, checkpoint.KindRestart)
-	st := &ResumeOperator{operatorStep{w: sw, op: checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", Replicas: 1}}}
+	st := &resumeOperator{operatorStep{w: sw, op: checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", Replicas: 1}}}
 	if err := st.Recheck(ctx); err != nil {
 		t.Fatalf("agreeing: %v", err)
 	}

@@ -6,21 +6,25 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 )
 
 // Steps whose Do does nothing: they wait for what the step before set off, so the engine
 // has no action to fence for them (internal/engine: Passive).
 
-// Passive marks WaitPodGone as acting on nothing.
-func (s *WaitPodGone) Passive() {}
+// Passive marks waitPodGone as acting on nothing.
+func (s *waitPodGone) Passive() {}
 
-// Passive marks VerifyLeft as acting on nothing.
-func (s *VerifyLeft) Passive() {}
+// Passive marks verifyLeft as acting on nothing.
+func (s *verifyLeft) Passive() {}
 
-// waiting is embedded by the steps that only wait for a pod to come back with its node
-// UN (WaitRestarted, WaitJoined): nothing to make safe, nothing to do, nothing acted on.
-type waiting struct{}
+// waiting is the base of the steps that only wait for their pod to come back with its
+// node UN (waitRestarted, waitJoined): nothing to make safe, nothing to do, nothing
+// acted on. Each such step has its own test of the pod (backTest); waiting reads the pod
+// for it.
+type waiting struct{ node }
 
 // Safe: nothing is changed by a waiting step.
 func (waiting) Safe(context.Context) error { return nil }
@@ -31,10 +35,31 @@ func (waiting) Do(context.Context) error { return nil }
 // Passive marks a waiting step as acting on nothing.
 func (waiting) Passive() {}
 
-// nodeUN reads the ring from a pod other than pod and tells whether pod's node (found
-// by find) is UN, else why not; absent says it is missing, with %s for the reader.
-func (w *World) nodeUN(ctx context.Context, pod string, find func(nodetool.Ring) (nodetool.Node, bool), absent string) (bool, string, error) {
-	r, reader, err := w.ringExcept(ctx, pod)
+// backTest is a waiting step's test of its pod as just read (nil: there is none):
+// whether the pod is back with its node UN, else what is missing.
+type backTest func(ctx context.Context, p *corev1.Pod) (bool, string, error)
+
+// readBack reads the pod and asks test about it: every check of a waiting step starts
+// with that read.
+func (s waiting) readBack(ctx context.Context, test backTest) (bool, string, error) {
+	p, err := s.w.getPod(ctx, s.n.Pod)
+	if err != nil {
+		return false, "", err
+	}
+	return test(ctx, p)
+}
+
+// doneBack is the Done of a waiting step: readBack, without what is missing.
+func (s waiting) doneBack(ctx context.Context, test backTest) (bool, error) {
+	ok, _, err := s.readBack(ctx, test)
+	return ok, err
+}
+
+// nodeUN reads the ring from a pod other than the step's and tells whether its node
+// (found by find) is UN, else why not; absent says it is missing, with %s for the reader.
+func (s waiting) nodeUN(ctx context.Context, find func(nodetool.Ring) (nodetool.Node, bool), absent string) (bool, string, error) {
+	pod := s.n.Pod
+	r, reader, err := s.w.ringExcept(ctx, pod)
 	if err != nil {
 		return false, "", err
 	}
@@ -50,17 +75,26 @@ func (w *World) nodeUN(ctx context.Context, pod string, find func(nodetool.Ring)
 	return true, "", nil
 }
 
-// waitBack is the Wait of the waiting steps: it polls check until the pod is back with
+// checkHint says what to check when the pod does not come back, then to resume: its
+// description and its logs (each with what to look for in it), and more.
+func (s waiting) checkHint(describe, logs, more string) string {
+	ns, p := s.w.Namespace, s.n.Pod
+	return fmt.Sprintf("check: kubectl describe pod -n %s %s%s; kubectl logs -n %s %s%s%s; %s; then run: kubectl cassandra resume -n %s %s",
+		ns, p, describe, ns, p, s.w.container(), logs, more, s.w.CP.Namespace, s.w.CP.Cluster)
+}
+
+// waitBack is the Wait of a waiting step (id): it polls test until the pod is back with
 // its node UN, reporting what is missing, and warns once, with hint, after StallAfter.
 // When ctx ends it fails with the last thing missing (notBack: "pod … did not join").
 // notUN, when set, looks further while the pod runs but its node is not UN yet, and may
 // end the wait.
-func (w *World) waitBack(ctx context.Context, id, notBack, hint string, check func(context.Context) (bool, string, error), notUN func() error) error {
+func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test backTest, notUN func() error) error {
+	w := s.w
 	start := w.now()
 	stall := &stallWatch{w: w, id: id, start: start}
 	last := "state unknown"
 	for {
-		ok, what, err := check(ctx)
+		ok, what, err := s.readBack(ctx, test)
 		if ok {
 			return nil
 		}

@@ -177,33 +177,18 @@ func (w *World) keepSTS(s *appsv1.StatefulSet) {
 }
 
 // seeSTS records the last StatefulSet seen (lastSTS).
-func (w *World) seeSTS(s *appsv1.StatefulSet) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.lastSeenSTS == nil {
-		w.lastSeenSTS = map[string]*appsv1.StatefulSet{}
-	}
-	w.lastSeenSTS[s.Name] = s
-}
+func (w *World) seeSTS(s *appsv1.StatefulSet) { w.lastSeenSTS.set(s.Name, s) }
 
 // lastSTS is this pause's read of a StatefulSet if there is one, else the last one this
 // run saw, however old (Forget keeps it); nil if none, and always while reads are not
 // kept. Only a write that tests what it was computed from may rely on an old one
-// (ShrinkStatefulSet).
+// (shrinkStatefulSet).
 func (w *World) lastSTS(name string) *appsv1.StatefulSet {
 	if s, ok := observation.Kept(&w.obs, stsKind, name); ok || w.obs.Uncached() {
 		return s
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.lastSeenSTS[name]
-}
-
-// dropLastSTS forgets the last StatefulSet seen (a write found it changed).
-func (w *World) dropLastSTS(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.lastSeenSTS, name)
+	s, _ := w.lastSeenSTS.get(name)
+	return s
 }
 
 // getPVC reads a claim; (nil, nil) when it does not exist.

@@ -41,7 +41,7 @@ func TestObservationsServeUntilTimePasses(t *testing.T) {
 	sw.obs.SetUncached(false)
 	ex := &countExec{inner: w}
 	sw.Nodetool = nodetool.Client{Exec: ex}
-	st := &Decommission{w: sw, n: n}
+	st := &decommission{node: node{sw, n}}
 	w.Kube.ClearActions()
 	mustDone(t, st, false)
 	if err := st.Safe(ctx); err != nil {
@@ -74,8 +74,8 @@ func TestShrinkKeepsWhatItWrote(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
 	sw.obs.SetUncached(false)
-	sw.setLeft(n.Pod)
-	st := &ShrinkStatefulSet{w: sw, n: n}
+	sw.left.set(n.Pod, true)
+	st := &shrinkStatefulSet{node: node{sw, n}}
 	if err := st.Safe(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -106,13 +106,13 @@ func TestShrinkFromLastSeenCount(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
 	sw.obs.SetUncached(false)
-	sw.setLeft(n.Pod)
+	sw.left.set(n.Pod, true)
 	if _, err := sw.getSTS(ctx, n.StatefulSet); err != nil { // as the previous node's claims step does
 		t.Fatal(err)
 	}
 	sw.Forget() // a decommission later
 	setReplicas(t, w, n.StatefulSet, 4)
-	st := &ShrinkStatefulSet{w: sw, n: n}
+	st := &shrinkStatefulSet{node: node{sw, n}}
 	w.Kube.ClearActions()
 	mustDone(t, st, false)
 	if err := st.Safe(ctx); err != nil {
@@ -167,7 +167,7 @@ func TestWaitPodGoneRequests(t *testing.T) {
 			w := world.New(t, world.Opts{Nodes: 3, NoWatchList: noWatchList})
 			sw := &World{Kube: w.Kube, Namespace: w.NS, Reporter: nopReporter{}, Poll: time.Millisecond}
 			n := checkpoint.Node{Pod: "demo-dc1-rack1-2", PodUID: "pod-demo-dc1-rack1-2"}
-			st := &WaitPodGone{w: sw, n: n}
+			st := &waitPodGone{node: node{sw, n}}
 			w.Kube.ClearActions()
 			mustDone(t, st, false)
 			errc := make(chan error, 1)
@@ -262,7 +262,7 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	wcancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := (&Decommission{w: sw, n: n}).Done(ctx)
+		_, err := (&decommission{node: node{sw, n}}).Done(ctx)
 		done <- err
 	}()
 	close(g.gate)
@@ -286,10 +286,10 @@ func TestClaimsReadAhead(t *testing.T) {
 	waitFor(ctx, t, "the claim and the StatefulSet to be read ahead", func() bool {
 		return got("persistentvolumeclaims") == 1 && got("statefulsets") == 1
 	})
-	if _, err := (&DeletePVCs{w: sw, n: n}).Done(ctx); err != nil {
+	if _, err := (&deletePVCs{node: node{sw, n}}).Done(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&ShrinkStatefulSet{w: sw, n: n}).replicas(ctx); err != nil {
+	if _, err := (&shrinkStatefulSet{node: node{sw, n}}).replicas(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if p, st := got("persistentvolumeclaims"), got("statefulsets"); p != 1 || st != 1 {

@@ -12,23 +12,22 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 )
 
-// OperatorStatusStep records in the operator's status that its stuck pod operation on
+// operatorStatusStep records in the operator's status that its stuck pod operation on
 // the node (a decommission) finished, once the real world shows it did: the pod is
 // gone, the node is out of the ring and the pod's claims are deleted. The operator then
 // continues (docs/reference/casskop.md §4.3). Once recorded done it stays done: after the operator is
 // restored its status is its own again, and a resume must not write it a second time.
-type OperatorStatusStep struct {
-	w *World
-	n checkpoint.Node
-}
+type operatorStatusStep struct{ node }
+
+func (*operatorStatusStep) kind() string { return checkpoint.StepOperatorStatus }
 
 // Describe implements engine.Describer.
-func (s *OperatorStatusStep) Describe() string {
+func (s *operatorStatusStep) Describe() string {
 	return fmt.Sprintf("mark the decommission of %s done in the status of %s %s (rack %s-%s)", s.n.Pod, s.w.resourceKind(), s.w.CP.Cluster, s.n.DC, s.n.Rack)
 }
 
 // PlanText implements PlanTexter.
-func (s *OperatorStatusStep) PlanText() string {
+func (s *operatorStatusStep) PlanText() string {
 	if s.w.Operator != nil {
 		return s.w.Operator.MarkText(s.n.DC, s.n.Rack, s.n.Pod)
 	}
@@ -36,7 +35,7 @@ func (s *OperatorStatusStep) PlanText() string {
 }
 
 // Done: recorded done, or the status already shows the operation finished.
-func (s *OperatorStatusStep) Done(ctx context.Context) (bool, error) {
+func (s *operatorStatusStep) Done(ctx context.Context) (bool, error) {
 	if s.w.recordDone(checkpoint.StepID(checkpoint.StepOperatorStatus, s.n.Pod)) {
 		return true, nil
 	}
@@ -49,7 +48,7 @@ func (s *OperatorStatusStep) Done(ctx context.Context) (bool, error) {
 // Safe: the real world shows the operation finished (pod gone, node out of the ring,
 // claims deleted), and the status still shows it unfinished on this pod (the operator
 // did not move on meanwhile).
-func (s *OperatorStatusStep) Safe(ctx context.Context) error {
+func (s *operatorStatusStep) Safe(ctx context.Context) error {
 	if s.w.Operator == nil {
 		return fmt.Errorf("no access to the operator's status")
 	}
@@ -70,7 +69,7 @@ func (s *OperatorStatusStep) Safe(ctx context.Context) error {
 	if node, member := inRing(r, s.n); member {
 		return fmt.Errorf("the node of pod %s (Host ID %s) is still in the ring read from %s, as %s", s.n.Pod, node.HostID, reader, node.Code())
 	}
-	left, err := (&DeletePVCs{w: s.w, n: s.n}).remaining(ctx)
+	left, err := (&deletePVCs{node: s.node}).remaining(ctx)
 	if err != nil {
 		return err
 	}
@@ -83,7 +82,7 @@ func (s *OperatorStatusStep) Safe(ctx context.Context) error {
 }
 
 // Do writes the status (with a resourceVersion precondition).
-func (s *OperatorStatusStep) Do(ctx context.Context) error {
+func (s *operatorStatusStep) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	err := s.w.Operator.MarkOperationDone(ctx, s.n.DC, s.n.Rack, s.n.Pod)
@@ -96,14 +95,14 @@ func (s *OperatorStatusStep) Do(ctx context.Context) error {
 	return nil
 }
 
-// RepairDeletePVCs is DeletePVCs for a repair: on top of its checks, no pod may mount
+// repairDeletePVCs is deletePVCs for a repair: on top of its checks, no pod may mount
 // the claims (a leftover claim found in the operator's status could have been picked
 // up by something else).
-type RepairDeletePVCs struct{ *DeletePVCs }
+type repairDeletePVCs struct{ *deletePVCs }
 
-// Safe: DeletePVCs' checks, and no pod uses the claims.
-func (s *RepairDeletePVCs) Safe(ctx context.Context) error {
-	if err := s.DeletePVCs.Safe(ctx); err != nil {
+// Safe: deletePVCs' checks, and no pod uses the claims.
+func (s *repairDeletePVCs) Safe(ctx context.Context) error {
+	if err := s.deletePVCs.Safe(ctx); err != nil {
 		return err
 	}
 	pods, err := s.w.Kube.CoreV1().Pods(s.w.Namespace).List(ctx, metav1.ListOptions{})

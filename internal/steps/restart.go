@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,23 +25,22 @@ func (w *World) replaced(ctx context.Context, n checkpoint.Node) (bool, error) {
 	return p == nil || string(p.UID) != n.PodUID, nil
 }
 
-// Drain runs `nodetool drain` on the node before its pod is deleted: Cassandra flushes
+// drain runs `nodetool drain` on the node before its pod is deleted: Cassandra flushes
 // its tables and stops serving, so the restart replays no commit log.
-type Drain struct {
-	w *World
-	n checkpoint.Node
-}
+type drain struct{ node }
+
+func (*drain) kind() string { return checkpoint.StepDrain }
 
 // Describe implements engine.Describer.
-func (s *Drain) Describe() string { return "drain " + s.n.Pod + " (nodetool drain)" }
+func (s *drain) Describe() string { return "drain " + s.n.Pod + " (nodetool drain)" }
 
 // PlanText implements PlanTexter.
-func (s *Drain) PlanText() string {
+func (s *drain) PlanText() string {
 	return fmt.Sprintf("nodetool drain on %s (Host ID %s), once every node is UN", s.n.Pod, s.n.HostID)
 }
 
 // Done: the node reports DRAINED, or its pod was already replaced (restarted).
-func (s *Drain) Done(ctx context.Context) (bool, error) {
+func (s *drain) Done(ctx context.Context) (bool, error) {
 	gone, err := s.w.replaced(ctx, s.n)
 	if err != nil || gone {
 		return gone, err
@@ -55,67 +55,44 @@ func (s *Drain) Done(ctx context.Context) (bool, error) {
 // Safe: right now the planned pod is Running and Ready, and every node of the datacenter
 // is UN and none of the cluster leaving, joining or moving (read from another node):
 // one node down at a time. Otherwise the step waits (safenow.go).
-func (s *Drain) Safe(ctx context.Context) error {
+func (s *drain) Safe(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepDrain, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
-		p, err := s.w.getPod(ctx, s.n.Pod)
-		if err != nil {
-			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
-		}
-		if p == nil || string(p.UID) != s.n.PodUID {
-			return "", fmt.Errorf("pod %s (UID %s) is gone", s.n.Pod, s.n.PodUID)
-		}
-		if st := podState(p); st != "" {
-			return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
+		if what, err := s.podRunning(ctx, true); what != "" || err != nil {
+			return what, err
 		}
 		return s.w.ringSafeAt(ctx, id, s.n.DC, "", s.n.Pod)
 	})
 }
 
 // Recheck implements engine.Rechecker: the ring, read right before the drain.
-func (s *Drain) Recheck(ctx context.Context) error {
+func (s *drain) Recheck(ctx context.Context) error {
 	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepDrain, s.n.Pod), s.n.DC, "", s.n.Pod)
 }
 
-// Do drains the node.
-func (s *Drain) Do(ctx context.Context) error {
-	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepDrain, s.n.Pod)); err != nil {
-		return err
-	}
-	m, err := s.w.maintenance()
-	if err != nil {
-		return err
-	}
-	err = m.Drain(ctx, s.n.Pod)
-	if err == nil || ctx.Err() != nil {
-		return err
-	}
-	var unreachable *nodetool.UnreachableError
-	if errors.As(err, &unreachable) {
-		return &engine.Retryable{Err: err}
-	}
-	// A drain that failed or was cut proves nothing: the node's mode decides.
-	return &engine.Retryable{Err: fmt.Errorf("nodetool drain on %s failed: %w", s.n.Pod, err)}
+// Do drains the node. A drain that failed or was cut proves nothing: the node's mode
+// decides (Done).
+func (s *drain) Do(ctx context.Context) error {
+	return s.runMaintenance(ctx, s.kind(), "drain", func(m maintainer) error { return m.Drain(ctx, s.n.Pod) })
 }
 
-// DeletePod deletes the drained node's pod with a UID precondition; its StatefulSet
+// deletePod deletes the drained node's pod with a UID precondition; its StatefulSet
 // creates it again.
-type DeletePod struct {
-	w *World
-	n checkpoint.Node
-}
+type deletePod struct{ node }
+
+func (*deletePod) kind() string { return checkpoint.StepDeletePod }
 
 // Describe implements engine.Describer.
-func (s *DeletePod) Describe() string {
+func (s *deletePod) Describe() string {
 	return fmt.Sprintf("delete pod %s (UID %s); StatefulSet %s creates it again", s.n.Pod, s.n.PodUID, s.n.StatefulSet)
 }
 
 // Done: no pod with the planned UID exists.
-func (s *DeletePod) Done(ctx context.Context) (bool, error) { return s.w.replaced(ctx, s.n) }
+func (s *deletePod) Done(ctx context.Context) (bool, error) { return s.w.replaced(ctx, s.n) }
 
 // Safe: the node is drained (or its Cassandra is not running at all). A node that is
 // NORMAL again (restarted since the drain) is drained again by resume.
-func (s *DeletePod) Safe(ctx context.Context) error {
+func (s *deletePod) Safe(ctx context.Context) error {
 	ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
 	var unreachable *nodetool.UnreachableError
 	switch {
@@ -130,7 +107,7 @@ func (s *DeletePod) Safe(ctx context.Context) error {
 }
 
 // Do deletes the pod, only if it still has the planned UID.
-func (s *DeletePod) Do(ctx context.Context) error {
+func (s *deletePod) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	uid := types.UID(s.n.PodUID)
@@ -141,31 +118,26 @@ func (s *DeletePod) Do(ctx context.Context) error {
 	return &engine.Retryable{Err: fmt.Errorf("cannot delete pod %s: %w", s.n.Pod, err)}
 }
 
-// WaitRestarted waits until the pod is back: a new UID, Running and Ready, and its node
+// waitRestarted waits until the pod is back: a new UID, Running and Ready, and its node
 // (the same Host ID) UN in `nodetool status` read from another node.
-type WaitRestarted struct {
-	waiting
-	w *World
-	n checkpoint.Node
-}
+type waitRestarted struct{ waiting }
+
+func (*waitRestarted) kind() string { return checkpoint.StepWaitRestarted }
 
 // Describe implements engine.Describer.
-func (s *WaitRestarted) Describe() string {
+func (s *waitRestarted) Describe() string {
 	return "wait until pod " + s.n.Pod + " is back (new UID), Ready, and its node UN"
 }
 
-func (s *WaitRestarted) check(ctx context.Context) (bool, string, error) {
-	p, err := s.w.getPod(ctx, s.n.Pod)
-	if err != nil {
-		return false, "", err
-	}
+// back is the restarted test of the pod as just read, and what is missing when it fails.
+func (s *waitRestarted) back(ctx context.Context, p *corev1.Pod) (bool, string, error) {
 	if p != nil && string(p.UID) == s.n.PodUID {
 		return false, "pod " + s.n.Pod + " still has its old UID " + s.n.PodUID, nil
 	}
 	if st := podState(p); st != "" {
 		return false, "pod " + s.n.Pod + ": " + st, nil
 	}
-	return s.w.nodeUN(ctx, s.n.Pod, func(r nodetool.Ring) (nodetool.Node, bool) {
+	return s.nodeUN(ctx, func(r nodetool.Ring) (nodetool.Node, bool) {
 		if node, ok := r.ByHostID(s.n.HostID); ok {
 			return node, true
 		}
@@ -175,19 +147,16 @@ func (s *WaitRestarted) check(ctx context.Context) (bool, string, error) {
 
 // Done: the new pod is Ready and its node UN (the StatefulSet controller creates the
 // pod: the step itself does nothing, see waiting).
-func (s *WaitRestarted) Done(ctx context.Context) (bool, error) {
-	ok, _, err := s.check(ctx)
-	return ok, err
+func (s *waitRestarted) Done(ctx context.Context) (bool, error) {
+	return s.doneBack(ctx, s.back)
 }
 
-func (s *WaitRestarted) hint() string {
-	ns, p := s.w.Namespace, s.n.Pod
-	return fmt.Sprintf("check: kubectl describe pod -n %s %s; kubectl logs -n %s %s%s; nodetool status on another node; then run: kubectl cassandra resume -n %s %s",
-		ns, p, ns, p, s.w.container(), s.w.CP.Namespace, s.w.CP.Cluster)
+func (s *waitRestarted) hint() string {
+	return s.checkHint("", "", "nodetool status on another node")
 }
 
 // Wait polls until the pod is back and its node UN, warning once after StallAfter.
-func (s *WaitRestarted) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepWaitRestarted, s.n.Pod)
-	return s.w.waitBack(ctx, id, "pod "+s.n.Pod+" is not back", s.hint(), s.check, nil)
+func (s *waitRestarted) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(s.kind(), s.n.Pod)
+	return s.waitBack(ctx, id, "pod "+s.n.Pod+" is not back", s.hint(), s.back, nil)
 }

@@ -130,9 +130,7 @@ func codeWords(n nodetool.Node) string {
 // podUID is the UID the planned node's pod has now: the planned one, or the one of the
 // pod that replaced it with the same node (adopt).
 func (w *World) podUID(n checkpoint.Node) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if uid, ok := w.adopted[n.Pod]; ok {
+	if uid, ok := w.adopted.get(n.Pod); ok {
 		return uid
 	}
 	return n.PodUID
@@ -160,14 +158,7 @@ func (w *World) sameNode(ctx context.Context, n checkpoint.Node, p *corev1.Pod) 
 // adopt carries on with the pod that replaced n's planned pod: later checks compare
 // with its UID, and the checkpoint records it (nodes[].podUID) with its next write.
 func (w *World) adopt(n checkpoint.Node, uid string, why string) {
-	w.mu.Lock()
-	if w.adopted == nil {
-		w.adopted = map[string]string{}
-	}
-	old, had := w.adopted[n.Pod]
-	w.adopted[n.Pod] = uid
-	w.mu.Unlock()
-	if had && old == uid {
+	if old, had := w.adopted.set(n.Pod, uid); had && old == uid {
 		return
 	}
 	change := func() {
@@ -211,10 +202,7 @@ func roundWait(d time.Duration) time.Duration {
 
 // ringSafeAt is Safe's ring check for step id: skipped until a recheck failed.
 func (w *World) ringSafeAt(ctx context.Context, id, dc, self, except string) (string, error) {
-	w.mu.Lock()
-	failed := w.recheckFailed[id]
-	w.mu.Unlock()
-	if !failed {
+	if failed, _ := w.recheckFailed.get(id); !failed {
 		return "", nil
 	}
 	return w.ringSafe(ctx, dc, self, except)
@@ -230,12 +218,7 @@ func (w *World) recheckRing(ctx context.Context, id, dc, self, except string) er
 	if err != nil {
 		return err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.recheckFailed == nil {
-		w.recheckFailed = map[string]bool{}
-	}
-	w.recheckFailed[id] = what != ""
+	w.recheckFailed.set(id, what != "")
 	if what != "" {
 		return &engine.NotYet{Reason: what}
 	}

@@ -3,10 +3,10 @@ package steps
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,19 +17,18 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 )
 
-// GrowStatefulSet sets the rack's StatefulSet replicas to the new node's ordinal + 1, so
+// growStatefulSet sets the rack's StatefulSet replicas to the new node's ordinal + 1, so
 // the StatefulSet controller creates exactly that pod.
-type GrowStatefulSet struct {
-	w *World
-	n checkpoint.Node
-}
+type growStatefulSet struct{ node }
+
+func (*growStatefulSet) kind() string { return checkpoint.StepGrowSTS }
 
 // Describe implements engine.Describer.
-func (s *GrowStatefulSet) Describe() string {
+func (s *growStatefulSet) Describe() string {
 	return fmt.Sprintf("grow StatefulSet %s to %d replicas (creates pod %s)", s.n.StatefulSet, s.n.Ordinal+1, s.n.Pod)
 }
 
-func (s *GrowStatefulSet) sts(ctx context.Context) (*appsv1.StatefulSet, int, error) {
+func (s *growStatefulSet) sts(ctx context.Context) (*appsv1.StatefulSet, int, error) {
 	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, s.n.StatefulSet, metav1.GetOptions{})
 	if err != nil {
 		return nil, 0, fmt.Errorf("cannot read StatefulSet %s: %w", s.n.StatefulSet, err)
@@ -38,7 +37,7 @@ func (s *GrowStatefulSet) sts(ctx context.Context) (*appsv1.StatefulSet, int, er
 }
 
 // Done: replicas are at least ordinal + 1.
-func (s *GrowStatefulSet) Done(ctx context.Context) (bool, error) {
+func (s *growStatefulSet) Done(ctx context.Context) (bool, error) {
 	_, r, err := s.sts(ctx)
 	return err == nil && r > s.n.Ordinal, err
 }
@@ -49,7 +48,7 @@ func (s *GrowStatefulSet) Done(ctx context.Context) (bool, error) {
 // as a seed (it would start without bootstrapping, seedlist.go), and, right now, every
 // node of the datacenter is UN and none of the cluster leaving, joining or moving (one
 // node joins at a time, into a healthy ring; otherwise the step waits, safenow.go).
-func (s *GrowStatefulSet) Safe(ctx context.Context) error {
+func (s *growStatefulSet) Safe(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		sts, r, err := s.sts(ctx)
@@ -82,12 +81,12 @@ func (s *GrowStatefulSet) Safe(ctx context.Context) error {
 }
 
 // Recheck implements engine.Rechecker: the ring, read right before the grow.
-func (s *GrowStatefulSet) Recheck(ctx context.Context) error {
+func (s *growStatefulSet) Recheck(ctx context.Context) error {
 	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod), s.n.DC, "", "")
 }
 
 // Do patches replicas with the resourceVersion just read as a precondition.
-func (s *GrowStatefulSet) Do(ctx context.Context) error {
+func (s *growStatefulSet) Do(ctx context.Context) error {
 	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod)); err != nil {
 		return err
 	}
@@ -114,56 +113,46 @@ func (s *GrowStatefulSet) Do(ctx context.Context) error {
 	return err
 }
 
-// WaitJoined waits until the new pod is Ready and its node is UN in `nodetool status`
+// waitJoined waits until the new pod is Ready and its node is UN in `nodetool status`
 // read from another node: its bootstrap finished.
-type WaitJoined struct {
-	waiting
-	w *World
-	n checkpoint.Node
-}
+type waitJoined struct{ waiting }
+
+func (*waitJoined) kind() string { return checkpoint.StepWaitJoined }
 
 // Describe implements engine.Describer.
-func (s *WaitJoined) Describe() string {
+func (s *waitJoined) Describe() string {
 	return "wait until pod " + s.n.Pod + " is Ready and its node UN (bootstrap finished)"
 }
 
-// check is the joined test, and what is missing when it fails.
-func (s *WaitJoined) check(ctx context.Context) (bool, string, error) {
-	p, err := s.w.getPod(ctx, s.n.Pod)
-	if err != nil {
-		return false, "", err
-	}
+// back is the joined test of the pod as just read, and what is missing when it fails.
+func (s *waitJoined) back(ctx context.Context, p *corev1.Pod) (bool, string, error) {
 	if st := podState(p); st != "" {
 		return false, "pod " + s.n.Pod + ": " + st, nil
 	}
 	if p.Status.PodIP == "" {
 		return false, "pod " + s.n.Pod + " has no IP yet", nil
 	}
-	return s.w.nodeUN(ctx, s.n.Pod, func(r nodetool.Ring) (nodetool.Node, bool) {
+	return s.nodeUN(ctx, func(r nodetool.Ring) (nodetool.Node, bool) {
 		return r.ByAddress(p.Status.PodIP)
 	}, fmt.Sprintf("(%s) is not in the ring read from %%s yet", p.Status.PodIP))
 }
 
 // Done: the pod is Ready and its node UN (the StatefulSet controller creates the pod
 // and Cassandra bootstraps it: the step itself does nothing, see waiting).
-func (s *WaitJoined) Done(ctx context.Context) (bool, error) {
-	ok, _, err := s.check(ctx)
-	return ok, err
+func (s *waitJoined) Done(ctx context.Context) (bool, error) {
+	return s.doneBack(ctx, s.back)
 }
 
-func (s *WaitJoined) hint() string {
-	ns, p := s.w.Namespace, s.n.Pod
-	c := s.w.container()
-	return fmt.Sprintf("check: kubectl describe pod -n %s %s (scheduling, volumes, probes); kubectl logs -n %s %s%s (bootstrap errors); "+
-		"kubectl exec -n %s %s%s -- nodetool netstats (bootstrap streams); then run: kubectl cassandra resume -n %s %s",
-		ns, p, ns, p, c, ns, p, c, s.w.CP.Namespace, s.w.CP.Cluster)
+func (s *waitJoined) hint() string {
+	return s.checkHint(" (scheduling, volumes, probes)", " (bootstrap errors)",
+		fmt.Sprintf("kubectl exec -n %s %s%s -- nodetool netstats (bootstrap streams)", s.w.Namespace, s.n.Pod, s.w.container()))
 }
 
 // Wait polls until the node joined, reporting what it waits for; after StallAfter it
 // warns once with what to check, and a bootstrap that failed (5.0 JOINING_FAILED) stops
 // the run.
-func (s *WaitJoined) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepWaitJoined, s.n.Pod)
+func (s *waitJoined) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(s.kind(), s.n.Pod)
 	var meter StreamMeter
 	// The pod runs and its node is not UN yet: did its bootstrap fail (5.0)?
 	bootstrap := func() error {
@@ -179,29 +168,28 @@ func (s *WaitJoined) Wait(ctx context.Context) error {
 		s.w.reportStream(id, "bootstrap", s.n.Pod, ns, nodetool.PlanBootstrap, nodetool.DirReceiving, &meter)
 		return nil
 	}
-	return s.w.waitBack(ctx, id, "pod "+s.n.Pod+" did not join", s.hint(), s.check, bootstrap)
+	return s.waitBack(ctx, id, "pod "+s.n.Pod+" did not join", s.hint(), s.back, bootstrap)
 }
 
-// Cleanup runs `nodetool cleanup` on a node that was in the datacenter before the
+// cleanup runs `nodetool cleanup` on a node that was in the datacenter before the
 // scale-up, dropping the ranges the new nodes took over. Whether it ran cannot be read
 // from nodetool, so it is done only once the checkpoint records it done, which happens
 // only after the exec returned success. A run that dies during the cleanup runs it
 // again on that node on resume: harmless (it only drops data the node does not own).
-type Cleanup struct {
-	w *World
-	n checkpoint.Node
-}
+type cleanup struct{ node }
+
+func (*cleanup) kind() string { return checkpoint.StepCleanup }
 
 // Describe implements engine.Describer.
-func (s *Cleanup) Describe() string { return "nodetool cleanup on " + s.n.Pod }
+func (s *cleanup) Describe() string { return "nodetool cleanup on " + s.n.Pod }
 
 // PlanText implements PlanTexter.
-func (s *Cleanup) PlanText() string {
+func (s *cleanup) PlanText() string {
 	return "nodetool cleanup on " + s.n.Pod + " (a run interrupted during it cleans that node again on resume: harmless)"
 }
 
 // Done: recorded done in the checkpoint (nothing in the real world tells).
-func (s *Cleanup) Done(context.Context) (bool, error) {
+func (s *cleanup) Done(context.Context) (bool, error) {
 	return s.w.recordDone(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)), nil
 }
 
@@ -210,18 +198,11 @@ func (s *Cleanup) Done(context.Context) (bool, error) {
 // joining node would drop ranges it is about to stream; safenow.go). Another
 // incarnation of the pod (restarted meanwhile) is the same node on the same data:
 // cleaning it is right. While the world is not there yet the step waits.
-func (s *Cleanup) Safe(ctx context.Context) error {
+func (s *cleanup) Safe(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
-		p, err := s.w.getPod(ctx, s.n.Pod)
-		if err != nil {
-			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
-		}
-		if p == nil {
-			return fmt.Sprintf("pod %s does not exist", s.n.Pod), nil
-		}
-		if st := podState(p); st != "" {
-			return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
+		if what, err := s.podRunning(ctx, false); what != "" || err != nil {
+			return what, err
 		}
 		if what, err := s.w.ringSafeAt(ctx, id, s.n.DC, "", s.n.Pod); what != "" || err != nil {
 			return what, err
@@ -238,34 +219,21 @@ func (s *Cleanup) Safe(ctx context.Context) error {
 }
 
 // Recheck implements engine.Rechecker: the ring, read right before the cleanup.
-func (s *Cleanup) Recheck(ctx context.Context) error {
+func (s *cleanup) Recheck(ctx context.Context) error {
 	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), s.n.DC, "", s.n.Pod)
 }
 
 // Do runs the cleanup and blocks until it returns.
-func (s *Cleanup) Do(ctx context.Context) error {
-	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)); err != nil {
-		return err
-	}
-	m, err := s.w.maintenance()
-	if err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go s.progress(ctx, done)
-	err = m.Cleanup(ctx, s.n.Pod)
-	close(done)
-	if err == nil || ctx.Err() != nil {
-		return err
-	}
-	var unreachable *nodetool.UnreachableError
-	if errors.As(err, &unreachable) {
-		return &engine.Retryable{Err: err}
-	}
-	return &engine.Retryable{Err: fmt.Errorf("nodetool cleanup on %s failed: %w", s.n.Pod, err)}
+func (s *cleanup) Do(ctx context.Context) error {
+	return s.runMaintenance(ctx, s.kind(), "cleanup", func(m maintainer) error {
+		done := make(chan struct{})
+		go s.progress(ctx, done)
+		defer close(done)
+		return m.Cleanup(ctx, s.n.Pod)
+	})
 }
 
-func (s *Cleanup) progress(ctx context.Context, done <-chan struct{}) {
+func (s *cleanup) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
 	ticks(ctx, done, progressEvery(s.w), func() {
 		s.w.Reporter.Waiting(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), "nodetool cleanup running on "+s.n.Pod, s.w.now().Sub(start))
@@ -273,4 +241,4 @@ func (s *Cleanup) progress(ctx context.Context, done <-chan struct{}) {
 }
 
 // Wait: the exec returned success, the cleanup is done.
-func (s *Cleanup) Wait(context.Context) error { return nil }
+func (s *cleanup) Wait(context.Context) error { return nil }

@@ -61,7 +61,7 @@ func mustDone(t *testing.T, st engine.Step, want bool) {
 func TestDecommissionStep(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	st := &Decommission{w: sw, n: n}
+	st := &decommission{node: node{sw, n}}
 	mustDone(t, st, false)
 	if err := st.Safe(ctx); err != nil {
 		t.Fatalf("Safe on a NORMAL node: %v", err)
@@ -80,14 +80,14 @@ func TestDecommissionStep(t *testing.T) {
 	// Unknown is never done: the node's JVM is down and the ring is unreadable.
 	w2, sw2, n2 := setup(t, "4.1")
 	_ = w2.Cass.SetFault(n2.Pod, sim.Fault{Down: true})
-	if done, err := (&Decommission{w: sw2, n: n2}).Done(ctx); done || err == nil {
+	if done, err := (&decommission{node: node{sw2, n2}}).Done(ctx); done || err == nil {
 		t.Fatalf("down node: done=%v err=%v, want unknown", done, err)
 	}
 	// Refusal: not started (the engine records the step pending), exit 3, and the
 	// error says what Cassandra refused.
 	w3, sw3, n3 := setup(t, "4.1")
 	_ = w3.Cass.SetFault(n3.Pod, sim.Fault{RefuseRF: true})
-	err := (&Decommission{w: sw3, n: n3}).Do(ctx)
+	err := (&decommission{node: node{sw3, n3}}).Do(ctx)
 	var notStarted *engine.NotStarted
 	var refused *RefusedError
 	if !errors.As(err, &notStarted) || notStarted.Code != 3 || !errors.As(err, &refused) || refused.Pod != n3.Pod {
@@ -98,7 +98,7 @@ func TestDecommissionStep(t *testing.T) {
 	_ = w4
 	sw4.ServerVersion = "3.11.11"
 	sw4.Nodetool = leavingNodetool{sw4.Nodetool.(nodetool.Client)}
-	if err := (&Decommission{w: sw4, n: n4}).Safe(ctx); err == nil || !strings.Contains(err.Error(), "no guard") {
+	if err := (&decommission{node: node{sw4, n4}}).Safe(ctx); err == nil || !strings.Contains(err.Error(), "no guard") {
 		t.Fatalf("3.11 LEAVING: %v", err)
 	}
 }
@@ -121,9 +121,9 @@ func asFatal(err error, f **engine.Fatal) bool {
 func TestVerifyLeftStep(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	st := &VerifyLeft{w: sw, n: n}
+	st := &verifyLeft{node: node{sw, n}}
 	mustDone(t, st, false) // NORMAL
-	if err := (&Decommission{w: sw, n: n}).Do(ctx); err != nil {
+	if err := (&decommission{node: node{sw, n}}).Do(ctx); err != nil {
 		t.Fatal(err)
 	}
 	mustDone(t, st, true) // DECOMMISSIONED and absent from the ring
@@ -142,7 +142,7 @@ func TestVerifyLeftStep(t *testing.T) {
 	// A restarted node (NORMAL again) makes Wait ask for the decommission again.
 	w2, sw2, n2 := setup(t, "4.1")
 	_ = w2
-	err := (&VerifyLeft{w: sw2, n: n2}).Wait(ctx)
+	err := (&verifyLeft{node: node{sw2, n2}}).Wait(ctx)
 	if redo, ok := err.(*engine.Redo); !ok || redo.StepID != "decommission/"+n2.Pod {
 		t.Fatalf("NORMAL node: %v", err)
 	}
@@ -151,12 +151,12 @@ func TestVerifyLeftStep(t *testing.T) {
 func TestShrinkStatefulSetStep(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	st := &ShrinkStatefulSet{w: sw, n: n}
+	st := &shrinkStatefulSet{node: node{sw, n}}
 	mustDone(t, st, false)
 	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "not confirmed gone") {
 		t.Fatalf("Safe before the node left: %v", err)
 	}
-	if err := (&Decommission{w: sw, n: n}).Do(ctx); err != nil {
+	if err := (&decommission{node: node{sw, n}}).Do(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Safe(ctx); err != nil {
@@ -177,7 +177,7 @@ func TestShrinkStatefulSetStep(t *testing.T) {
 	}
 	// Not the highest ordinal any more (someone scaled up): refused.
 	w2, sw2, n2 := setup(t, "4.1")
-	if err := (&Decommission{w: sw2, n: n2}).Do(ctx); err != nil {
+	if err := (&decommission{node: node{sw2, n2}}).Do(ctx); err != nil {
 		t.Fatal(err)
 	}
 	obj, _ := w2.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w2.NS, "demo-dc1-rack1")
@@ -185,7 +185,7 @@ func TestShrinkStatefulSetStep(t *testing.T) {
 	four := int32(4)
 	sts.Spec.Replicas = &four
 	_ = w2.Kube.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("statefulsets"), sts, w2.NS)
-	if err := (&ShrinkStatefulSet{w: sw2, n: n2}).Safe(ctx); err == nil || !strings.Contains(err.Error(), "not its highest ordinal") {
+	if err := (&shrinkStatefulSet{node: node{sw2, n2}}).Safe(ctx); err == nil || !strings.Contains(err.Error(), "not its highest ordinal") {
 		t.Fatalf("grown StatefulSet: %v", err)
 	}
 }
@@ -193,7 +193,7 @@ func TestShrinkStatefulSetStep(t *testing.T) {
 func TestWaitPodGoneStep(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	st := &WaitPodGone{w: sw, n: n}
+	st := &waitPodGone{node: node{sw, n}}
 	mustDone(t, st, false)
 	// A pod re-created under the same name (another UID) is an error, not "gone".
 	obj, _ := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)
@@ -226,7 +226,7 @@ func TestWaitPodGoneStep(t *testing.T) {
 func TestDeletePVCsStep(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	st := &DeletePVCs{w: sw, n: n}
+	st := &deletePVCs{node: node{sw, n}}
 	mustDone(t, st, false)
 	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("Safe with the pod alive: %v", err)
@@ -238,12 +238,12 @@ func TestDeletePVCsStep(t *testing.T) {
 	}
 	// Decommissioned, STS shrunk, pod gone: safe, deleted with a UID precondition.
 	w2, sw2, n2 := setup(t, "4.1")
-	for _, s := range []engine.Step{&Decommission{w: sw2, n: n2}, &ShrinkStatefulSet{w: sw2, n: n2}} {
+	for _, s := range []engine.Step{&decommission{node: node{sw2, n2}}, &shrinkStatefulSet{node: node{sw2, n2}}} {
 		if err := s.Do(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st2 := &DeletePVCs{w: sw2, n: n2}
+	st2 := &deletePVCs{node: node{sw2, n2}}
 	if err := st2.Safe(ctx); err != nil {
 		t.Fatalf("Safe: %v", err)
 	}
@@ -260,18 +260,18 @@ func TestDeletePVCsStep(t *testing.T) {
 	pvc := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
 	pvc.UID = "someone-else"
 	_ = w3.Kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), pvc, w3.NS)
-	mustDone(t, &DeletePVCs{w: sw3, n: n3}, true)
+	mustDone(t, &deletePVCs{node: node{sw3, n3}}, true)
 }
 
 func TestUpdateClusterStep(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	st := &UpdateCluster{w: sw, want: map[string]int{"rack1": 2}}
+	st := &updateCluster{w: sw, want: map[string]int{"rack1": 2}}
 	mustDone(t, st, false)
 	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "demo-dc1-rack1 has 3") {
 		t.Fatalf("Safe before the shrink: %v", err)
 	}
-	for _, s := range []engine.Step{&Decommission{w: sw, n: n}, &ShrinkStatefulSet{w: sw, n: n}} {
+	for _, s := range []engine.Step{&decommission{node: node{sw, n}}, &shrinkStatefulSet{node: node{sw, n}}} {
 		if err := s.Do(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func TestOperatorSteps(t *testing.T) {
 	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Reporter: nopReporter{},
 		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
 	sw.obs.SetUncached(true)
-	pause, restore := &PauseOperator{operatorStep{w: sw, op: op}}, &ResumeOperator{operatorStep{w: sw, op: op}}
+	pause, restore := &pauseOperator{operatorStep{w: sw, op: op}}, &resumeOperator{operatorStep{w: sw, op: op}}
 	mustDone(t, pause, false)
 	if err := pause.Safe(ctx); err != nil {
 		t.Fatal(err)
@@ -321,7 +321,7 @@ func TestOperatorSteps(t *testing.T) {
 	}
 	// A re-created Deployment (another UID) is not paused.
 	op.UID = "other"
-	if err := (&PauseOperator{operatorStep{w: sw, op: op}}).Safe(ctx); err == nil {
+	if err := (&pauseOperator{operatorStep{w: sw, op: op}}).Safe(ctx); err == nil {
 		t.Fatal("re-created Deployment accepted")
 	}
 }

@@ -1,7 +1,10 @@
 // Package steps is the library of steps the operation kinds are made of (decommission,
 // shrink, grow, drain, pause the operator, …; internal/operation/* say which kind uses
-// which). Each step is a small type that answers "already done?" and "safe now?" from
-// the real world (API objects and nodetool, read through World), and does one thing.
+// which, as checkpoint step records), and Build turns a checkpoint's records into them.
+// Each step is a small unexported type that keeps in one place the checkpoint step
+// kind it implements (kind, for the steps about one node), its wording (Describe,
+// PlanText), its answers to "already done?" and "safe now?" from the real world (API
+// objects and nodetool, read through World), and the one thing it does.
 package steps
 
 import (
@@ -74,40 +77,61 @@ type World struct {
 	NoteProgress func(id string, p checkpoint.Progress)
 	SampleEvery  time.Duration
 
+	// mu guards readers and noWatchList; the maps below guard themselves (guarded).
 	mu     sync.Mutex
-	failed map[string]string // pod -> last failure seen by this process's own decommission call
+	failed guarded[string, string] // pod -> last failure seen by this process's own decommission call
 	// left remembers, for this run only, the nodes confirmed out of the ring, so the
 	// guards of later steps need not ask nodetool again (a new run asks again).
-	left map[string]bool
+	left guarded[string, bool]
 	// readers caches the Ready pods outside the plan that can read the ring.
 	readers []string
 	// obs are this run's reads since it last waited (reads.go).
 	obs observation.Cache
 	// lastSeenSTS survives Forget: the last StatefulSets read or written (lastSTS).
-	lastSeenSTS map[string]*appsv1.StatefulSet
+	lastSeenSTS guarded[string, *appsv1.StatefulSet]
 	// noWatchList: the API server refused (or did not finish) a watch's initial events
 	// once; pods are then read with a GET before watching.
 	noWatchList bool
 	// adopted are the pods that replaced a planned pod with the same node (safenow.go).
-	adopted map[string]string
+	adopted guarded[string, string]
 	// recheckFailed are the steps whose ring check right before acting failed in this
 	// run: their Safe reads the ring and waits (safenow.go).
-	recheckFailed map[string]bool
+	recheckFailed guarded[string, bool]
 }
 
-func (w *World) confirmedLeft(pod string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.left[pod]
+// guarded is a map the steps of a run share with the reads they start ahead (other
+// goroutines), behind its own lock. The zero value is ready to use.
+type guarded[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
 }
 
-func (w *World) setLeft(pod string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.left == nil {
-		w.left = map[string]bool{}
+// get is the value of k, and whether there is one.
+func (g *guarded[K, V]) get(k K) (V, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	v, ok := g.m[k]
+	return v, ok
+}
+
+// set stores v for k and returns what k had before (in the same locked step, so a
+// caller can tell whether it changed anything).
+func (g *guarded[K, V]) set(k K, v V) (old V, had bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[K]V{}
 	}
-	w.left[pod] = true
+	old, had = g.m[k]
+	g.m[k] = v
+	return old, had
+}
+
+// drop forgets k.
+func (g *guarded[K, V]) drop(k K) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m, k)
 }
 
 func (w *World) now() time.Time {
@@ -131,23 +155,13 @@ func (w *World) reissueSafe() bool {
 	return v != "" && !strings.HasPrefix(v, "3.") && !strings.HasPrefix(v, "2.")
 }
 
+// setFailed records the failure of pod's decommission call ("": none).
 func (w *World) setFailed(pod, msg string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.failed == nil {
-		w.failed = map[string]string{}
-	}
 	if msg == "" {
-		delete(w.failed, pod)
+		w.failed.drop(pod)
 	} else {
-		w.failed[pod] = msg
+		w.failed.set(pod, msg)
 	}
-}
-
-func (w *World) failure(pod string) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.failed[pod]
 }
 
 // pod reads the planned pod; gone is true when it does not exist or is another
