@@ -129,6 +129,32 @@ func (s *shrinkStatefulSet) Do(ctx context.Context) error {
 	return nil
 }
 
+// setReplicasAt sets the StatefulSet's replicas only if it is still at the
+// resourceVersion of sts, as read right before (grow: any change since is a reason to
+// look again); doing ("growing") names the write in its error.
+func (w *World) setReplicasAt(ctx context.Context, sts *appsv1.StatefulSet, replicas int, doing string) error {
+	body, _ := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": sts.ResourceVersion},
+		"spec":     map[string]any{"replicas": replicas},
+	})
+	_, err := w.Kube.AppsV1().StatefulSets(w.Namespace).Patch(ctx, sts.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	if apierrors.IsConflict(err) {
+		return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s changed while %s it: %w", sts.Name, doing, err)}
+	}
+	return err
+}
+
+// deletePodUID deletes pod name only if it still has the planned UID; gone, or already
+// another incarnation, is no error (the step's Done decides).
+func (w *World) deletePodUID(ctx context.Context, name, uid string) error {
+	u := types.UID(uid)
+	err := w.Kube.CoreV1().Pods(w.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}})
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return &engine.Retryable{Err: fmt.Errorf("cannot delete pod %s: %w", name, err)}
+}
+
 // isUnprocessable: the API server answers 422 when a JSON patch's test fails.
 func isUnprocessable(err error) bool {
 	var st apierrors.APIStatus

@@ -6,12 +6,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 )
 
@@ -110,12 +106,7 @@ func (s *deletePod) Safe(ctx context.Context) error {
 func (s *deletePod) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
-	uid := types.UID(s.n.PodUID)
-	err := s.w.Kube.CoreV1().Pods(s.w.Namespace).Delete(ctx, s.n.Pod, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // gone, or already another incarnation: Done decides
-	}
-	return &engine.Retryable{Err: fmt.Errorf("cannot delete pod %s: %w", s.n.Pod, err)}
+	return s.w.deletePodUID(ctx, s.n.Pod, s.n.PodUID)
 }
 
 // waitRestarted waits until the pod is back: a new UID, Running and Ready, and its node

@@ -2,14 +2,10 @@ package steps
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
@@ -29,9 +25,9 @@ func (s *growStatefulSet) Describe() string {
 }
 
 func (s *growStatefulSet) sts(ctx context.Context) (*appsv1.StatefulSet, int, error) {
-	sts, err := s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Get(ctx, s.n.StatefulSet, metav1.GetOptions{})
+	sts, err := s.w.readSTS(s.n.StatefulSet)(ctx) // uncached: Do writes against its resourceVersion
 	if err != nil {
-		return nil, 0, fmt.Errorf("cannot read StatefulSet %s: %w", s.n.StatefulSet, err)
+		return nil, 0, err
 	}
 	return sts, replicasOf(sts), nil
 }
@@ -65,12 +61,12 @@ func (s *growStatefulSet) Safe(ctx context.Context) error {
 		}
 		for _, tpl := range sts.Spec.VolumeClaimTemplates {
 			name := tpl.Name + "-" + s.n.Pod
-			_, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Get(ctx, name, metav1.GetOptions{})
-			if err == nil {
-				return "", fmt.Errorf("PVC %s already exists: the new pod would start on its old data (a decommissioned node refuses to start); delete it if it is a leftover (kubectl delete pvc -n %s %s)", name, s.w.Namespace, name)
+			pvc, err := s.w.readPVC(name)(ctx)
+			if err != nil {
+				return "", err
 			}
-			if !apierrors.IsNotFound(err) {
-				return "", fmt.Errorf("cannot read PVC %s: %w", name, err)
+			if pvc != nil {
+				return "", fmt.Errorf("PVC %s already exists: the new pod would start on its old data (a decommissioned node refuses to start); delete it if it is a leftover (kubectl delete pvc -n %s %s)", name, s.w.Namespace, name)
 			}
 		}
 		if err := s.w.notSeed(ctx, s.n); err != nil {
@@ -102,15 +98,7 @@ func (s *growStatefulSet) Do(ctx context.Context) error {
 	if r != s.n.Ordinal {
 		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d", s.n.StatefulSet, r, s.n.Ordinal)
 	}
-	body, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": sts.ResourceVersion},
-		"spec":     map[string]any{"replicas": s.n.Ordinal + 1},
-	})
-	_, err = s.w.Kube.AppsV1().StatefulSets(s.w.Namespace).Patch(ctx, s.n.StatefulSet, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
-	if apierrors.IsConflict(err) {
-		return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s changed while growing it: %w", s.n.StatefulSet, err)}
-	}
-	return err
+	return s.w.setReplicasAt(ctx, sts, s.n.Ordinal+1, "growing")
 }
 
 // waitJoined waits until the new pod is Ready and its node is UN in `nodetool status`
