@@ -90,12 +90,17 @@ func runIO(parent context.Context, w *world.World, ex nodetool.Execer, crashAt i
 // runBuild is runIO by a build of the plugin that supports op (main.go composes
 // repair.Operator{casskop.Plugin{}}).
 func runBuild(parent context.Context, w *world.World, op operator.Operator, ex nodetool.Execer, crashAt int, errTee io.Writer, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runOperators(parent, w, []operator.Operator{op}, ex, crashAt, errTee, args...)
+}
+
+// runOperators is runBuild for a build of several operators, in main.go's order.
+func runOperators(parent context.Context, w *world.World, ops []operator.Operator, ex nodetool.Execer, crashAt int, errTee io.Writer, args ...string) (stdout, stderr string, code int, crashed bool) {
 	var out, errb bytes.Buffer
 	var errOut io.Writer = &errb
 	if errTee != nil {
 		errOut = io.MultiWriter(&errb, errTee)
 	}
-	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, op)
+	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, ops...)
 	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = ex
 	pid := w.StartProcess()
