@@ -65,14 +65,9 @@ type envelope struct {
 	Data          string `json:"data"`
 }
 
-// Operation kinds.
-const (
-	KindScaleDown = "scale-down"
-	// KindScaleUp grows racks one node at a time (schema 2).
-	KindScaleUp = "scale-up"
-	// KindRestart restarts the pods of racks one at a time (schema 2).
-	KindRestart = "restart"
-)
+// KindScaleDown is the scale-down's kind: schema 1 checkpoints name no kind and are
+// scale-downs. Every other kind names itself in its package (internal/operation/...).
+const KindScaleDown = "scale-down"
 
 // Schema is what a checkpoint of one operation kind may hold; decode refuses anything
 // else. The checkpoint knows no kind itself: each kind's package says its Schema in its

@@ -8,6 +8,12 @@ import (
 	"testing"
 )
 
+// The kinds these tests decode, as their packages name them (internal/operation/...).
+const (
+	kindScaleUp = "scale-up"
+	kindRestart = "restart"
+)
+
 // TestDecodeSchema1 reads a checkpoint written by the schema 1 plugin (a 3 -> 1
 // scale-down with the operator paused, killed while decommissioning its first node;
 // produced by the code before schema 2, committed unchanged).
@@ -40,7 +46,7 @@ func TestDecodeSchema1(t *testing.T) {
 		t.Fatalf("schema 1 without kind: %v %+v", err, cp)
 	}
 	// Schema 1 cannot hold the new kinds.
-	m["kind"] = KindRestart
+	m["kind"] = kindRestart
 	restart1, _ := json.Marshal(m)
 	if _, err := Decode(string(restart1), "", testKinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "needs schema 2") {
 		t.Fatalf("restart in schema 1: %v", err)
@@ -51,8 +57,8 @@ func TestDecodeSchema1(t *testing.T) {
 // registry's test, internal/operation/kinds/kinds_test.go, holds them equal).
 var testKinds = Schemas{
 	KindScaleDown: {Version: 1, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs, StepUpdateCluster, StepPauseOperator, StepResumeOperator}},
-	KindScaleUp:   {Version: 2, NewNodes: true, Steps: []string{StepGrowSTS, StepWaitJoined, StepUpdateCluster, StepCleanup, StepPauseOperator, StepResumeOperator}},
-	KindRestart:   {Version: 2, Steps: []string{StepDrain, StepDeletePod, StepWaitRestarted, StepPauseOperator, StepResumeOperator}},
+	kindScaleUp:   {Version: 2, NewNodes: true, Steps: []string{StepGrowSTS, StepWaitJoined, StepUpdateCluster, StepCleanup, StepPauseOperator, StepResumeOperator}},
+	kindRestart:   {Version: 2, Steps: []string{StepDrain, StepDeletePod, StepWaitRestarted, StepPauseOperator, StepResumeOperator}},
 	kindRepair: {Version: 2, Unowned: true, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs,
 		StepOperatorStatus, StepPauseOperator, StepResumeOperator}},
 }
@@ -63,7 +69,7 @@ func base(kind string) *Checkpoint {
 }
 
 func TestScaleUpCheckpoint(t *testing.T) {
-	cp := base(KindScaleUp)
+	cp := base(kindScaleUp)
 	newNodes := []Node{{Pod: "c-dc1-r1-1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", New: true},
 		{Pod: "c-dc1-r1-2", Ordinal: 2, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", New: true}}
 	old := []Node{{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h0"}}
@@ -94,7 +100,7 @@ func TestScaleUpCheckpoint(t *testing.T) {
 	if _, err := Encode(cp, testKinds); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("decommission in a scale-up: %v", err)
 	}
-	r := base(KindRestart)
+	r := base(kindRestart)
 	r.Nodes = newNodes[:1]
 	r.Steps = RestartSteps(r.Nodes, false)
 	if _, err := Encode(r, testKinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "only a scale-up") {
@@ -103,7 +109,7 @@ func TestScaleUpCheckpoint(t *testing.T) {
 }
 
 func TestRestartAndRepairCheckpoints(t *testing.T) {
-	r := base(KindRestart)
+	r := base(kindRestart)
 	r.Nodes = []Node{{Pod: "c-dc1-r1-1", PodUID: "u1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"},
 		{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"}}
 	r.Steps = RestartSteps(r.Nodes, false)

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -30,8 +31,8 @@ func TestStatusShowsEveryKind(t *testing.T) {
 		kind  string
 		text  string
 	}{
-		{"scale-up", world.Opts{Nodes: 1}, func(t *testing.T, w *world.World) { run(w, 4, scaleUp3...) }, checkpoint.KindScaleUp, "datacenter dc1 racks rack1 -> 3 nodes, step"},
-		{"restart", world.Opts{Nodes: 3}, func(t *testing.T, w *world.World) { run(w, 4, restartR1...) }, checkpoint.KindRestart, "datacenter dc1 racks rack1, rolling restart, step"},
+		{"scale-up", world.Opts{Nodes: 1}, func(t *testing.T, w *world.World) { run(w, 4, scaleUp3...) }, scaleup.Name, "datacenter dc1 racks rack1 -> 3 nodes, step"},
+		{"restart", world.Opts{Nodes: 3}, func(t *testing.T, w *world.World) { run(w, 4, restartR1...) }, restart.Name, "datacenter dc1 racks rack1, rolling restart, step"},
 		{"repair", world.Opts{}, nil, repair.Name, "datacenter dc1 racks rack1, repair of CassKop's stuck status, step"},
 	}
 	for _, tc := range cases {

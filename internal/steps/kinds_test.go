@@ -109,7 +109,7 @@ func mustDo(t *testing.T, st engine.Step) {
 
 func TestGrowStatefulSetStep(t *testing.T) {
 	n := newNode(1)
-	w, sw := kindWorld(t, world.Opts{Nodes: 1}, checkpoint.KindScaleUp, n)
+	w, sw := kindWorld(t, world.Opts{Nodes: 1}, "scale-up", n)
 	st := &growStatefulSet{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustSafe(t, st)
@@ -126,11 +126,11 @@ func TestGrowStatefulSetStep(t *testing.T) {
 	mustUnsafe(t, &growStatefulSet{node: node{sw, newNode(3)}}, "expected 3")
 
 	// A claim left over for the new pod: refused (it would start on old data).
-	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1}, checkpoint.KindScaleUp, n)
+	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1}, "scale-up", n)
 	_ = w2.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-" + n.Pod, Namespace: w2.NS, UID: "old"}})
 	mustUnsafe(t, &growStatefulSet{node: node{sw2, n}}, "PVC data-demo-dc1-rack1-1 already exists")
 	// A node down: refused (a node joins a healthy ring only).
-	w3, sw3 := kindWorld(t, world.Opts{Nodes: 2}, checkpoint.KindScaleUp, newNode(2))
+	w3, sw3 := kindWorld(t, world.Opts{Nodes: 2}, "scale-up", newNode(2))
 	_ = w3.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{Down: true})
 	mustUnsafe(t, &growStatefulSet{node: node{sw3, newNode(2)}}, "is DN")
 }
@@ -140,7 +140,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	n := newNode(1)
 	// The node stays joining (JoinFails) until the test lets it finish: no race with a
 	// wall-clock JoinTime.
-	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
+	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	st := &waitJoined{waiting{node{sw, n}}}
 	mustDone(t, st, false) // no pod yet
 	mustDo(t, &growStatefulSet{node: node{sw, n}})
@@ -157,7 +157,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	mustDone(t, st, true)
 
 	// A bootstrap that fails (5.0 JOINING_FAILED) stops the run with what to check.
-	_, sw2 := kindWorld(t, world.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
+	_, sw2 := kindWorld(t, world.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	mustDo(t, &growStatefulSet{node: node{sw2, n}})
 	err := (&waitJoined{waiting{node{sw2, n}}}).Wait(ctx)
 	var fatal *engine.Fatal
@@ -171,7 +171,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rec := &warnings{onWarn: cancel}
-	_, sw3 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, checkpoint.KindScaleUp, n)
+	_, sw3 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	sw3.Reporter, sw3.StallAfter = rec, 20*time.Millisecond
 	mustDo(t, &growStatefulSet{node: node{sw3, n}})
 	err = (&waitJoined{waiting{node{sw3, n}}}).Wait(wctx)
@@ -186,7 +186,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	// waits for).
 	wctx2, cancel2 := context.WithCancel(ctx)
 	defer cancel2()
-	_, sw4 := kindWorld(t, world.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, checkpoint.KindScaleUp, n)
+	_, sw4 := kindWorld(t, world.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, "scale-up", n)
 	sw4.Reporter = &warnings{onWaiting: func(string) { cancel2() }}
 	mustDo(t, &growStatefulSet{node: node{sw4, n}})
 	if err := (&waitJoined{waiting{node{sw4, n}}}).Wait(wctx2); err == nil || !strings.Contains(err.Error(), "not scheduled (Unschedulable") {
@@ -196,7 +196,7 @@ func TestWaitJoinedStep(t *testing.T) {
 
 func TestCleanupStep(t *testing.T) {
 	ctx := context.Background()
-	w, sw := kindWorld(t, world.Opts{Nodes: 2}, checkpoint.KindScaleUp)
+	w, sw := kindWorld(t, world.Opts{Nodes: 2}, "scale-up")
 	n := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{n}
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepCleanup, n.Pod)}
@@ -223,7 +223,7 @@ func TestCleanupStep(t *testing.T) {
 	if err := st.Recheck(ctx); err == nil || !strings.Contains(err.Error(), "demo-dc1-rack1-0 (10.244.0.11) of datacenter dc1 is DN") {
 		t.Fatalf("Recheck = %v, want the node DN (peers see a drained node down)", err)
 	}
-	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Hour}, checkpoint.KindScaleUp)
+	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Hour}, "scale-up")
 	mustDo(t, &growStatefulSet{node: node{sw2, newNode(1)}}) // joins for an hour
 	err := (&cleanup{node: node{sw2, existing(w2, 0)}}).Do(ctx)
 	if _, ok := err.(*engine.Retryable); !ok || !strings.Contains(err.Error(), "Not safe to run cleanup") {
@@ -232,7 +232,7 @@ func TestCleanupStep(t *testing.T) {
 }
 
 func TestDrainStep(t *testing.T) {
-	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindRestart)
+	w, sw := kindWorld(t, world.Opts{Nodes: 3}, "restart")
 	n := existing(w, 2)
 	st := &drain{node: node{sw, n}}
 	mustDone(t, st, false)
@@ -251,7 +251,7 @@ func TestDrainStep(t *testing.T) {
 }
 
 func TestDeletePodStep(t *testing.T) {
-	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindRestart)
+	w, sw := kindWorld(t, world.Opts{Nodes: 3}, "restart")
 	n := existing(w, 2)
 	st := &deletePod{node: node{sw, n}}
 	mustDone(t, st, false)
@@ -279,7 +279,7 @@ func TestWaitRestartedStep(t *testing.T) {
 	// The world would start the new pod's Cassandra (and turn the pod Ready) an hour
 	// after creating it, so the pod stays not Ready until the test starts it, on the
 	// step's report that it waits for that: no race with a wall-clock StartTime.
-	w, sw := kindWorld(t, world.Opts{Nodes: 3, StartTime: time.Hour}, checkpoint.KindRestart)
+	w, sw := kindWorld(t, world.Opts{Nodes: 3, StartTime: time.Hour}, "restart")
 	n := existing(w, 1)
 	st := &waitRestarted{waiting{node{sw, n}}}
 	mustDone(t, st, false) // the old pod
@@ -391,7 +391,7 @@ func TestRepairDeletePVCsStep(t *testing.T) {
 }
 
 func TestBuildKinds(t *testing.T) {
-	w, sw := kindWorld(t, world.Opts{Nodes: 1, Operator: true}, checkpoint.KindScaleUp)
+	w, sw := kindWorld(t, world.Opts{Nodes: 1, Operator: true}, "scale-up")
 	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
 	sw.CP.PausedOperator = &op
 	n := newNode(1)

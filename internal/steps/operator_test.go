@@ -106,7 +106,7 @@ func TestSharedPause(t *testing.T) {
 // the Deployment: a resume must not pause the operator again.
 func TestPauseStaysDoneAfterRestore(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
-	for _, kind := range []string{checkpoint.KindScaleDown, checkpoint.KindScaleUp, checkpoint.KindRestart} {
+	for _, kind := range []string{checkpoint.KindScaleDown, "scale-up", "restart"} {
 		sw, op := sharedWorld(w, "op-"+kind, w.NS, w.Name)
 		sw.CP.Kind = kind
 		sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepPauseOperator, ""), checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}

@@ -101,7 +101,7 @@ func scale(t *testing.T, w *world.World, to int32) {
 // edit, the StatefulSets' count and both ways forward; put back, it goes ahead.
 func TestRestoreRecheckNamesEdit(t *testing.T) {
 	ctx := context.Background()
-	w, sw := kindWorld(t, world.Opts{Nodes: 3, Operator: true}, checkpoint.KindRestart)
+	w, sw := kindWorld(t, world.Opts{Nodes: 3, Operator: true}, "restart")
 	st := &resumeOperator{operatorStep{w: sw, op: checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", Replicas: 1}}}
 	if err := st.Recheck(ctx); err != nil {
 		t.Fatalf("agreeing: %v", err)

@@ -6,7 +6,9 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 )
 
 // extra stands for a kind an operator offers (CassKop's repair-operator-state).
@@ -23,7 +25,7 @@ func (extra) Info() operation.Info {
 func TestRegistry(t *testing.T) {
 	r := Registry(extra{})
 	names := r.Names()
-	if !slices.Equal(names, []string{"extra", checkpoint.KindRestart, checkpoint.KindScaleDown, checkpoint.KindScaleUp}) {
+	if !slices.Equal(names, []string{"extra", restart.Name, checkpoint.KindScaleDown, scaleup.Name}) {
 		t.Fatalf("registered kinds %v", names)
 	}
 	schemas := r.Schemas()

@@ -14,13 +14,16 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 )
 
+// Name is the restart's kind in checkpoints.
+const Name = "restart"
+
 // Kind is the rolling restart.
 type Kind struct{}
 
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name:        checkpoint.KindRestart,
+		Name:        Name,
 		Checkpoint:  checkpoint.Schema{Version: 2, Steps: []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",

@@ -120,7 +120,7 @@ func (k Kind) planScale(ctx context.Context, env *operation.Env) (*operation.Pla
 // inFlight resumes a scale in flight with the same target (planned again when --force
 // changed), and refuses one with another target.
 func inFlight(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
-	if existing.Kind != checkpoint.KindScaleDown && existing.Kind != checkpoint.KindScaleUp {
+	if existing.Kind != checkpoint.KindScaleDown && existing.Kind != scaleup.Name {
 		return operation.InFlight{}
 	}
 	if !existing.SameTarget(asked.DC, asked.Racks, asked.Request.Nodes) {

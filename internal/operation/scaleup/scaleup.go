@@ -16,13 +16,16 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
+// Name is the scale-up's kind in checkpoints.
+const Name = "scale-up"
+
 // Kind is the scale-up.
 type Kind struct{ operation.Scale }
 
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name: checkpoint.KindScaleUp,
+		Name: Name,
 		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
 			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
