@@ -37,6 +37,10 @@ type Variant struct {
 	// operator is restored without waiting for the cluster resource and the
 	// StatefulSets to agree (the operator continues its own scale-down).
 	Repair bool
+	// AnyReader: the safety checks read the ring from any Ready pod but the one acted
+	// on. Without it (scale-down) they read it first from the ring readers, pods
+	// outside the plan remembered between reads: they stay while the plan's nodes leave.
+	AnyReader bool
 }
 
 // PlanTexter is a step that says more in a plan, before it runs, than its Describe says
@@ -47,6 +51,7 @@ type PlanTexter interface {
 
 // Build returns the implementations of the checkpoint's steps, one per step record.
 func Build(w *World, v Variant) (map[string]engine.Step, error) {
+	w.variant = v
 	out := map[string]engine.Step{}
 	for _, s := range w.CP.Steps {
 		switch s.Kind {

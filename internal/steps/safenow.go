@@ -79,11 +79,12 @@ func (w *World) ringSafe(ctx context.Context, dc, self, except string) (string, 
 	return "", nil
 }
 
-// freshRing reads `nodetool status` now. A scale-down reads from its ring readers (pods
-// outside the plan) and keeps the answer like ring() does; when they cannot answer (the
-// one remaining node is down) and for the other kinds, any Ready pod but except reads it.
+// freshRing reads `nodetool status` now: from the ring readers (pods outside the plan),
+// keeping the answer like ring() does, unless the kind reads from any pod
+// (Variant.AnyReader); when they cannot answer (the one remaining node is down) or it
+// does, any Ready pod but except reads it.
 func (w *World) freshRing(ctx context.Context, except string) (nodetool.Ring, string, error) {
-	if w.CP.Kind == "" || w.CP.Kind == checkpoint.KindScaleDown {
+	if !w.variant.AnyReader {
 		if k, err := w.readRing(ctx); err == nil {
 			observation.Keep(&w.obs, ringKind, "", k)
 			return k.r, k.reader, nil

@@ -87,6 +87,8 @@ type World struct {
 	readers []string
 	// obs are this run's reads since it last waited (reads.go).
 	obs observation.Cache
+	// variant is how the kind's steps differ (Build sets it).
+	variant Variant
 	// lastSeenSTS survives Forget: the last StatefulSets read or written (lastSTS).
 	lastSeenSTS guarded[string, *appsv1.StatefulSet]
 	// noWatchList: the API server refused (or did not finish) a watch's initial events

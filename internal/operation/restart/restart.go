@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // Name is the restart's kind in checkpoints.
@@ -24,6 +25,7 @@ type Kind struct{}
 func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name:        Name,
+		Steps:       steps.Variant{AnyReader: true},
 		Checkpoint:  checkpoint.Schema{Version: 2, Steps: []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -25,7 +26,8 @@ type Kind struct{ operation.Scale }
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name: Name,
+		Name:  Name,
+		Steps: steps.Variant{AnyReader: true},
 		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
 			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
