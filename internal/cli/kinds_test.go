@@ -32,7 +32,7 @@ func TestStatusShowsEveryKind(t *testing.T) {
 		text  string
 	}{
 		{"scale-up", world.Opts{Nodes: 1}, func(t *testing.T, w *world.World) { run(w, 4, scaleUp3...) }, scaleup.Name, "datacenter dc1 racks rack1 -> 3 nodes, step"},
-		{"restart", world.Opts{Nodes: 3}, func(t *testing.T, w *world.World) { run(w, 4, restartR1...) }, restart.Name, "datacenter dc1 racks rack1, rolling restart, step"},
+		{"restart", world.Opts{Nodes: 3}, func(t *testing.T, w *world.World) { run(w, 4, restartR1...) }, restart.Kind{}.Info().Name, "datacenter dc1 racks rack1, rolling restart, step"},
 		{"repair", world.Opts{}, nil, repair.Name, "datacenter dc1 racks rack1, repair of CassKop's stuck status, step"},
 	}
 	for _, tc := range cases {

@@ -37,10 +37,10 @@ type Variant struct {
 	// operator is restored without waiting for the cluster resource and the
 	// StatefulSets to agree (the operator continues its own scale-down).
 	Repair bool
-	// AnyReader: the safety checks read the ring from any Ready pod but the one acted
-	// on. Without it (scale-down) they read it first from the ring readers, pods
-	// outside the plan remembered between reads: they stay while the plan's nodes leave.
-	AnyReader bool
+	// RingReaders (scale-down): the safety checks read the ring first from the ring
+	// readers, pods outside the plan remembered between reads (they stay while the
+	// plan's nodes leave). Without it they read it from any Ready pod but the one acted on.
+	RingReaders bool
 }
 
 // PlanTexter is a step that says more in a plan, before it runs, than its Describe says

@@ -63,8 +63,8 @@ func kindWorld(t *testing.T, o world.Opts, kind string, nodes ...checkpoint.Node
 		Spec:     casskop.DCSpec{A: a, NS: w.NS, Name: w.Name, DC: "dc1"},
 		Operator: casskop.OperatorStatus{A: a, NS: w.NS, Name: w.Name}}
 	sw.obs.SetUncached(true)
-	// Every kind but the scale-down reads the ring from any pod (its Info's Variant).
-	sw.variant.AnyReader = kind != checkpoint.KindScaleDown
+	// The scale-down reads the ring from its ring readers (its Info's Variant).
+	sw.variant.RingReaders = kind == checkpoint.KindScaleDown
 	// A safety check that is not met waits; the tests want its answer soon (safenow.go).
 	sw.StallAfter = 30 * time.Millisecond
 	return w, sw

@@ -80,11 +80,11 @@ func (w *World) ringSafe(ctx context.Context, dc, self, except string) (string, 
 }
 
 // freshRing reads `nodetool status` now: from the ring readers (pods outside the plan),
-// keeping the answer like ring() does, unless the kind reads from any pod
-// (Variant.AnyReader); when they cannot answer (the one remaining node is down) or it
-// does, any Ready pod but except reads it.
+// keeping the answer like ring() does, when the kind has them (Variant.RingReaders);
+// when they cannot answer (the one remaining node is down) or it has none, any Ready
+// pod but except reads it.
 func (w *World) freshRing(ctx context.Context, except string) (nodetool.Ring, string, error) {
-	if !w.variant.AnyReader {
+	if w.variant.RingReaders {
 		if k, err := w.readRing(ctx); err == nil {
 			observation.Keep(&w.obs, ringKind, "", k)
 			return k.r, k.reader, nil

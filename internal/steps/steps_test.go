@@ -42,7 +42,7 @@ func setup(t *testing.T, version string) (*world.World, *World, checkpoint.Node)
 	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, Nodes: []checkpoint.Node{n}}
 	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
 		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Container: "cassandra", CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: version + ".0",
-		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
+		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}, variant: Variant{RingReaders: true}}
 	sw.obs.SetUncached(true)
 	return w, sw, n
 }

@@ -25,7 +25,7 @@ func (extra) Info() operation.Info {
 func TestRegistry(t *testing.T) {
 	r := Registry(extra{})
 	names := r.Names()
-	if !slices.Equal(names, []string{"extra", restart.Name, checkpoint.KindScaleDown, scaleup.Name}) {
+	if !slices.Equal(names, []string{"extra", restart.Kind{}.Info().Name, checkpoint.KindScaleDown, scaleup.Name}) {
 		t.Fatalf("registered kinds %v", names)
 	}
 	schemas := r.Schemas()

@@ -39,7 +39,7 @@ rack too: a pod that was already restarted (its UID changed) is not restarted ag
 		Validate: func(req operation.Request, _ func(string) bool) error { return operation.RequireRack(req) },
 		Busy:     true,
 		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
-			if existing.Kind == Name && asked.Selected && existing.SameRacks(asked.DC, asked.Racks) {
+			if existing.Kind == (Kind{}).Info().Name && asked.Selected && existing.SameRacks(asked.DC, asked.Racks) {
 				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID)}
 			}
 			return operation.InFlight{}

@@ -12,11 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
-
-// Name is the restart's kind in checkpoints.
-const Name = "restart"
 
 // Kind is the rolling restart.
 type Kind struct{}
@@ -24,8 +20,7 @@ type Kind struct{}
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name:        Name,
-		Steps:       steps.Variant{AnyReader: true},
+		Name:        "restart",
 		Checkpoint:  checkpoint.Schema{Version: 2, Steps: []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // Kind is the scale-down.
@@ -28,6 +29,7 @@ func (Kind) Info() operation.Info {
 			Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
 				checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
+		Steps:       steps.Variant{RingReaders: true},
 		ConfirmWord: "Scale down",
 		Abort:       operation.Abort{Point: operation.AbortBetweenNodes, Verb: "removing", Unit: "nodes", Past: "removed"},
 	}

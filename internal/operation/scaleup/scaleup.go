@@ -13,7 +13,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -26,8 +25,7 @@ type Kind struct{ operation.Scale }
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name:  Name,
-		Steps: steps.Variant{AnyReader: true},
+		Name: Name,
 		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
 			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
@@ -65,11 +63,11 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if err != nil {
 		return nil, err
 	}
-	dc, racks := plan.DC, plan.Racks
+	dc := plan.DC
 	from := map[string]int{}
 	var states []operation.RackNow
 	grow := false
-	for _, r := range racks {
+	for _, r := range plan.Racks {
 		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "scale-up")
 		if err != nil {
 			return nil, err
@@ -102,7 +100,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		plan.Warnings = append(plan.Warnings, "without --cleanup the existing nodes keep the data of the ranges the new nodes take over, until `nodetool cleanup` runs on each of them")
 	}
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
+	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), newNodes...)
 	plan.CP.Steps = checkpoint.ScaleUpSteps(newNodes, cleanup, req.Pause != nil)
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)

@@ -28,7 +28,7 @@ func (Kind) Info() operation.Info {
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{Point: operation.AbortBeforeChange, KeepsCount: true},
-		Steps:       steps.Variant{Repair: true, AnyReader: true},
+		Steps:       steps.Variant{Repair: true},
 	}
 }
 
