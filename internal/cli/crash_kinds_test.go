@@ -149,7 +149,7 @@ func TestRestartCrashMatrix(t *testing.T) {
 // paused operator 1 -> 0 -> 1, and one cleanup per pre-existing node. The one allowed
 // repetition: a cleanup whose run died after the exec and before a checkpoint write
 // recorded it done runs again on resume (nodetool cannot tell a cleanup ran; running it
-// twice is harmless, internal/steps/scaleup.go Cleanup), once per such crash.
+// twice is harmless, internal/steps/scaleup.go, cleanup), once per such crash.
 func scaleUpHistory(w *world.World, racks []string, to int, cleanups []string, operator bool) world.Expect {
 	if len(racks) == 0 {
 		racks = []string{"demo-dc1-rack1"}

@@ -251,7 +251,7 @@ func (w *World) AssertHistory(e Expect, label string) {
 // RerunsAfterCrash counts the crashed processes whose last "<command> <pod>" exec was
 // not followed by a checkpoint write in that process: its step was still recorded
 // "started", so resume runs it again (steps whose effect nodetool cannot show, such as
-// cleanup: internal/steps/scaleup.go Cleanup).
+// cleanup: internal/steps/scaleup.go, cleanup).
 func (w *World) RerunsAfterCrash(h []Event, key string) int {
 	w.mu.Lock()
 	crashed := map[int]bool{}
