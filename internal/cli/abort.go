@@ -8,7 +8,6 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
@@ -36,9 +35,9 @@ func newAbortCmd(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "abort [CLUSTER]",
 		Short: "Stop the operation in flight at a safe point, leaving the cluster consistent",
-		Long: `Stop the operation recorded in the cluster's checkpoint where it stands, at any safe point:
+		Long: o.words().Replace(`Stop the operation recorded in the cluster's checkpoint where it stands, at any safe point:
 between two nodes of a scale-down (or after a decommission Cassandra refused), anywhere in a
-scale-up, between two pods of a restart. Abort sets the CassandraCluster's nodesPerRacks to what
+scale-up, between two pods of a restart. Abort sets the {Kind}'s {Count} to what
 the racks' StatefulSets have, restores anything the plan paused (the operator Deployment), clears
 the checkpoint and records the last operation as "aborted after removing k of n nodes" (or added,
 or restarted pods). Every write is guarded, and the checkpoint is re-read before each one.
@@ -46,9 +45,9 @@ or restarted pods). Every write is guarded, and the checkpoint is re-read before
 A decommission cannot be cancelled once the node is LEAVING: then abort refuses, and resume is the
 way to finish removing that node. Abort also refuses while a node is half removed (left, its pod
 or claims still there), a pod is drained or on its way back, or the datacenter's racks have
-different sizes (CassKop keeps one count per datacenter): it says which rack to finish first.
+sizes its {Count} cannot hold: it says which rack to finish first.
 
-` + exit.Help,
+` + exit.Help),
 		Example:           abortExample,
 		GroupID:           groupOps,
 		Args:              cobra.MaximumNArgs(1),
@@ -69,7 +68,7 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if cp == nil {
-		msg := fmt.Sprintf("No operation in flight on CassandraCluster %s/%s: nothing to abort.", s.cluster.Namespace, s.cluster.Name)
+		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to abort.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
 		if out != "text" {
 			return output.Print(o.Out, out, map[string]any{"result": "nothing-to-abort", "message": msg, "next": s.statusHint()})
 		}
@@ -126,21 +125,17 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 // undoAbort leaves the cluster consistent: the cluster resource's count set to what
 // the racks' StatefulSets have, the operator restored if the operation paused it.
 func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
-	if point.nodesPerRack != point.replicas {
+	if point.changesCount() {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
 		}
 		// Guarded by the resourceVersion the assessment read: a cluster resource changed
 		// since (by anyone) fails the write, and abort says to run it again.
-		counts := map[string]int{}
-		for _, r := range point.racks {
-			counts[r] = point.replicas
-		}
-		if err := s.adapter.SetRackNodesAt(ctx, cp.Namespace, cp.Cluster, cp.Target.DC, counts, point.rv); err != nil {
+		if err := s.adapter.SetRackNodesAt(ctx, cp.Namespace, cp.Cluster, cp.Target.DC, point.counts, point.rv); err != nil {
 			o.releaseAbort(ctx, s, cp)
-			return fmt.Errorf("cannot set %s of datacenter %s to %d: %w; nothing else changed and the checkpoint is kept, run abort again", s.adapter.CountWords(), cp.Target.DC, point.replicas, err)
+			return fmt.Errorf("cannot set %s of datacenter %s to %s: %w; nothing else changed and the checkpoint is kept, run abort again", point.countWords, cp.Target.DC, countText(point.counts), err)
 		}
-		fmt.Fprintf(o.ErrOut, "Set %s of datacenter %s to %d (was %d), the racks' StatefulSet replicas.\n", s.adapter.CountWords(), cp.Target.DC, point.replicas, point.nodesPerRack)
+		fmt.Fprintf(o.ErrOut, "Set %s of datacenter %s to %s (was %s), the racks' StatefulSet replicas.\n", point.countWords, cp.Target.DC, countText(point.counts), countText(point.spec))
 	}
 	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
@@ -158,17 +153,17 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
 	where := "nothing in the cluster was changed yet"
 	switch {
-	case p.rule.Point == operation.AbortBetweenNodes && p.done == 0:
-		where = "no node has started leaving"
-	case p.done > 0:
-		where = fmt.Sprintf("%d of %d %s %s so far, no node in the middle of a change", p.done, p.total, p.rule.Unit, p.rule.Past)
+	case p.Done > 0:
+		where = fmt.Sprintf("%d of %d %s %s so far, no node in the middle of a change", p.Done, p.Total, p.rule.Unit, p.rule.Past)
+	case p.rule.NoneYet != "":
+		where = p.rule.NoneYet
 	}
 	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s); %s.\n", cp.OperationID, cp.Kind, o.operationTarget(cp.Kind, cp.Target), where)
-	for _, n := range p.notes {
+	for _, n := range p.Notes {
 		fmt.Fprintf(o.ErrOut, "Note: %s.\n", n)
 	}
-	if p.nodesPerRack != p.replicas {
-		fmt.Fprintf(o.ErrOut, "%s of datacenter %s will be set to %d (now %d), what every rack's StatefulSet has.\n", p.countWords, cp.Target.DC, p.replicas, p.nodesPerRack)
+	if p.changesCount() {
+		fmt.Fprintf(o.ErrOut, "%s of datacenter %s will be set to %s (now %s), what every rack's StatefulSet has.\n", p.countWords, cp.Target.DC, countText(p.counts), countText(p.spec))
 	}
 	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
 		fmt.Fprintf(o.ErrOut, "The operator Deployment %s/%s will be restored to %d replicas.\n", cp.PausedOperator.Namespace, cp.PausedOperator.Name, cp.PausedOperator.Replicas)

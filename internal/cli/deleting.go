@@ -9,7 +9,8 @@ func refuseDeleting(s *session, what string) error {
 	if !s.cluster.Deleting {
 		return nil
 	}
-	return exit.Refusedf("CassandraCluster %s/%s is being deleted (metadata.deletionTimestamp is set): refusing to %s; nothing changed. "+
-		"Check it with: kubectl get cassandracluster -n %s %s -o jsonpath='{.metadata.deletionTimestamp} {.metadata.finalizers}'",
-		s.cluster.Namespace, s.cluster.Name, what, s.cluster.Namespace, s.cluster.Name)
+	gr := s.adapter.GroupResource()
+	return exit.Refusedf("%s %s/%s is being deleted (metadata.deletionTimestamp is set): refusing to %s; nothing changed. "+
+		"Check it with: kubectl get %s -n %s %s -o jsonpath='{.metadata.deletionTimestamp} {.metadata.finalizers}'",
+		s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name, what, gr.String(), s.cluster.Namespace, s.cluster.Name)
 }

@@ -157,17 +157,3 @@ func (o *Options) refuseOtherInFlight(s *session, cp *checkpoint.Checkpoint) err
 	return exit.Refusedf("operation %s (%s, %s, started by %s at %s) is in flight on %s; finish it first: %s",
 		cp.OperationID, cp.Kind, o.operationTarget(cp.Kind, cp.Target), cp.StartedBy, cp.StartedAt.Format(time.RFC3339), s.cluster.Name, s.resumeHint())
 }
-
-// refuseStarted refuses to abort an operation that may be aborted only before it
-// changed the cluster (operation.AbortBeforeChange), once any step past pausing the
-// operator started: resume finishes it.
-func refuseStarted(s *session, cp *checkpoint.Checkpoint) error {
-	for _, st := range cp.Steps {
-		if st.Kind == checkpoint.StepPauseOperator || st.State == checkpoint.StatePending {
-			continue
-		}
-		return exit.Refusedf("operation %s (%s) has started changing the cluster (step %s is %s): abort cannot undo that; resume finishes it: %s",
-			cp.OperationID, cp.Kind, st.ID, st.State, s.resumeHint())
-	}
-	return nil
-}

@@ -32,6 +32,8 @@ type planReport struct {
 
 	kind operation.Kind
 	cp   *checkpoint.Checkpoint
+	// resource is the cluster resource's kind (operator.Resource.Kind).
+	resource string
 }
 
 type planNode struct {
@@ -58,7 +60,7 @@ func newPlanReport(k operation.Kind, w *steps.World, warnings []string, dryRun b
 		Kind: cp.Kind, OperationID: cp.OperationID, Namespace: cp.Namespace, Cluster: cp.Cluster,
 		DC: cp.Target.DC, Racks: cp.Target.Racks, From: cp.Target.From, To: cp.Target.Nodes,
 		Force: cp.Force, DryRun: dryRun, Warnings: warnings, Next: next,
-		Nodes: []planNode{}, Steps: []planStep{}, kind: k, cp: cp,
+		Nodes: []planNode{}, Steps: []planStep{}, kind: k, cp: cp, resource: w.ResourceKind,
 	}
 	if dryRun {
 		r.OperationID = ""
@@ -103,7 +105,7 @@ func (o *Options) showPlan(r planReport, format string) {
 
 // printPlanText writes the plan for people.
 func (o *Options) printPlanText(w io.Writer, r planReport, title string) {
-	fmt.Fprintf(w, "%s: CassandraCluster %s/%s, datacenter %s\n", title, r.Namespace, r.Cluster, r.DC)
+	fmt.Fprintf(w, "%s: %s %s/%s, datacenter %s\n", title, r.resource, r.Namespace, r.Cluster, r.DC)
 	for _, line := range r.kind.PlanLines(r.cp, r.Findings) {
 		fmt.Fprintln(w, line)
 	}

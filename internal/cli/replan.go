@@ -13,16 +13,17 @@ import (
 // replanForce answers a scale with the same target as the scale-down in flight but
 // another --force: resuming the old plan would decommission with the old flag. When no
 // node of the old plan is in the middle of leaving (each either removed in full or
-// untouched, as abort checks it: assessScaleDown), the plan is made again from the real
+// untouched, as abort checks it: the kind's Abort.Assess), the plan is made again from the real
 // world with the new --force and replaces the old one in a guarded write (the old
 // operation's pause of the operator carries over); otherwise it refuses and says so.
 //
-// The check is the one abort makes between nodes (operation.AbortBetweenNodes): a kind
-// whose command answers Replan must be aborted at that point, or it is refused here.
+// The check is the kind's abort assessment: a kind whose command answers Replan must
+// have one that refuses while a node is in the middle of a change.
 func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpoint.Checkpoint, st *operationOptions) error {
 	req, f, down := st.req, &st.flags, st.kind
-	if down.Info().Abort.Point != operation.AbortBetweenNodes {
-		return exit.Refusedf("operation %s cannot be planned again (a %s is not made of whole node removals); nothing changed. Finish it first: %s",
+	assess := down.Info().Abort.Assess
+	if assess == nil {
+		return exit.Refusedf("operation %s cannot be planned again (a %s has no safe point but its start); nothing changed. Finish it first: %s",
 			existing.OperationID, down.Info().Name, s.resumeHint())
 	}
 	self := o.self()
@@ -31,7 +32,7 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 		return err
 	}
 	was, want := forceWord(existing.Force), forceWord(req.Force)
-	if err := o.assessScaleDown(ctx, s, existing, &abortPoint{}); err != nil {
+	if _, err := assess(ctx, o.abortReads(s), existing); err != nil {
 		return exit.Refusedf("operation %s (same target) was planned %s; it cannot be made again %s while a node of it is being removed: %v. "+
 			"Once resume finished the old plan (%s), run this scale again if nodes are still to go",
 			existing.OperationID, was, want, err, was)

@@ -71,33 +71,6 @@ func CommonAccess(ns string, cr schema.GroupResource, patchWhy string) []Access 
 	}
 }
 
-// Abort is when an operation of a kind may be aborted, and how abort counts its
-// progress (internal/cli/abortpoint.go reads the world accordingly).
-type Abort struct {
-	// Point is the safe point abort checks the world for.
-	Point AbortPoint
-	// Verb, Unit and Past say in words what the operation does to what ("removing",
-	// "nodes", "removed").
-	Verb, Unit, Past string
-	// KeepsCount: abort leaves the cluster resource's count alone (the operator's own
-	// count is what the operation lets it finish).
-	KeepsCount bool
-}
-
-// AbortPoint names a safe point for abort.
-type AbortPoint int
-
-const (
-	// AbortBeforeChange: only before a step past pausing the operator started.
-	AbortBeforeChange AbortPoint = iota
-	// AbortBetweenNodes: every planned node removed in full or untouched.
-	AbortBetweenNodes
-	// AbortAnywhere: at any point (a node still joining goes on by itself).
-	AbortAnywhere
-	// AbortBetweenPods: every planned pod Ready with its node NORMAL.
-	AbortBetweenPods
-)
-
 // Env is what a kind plans against: the readers, the cluster, its operator and the
 // request.
 type Env struct {

@@ -51,9 +51,11 @@ type Plan struct {
 	Findings []string
 }
 
-// NodeInfo is what the planner asks Cassandra: a node's Host ID, the ring, keyspaces.
+// NodeInfo is what the planner asks Cassandra: a node's Host ID and mode, the ring,
+// keyspaces.
 type NodeInfo interface {
 	Info(ctx context.Context, pod string) (nodetool.Info, error)
+	Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
 	Status(ctx context.Context, pod string) (nodetool.Ring, error)
 	DescribeCluster(ctx context.Context, pod string) (nodetool.ClusterDescription, error)
 }

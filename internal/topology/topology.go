@@ -202,6 +202,10 @@ func (c Cluster) Select(dc, rack string) (DC, []Rack, error) {
 	return DC{}, nil, fmt.Errorf("rack %q exists in several datacenters (%s): add --dc", rack, strings.Join(names, ", "))
 }
 
+// PodName is the name the StatefulSet controller gives pod ordinal of StatefulSet sts
+// (Ordinal reads it back).
+func PodName(sts string, ordinal int) string { return fmt.Sprintf("%s-%d", sts, ordinal) }
+
 // Ordinal is the ordinal n of pod <sts>-<n>, the name the StatefulSet controller gives
 // its pods; ok is false for a pod that is not the StatefulSet's.
 func Ordinal(pod, sts string) (int, bool) {

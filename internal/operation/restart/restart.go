@@ -24,7 +24,7 @@ func (Kind) Info() operation.Info {
 		Checkpoint:  checkpoint.Schema{Version: 2, Steps: []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",
-		Abort:       operation.Abort{Point: operation.AbortBetweenPods, Verb: "restarting", Unit: "pods", Past: "restarted"},
+		Abort:       operation.Abort{Verb: "restarting", Unit: "pods", Past: "restarted", Assess: assess},
 	}
 }
 

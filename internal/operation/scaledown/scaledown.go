@@ -31,7 +31,7 @@ func (Kind) Info() operation.Info {
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
 		Steps:       steps.Variant{RingReaders: true},
 		ConfirmWord: "Scale down",
-		Abort:       operation.Abort{Point: operation.AbortBetweenNodes, Verb: "removing", Unit: "nodes", Past: "removed"},
+		Abort:       operation.Abort{Verb: "removing", Unit: "nodes", Past: "removed", NoneYet: "no node has started leaving", Assess: assess},
 	}
 }
 

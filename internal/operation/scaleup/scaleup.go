@@ -30,7 +30,7 @@ func (Kind) Info() operation.Info {
 			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
-		Abort:       operation.Abort{Point: operation.AbortAnywhere, Verb: "adding", Unit: "nodes", Past: "added"},
+		Abort:       operation.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: assess},
 	}
 }
 
@@ -114,7 +114,7 @@ func newNodes(ctx context.Context, env *operation.Env, states []operation.RackNo
 	var out []checkpoint.Node
 	for _, st := range states {
 		for i := st.Cur; i < nodes; i++ {
-			pod := fmt.Sprintf("%s-%d", st.STS.Name, i)
+			pod := topology.PodName(st.STS.Name, i)
 			if cl.IsSeed(pod) {
 				return nil, exit.Refusedf("%s; nothing changed", operation.SeedRefusal(env.Adapter, cl, pod, ""))
 			}

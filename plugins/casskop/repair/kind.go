@@ -27,7 +27,7 @@ func (Kind) Info() operation.Info {
 			checkpoint.StepOperatorStatus, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
-		Abort:       operation.Abort{Point: operation.AbortBeforeChange, KeepsCount: true},
+		Abort:       operation.Abort{KeepsCount: true},
 		Steps:       steps.Variant{Repair: true},
 	}
 }

@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+)
+
+// TestRackToFinish: abort names the first rack of the plan not at its target, or else
+// the first of the smallest racks; counts are said as one number when the racks agree.
+func TestRackToFinish(t *testing.T) {
+	racks := []topology.Rack{{Name: "r1"}, {Name: "r2"}, {Name: "r3"}}
+	plan := checkpoint.Target{Racks: []string{"r2", "r3"}, Nodes: 2}
+	if got := rackToFinish(plan, racks, map[string]int{"r1": 3, "r2": 2, "r3": 3}); got != "r3" {
+		t.Errorf("plan rack not at target: got %s, want r3", got)
+	}
+	if got := rackToFinish(plan, racks, map[string]int{"r1": 1, "r2": 2, "r3": 2}); got != "r1" {
+		t.Errorf("plan racks at target: got %s, want the smallest, r1", got)
+	}
+	if got := countText(map[string]int{"r1": 2, "r2": 2}); got != "2" {
+		t.Errorf("equal racks: %q", got)
+	}
+	if got := countText(map[string]int{"r2": 2, "r1": 3}); got != "r1=3, r2=2" {
+		t.Errorf("unequal racks: %q", got)
+	}
+	if got := sizesText(racks, map[string]int{"r1": 3, "r2": 2, "r3": 2}); got != "r1 3, r2 2, r3 2" {
+		t.Errorf("sizes: %q", got)
+	}
+}

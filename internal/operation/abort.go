@@ -1,0 +1,55 @@
+package operation
+
+import (
+	"context"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+)
+
+// Abort is when an operation of a kind may be aborted, and how abort counts its
+// progress. Abort (internal/cli/abort.go) asks the kind's Assess, then checks the racks
+// against the cluster resource's count unless KeepsCount.
+type Abort struct {
+	// Verb, Unit and Past say in words what the operation does to what ("removing",
+	// "nodes", "removed"); Unit is empty for a kind that counts no progress.
+	Verb, Unit, Past string
+	// NoneYet says where the operation stands when no unit is done yet ("no node has
+	// started leaving"); empty: nothing in the cluster was changed yet.
+	NoneYet string
+	// KeepsCount: abort leaves the cluster resource's count alone (the operator's own
+	// count is what the operation lets it finish).
+	KeepsCount bool
+	// Assess reads the world and refuses (exit 3, nothing changed, what to run instead)
+	// unless the operation stands at the kind's safe point, and says how far it got.
+	// Nil: abort only before any step past pausing the operator started.
+	Assess func(ctx context.Context, r AbortReads, cp *checkpoint.Checkpoint) (Progress, error)
+}
+
+// AbortReads is what an abort assessment reads the world with: the planner's reads
+// (pods, claims, StatefulSets, Cassandra) and the command that continues the
+// operation, for refusals that send the user to resume.
+type AbortReads struct {
+	*Planner
+	ResumeHint string
+}
+
+// Progress is how far an operation got, as abort found the world: Done of Total units
+// (Abort.Unit), and notes worth telling before abort acts.
+type Progress struct {
+	Done, Total int
+	Notes       []string
+}
+
+// RefuseStarted is the assessment of a kind aborted only before it changed the cluster
+// (Abort.Assess nil): it refuses once any step past pausing the operator started.
+func RefuseStarted(cp *checkpoint.Checkpoint, resumeHint string) error {
+	for _, st := range cp.Steps {
+		if st.Kind == checkpoint.StepPauseOperator || st.State == checkpoint.StatePending {
+			continue
+		}
+		return exit.Refusedf("operation %s (%s) has started changing the cluster (step %s is %s): abort cannot undo that; resume finishes it: %s",
+			cp.OperationID, cp.Kind, st.ID, st.State, resumeHint)
+	}
+	return nil
+}
