@@ -21,7 +21,7 @@ type abortPoint struct {
 	// counts are the StatefulSet replicas of each rack of the datacenter (what abort
 	// sets), spec what the cluster resource asks for now (rack -> nodes); rv is its
 	// resourceVersion then, and countWords names the count (operator.Counts).
-	counts, spec map[string]int
+	counts, spec   map[string]int
 	rv, countWords string
 	// rule is the kind's abort rule.
 	rule operation.Abort
