@@ -71,12 +71,13 @@ func (o *Options) clients() (*Clients, error) {
 	return o.Clients, nil
 }
 
-// detectCRD returns the served CassandraCluster API ("db.orange.com/v2"), or "" when
-// no cluster is reachable or the CRD is not installed.
-func (o *Options) detectCRD(ctx context.Context) string {
+// detectCRD returns the kind of the operator's cluster resource and its served API
+// ("CassandraCluster", "db.orange.com/v2"), or "" when no cluster is reachable or no
+// operator's CRD is installed.
+func (o *Options) detectCRD(ctx context.Context) (kind, api string) {
 	_, a, err := o.adapter(ctx)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return a.GVR().GroupVersion().String()
+	return a.Kind(), a.GVR().GroupVersion().String()
 }

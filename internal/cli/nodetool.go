@@ -36,12 +36,12 @@ func newNodetoolCmd(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "nodetool POD [--] ARGS...",
 		Short: "Run nodetool in the cassandra container of a pod of the cluster",
-		Long: `Runs nodetool in the "cassandra" container of POD, a pod of a CassandraCluster (its
-"cassandracluster" label; --cluster checks it names that cluster), with the environment the
+		Long: o.words().Replace(`Runs nodetool in the Cassandra container of POD, a pod of a {Kind} (the operator's
+cluster label; --cluster checks it names that cluster), with the environment the
 plugin's own calls use (LANG=C, JAVA_TOOL_OPTIONS=-Dcom.sun.jndi.rmiURLParsing=legacy) and
-the JMX credentials of --jmx-secret (or the cluster's spec.imageJolokiaSecret), given to
+the JMX credentials of --jmx-secret (or the Secret the cluster's spec names), given to
 nodetool on its standard input (-pwf /dev/stdin), never on a command line. nodetool's output
-is streamed as it comes and its exit code is the plugin's.`,
+is streamed as it comes and its exit code is the plugin's.`),
 		Example:           nodetoolExample,
 		GroupID:           groupInspect,
 		Args:              cobra.MinimumNArgs(1),
@@ -56,7 +56,7 @@ is streamed as it comes and its exit code is the plugin's.`,
 	}
 	// Everything after POD is nodetool's (its -h, -p, -r...), not the plugin's.
 	cmd.Flags().SetInterspersed(false)
-	cmd.Flags().StringVar(&cluster, "cluster", "", "the CassandraCluster POD must belong to (default: the one its label names)")
+	cmd.Flags().StringVar(&cluster, "cluster", "", o.words().Replace("the {Kind} POD must belong to (default: the one its label names)"))
 	_ = cmd.RegisterFlagCompletionFunc("cluster", o.completeClusters)
 	return cmd
 }

@@ -58,11 +58,11 @@ func newResumeCmd(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume [CLUSTER]",
 		Short: "Continue the operation recorded in the cluster's checkpoint",
-		Long: `Continue the operation recorded in the CassandraCluster's checkpoint annotation, from any
+		Long: o.words().Replace(`Continue the operation recorded in the {Kind}'s checkpoint annotation, from any
 machine. The checkpoint says what was planned; whether each step is done is asked of the real
 world (API objects and nodetool), so steps that already happened are not repeated.
 
-` + exit.Help,
+` + exit.Help),
 		Example:           resumeExample,
 		GroupID:           groupOps,
 		Args:              cobra.MaximumNArgs(1),

@@ -20,8 +20,10 @@ const versionExample = `  # Print the plugin's version, commit and build date
 
 type versionReport struct {
 	Plugin version.Info `json:"plugin"`
-	// CRD is the served CassandraCluster API version, when a cluster was reachable.
-	CRD string `json:"crd,omitempty"`
+	// CRD is the served API version of the cluster resource (kind), when a cluster was
+	// reachable.
+	CRD  string `json:"crd,omitempty"`
+	kind string
 }
 
 func newVersionCmd(o *Options) *cobra.Command {
@@ -41,7 +43,7 @@ func newVersionCmd(o *Options) *cobra.Command {
 			if !client {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
 				defer cancel()
-				rep.CRD = o.detectCRD(ctx)
+				rep.kind, rep.CRD = o.detectCRD(ctx)
 			}
 			switch output {
 			case "json":
@@ -53,7 +55,7 @@ func newVersionCmd(o *Options) *cobra.Command {
 			default:
 				fmt.Fprintf(o.Out, "kubectl-cassandra %s (commit %s, built %s, %s, %s)\n", rep.Plugin.Version, rep.Plugin.Commit, rep.Plugin.Date, rep.Plugin.GoVersion, rep.Plugin.Platform)
 				if rep.CRD != "" {
-					fmt.Fprintf(o.Out, "CassandraCluster API: %s\n", rep.CRD)
+					fmt.Fprintf(o.Out, "%s API: %s\n", rep.kind, rep.CRD)
 				}
 			}
 			return nil
