@@ -77,30 +77,37 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	if err := o.confirm(f.yes, down.Info().ConfirmWord); err != nil {
 		return err
 	}
-	// The old checkpoint is taken over first (a guarded write: it fails if anyone
-	// changed it since it was read), then replaced by the new plan at the next seq.
+	cp, err := o.replacePlan(ctx, s, existing, plan.CP, self, reason, fmt.Sprintf("re-planned %s: operation %s was planned %s", want, existing.OperationID, was))
+	if err != nil {
+		return err
+	}
+	return o.execute(ctx, s, cp, &f.runFlags)
+}
+
+// replacePlan takes the operation in flight over (a guarded write: it fails if anyone
+// changed it since it was read), then replaces it by cp, the same operation planned
+// again (why says so in its takeovers), at the next seq.
+func (o *Options) replacePlan(ctx context.Context, s *session, existing, cp *checkpoint.Checkpoint, self checkpoint.Holder, reason, why string) (*checkpoint.Checkpoint, error) {
 	now := o.Now().UTC()
 	existing.TakeOver(self, now, reason)
 	if err := s.store.Save(ctx, existing); err != nil {
 		if errors.Is(err, checkpoint.ErrLost) {
-			return exit.Refusedf("another run took operation %s over first: %v; nothing changed", existing.OperationID, err)
+			return nil, exit.Refusedf("another run took operation %s over first: %v; nothing changed", existing.OperationID, err)
 		}
-		return fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
+		return nil, fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
 	}
-	cp := plan.CP
-	// The same operation, planned again: it keeps its ID, which also names its hold on
-	// a shared operator pause (kubectl-cassandra.io/paused-by, internal/checkpoint/pausedby.go).
+	// It keeps its ID, which also names its hold on a shared operator pause
+	// (kubectl-cassandra.io/paused-by, internal/checkpoint/pausedby.go).
 	cp.OperationID = existing.OperationID
 	cp.Seq = existing.Seq
-	cp.Takeovers = append(existing.Takeovers, checkpoint.Takeover{From: existing.Holder, By: self, At: now,
-		Reason: fmt.Sprintf("re-planned %s: operation %s was planned %s", want, existing.OperationID, was)})
+	cp.Takeovers = append(existing.Takeovers, checkpoint.Takeover{From: existing.Holder, By: self, At: now, Reason: why})
 	if err := s.store.Save(ctx, cp); err != nil {
 		if errors.Is(err, checkpoint.ErrLost) {
-			return exit.Refusedf("another run took operation %s over first: %v; nothing changed", existing.OperationID, err)
+			return nil, exit.Refusedf("another run took operation %s over first: %v; nothing changed", existing.OperationID, err)
 		}
-		return fmt.Errorf("cannot replace operation %s by the new plan: %w; nothing changed, the old plan is kept (%s)", existing.OperationID, err, s.resumeHint())
+		return nil, fmt.Errorf("cannot replace operation %s by the new plan: %w; nothing changed, the old plan is kept (%s)", existing.OperationID, err, s.resumeHint())
 	}
-	return o.execute(ctx, s, cp, &f.runFlags)
+	return cp, nil
 }
 
 func forceWord(force bool) string {
