@@ -38,15 +38,25 @@ const statusExample = `  # Racks, pods, node states, PVCs and the operation in f
 // statusReport is the JSON/YAML form of `status`: the view model of internal/status.
 type statusReport = status.Report
 
-// statusFlags are status's flags.
-type statusFlags struct {
+// statusOptions are status's flags and arguments (Complete / Validate / Run, as every
+// command's).
+type statusOptions struct {
+	clusterArg
 	out      string
 	nodetool bool
 	live     liveFlags
 }
 
+// Validate checks -o and the live flags (bad usage, nothing read).
+func (f *statusOptions) Validate() error {
+	if err := checkOutput(f.out, "text", "json", "yaml"); err != nil {
+		return err
+	}
+	return f.live.validate()
+}
+
 func newStatusCmd(o *Options) *cobra.Command {
-	f := statusFlags{nodetool: true}
+	f := &statusOptions{nodetool: true}
 	cmd := &cobra.Command{
 		Use:               "status [CLUSTER]",
 		Short:             "Show racks, pods, node states, PVCs and the operation in flight",
@@ -54,9 +64,7 @@ func newStatusCmd(o *Options) *cobra.Command {
 		GroupID:           groupInspect,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.runStatus(cmd.Context(), args, f)
-		},
+		RunE:              o.runE(f),
 	}
 	addOutputFlag(cmd, &f.out, "text", "json", "yaml")
 	cmd.Flags().BoolVar(&f.nodetool, "nodetool", true, "read node states with nodetool status (one exec into a Ready pod); false shows them as ?")
@@ -67,15 +75,12 @@ func newStatusCmd(o *Options) *cobra.Command {
 	return cmd
 }
 
-// runStatus is `status`: one report, or with --watch and --wait a live one.
-func (o *Options) runStatus(ctx context.Context, args []string, f statusFlags) error {
-	if err := checkOutput(f.out, "text", "json", "yaml"); err != nil {
-		return err
-	}
+// Run is `status`: one report, or with --watch and --wait a live one.
+func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var lists *statusLists
-	s, err := o.openAssumed(ctx, args, func(c *Clients, a operator.Adapter, ns, name string) {
+	s, err := o.openAssumed(ctx, f.args, func(c *Clients, a operator.Adapter, ns, name string) {
 		lists = startStatusLists(ctx, c, a, ns, name)
 	})
 	if err != nil {
@@ -83,9 +88,6 @@ func (o *Options) runStatus(ctx context.Context, args []string, f statusFlags) e
 			cancel()
 			lists.wg.Wait()
 		}
-		return err
-	}
-	if err := f.live.validate(); err != nil {
 		return err
 	}
 	// The lists started with the cluster's read are the first status; with --watch and
