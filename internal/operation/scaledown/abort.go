@@ -13,10 +13,11 @@ import (
 
 // assess is abort's check (operation.Abort) for a scale-down, which stops between two
 // nodes; the same check lets a scale-down in flight be planned again with another
-// --force (internal/cli/replan.go). It refuses unless every planned node is either removed in full (all its steps
-// done, its pod gone) or untouched (decommission pending, the node NORMAL — or, on 5.0,
-// DECOMMISSION_FAILED after a refusal while its peers see it UN). Never while a node is
-// LEAVING, nor a node left with its pod or claims still there: resume finishes it.
+// --force (internal/cli/replan.go). It refuses unless every planned node is either
+// removed in full (all its steps done, its pod gone) or untouched (decommission
+// pending, the node NORMAL — or, on 5.0, DECOMMISSION_FAILED after a refusal while its
+// peers see it UN). Never while a node is LEAVING, nor a node left with its pod or
+// claims still there: resume finishes it.
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
 	p := operation.Progress{Total: len(cp.Nodes)}
 	for _, n := range cp.Nodes {
