@@ -243,17 +243,22 @@ func TestCassandraFaults(t *testing.T) {
 		}
 	})
 	t.Run("node restarted mid-decommission", func(t *testing.T) {
-		w := world.New(t, world.Opts{Nodes: 2, DecommissionTime: 300 * time.Millisecond})
+		// The decommission is held streaming until the node is restarted under it, so
+		// the restart cannot miss its window, then released for the retry.
+		w := world.New(t, world.Opts{Nodes: 2})
+		if err := w.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{HoldStreaming: true}); err != nil {
+			t.Fatal(err)
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			deadline := time.Now().Add(5 * time.Second)
-			for time.Now().Before(deadline) {
+			// Released in any case, so that a run that never got there cannot hang.
+			defer func() { _ = w.Cass.UpdateFault("demo-dc1-rack1-1", func(f *sim.Fault) { f.HoldStreaming = false }) }()
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); <-time.After(time.Millisecond) {
 				if n, _ := w.Cass.Node("demo-dc1-rack1-1"); n.Mode == sim.ModeLeaving {
 					_ = w.Cass.Restart("demo-dc1-rack1-1")
 					return
 				}
-				time.Sleep(time.Millisecond)
 			}
 		}()
 		_, stderr, code, _ := run(w, 0, scale41...)

@@ -12,6 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -74,19 +75,25 @@ func stuckWorld(t *testing.T, state string, statusSubresource bool) *world.World
 		decommission()
 		w.SetCRStatus(casskopStatus(w, "ToDo", nil))
 	case "todo-leaving": // fired and still running
+		// Held streaming until it is seen LEAVING (no window to miss), then released:
+		// it leaves within its DecommissionTime, while the test goes on.
+		if err := w.Cass.SetFault(stuckPod, sim.Fault{HoldStreaming: true}); err != nil {
+			t.Fatal(err)
+		}
 		go func() {
 			var out, errb strings.Builder
 			_ = w.Cass.Run(context.Background(), stuckPod, []string{"decommission"}, &out, &errb)
 		}()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			if nv, _ := w.Cass.Node(stuckPod); nv.Mode == "LEAVING" {
+		for deadline := time.Now().Add(10 * time.Second); ; <-time.After(time.Millisecond) {
+			if nv, _ := w.Cass.Node(stuckPod); nv.Mode == sim.ModeLeaving {
 				break
 			}
 			if time.Now().After(deadline) {
 				t.Fatal("never LEAVING")
 			}
-			time.Sleep(time.Millisecond)
+		}
+		if err := w.Cass.UpdateFault(stuckPod, func(f *sim.Fault) { f.HoldStreaming = false }); err != nil {
+			t.Fatal(err)
 		}
 		w.SetCRStatus(casskopStatus(w, "ToDo", nil))
 	default:

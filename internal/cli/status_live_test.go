@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -132,8 +133,16 @@ func TestStatusWaitExitCodes(t *testing.T) {
 // TestStatusWaitFollowsAnotherProcess: a scale-down runs in another process; --wait,
 // started once its checkpoint exists, follows it to its end and exits 0.
 func TestStatusWaitFollowsAnotherProcess(t *testing.T) {
-	w := world.New(t, world.Opts{Nodes: 4, DecommissionTime: 300 * time.Millisecond})
+	w := world.New(t, world.Opts{Nodes: 4})
 	readyStatefulSets(t, w)
+	// The decommission is held streaming until --wait follows the operation, so the
+	// scale cannot end before --wait starts.
+	leaving := "demo-dc1-rack1-3"
+	if err := w.Cass.SetFault(leaving, sim.Fault{HoldStreaming: true}); err != nil {
+		t.Fatal(err)
+	}
+	release := func() { _ = w.Cass.UpdateFault(leaving, func(f *sim.Fault) { f.HoldStreaming = false }) }
+	defer release()
 	done := make(chan int, 1)
 	go func() {
 		_, _, code, _ := run(w, 0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "3", "--yes")
@@ -150,7 +159,13 @@ func TestStatusWaitFollowsAnotherProcess(t *testing.T) {
 		}
 	}
 	var out, errOut syncBuffer
-	code := runAt(context.Background(), w, time.Now, &out, &errOut, "status", "demo", "-n", "cassandra", "--wait", "--timeout", "20s", "--nodetool-interval", "20ms")
+	waited := make(chan int, 1)
+	go func() {
+		waited <- runAt(context.Background(), w, time.Now, &out, &errOut, "status", "demo", "-n", "cassandra", "--wait", "--timeout", "20s", "--nodetool-interval", "20ms")
+	}()
+	waitOutput(t, &errOut, "waiting for scale-down")
+	release()
+	code := <-waited
 	if code != 0 || !strings.Contains(out.String(), "done: ") || !strings.Contains(errOut.String(), "waiting for scale-down") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}

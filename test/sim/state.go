@@ -195,6 +195,11 @@ func (st *state) settle(now time.Time) {
 		var next *event
 		for _, n := range st.Nodes {
 			for _, a := range n.running() {
+				if n.Fault.HoldStreaming && !n.Left && !a.Fail {
+					// Held in streaming: its clock starts again from there.
+					a.Start = laterOf(a.Start, now.Add(-tl.streamStart))
+					continue
+				}
 				var e event
 				switch {
 				case a.Fail:
@@ -217,6 +222,13 @@ func (st *state) settle(now time.Time) {
 		}
 		st.apply(next)
 	}
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func (st *state) apply(e *event) {

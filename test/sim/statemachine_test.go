@@ -514,3 +514,27 @@ func TestUpdateFault(t *testing.T) {
 	require.Error(t, s.UpdateFault(podA, func(f *Fault) { f.Slow = -time.Second }))
 	require.Equal(t, Fault{Down: true, StreamFailures: 2}, view(t, s, podA).Fault, "a rejected change changes nothing")
 }
+
+// TestHoldStreaming: a held decommission stays streaming however far the clock moves;
+// once released it needs the rest of its timeline from then, as if streaming had just
+// begun, and then completes as usual.
+func TestHoldStreaming(t *testing.T) {
+	o := Options{Version: V41, DecommissionTime: 90 * time.Second, LeftAnnounce: 30 * time.Second}
+	clk := newClock()
+	s := NewMemory(o, sixNodes(), clk.Now)
+	require.NoError(t, s.SetFault(podF, Fault{HoldStreaming: true}))
+	ch := startDecommission(t, context.Background(), s, podF)
+	clk.Advance(10 * time.Minute)
+	v := view(t, s, podF)
+	require.Equal(t, ModeLeaving, v.Mode)
+	require.Equal(t, "UL", v.PeerCode, "peers see it leaving")
+	notYet(t, ch)
+	require.NoError(t, s.UpdateFault(podF, func(f *Fault) { f.HoldStreaming = false }))
+	tl := o.timeline()
+	clk.Advance(tl.done - tl.streamStart - time.Second)
+	require.Equal(t, ModeLeaving, view(t, s, podF).Mode, "the rest of the timeline runs from the release")
+	notYet(t, ch)
+	clk.Advance(time.Second)
+	require.Equal(t, result{"", "", 0}, receive(t, ch))
+	require.Equal(t, ModeDecommissioned, view(t, s, podF).Mode)
+}

@@ -135,6 +135,11 @@ type Fault struct {
 	// to JOINING_FAILED, 3.11/4.x stay JOINING (peers UJ) forever. Clearing it lets the
 	// join complete.
 	JoinFails bool `json:"joinFails,omitempty"`
+	// HoldStreaming keeps a running decommission of the node streaming (LEAVING, peers
+	// UL) for as long as it is set, whatever the clock says: a test acts in that window
+	// without racing the clock. Once cleared, the attempt goes on as if its streaming
+	// had just begun. It is a test's lever, not a state real Cassandra reports.
+	HoldStreaming bool `json:"holdStreaming,omitempty"`
 }
 
 // NodeView is the effective state of one node at the moment Node was called.
