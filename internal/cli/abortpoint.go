@@ -41,7 +41,8 @@ func (p *abortPoint) summary() string {
 // instead) unless the operation stands at the safe point of its kind: the kind's
 // assessment (operation.Abort.Assess, in each kind's package), or, for a kind without
 // one, before any step past pausing the operator started. Then, unless the kind keeps
-// the count, every rack of the datacenter must have the same StatefulSet replicas.
+// the count, the operator must be able to keep each rack's StatefulSet replicas as its
+// count (assessRacks).
 func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint) (*abortPoint, error) {
 	kind, err := o.Kinds.Of(cp)
 	if err != nil {
