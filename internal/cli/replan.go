@@ -13,9 +13,9 @@ import (
 // replanForce answers a scale with the same target as the scale-down in flight but
 // another --force: resuming the old plan would decommission with the old flag. When no
 // node of the old plan is in the middle of leaving (each either removed in full or
-// untouched, as abort checks it: the kind's Abort.Assess), the plan is made again from the real
-// world with the new --force and replaces the old one in a guarded write (the old
-// operation's pause of the operator carries over); otherwise it refuses and says so.
+// untouched, as abort checks it: the kind's Abort.Assess), the plan is made again from
+// the real world with the new --force and replaces the old one in a guarded write (the
+// old operation's pause of the operator carries over); otherwise it refuses and says so.
 //
 // The check is the kind's abort assessment: a kind whose command answers Replan must
 // have one that refuses while a node is in the middle of a change.

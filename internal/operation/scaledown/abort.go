@@ -79,7 +79,7 @@ func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoin
 		return exit.Refusedf("%v: abort needs to know whether it is gone; nothing changed", err)
 	}
 	if pod != nil && string(pod.UID) == n.PodUID {
-		if ns, nerr := r.Nodetool.Netstats(ctx, n.Pod); nerr == nil && ns.Mode == nodetool.ModeLeaving {
+		if st, nerr := r.Nodetool.Netstats(ctx, n.Pod); nerr == nil && st.Mode == nodetool.ModeLeaving {
 			return exit.Refusedf("node %s is LEAVING: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, r.ResumeHint)
 		}
 		return half("its pod is still there")

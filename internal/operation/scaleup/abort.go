@@ -9,8 +9,9 @@ import (
 )
 
 // assess is abort's check (operation.Abort) for a scale-up, which stops anywhere (a node
-// still joining goes on bootstrapping by itself), so it refuses nothing: a new node counts as added once its StatefulSet reaches its
-// ordinal. A cleanup that started may still run inside Cassandra, which a note says.
+// still joining goes on bootstrapping by itself), so it refuses nothing: a new node
+// counts as added once its StatefulSet reaches its ordinal. A cleanup that started may
+// still run inside Cassandra, which a note says.
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
 	var p operation.Progress
 	replicas := map[string]int{}
