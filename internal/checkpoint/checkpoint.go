@@ -176,6 +176,9 @@ type PausedOperator struct {
 	// Joined, at planning only, lists the operations already holding the operator
 	// paused, whose pause this one joins (PausedByAnnotation).
 	Joined []PauseHolder `json:"-"`
+	// Adopted, at planning only, lists holders of this cluster whose operation is gone
+	// (its record wiped or cleared): this operation takes their pause over.
+	Adopted []PauseHolder `json:"-"`
 }
 
 // String is "user@host pid N".

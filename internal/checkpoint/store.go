@@ -23,6 +23,11 @@ type Object interface {
 // ErrLost means another writer changed the checkpoint since this process last wrote it.
 var ErrLost = errors.New("the checkpoint was changed by someone else")
 
+// ErrRemoved (also ErrLost) means the checkpoint was removed from the cluster resource
+// while this process held it: nobody holds the operation now (a GitOps sync, a
+// `kubectl annotate …-`).
+var ErrRemoved = fmt.Errorf("%w: it was removed", ErrLost)
+
 // ErrExists means a checkpoint already exists where a new one was to be created.
 var ErrExists = errors.New("an operation is already in flight on this cluster")
 
@@ -180,7 +185,7 @@ func (s *Store) stillOurs(ctx context.Context, cp *Checkpoint, readFailed string
 	}
 	v, ok := ann[Annotation]
 	if !ok {
-		return fmt.Errorf("%w (it was removed; this run wrote seq %d)", ErrLost, s.seen.seq)
+		return fmt.Errorf("%w (this run wrote seq %d)", ErrRemoved, s.seen.seq)
 	}
 	cur, derr := Decode(v, uid, s.Kinds)
 	if derr != nil {

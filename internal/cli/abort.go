@@ -65,8 +65,10 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 	yes, forceTakeover, out := a.yes, a.forceTakeover, a.out
 	s, cp, err := o.openInFlight(ctx, a.args)
 	if err != nil {
+		o.reapAfterGone(ctx, err)
 		return err
 	}
+	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, "")
 	if cp == nil {
 		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to abort.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
 		if out != "text" {
@@ -81,7 +83,11 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	// A first look, to refuse with nothing written and to say what abort will do.
-	point, err := o.assessAbort(ctx, s, cp)
+	assess := o.assessAbort
+	if s.cluster.Deleting {
+		assess = o.deletingPoint
+	}
+	point, err := assess(ctx, s, cp)
 	if err != nil {
 		return err
 	}
@@ -98,7 +104,7 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 	}
 	// Safe now: the world is read again, with the checkpoint ours (time passed while
 	// the question was asked).
-	if point, err = o.assessAbort(ctx, s, cp); err != nil {
+	if point, err = assess(ctx, s, cp); err != nil {
 		o.releaseAbort(ctx, s, cp)
 		return err
 	}
@@ -137,13 +143,20 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 		}
 		fmt.Fprintf(o.ErrOut, "Set %s of datacenter %s to %s (was %s), the racks' StatefulSet replicas.\n", point.countWords, cp.Target.DC, countText(point.counts), countText(point.spec))
 	}
-	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
+	// Whether or not its pause step is recorded started: a plan made again after a
+	// crash (replan) keeps the operation's hold under the same ID with its new pause
+	// step pending, and the operator must not stay paused for an operation abort ends.
+	if cp.PausedOperator != nil {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
 		}
-		if err := steps.RestoreOperator(ctx, s.stepWorld(cp, o.Now), *cp.PausedOperator); err != nil {
+		dropped, err := steps.RestoreOperator(ctx, s.stepWorld(cp, o.Now), *cp.PausedOperator, cp.Started(checkpoint.StepPauseOperator))
+		if err != nil {
 			o.releaseAbort(ctx, s, cp)
 			return fmt.Errorf("cannot restore operator Deployment %s/%s: %w; the checkpoint is kept, run abort again", cp.PausedOperator.Namespace, cp.PausedOperator.Name, err)
+		}
+		if len(dropped) > 0 {
+			fmt.Fprintf(o.ErrOut, "Removed stale pause holders of operator Deployment %s/%s: %s.\n", cp.PausedOperator.Namespace, cp.PausedOperator.Name, steps.StaleText(dropped))
 		}
 	}
 	return nil
@@ -165,7 +178,7 @@ func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
 	if p.changesCount() {
 		fmt.Fprintf(o.ErrOut, "%s of datacenter %s will be set to %s (now %s), what every rack's StatefulSet has.\n", p.countWords, cp.Target.DC, countText(p.counts), countText(p.spec))
 	}
-	if cp.PausedOperator != nil && cp.Started(checkpoint.StepPauseOperator) {
+	if cp.PausedOperator != nil {
 		fmt.Fprintf(o.ErrOut, "The operator Deployment %s/%s will be restored to %d replicas.\n", cp.PausedOperator.Namespace, cp.PausedOperator.Name, cp.PausedOperator.Replicas)
 	}
 }
@@ -197,4 +210,18 @@ func (o *Options) releaseAbort(ctx context.Context, s *session, cp *checkpoint.C
 	if err := s.store.Save(ctx, cp); err != nil {
 		fmt.Fprintf(o.ErrOut, "warning: could not mark the checkpoint as released: %v\n", err)
 	}
+}
+
+// deletingPoint is abort's answer for a cluster resource being deleted: whatever its
+// nodes are doing, nothing of the operation will survive, and a finalizer may wait for
+// the operator the operation paused. So abort sets no count and only releases the
+// operator, so that the deletion can complete, and clears the checkpoint.
+func (o *Options) deletingPoint(_ context.Context, s *session, cp *checkpoint.Checkpoint) (*abortPoint, error) {
+	kind, err := o.Kinds.Of(cp)
+	if err != nil {
+		return nil, err
+	}
+	p := &abortPoint{rule: kind.Info().Abort, deleting: true}
+	p.Notes = append(p.Notes, fmt.Sprintf("%s %s/%s is being deleted: abort changes no count and releases the operator so that the deletion can complete", s.adapter.Kind(), cp.Namespace, cp.Cluster))
+	return p, nil
 }

@@ -25,12 +25,17 @@ type abortPoint struct {
 	rv, countWords string
 	// rule is the kind's abort rule.
 	rule operation.Abort
+	// deleting: the cluster resource is being deleted (deletingPoint).
+	deleting bool
 }
 
 // changesCount reports whether abort must set the cluster resource's counts.
 func (p *abortPoint) changesCount() bool { return !maps.Equal(p.counts, p.spec) }
 
 func (p *abortPoint) summary() string {
+	if p.deleting {
+		return "aborted while the cluster resource was being deleted; the operator was released"
+	}
 	if p.rule.Unit == "" {
 		return "aborted before anything in the cluster changed"
 	}

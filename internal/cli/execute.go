@@ -85,8 +85,20 @@ func (o *Options) operatorToPause(ctx context.Context, s *session, named string,
 	}
 	p := &checkpoint.PausedOperator{Namespace: ns, Name: name, UID: string(d.UID), Replicas: replicas}
 	if len(holders) > 0 {
-		// Joining: restore what the operator had before the first pause.
-		p.Replicas, p.Joined = holders[0].Replicas, holders
+		// Joining: restore what the operator had before the first pause. A holder of this
+		// cluster whose operation is gone is taken over instead (the pause step drops it).
+		p.Replicas = holders[0].Replicas
+		stale := map[string]bool{}
+		for _, h := range steps.JudgeHolders(ctx, s.pauseJudge(), holders, "") {
+			stale[h.OperationID] = h.Namespace == s.cluster.Namespace && h.Cluster == s.cluster.Name
+		}
+		for _, h := range holders {
+			if stale[h.OperationID] {
+				p.Adopted = append(p.Adopted, h)
+			} else {
+				p.Joined = append(p.Joined, h)
+			}
+		}
 	}
 	op, isOperator := s.adapter.ControllerOf(d)
 	if named != "" && !isOperator {
@@ -209,6 +221,13 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 		var refused *steps.RefusedError
 		if errors.As(err, &refused) {
 			return exit.WithCode(exit.Refused, fmt.Errorf("%w\n%s", err, refusalNext(s, kind, cp, nonEmptyStep(step))))
+		}
+		if errors.Is(err, checkpoint.ErrRemoved) {
+			// Nobody holds it: the world is as the steps left it, and a command run again
+			// plans from there.
+			return exit.WithCode(exit.Interrupted, fmt.Errorf("%w\nThe checkpoint of operation %s was removed from %s %s/%s while this run held it (a GitOps sync or a `kubectl annotate`?); nobody holds it now. "+
+				"This run stopped at step %s before acting again. Run the command that started it again: it plans from what the cluster shows now, finishes a node left half removed and takes over the operator's pause. Check with: %s",
+				err, cp.OperationID, s.adapter.Kind(), cp.Namespace, cp.Cluster, nonEmptyStep(step), s.statusHint()))
 		}
 		if errors.Is(err, checkpoint.ErrLost) {
 			// Another run holds the checkpoint: resuming from here would fight it.

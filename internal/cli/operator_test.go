@@ -213,6 +213,7 @@ func TestSharedPauseTwoClusters(t *testing.T) {
 	}
 	t.Run("joins", func(t *testing.T) {
 		w := world.New(t, world.Opts{Nodes: 3, Operator: true})
+		w.AddClusterWithOperation(other.Namespace, other.Cluster, other.OperationID)
 		w.PauseDeployment("casskop", []checkpoint.PauseHolder{other})
 		stdout, stderr, code, _ := run(w, 0, scale...)
 		stderr = stdout + stderr
@@ -224,7 +225,7 @@ func TestSharedPauseTwoClusters(t *testing.T) {
 			t.Fatalf("after demo's scale-down: operator at %d held by %v, want 0 held by [scale-other]", got, holdersOf(t, w))
 		}
 		sw, op := otherWorld(w)
-		if err := steps.RestoreOperator(context.Background(), sw, op); err != nil {
+		if _, err := steps.RestoreOperator(context.Background(), sw, op, true); err != nil {
 			t.Fatal(err)
 		}
 		if got := w.DeploymentReplicas("casskop"); got != 1 || len(holdersOf(t, w)) != 0 {
@@ -247,6 +248,7 @@ func TestSharedPauseTwoClusters(t *testing.T) {
 			}
 		}
 		w := world.New(t, world.Opts{Nodes: 3, Operator: true})
+		w.AddClusterWithOperation(other.Namespace, other.Cluster, other.OperationID)
 		if _, _, _, crashed := run(w, pausedAt+2, scale...); !crashed {
 			t.Fatal("no crash")
 		}
@@ -265,7 +267,7 @@ func TestSharedPauseTwoClusters(t *testing.T) {
 		if got := w.DeploymentReplicas("casskop"); got != 0 || !reflect.DeepEqual(holdersOf(t, w), []string{"scale-other"}) {
 			t.Fatalf("demo's end revived the operator in the middle of the other operation: at %d, held by %v", got, holdersOf(t, w))
 		}
-		if err := steps.RestoreOperator(context.Background(), sw, op); err != nil {
+		if _, err := steps.RestoreOperator(context.Background(), sw, op, true); err != nil {
 			t.Fatal(err)
 		}
 		if got := w.DeploymentReplicas("casskop"); got != 1 {
@@ -274,6 +276,7 @@ func TestSharedPauseTwoClusters(t *testing.T) {
 	})
 	t.Run("no pause refused while held", func(t *testing.T) {
 		w := world.New(t, world.Opts{Nodes: 3, Operator: true})
+		w.AddClusterWithOperation(other.Namespace, other.Cluster, other.OperationID)
 		w.PauseDeployment("casskop", []checkpoint.PauseHolder{other})
 		_, stderr, code, _ := run(w, 0, append(scale, "--pause-operator=false")...)
 		if code != exit.Refused || !strings.Contains(stderr, "is paused by operation scale-other on payments/ledger, which restores it when it ends") {

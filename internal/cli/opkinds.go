@@ -32,6 +32,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 	if err != nil {
 		return checkpointError(s, err)
 	}
+	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, s.cluster.Namespace+"/"+s.cluster.Name)
 	if existing != nil {
 		return o.inFlight(ctx, s, existing, st)
 	}

@@ -36,8 +36,10 @@ func (r *resumeOptions) Run(ctx context.Context, o *Options) error {
 	f := &r.flags
 	s, cp, err := o.openInFlight(ctx, r.args)
 	if err != nil {
+		o.reapAfterGone(ctx, err)
 		return err
 	}
+	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, "")
 	if cp == nil {
 		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to resume.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
 		last, _ := s.store.LastOperation(ctx)

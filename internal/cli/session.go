@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
@@ -221,7 +222,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 			}
 			hint = " (clusters there: " + strings.Join(names, ", ") + ")"
 		}
-		return nil, exit.Usagef("%s %q not found in namespace %s%s", a.Kind(), name, ns, hint)
+		return nil, &clusterNotFound{error: exit.Usagef("%s %q not found in namespace %s%s", a.Kind(), name, ns, hint), c: c, a: a, ns: ns}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s %s/%s: %w", a.Kind(), ns, name, err)
@@ -249,7 +250,17 @@ func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *st
 		ClusterSelector: s.adapter.ClusterSelector(cp.Cluster),
 		CountWords:      s.adapter.CountWords(), ResourceKind: s.adapter.Kind(), Container: s.adapter.Container(),
 		Operator: operatorState(s.adapter, cp, now), Now: now,
+		Judge: s.pauseJudge(),
+		IsOperator: func(d *appsv1.Deployment) bool {
+			_, ok := s.adapter.ControllerOf(d)
+			return ok
+		},
 	}
+}
+
+// pauseJudge judges the holders of an operator's pause through this session's adapter.
+func (s *session) pauseJudge() pauseJudge {
+	return pauseJudge{a: s.adapter, kube: s.c.Kube, kinds: s.store.Kinds}
 }
 
 // openInFlight opens the cluster named in args and reads the operation in flight on
@@ -273,4 +284,25 @@ func (s *session) resumeHint() string {
 
 func (s *session) statusHint() string {
 	return fmt.Sprintf("kubectl cassandra status -n %s %s", s.cluster.Namespace, s.cluster.Name)
+}
+
+// clusterNotFound is open's answer for a named cluster that does not exist, with what
+// a command needs to release an operator paused for an operation that went with it.
+type clusterNotFound struct {
+	error
+	c  *Clients
+	a  operator.Adapter
+	ns string
+}
+
+func (e *clusterNotFound) Unwrap() error { return e.error }
+
+// reapAfterGone releases the pauses held for operations whose cluster is gone (the
+// cluster resource deleted while its operation held the operator paused: its
+// checkpoint went with it), when err says the cluster named is not found.
+func (o *Options) reapAfterGone(ctx context.Context, err error) {
+	var nf *clusterNotFound
+	if errors.As(err, &nf) {
+		o.reapStalePauses(ctx, nf.c, nf.a, pauseJudge{a: nf.a, kube: nf.c.Kube, kinds: o.Kinds.Schemas()}, nf.ns, "")
+	}
 }

@@ -259,6 +259,9 @@ func PauseWarnings(pause *checkpoint.PausedOperator, kind string) []string {
 	for _, h := range pause.Joined {
 		w = append(w, fmt.Sprintf("operator Deployment %s/%s is already paused by operation %s: this operation joins the pause, and the operator is restored (to %d replicas) only when the last of them ends", pause.Namespace, pause.Name, h, pause.Replicas))
 	}
+	for _, h := range pause.Adopted {
+		w = append(w, fmt.Sprintf("operator Deployment %s/%s is still paused by operation %s, whose record is gone: this operation takes that pause over and restores the operator (to %d replicas) when it ends", pause.Namespace, pause.Name, h, pause.Replicas))
+	}
 	for _, other := range pause.Unmanaged {
 		w = append(w, fmt.Sprintf("%s %s is also managed by %s/%s and stays unmanaged while it is paused", kind, other, pause.Namespace, pause.Name))
 	}

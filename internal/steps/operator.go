@@ -85,15 +85,30 @@ func (s *pauseOperator) Done(ctx context.Context) (bool, error) {
 	})
 }
 
-// Safe: it is still the Deployment that was planned.
+// Safe: it is still the operator that was planned. A Deployment re-created under the
+// same name (a reinstall, a GitOps replace) is the operator again when the adapter
+// recognises it as one by what it is (image, command, labels), not by the UID read at
+// planning: it is paused in its turn, and its UID recorded.
 func (s *pauseOperator) Safe(ctx context.Context) error {
 	d, err := s.w.Kube.AppsV1().Deployments(s.op.Namespace).Get(ctx, s.op.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("cannot read Deployment %s/%s: %w", s.op.Namespace, s.op.Name, err)
 	}
-	if string(d.UID) != s.op.UID {
-		return fmt.Errorf("Deployment %s/%s was re-created (UID %s, planned %s)", s.op.Namespace, s.op.Name, d.UID, s.op.UID)
+	if string(d.UID) == s.op.UID {
+		return nil
 	}
+	if s.w.IsOperator == nil || !s.w.IsOperator(d) {
+		return fmt.Errorf("Deployment %s/%s was re-created (UID %s, planned %s) and is not recognised as the operator", s.op.Namespace, s.op.Name, d.UID, s.op.UID)
+	}
+	if s.w.Reporter != nil {
+		s.w.Reporter.Warn(checkpoint.StepPauseOperator, fmt.Sprintf("%s was re-created (UID %s, planned %s); it is the operator: pausing it", s.deployment(), d.UID, s.op.UID))
+	}
+	uid := string(d.UID)
+	s.w.amend(func() {
+		if s.w.CP.PausedOperator != nil {
+			s.w.CP.PausedOperator.UID = uid
+		}
+	})
 	return nil
 }
 
@@ -101,7 +116,9 @@ func (s *pauseOperator) Safe(ctx context.Context) error {
 // with a resourceVersion precondition. Joining an operator another operation already
 // paused records the first holder's replicas (the count from before any pause).
 func (s *pauseOperator) Do(ctx context.Context) error {
-	return pauseDeployment(ctx, s.w, s.op)
+	dropped, err := pauseDeployment(ctx, s.w, s.op)
+	reportDropped(s.w, checkpoint.StepPauseOperator, s.op, dropped)
+	return err
 }
 
 // resumeOperator restores the operator's recorded replicas once the cluster resource
@@ -119,13 +136,18 @@ func (s *resumeOperator) PlanText() string {
 }
 
 // Done: this operation no longer holds the Deployment paused, and it runs again unless
-// another operation still holds it (or the Deployment is gone).
+// another operation that still stands holds it (or the Deployment is gone). Holders
+// whose operation is gone do not count: Do removes them.
 func (s *resumeOperator) Done(ctx context.Context) (bool, error) {
 	return s.done(ctx, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (bool, error) {
 		if checkpoint.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
 			return false, nil
 		}
-		return len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0, nil
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
+			return true, nil
+		}
+		kept, _ := dropStale(holders, JudgeHolders(ctx, s.w.Judge, holders, s.w.CP.OperationID), s.w.CP.Namespace, s.w.CP.Cluster)
+		return len(kept) > 0, nil
 	})
 }
 
@@ -184,40 +206,77 @@ func subset(m, keys map[string]int) map[string]int {
 // Do leaves the Deployment's holders and restores the replicas if no other operation
 // holds it.
 func (s *resumeOperator) Do(ctx context.Context) error {
-	return RestoreOperator(ctx, s.w, s.op)
+	dropped, err := RestoreOperator(ctx, s.w, s.op, true)
+	reportDropped(s.w, checkpoint.StepResumeOperator, s.op, dropped)
+	return err
 }
 
 // RestoreOperator releases this operation's hold on a paused operator (used by the
-// restore step and by abort): it removes the operation from the Deployment's holders
-// and, when no other operation holds it, scales it back to the replicas recorded
-// before the first pause. It does nothing if the Deployment is gone, if another
-// operation still holds it, or if it already runs.
-func RestoreOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) error {
-	return writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
+// restore step and by abort): it removes the operation from the Deployment's holders,
+// and the holders whose operation is gone (JudgeHolders: they would keep the operator
+// paused for nobody), and, when no holder is left, scales it back to the replicas
+// recorded before the first pause. It does nothing if the Deployment is gone, if
+// another operation still holds it, or if it already runs. pausedByUs says this
+// operation's pause ran: only then is an operator at 0 with no holder list its own (a
+// plugin version before the list paused it). dropped lists the stale holders removed.
+func RestoreOperator(ctx context.Context, w *World, op checkpoint.PausedOperator, pausedByUs bool) (dropped []StaleHolder, err error) {
+	stale, err := judgeOperator(ctx, w, op)
+	if err != nil {
+		return nil, err
+	}
+	err = writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
 		replicas := op.Replicas
-		if i := checkpoint.HolderIndex(holders, w.CP.OperationID); i >= 0 {
+		i := checkpoint.HolderIndex(holders, w.CP.OperationID)
+		if i >= 0 {
 			replicas = holders[i].Replicas
-			holders = append(append([]checkpoint.PauseHolder{}, holders[:i]...), holders[i+1:]...)
-			if len(holders) > 0 {
-				return holders, nil, true // another operation still needs it paused
-			}
-			return holders, &replicas, true
+		} else if len(holders) > 0 {
+			replicas = holders[0].Replicas
 		}
-		if len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
+		var kept []checkpoint.PauseHolder
+		kept, dropped = dropStale(holders, stale, w.CP.Namespace, w.CP.Cluster)
+		if j := checkpoint.HolderIndex(kept, w.CP.OperationID); j >= 0 {
+			kept = append(append([]checkpoint.PauseHolder{}, kept[:j]...), kept[j+1:]...)
+		}
+		switch {
+		case len(kept) > 0:
+			return kept, nil, i >= 0 || len(dropped) > 0 // another operation still needs it paused
+		case i >= 0 || len(dropped) > 0:
+			return nil, &replicas, true
+		case len(holders) > 0 || d.Spec.Replicas == nil || *d.Spec.Replicas != 0 || !pausedByUs:
 			return nil, nil, false // not ours to restore, or running already
 		}
 		// Paused without a holder list (by a plugin version before the list): ours.
 		return nil, &replicas, true
 	})
+	return dropped, err
 }
 
-func pauseDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator) error {
-	return writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
+// judgeOperator judges the holders of op's Deployment as they are now (none when it is
+// gone or its list unreadable: writeDeployment says so).
+func judgeOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) ([]StaleHolder, error) {
+	if w.Judge == nil {
+		return nil, nil
+	}
+	d, holders, err := readOperator(ctx, w, op)
+	if d == nil || err != nil {
+		return nil, nil
+	}
+	return JudgeHolders(ctx, w.Judge, holders, w.CP.OperationID), nil
+}
+
+// pauseDeployment adds this operation to the holders and scales the operator to 0.
+// Holders whose operation is gone are removed in the same write (this operation takes
+// over a stale pause of its own cluster); the replicas to restore are still the first
+// holder's, the count from before any pause.
+func pauseDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator) ([]StaleHolder, error) {
+	stale, err := judgeOperator(ctx, w, op)
+	if err != nil {
+		return nil, err
+	}
+	var dropped []StaleHolder
+	err = writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
 		zero := int32(0)
 		running := d.Spec.Replicas == nil || *d.Spec.Replicas != 0
-		if checkpoint.HolderIndex(holders, w.CP.OperationID) >= 0 {
-			return holders, &zero, running
-		}
 		me := checkpoint.PauseHolder{OperationID: w.CP.OperationID, Namespace: w.CP.Namespace, Cluster: w.CP.Cluster, Replicas: op.Replicas}
 		switch {
 		case len(holders) > 0:
@@ -227,8 +286,14 @@ func pauseDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator
 		case *d.Spec.Replicas > 0:
 			me.Replicas = *d.Spec.Replicas
 		}
-		return append(holders, me), &zero, true
+		var kept []checkpoint.PauseHolder
+		kept, dropped = dropStale(holders, stale, w.CP.Namespace, w.CP.Cluster)
+		if i := checkpoint.HolderIndex(kept, w.CP.OperationID); i >= 0 {
+			return kept, &zero, running || len(dropped) > 0
+		}
+		return append(kept, me), &zero, true
 	})
+	return dropped, err
 }
 
 // writeDeployment reads the operator Deployment, lets change decide its new holder

@@ -93,7 +93,7 @@ func TestSharedPause(t *testing.T) {
 	}
 	// A's restore resumed once more (its run died before the checkpoint was cleared)
 	// does nothing, and neither does a second abort.
-	if err := RestoreOperator(ctx, a, opA); err != nil {
+	if _, err := RestoreOperator(ctx, a, opA, true); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.OperatorReplicas("casskop"); !reflect.DeepEqual(got, []int32{1, 0, 0, 0, 1}) {
@@ -124,7 +124,7 @@ func TestPausedByUnreadable(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
 	w.SetDeploymentAnnotation("casskop", checkpoint.PausedByAnnotation, "{not json")
 	a, op := sharedWorld(w, "op-a", w.NS, w.Name)
-	for _, err := range []error{(&pauseOperator{operatorStep{w: a, op: op}}).Do(ctx), RestoreOperator(ctx, a, op)} {
+	for _, err := range []error{(&pauseOperator{operatorStep{w: a, op: op}}).Do(ctx), func() error { _, err := RestoreOperator(ctx, a, op, true); return err }()} {
 		if err == nil {
 			t.Fatal("an unreadable holder list was accepted")
 		}

@@ -169,11 +169,7 @@ func (w *World) adopt(n checkpoint.Node, uid string, why string) {
 			}
 		}
 	}
-	if w.Amend != nil {
-		w.Amend(change)
-	} else {
-		change()
-	}
+	w.amend(change)
 	w.Reporter.Warn(checkpoint.StepID(checkpoint.StepDecommission, n.Pod), fmt.Sprintf("pod %s was re-created (UID %s, planned %s): %s; carrying on with it", n.Pod, uid, n.PodUID, why))
 }
 

@@ -68,6 +68,11 @@ type World struct {
 	// Amend changes the checkpoint in memory, serialized with its writes (the engine's
 	// Amend); the next write carries the change. Nil: changed directly (tests).
 	Amend func(change func())
+	// Judge tells which operations holding the operator paused are gone (nil: every
+	// holder stands); IsOperator recognises the operator's Deployment by what it is
+	// (operator.Controllers.ControllerOf), for one re-created under the same name.
+	Judge      PauseJudge
+	IsOperator func(d *appsv1.Deployment) bool
 	// Deleting reports whether the cluster resource was last seen being deleted (the
 	// checkpoint writes return it); nil: never.
 	Deleting func() bool
@@ -251,4 +256,13 @@ func PodReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// amend changes the checkpoint in memory through Amend (directly without one).
+func (w *World) amend(change func()) {
+	if w.Amend != nil {
+		w.Amend(change)
+		return
+	}
+	change()
 }

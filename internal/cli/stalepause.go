@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
+
+// reapStalePauses is what every command that acts does first with the operators that
+// manage namespace ns: a pause held for an operation whose checkpoint is gone (its
+// record wiped or cleared, its cluster deleted, another operation in its place) keeps
+// the operator paused for nobody. Such holders are removed and the operator restored
+// when no standing holder remains — each write guarded by the Deployment's
+// resourceVersion, and said on stderr. A stale holder whose cluster's racks differ from
+// its resource stays (a running operator would change them): the message says how to
+// settle that cluster — unless it is adopting, the cluster ("ns/name") whose new
+// operation takes that pause over. Failures are warnings: the command goes on, and its
+// own checks see the pause as it is.
+func (o *Options) reapStalePauses(ctx context.Context, c *Clients, a operator.Adapter, judge steps.PauseJudge, ns, adopting string) {
+	ops, err := a.Operators(ctx, ns)
+	if err != nil {
+		fmt.Fprintf(o.ErrOut, "warning: cannot look for %s operators holding a stale pause: %v\n", a.Title(), err)
+		return
+	}
+	for _, op := range ops {
+		if len(op.PausedBy) == 0 {
+			continue
+		}
+		stale := steps.JudgeHolders(ctx, judge, op.PausedBy, "")
+		if len(stale) == 0 {
+			continue
+		}
+		o.releaseStale(ctx, c, judge, op, stale, adopting)
+	}
+}
+
+// releaseStale removes op's stale holders that may go and restores it if none remain.
+func (o *Options) releaseStale(ctx context.Context, c *Clients, judge steps.PauseJudge, op operator.Controller, stale []steps.StaleHolder, adopting string) {
+	w := &steps.World{Kube: c.Kube, Judge: judge, CP: &checkpoint.Checkpoint{}}
+	paused := checkpoint.PausedOperator{Namespace: op.Namespace, Name: op.Name, Replicas: op.PausedBy[0].Replicas}
+	dropped, err := steps.RestoreOperator(ctx, w, paused, false)
+	if err != nil {
+		fmt.Fprintf(o.ErrOut, "warning: operator Deployment %s is paused for operations that are gone (%s), and releasing it failed: %v; run the command again\n",
+			op, steps.StaleText(stale), err)
+		return
+	}
+	if len(dropped) > 0 {
+		left := len(op.PausedBy) - len(dropped)
+		then := fmt.Sprintf("restored it to %d replicas", paused.Replicas)
+		if left > 0 {
+			then = fmt.Sprintf("%d other operation(s) still hold it paused", left)
+		}
+		fmt.Fprintf(o.ErrOut, "Operator Deployment %s was paused for operations that are gone: removed their hold (%s); %s.\n", op, steps.StaleText(dropped), then)
+	}
+	var unsettled []string
+	for _, s := range stale {
+		if s.Verdict == steps.HolderStaleUnsettled && s.Namespace+"/"+s.Cluster != adopting {
+			unsettled = append(unsettled, fmt.Sprintf("%s: settle it with `kubectl cassandra scale -n %s %s --rack RACK --nodes N` (it takes the pause over and restores the operator when the racks agree)", s, s.Namespace, s.Cluster))
+		}
+	}
+	if len(unsettled) > 0 {
+		fmt.Fprintf(o.ErrOut, "Operator Deployment %s stays paused for operations that are gone but left their cluster unsettled: %s.\n", op, strings.Join(unsettled, "; "))
+	}
+}
