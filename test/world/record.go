@@ -2,15 +2,19 @@ package world
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 // Changes that make the record and the world part ways (issue 23): the checkpoint
@@ -21,18 +25,32 @@ import (
 // GitOps sync or a `kubectl annotate …-` would.
 func (w *World) WipeCheckpoint() {
 	w.t.Helper()
-	cr := w.CR().DeepCopy()
-	ann := cr.GetAnnotations()
-	delete(ann, checkpoint.Annotation)
-	cr.SetAnnotations(ann)
 	w.mu.Lock()
-	w.rv++
-	cr.SetResourceVersion(fmt.Sprintf("%d", 100+w.rv))
-	w.mu.Unlock()
-	if err := w.Dyn.Tracker().Update(CCGVR, cr, w.NS); err != nil {
+	defer w.mu.Unlock()
+	if err := w.wipeCheckpoint(); err != nil {
 		w.t.Fatal(err)
 	}
 }
+
+// wipeCheckpoint is WipeCheckpoint with w.mu held.
+func (w *World) wipeCheckpoint() error {
+	obj, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
+	if err != nil {
+		return err
+	}
+	cr := obj.(*unstructured.Unstructured).DeepCopy()
+	ann := cr.GetAnnotations()
+	if _, ok := ann[checkpoint.Annotation]; !ok {
+		return errNoChange
+	}
+	delete(ann, checkpoint.Annotation)
+	cr.SetAnnotations(ann)
+	w.rv++
+	cr.SetResourceVersion(fmt.Sprintf("%d", 100+w.rv))
+	return w.Dyn.Tracker().Update(CCGVR, cr, w.NS)
+}
+
+var errNoChange = errors.New("nothing to change")
 
 // DeleteCluster deletes the cluster resource at once (no finalizer); its checkpoint
 // goes with it.
@@ -47,24 +65,95 @@ func (w *World) DeleteCluster() {
 // with a new UID, no annotations and the given replicas (a reinstall, a GitOps replace).
 func (w *World) RecreateDeployment(name string, replicas int32) {
 	w.t.Helper()
-	gvr := appsv1.SchemeGroupVersion.WithResource("deployments")
-	obj, err := w.Kube.Tracker().Get(gvr, w.NS, name)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	old := obj.(*appsv1.Deployment)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.NS, Labels: old.Labels, UID: types.UID(string(old.UID) + "-new"), ResourceVersion: "1"},
-		Spec: *old.Spec.DeepCopy()}
-	d.Spec.Replicas = &replicas
-	if err := w.Kube.Tracker().Delete(gvr, w.NS, name); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := w.Kube.Tracker().Add(d); err != nil {
-		w.t.Fatal(err)
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.recreateDeployment(name, replicas); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// recreateDeployment is RecreateDeployment with w.mu held.
+func (w *World) recreateDeployment(name string, replicas int32) error {
+	obj, err := w.Kube.Tracker().Get(deployGVR, w.NS, name)
+	if err != nil {
+		return err
+	}
+	old := obj.(*appsv1.Deployment)
+	w.rv++
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.NS, Labels: old.Labels, UID: types.UID(string(old.UID) + "-new"), ResourceVersion: fmt.Sprintf("%d", 100+w.rv)},
+		Spec: *old.Spec.DeepCopy()}
+	d.Spec.Replicas = &replicas
+	if err := w.Kube.Tracker().Delete(deployGVR, w.NS, name); err != nil {
+		return err
+	}
+	if err := w.Kube.Tracker().Add(d); err != nil {
+		return err
+	}
 	w.deploymentController(w.NS, name)
+	return nil
+}
+
+// RecordWiped is the change "the checkpoint is removed by another client".
+func RecordWiped() Change {
+	return Change{Name: "record-wiped", apply: func(w *World) ([]string, func(), bool) {
+		return []string{"removed"}, nil, w.wipeCheckpoint() == nil
+	}}
+}
+
+// ClusterDeleted is the change "the cluster resource is deleted (no finalizer)".
+func ClusterDeleted() Change {
+	return Change{Name: "cluster-deleted", apply: func(w *World) ([]string, func(), bool) {
+		return []string{"deleted", "not found"}, nil, w.Dyn.Tracker().Delete(CCGVR, w.NS, w.Name) == nil
+	}}
+}
+
+// OperatorRecreated is the change "the operator's Deployment is re-created, at 0
+// replicas" (a reinstall while the plan holds it paused, scaled to 0 by hand after).
+func OperatorRecreated(name string) Change {
+	return Change{Name: "operator-recreated", apply: func(w *World) ([]string, func(), bool) {
+		return []string{"re-created"}, nil, w.recreateDeployment(name, 0) == nil
+	}}
+}
+
+// DeadEnd lists what keeps the world from a consistent end after recovery: the
+// operator not running or still held paused, a checkpoint left, a rack whose
+// StatefulSet differs from the cluster resource, a pod or PVC above a rack's replicas,
+// and every safety violation seen. A deleted cluster needs only its operator back.
+func (w *World) DeadEnd(operator string) []string {
+	var out []string
+	if r := w.DeploymentReplicas(operator); r == 0 {
+		out = append(out, "the operator is at 0 replicas")
+	}
+	if hs := w.PausedBy(operator); len(hs) > 0 {
+		out = append(out, fmt.Sprintf("the operator is still held paused by %v", hs))
+	}
+	out = append(out, w.Violations()...)
+	obj, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
+	if err != nil {
+		return out
+	}
+	if _, ok := obj.(*unstructured.Unstructured).GetAnnotations()[checkpoint.Annotation]; ok {
+		out = append(out, "a checkpoint is left")
+	}
+	w.mu.Lock()
+	if d := w.clusterDisagrees(); d != "" {
+		out = append(out, d)
+	}
+	w.mu.Unlock()
+	pods, pvcs := " "+strings.Join(w.PodNames(), " ")+" ", " "+strings.Join(w.PVCNames(), " ")+" "
+	for _, r := range w.Racks {
+		sts := casskop.StatefulSetName(w.Name, "dc1", r)
+		for i := w.Replicas(r); i < w.Nodes+4; i++ {
+			pod := fmt.Sprintf("%s-%d", sts, i)
+			if strings.Contains(pods, " "+pod+" ") {
+				out = append(out, "pod "+pod+" left above the StatefulSet's replicas")
+			}
+			if strings.Contains(pvcs, " data-"+pod+" ") {
+				out = append(out, "PVC data-"+pod+" left above the StatefulSet's replicas")
+			}
+		}
+	}
+	return out
 }
 
 // PausedBy is the operator Deployment's pause holders (none when absent).
