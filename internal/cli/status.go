@@ -108,7 +108,13 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 
 // printStatusText renders rep as text, coloured when w is a terminal that wants colour.
 func (o *Options) printStatusText(w io.Writer, rep statusReport) {
-	status.Text(w, rep, status.Style{Paint: output.Painter{On: output.ColorEnabled(o.Color, w, os.Getenv)}, Target: o.operationTarget})
+	status.Text(w, rep, o.statusStyle(w))
+}
+
+// statusStyle is how status text is worded and coloured for w (colour only on a
+// terminal that wants it).
+func (o *Options) statusStyle(w io.Writer) status.Style {
+	return status.Style{Paint: output.Painter{On: output.ColorEnabled(o.Color, w, os.Getenv)}, Target: o.operationTarget}
 }
 
 // readStatus reads what status shows, concurrently: the lists (started with the

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -312,26 +311,20 @@ func (r *ringCache) Exec(ctx context.Context, pod string, argv []string) (string
 	return r.stdout, r.stderr, r.err
 }
 
-// watchPrinter prints a status on every change: redrawn in place on a terminal;
-// otherwise only the lines that changed, timestamped (gone ones as "gone: …").
+// watchPrinter prints a status on every change: redrawn in place on a terminal (its
+// screen); otherwise only the lines that changed, timestamped (gone ones as "gone: …").
 type watchPrinter struct {
-	o    *Options
-	w    io.Writer
-	tty  bool
-	prev map[string]string
-	// drawn is how many lines the last in-place drawing took.
-	drawn int
+	o      *Options
+	w      io.Writer
+	screen *output.Screen // nil without a terminal
+	prev   map[string]string
 }
 
 func (wp *watchPrinter) print(rep statusReport) {
-	if wp.tty {
+	if wp.screen != nil {
 		var b bytes.Buffer
-		wp.o.printStatusText(&b, rep)
-		if wp.drawn > 0 {
-			fmt.Fprintf(wp.w, "\033[%dA\033[J", wp.drawn)
-		}
-		_, _ = wp.w.Write(b.Bytes())
-		wp.drawn = strings.Count(b.String(), "\n")
+		status.Text(&b, rep, wp.o.statusStyle(wp.w)) // coloured as the terminal wants
+		_ = wp.screen.Draw(b.String())
 		return
 	}
 	keys, lines := status.Lines(rep)
@@ -356,7 +349,10 @@ func (wp *watchPrinter) print(rep statusReport) {
 
 // watchStatus is `status --watch`.
 func (o *Options) watchStatus(ctx context.Context, s *session, first *statusLists, withNodetool bool, f liveFlags) error {
-	wp := &watchPrinter{o: o, w: o.Out, tty: output.IsTerminal(o.Out)}
+	wp := &watchPrinter{o: o, w: o.Out}
+	if output.IsTerminal(o.Out) {
+		wp.screen = output.NewScreen(o.Out)
+	}
 	return o.follow(ctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, _ status.Read) (bool, error) {
 		wp.print(rep)
 		return false, nil
