@@ -106,6 +106,66 @@ func (cp *Checkpoint) Record() string {
 	return fmt.Sprintf("%s/%s/%d/%s", cp.OperationID, cp.Holder.Session, cp.Seq, r)
 }
 
+// Sighting is a holder's record as this machine watches it: the record last read and
+// when, by this machine's clock, it was first read so. A holder elsewhere is alive
+// while its record changes; its own timestamps are never compared with our clock.
+type Sighting struct {
+	Record string
+	Since  time.Time
+}
+
+// Sight folds a read of cp made at now (our clock) into what was seen: a record that
+// changed (the holder wrote, or another holder or operation came) starts afresh.
+func (s Sighting) Sight(cp *Checkpoint, now time.Time) Sighting {
+	if r := cp.Record(); r != s.Record || s.Since.IsZero() {
+		return Sighting{Record: r, Since: now}
+	}
+	return s
+}
+
+// Quiet is how long the record has stayed unchanged, by our clock.
+func (s Sighting) Quiet(now time.Time) time.Duration {
+	return now.Sub(s.Since)
+}
+
+// Liveness is what a run makes of the holder of a checkpoint it watches (Judge).
+type Liveness struct {
+	// Stopped: released, provably gone (on this machine, its process), or, on another
+	// machine, its record unchanged for a whole lease of this machine's clock.
+	Stopped bool
+	// Why says how the holder was judged, in words.
+	Why string
+	// Quiet is how long a holder elsewhere has left its record unchanged by our clock,
+	// out of its Lease (both 0 for a holder judged otherwise).
+	Quiet, Lease time.Duration
+}
+
+// Judge is Lock's rule for a run that watches the holder (status, or resume waiting
+// for a lease): seen is what was seen of the record before this read of cp at now
+// (our clock; the zero Sighting at the first read); Judge returns it updated. Only a
+// holder elsewhere needs time: it is stopped once its record has not changed for a
+// whole lease since seen, so a first read never finds it stopped.
+func (cp *Checkpoint) Judge(self Holder, seen Sighting, now time.Time, alive func(h Holder) bool) (Liveness, Sighting) {
+	seen = seen.Sight(cp, now)
+	state, lease, reason := cp.Lock(self, now, alive)
+	switch state {
+	case Free:
+		return Liveness{Stopped: true, Why: reason}, seen
+	case HeldHere:
+		return Liveness{Why: "a live process on this machine"}, seen
+	case Mine:
+		return Liveness{Why: "this run"}, seen
+	}
+	l := Liveness{Quiet: seen.Quiet(now), Lease: lease}
+	if l.Quiet >= lease {
+		l.Stopped = true
+		l.Why = fmt.Sprintf("the lease of %s expired: its checkpoint did not change for %s of this machine's clock", cp.Holder, lease.Round(time.Second))
+	} else {
+		l.Why = fmt.Sprintf("on another machine: alive while its checkpoint changes, stopped once it stays unchanged for %s", lease.Round(time.Second))
+	}
+	return l, seen
+}
+
 // TakeOver makes self the holder and records the takeover.
 func (cp *Checkpoint) TakeOver(self Holder, now time.Time, reason string) {
 	if cp.Holder.Session != self.Session {

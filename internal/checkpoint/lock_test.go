@@ -168,3 +168,58 @@ func TestRecordChanges(t *testing.T) {
 		t.Fatal("a renewal leaves the record unchanged")
 	}
 }
+
+// TestJudgeByOurClock: a watcher judges a holder elsewhere by how long its record stays
+// unchanged on the watcher's clock, never by the holder's timestamps: a holder whose
+// clock is 5 minutes behind and renews is alive however many leases pass; one that stops
+// is stopped exactly one lease after its last change was seen. A holder that provably
+// stopped is judged so at the first read.
+func TestJudgeByOurClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	me := Holder{Host: "tools", PID: 1, Session: "me", Machine: "boot:me/pid:[1]"}
+	alive := func(h Holder) bool { return h.PID == 7 }
+	cp := sample(1)
+	behind := t0.Add(-5 * time.Minute)
+	cp.Holder = Holder{User: "alice", Host: "laptop", PID: 7, Session: "a", LeaseSeconds: 60, RenewedAt: &behind}
+	var seen Sighting
+	var l Liveness
+	// Renewals every 50 s of our clock for 10 minutes, each stamped 5 minutes behind.
+	for at := t0; at.Before(t0.Add(10 * time.Minute)); at = at.Add(50 * time.Second) {
+		if l, seen = cp.Judge(me, seen, at, alive); l.Stopped {
+			t.Fatalf("at +%s a renewing holder is judged stopped: %+v", at.Sub(t0), l)
+		}
+		cp.Seq++
+		r := at.Add(-5 * time.Minute)
+		cp.Holder.RenewedAt = &r
+	}
+	last := t0.Add(10 * time.Minute)
+	l, seen = cp.Judge(me, seen, last, alive) // the last renewal is seen here
+	if l.Stopped || l.Quiet != 0 || l.Lease != time.Minute {
+		t.Fatalf("fresh renewal: %+v", l)
+	}
+	if l, seen = cp.Judge(me, seen, last.Add(59*time.Second), alive); l.Stopped || l.Quiet != 59*time.Second {
+		t.Fatalf("59 s after the last change: %+v, want alive", l)
+	}
+	if l, _ = cp.Judge(me, seen, last.Add(time.Minute), alive); !l.Stopped || !strings.Contains(l.Why, "did not change for 1m0s of this machine's clock") {
+		t.Fatalf("a lease after the last change: %+v, want stopped", l)
+	}
+	// A record seen for the first time is never stopped, however old its timestamps.
+	if l, _ = cp.Judge(me, Sighting{}, last.Add(time.Hour), alive); l.Stopped {
+		t.Fatalf("first read of an old record: %+v, want alive", l)
+	}
+	for _, c := range []struct {
+		name    string
+		h       Holder
+		stopped bool
+		why     string
+	}{
+		{"same machine, process gone", Holder{Host: "tools", PID: 8, Session: "b", Machine: me.Machine}, true, "process 8 on tools is gone"},
+		{"same machine, process alive", Holder{Host: "tools", PID: 7, Session: "b", Machine: me.Machine}, false, "a live process on this machine"},
+		{"released elsewhere", Holder{Host: "laptop", PID: 7, Session: "b", ReleasedAt: &t0}, true, "stopped at"},
+	} {
+		cp.Holder = c.h
+		if l, _ := cp.Judge(me, Sighting{}, t0, alive); l.Stopped != c.stopped || !strings.Contains(l.Why, c.why) {
+			t.Errorf("%s: %+v, want stopped=%v (%s)", c.name, l, c.stopped, c.why)
+		}
+	}
+}

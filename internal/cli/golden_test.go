@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -99,6 +101,17 @@ func crashScale(t *testing.T, w *world.World) {
 	}
 }
 
+// liveHolder leaves an operation in flight held by a live process on this machine (a
+// run busy with it), with a user name.
+func liveHolder(t *testing.T, w *world.World) {
+	t.Helper()
+	crashScale(t, w)
+	pid := w.StartProcess() // never ended: it runs for the whole test
+	editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+		cp.Holder.User, cp.Holder.PID, cp.Holder.Session = "alice", pid, fmt.Sprintf("s%d", pid)
+	})
+}
+
 // finishScale runs a whole scale-down, so that a last-operation record exists.
 func finishScale(t *testing.T, w *world.World) {
 	t.Helper()
@@ -138,6 +151,8 @@ func goldenCases() []goldenCase {
 		{name: "status-json", opts: four, args: with(status, "-o", "json"), fields: statusFields},
 		{name: "status-inflight", opts: four, setup: crashScale, args: status},
 		{name: "status-inflight-json", opts: four, setup: crashScale, args: with(status, "-o", "json"), fields: statusFields},
+		{name: "status-inflight-live", opts: four, setup: liveHolder, args: status},
+		{name: "status-inflight-live-json", opts: four, setup: liveHolder, args: with(status, "-o", "json"), fields: statusFields},
 		{name: "status-after-scale", opts: four, setup: finishScale, args: status},
 		{name: "status-two-dcs", opts: world.Opts{Nodes: 2, DCs: []string{"dc1", "dc2"}, Racks: []string{"r1", "r2"}}, args: status},
 		{name: "scale-dry-run", opts: four, args: dry},
@@ -352,7 +367,8 @@ func checkNext(t *testing.T, w *world.World, next string) {
 	if err := cmd.ValidateRequiredFlags(); err != nil {
 		t.Errorf("next %q: %v", next, err)
 	}
-	if cmd.Name() == "status" {
+	// --wait blocks until the operation in flight ends: parsing it is the check.
+	if cmd.Name() == "status" && !slices.Contains(args, "--wait") {
 		if _, stderr, code, _ := run(w, 0, args...); code != 0 {
 			t.Errorf("next %q exited %d:\n%s", next, code, stderr)
 		}

@@ -133,12 +133,11 @@ func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkp
 	if force {
 		return cp, fmt.Sprintf("--force-takeover from %s (lease %s, not waited for)", cp.Holder, lease), nil
 	}
-	seen := cp.Record()
-	start := o.Now()
+	seen := checkpoint.Sighting{}.Sight(cp, o.Now())
 	fmt.Fprintf(o.ErrOut, "Operation %s is held by %s (lease renewed at %s by its clock); waiting %s for the lease to expire (or use --force-takeover)...\n",
 		cp.OperationID, cp.Holder, cp.Holder.RenewedAtOr(cp.UpdatedAt).Format(time.RFC3339), lease.Round(time.Second))
 	for {
-		left := lease - o.Now().Sub(start)
+		left := lease - seen.Quiet(o.Now())
 		if left <= 0 {
 			break
 		}
@@ -147,7 +146,7 @@ func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkp
 			return nil, "", exit.Interruptedf("interrupted while waiting for the lease of %s; nothing changed", cp.Holder)
 		case <-o.after(min(left, 5*time.Second)):
 		}
-		if left := lease - o.Now().Sub(start); left > 0 {
+		if left := lease - seen.Quiet(o.Now()); left > 0 {
 			fmt.Fprintf(o.ErrOut, "  waiting for the lease of %s: %s left\n", cp.Holder, left.Round(time.Second))
 		}
 	}
@@ -158,14 +157,14 @@ func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkp
 	if fresh == nil || fresh.OperationID != cp.OperationID {
 		return nil, "", exit.Refusedf("operation %s finished or was removed while waiting; run %s", cp.OperationID, s.statusHint())
 	}
-	if fresh.Record() != seen {
-		if st, _, reason := fresh.Lock(self, o.Now().UTC(), o.alive); st == checkpoint.Free {
-			return fresh, reason, nil // released meanwhile
-		}
+	// The one rule status judges by too (checkpoint.Judge): stopped if released or its
+	// record stayed unchanged for the whole lease just waited.
+	live, _ := fresh.Judge(self, seen, o.Now(), o.alive)
+	if !live.Stopped {
 		return nil, "", exit.Refusedf("operation %s is alive: %s wrote its checkpoint while this run waited (seq %d, lease renewed at %s by its clock); nothing changed",
 			cp.OperationID, fresh.Holder, fresh.Seq, fresh.Holder.RenewedAtOr(fresh.UpdatedAt).Format(time.RFC3339))
 	}
-	return fresh, fmt.Sprintf("lease of %s expired: its checkpoint did not change for %s of this machine's clock", fresh.Holder, lease.Round(time.Second)), nil
+	return fresh, live.Why, nil
 }
 
 // refuseRunningOperator refuses while an operator Deployment would fight the operation:

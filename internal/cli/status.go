@@ -98,7 +98,7 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 	case f.live.wait:
 		return o.waitStatus(ctx, s, lists, f.nodetool, f.live, f.out)
 	}
-	rep := status.Build(o.readStatus(ctx, s, lists, f.nodetool))
+	rep := status.Build(o.readStatus(ctx, s, lists, f.nodetool, o.newHolderWatch()))
 	if f.out != "text" {
 		return output.Print(o.Out, f.out, rep)
 	}
@@ -108,18 +108,28 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 
 // printStatusText renders rep as text, coloured when w is a terminal that wants colour.
 func (o *Options) printStatusText(w io.Writer, rep statusReport) {
-	status.Text(w, rep, status.Style{Paint: output.Painter{On: output.ColorEnabled(o.Color, w, os.Getenv)}, Target: o.operationTarget})
+	status.Text(w, rep, o.statusStyle(w))
+}
+
+// statusStyle is how status text is worded and coloured for w (colour only on a
+// terminal that wants it).
+func (o *Options) statusStyle(w io.Writer) status.Style {
+	return status.Style{Paint: output.Painter{On: output.ColorEnabled(o.Color, w, os.Getenv)}, Target: o.operationTarget}
 }
 
 // readStatus reads what status shows, concurrently: the lists (started with the
 // cluster's read), the checkpoint and the last operation from the annotations of the
-// cluster just read (no second GET), and (withNodetool) one `nodetool status`.
-// internal/status builds the report from it.
-func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists, withNodetool bool) status.Read {
+// cluster just read (no second GET), and (withNodetool) one `nodetool status`. hw
+// judges the checkpoint's holder, over the reads it has seen. internal/status builds
+// the report from it.
+func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists, withNodetool bool, hw *holderWatch) status.Read {
 	early := startRingRead(ctx, s, withNodetool)
 	cl := s.cluster
 	rd := status.Read{Cluster: cl, Kind: s.adapter.Kind(), OperatorTitle: s.adapter.Title(), Nodetool: withNodetool, Commands: statusCommands(s)}
 	rd.Checkpoint, rd.CheckpointErr = checkpointOf(cl, o.Kinds.Schemas(), s.adapter.Name())
+	if rd.Checkpoint != nil {
+		rd.Holder = hw.judge(o, rd.Checkpoint)
+	}
 	rd.Last, rd.LastErr = lastOperationOf(cl)
 	lists.into(&rd)
 	if withNodetool {
@@ -133,9 +143,30 @@ func statusCommands(s *session) status.Commands {
 	ns, name := s.cluster.Namespace, s.cluster.Name
 	return status.Commands{
 		Resume:  s.resumeHint(),
+		Wait:    s.statusHint() + " --wait",
 		Start:   fmt.Sprintf("kubectl cassandra scale -n %s %s --rack RACK --nodes N", ns, name),
 		Inspect: fmt.Sprintf("kubectl get %s -n %s %s -o yaml", s.adapter.GroupResource(), ns, name),
 	}
+}
+
+// holderWatch judges the holder of the operation in flight over the reads of one
+// status (one read, or every read of --watch and --wait) by the lock's own rule
+// (checkpoint.Judge): a holder on another machine is stopped only once its record has
+// stayed unchanged for a whole lease of this machine's clock.
+type holderWatch struct {
+	self checkpoint.Holder
+	seen checkpoint.Sighting
+}
+
+func (o *Options) newHolderWatch() *holderWatch {
+	return &holderWatch{self: o.self()}
+}
+
+// judge is what this read of cp says of its holder, with the reads before it.
+func (hw *holderWatch) judge(o *Options, cp *checkpoint.Checkpoint) checkpoint.Liveness {
+	var l checkpoint.Liveness
+	l, hw.seen = cp.Judge(hw.self, hw.seen, o.Now(), o.alive)
+	return l
 }
 
 // checkpointOf decodes the checkpoint the cluster's annotations carry (nil: none).

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -233,7 +232,7 @@ func (c *operatorCheck) refresh(ctx context.Context, o *Options, s *session, eve
 // follow runs the watches and calls onReport with a fresh status on every change
 // (and every nodetoolInterval, for the ring, which no watch shows) until it returns
 // done, an error, or ctx ends (nil: Ctrl-C is a normal end of a watch).
-func (o *Options) follow(ctx context.Context, s *session, first *statusLists, withNodetool bool, nodetoolInterval time.Duration, onReport func(statusReport, *checkpoint.Checkpoint) (bool, error)) error {
+func (o *Options) follow(ctx context.Context, s *session, first *statusLists, withNodetool bool, nodetoolInterval time.Duration, onReport func(statusReport, status.Read) (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	lw := newLiveWorld()
 	var wg sync.WaitGroup
@@ -257,16 +256,19 @@ func (o *Options) follow(ctx context.Context, s *session, first *statusLists, wi
 	ops := &operatorCheck{ops: first.ops, at: o.Now()}
 	live := *s
 	live.nt.Exec = &ringCache{Execer: s.nt.Exec, every: nodetoolInterval, now: o.Now}
+	// The holder is judged across the reads: the ticks re-judge a holder whose record
+	// stays unchanged, so one that stopped is seen stopped a lease later.
+	hw := o.newHolderWatch()
 	tick := time.NewTicker(nodetoolInterval)
 	defer tick.Stop()
 	for {
 		var lists *statusLists
 		live.cluster, lists = lw.snapshot(s.adapter, live.cluster, ops.ops)
-		rd := o.readStatus(ctx, &live, lists, withNodetool)
+		rd := o.readStatus(ctx, &live, lists, withNodetool, hw)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if done, err := onReport(status.Build(rd), rd.Checkpoint); done || err != nil {
+		if done, err := onReport(status.Build(rd), rd); done || err != nil {
 			return err
 		}
 		select {
@@ -309,26 +311,20 @@ func (r *ringCache) Exec(ctx context.Context, pod string, argv []string) (string
 	return r.stdout, r.stderr, r.err
 }
 
-// watchPrinter prints a status on every change: redrawn in place on a terminal;
-// otherwise only the lines that changed, timestamped (gone ones as "gone: …").
+// watchPrinter prints a status on every change: redrawn in place on a terminal (its
+// screen); otherwise only the lines that changed, timestamped (gone ones as "gone: …").
 type watchPrinter struct {
-	o    *Options
-	w    io.Writer
-	tty  bool
-	prev map[string]string
-	// drawn is how many lines the last in-place drawing took.
-	drawn int
+	o      *Options
+	w      io.Writer
+	screen *output.Screen // nil without a terminal
+	prev   map[string]string
 }
 
 func (wp *watchPrinter) print(rep statusReport) {
-	if wp.tty {
+	if wp.screen != nil {
 		var b bytes.Buffer
-		wp.o.printStatusText(&b, rep)
-		if wp.drawn > 0 {
-			fmt.Fprintf(wp.w, "\033[%dA\033[J", wp.drawn)
-		}
-		_, _ = wp.w.Write(b.Bytes())
-		wp.drawn = strings.Count(b.String(), "\n")
+		status.Text(&b, rep, wp.o.statusStyle(wp.w)) // coloured as the terminal wants
+		_ = wp.screen.Draw(b.String())
 		return
 	}
 	keys, lines := status.Lines(rep)
@@ -353,8 +349,11 @@ func (wp *watchPrinter) print(rep statusReport) {
 
 // watchStatus is `status --watch`.
 func (o *Options) watchStatus(ctx context.Context, s *session, first *statusLists, withNodetool bool, f liveFlags) error {
-	wp := &watchPrinter{o: o, w: o.Out, tty: output.IsTerminal(o.Out)}
-	return o.follow(ctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, _ *checkpoint.Checkpoint) (bool, error) {
+	wp := &watchPrinter{o: o, w: o.Out}
+	if output.IsTerminal(o.Out) {
+		wp.screen = output.NewScreen(o.Out)
+	}
+	return o.follow(ctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, _ status.Read) (bool, error) {
 		wp.print(rep)
 		return false, nil
 	})
@@ -370,7 +369,8 @@ type waitOutcome struct {
 }
 
 // judge decides whether the operation followed (id; "" while none was seen) has ended,
-// from the checkpoint (nil: none) and the last-operation record:
+// from the checkpoint (nil: none), what was made of its holder (live, by the lock's
+// rule: checkpoint.Judge) and the last-operation record:
 //
 //   - done (0): no checkpoint and the last operation (the one followed, or the last one
 //     when none was in flight) succeeded.
@@ -381,12 +381,13 @@ type waitOutcome struct {
 //     SIGTERM, the API server kept failing). Resume continues.
 //   - stuck (3): needs a human and no run will move it: the checkpoint is unusable
 //     (corrupt, another cluster's, newer schema); or released with a step that used all
-//     its attempts (resume refuses it: "failed N times"); or its holder stopped renewing
-//     the lease without releasing it (crashed, killed -9, machine gone) and one lease
-//     period after expiry no run has taken it over.
+//     its attempts (resume refuses it: "failed N times"); or its holder stopped without
+//     releasing it (crashed, killed -9, machine gone): on this machine its process is
+//     gone, elsewhere its record stayed unchanged for a whole lease of our clock (its
+//     own clock may be off: its timestamps are never compared with ours).
 //
 // Anything else is in flight: keep waiting.
-func judge(rep statusReport, cp *checkpoint.Checkpoint, followed string, now time.Time, maxAttempts int) (waitOutcome, bool) {
+func judge(rep statusReport, cp *checkpoint.Checkpoint, live checkpoint.Liveness, followed string, maxAttempts int) (waitOutcome, bool) {
 	if rep.Operation != nil && rep.Operation.Error != "" {
 		return waitOutcome{Result: "stuck", Message: "the checkpoint is unusable: " + rep.Operation.Error, code: exit.Refused}, true
 	}
@@ -417,14 +418,20 @@ func judge(rep statusReport, cp *checkpoint.Checkpoint, followed string, now tim
 			return waitOutcome{Result: "interrupted", OperationID: cp.OperationID, Message: "the run was interrupted (the checkpoint is saved)", code: exit.Interrupted}, true
 		}
 	}
-	lease := time.Duration(cp.Holder.LeaseSeconds) * time.Second
-	if lease <= 0 {
-		lease = 60 * time.Second
-	}
-	if renewed := cp.Holder.RenewedAtOr(cp.UpdatedAt); now.Sub(renewed) > 2*lease {
-		return waitOutcome{Result: "stuck", OperationID: cp.OperationID, Message: fmt.Sprintf("its holder %s stopped renewing the lease at %s without releasing it, and no run took it over", cp.Holder, renewed.Format(time.RFC3339)), code: exit.Refused}, true
+	if live.Stopped {
+		return waitOutcome{Result: "stuck", OperationID: cp.OperationID, Message: fmt.Sprintf("its holder %s stopped without releasing it (%s), and no run took it over", cp.Holder, live.Why), code: exit.Refused}, true
 	}
 	return waitOutcome{}, false
+}
+
+// quietNote is the line --wait prints once a holder elsewhere has left its record
+// unchanged for half its lease ("" before, or when already said for this record).
+func quietNote(cp *checkpoint.Checkpoint, live checkpoint.Liveness, said string) string {
+	if cp == nil || live.Stopped || live.Lease <= 0 || live.Quiet < live.Lease/2 || said == cp.Record() {
+		return ""
+	}
+	return fmt.Sprintf("%s has not written its checkpoint for %s of this machine's clock; it is judged stopped after %s",
+		cp.Holder, live.Quiet.Round(time.Second), live.Lease.Round(time.Second))
 }
 
 // waitStatus is `status --wait`: progress on stderr, the outcome on stdout.
@@ -437,7 +444,9 @@ func (o *Options) waitStatus(ctx context.Context, s *session, first *statusLists
 	var lastAt time.Time
 	var out waitOutcome
 	ended := false
-	err := o.follow(tctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, cp *checkpoint.Checkpoint) (bool, error) {
+	var quietSaid string // the record the quiet note was printed for
+	err := o.follow(tctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, rd status.Read) (bool, error) {
+		cp := rd.Checkpoint
 		if followed == "" && cp != nil {
 			followed = cp.OperationID
 			prog.Info(fmt.Sprintf("waiting for %s %s (started by %s)", cp.Kind, cp.OperationID, cp.StartedBy))
@@ -450,7 +459,14 @@ func (o *Options) waitStatus(ctx context.Context, s *session, first *statusLists
 			lastAt = op.Progress.At
 			prog.Progress("wait", *op.Progress)
 		}
-		out, ended = judge(rep, cp, followed, o.Now(), maxStepAttempts)
+		out, ended = judge(rep, cp, rd.Holder, followed, maxStepAttempts)
+		if ended && out.Result == "stuck" && rd.Holder.Stopped && cp != nil && cp.Holder.ReleasedAt == nil && !o.stillStored(tctx, s, cp) {
+			ended = false // the watch lags behind the holder's last write: it brings it next
+		}
+		if note := quietNote(cp, rd.Holder, quietSaid); !ended && note != "" {
+			quietSaid = cp.Record()
+			prog.Info(note)
+		}
 		return ended, nil
 	})
 	if err != nil {
@@ -484,6 +500,15 @@ func (o *Options) waitStatus(ctx context.Context, s *session, first *statusLists
 		return exit.WithCode(out.code, fmt.Errorf("operation %s: %s", out.Result, out.Message))
 	}
 	return nil
+}
+
+// stillStored confirms, with a fresh read, that the checkpoint stored is still cp's
+// record, before --wait calls its holder stopped: the watches may lag behind its last
+// writes (a run that clears the checkpoint at its end exits right after, so its
+// process is gone before the watch shows the clearing), or have missed them.
+func (o *Options) stillStored(ctx context.Context, s *session, cp *checkpoint.Checkpoint) bool {
+	fresh, err := s.store.Load(ctx)
+	return err == nil && fresh != nil && fresh.Record() == cp.Record()
 }
 
 // maxStepAttempts is operation.Runner's MaxAttempts (internal/operation/run.go): a step that

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
@@ -108,11 +109,14 @@ func TestStatusWaitExitCodes(t *testing.T) {
 				cp.Steps[cp.Current()].Attempts = maxStepAttempts
 			})
 		}, base, 3, "stuck: step "},
-		{"stuck, holder crashed and nobody took over", crashScale, base.Add(3 * time.Minute), 3, "stuck: its holder"},
+		{"stuck, holder crashed on this machine and nobody took over", crashScale, base, 3, "process 1001 on test-host is gone"},
 		{"stuck, checkpoint unusable", func(t *testing.T, w *world.World) {
 			setAnnotation(t, w, checkpoint.Annotation, "{not json")
 		}, base, 3, "stuck: the checkpoint is unusable"},
-		{"timed out while the holder lives", crashScale, base, 4, "timed-out: still running after"},
+		{"timed out while the holder lives", func(t *testing.T, w *world.World) {
+			crashScale(t, w)
+			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) { cp.Holder = laptop(time.Hour) })
+		}, base, 4, "timed-out: still running after"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,6 +131,130 @@ func TestStatusWaitExitCodes(t *testing.T) {
 				t.Fatalf("exit %d (want %d), stdout:\n%s\nstderr:\n%s", code, tt.code, out.String(), errOut.String())
 			}
 		})
+	}
+}
+
+// laptop is a holder on another machine whose clock is behind ours by skew, with a lease
+// of 90 s (it renews every 30 s).
+func laptop(skew time.Duration) checkpoint.Holder {
+	at := time.Now().UTC().Add(-skew)
+	return checkpoint.Holder{User: "alice", Host: "laptop", PID: 7, Session: "alice-laptop", LeaseSeconds: 90, RenewedAt: &at}
+}
+
+// testClock is a clock the test moves.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// renewAt is the holder's renewal at its clock's at: a new seq, its renewal time and
+// the progress its write carries (the decommission a little further).
+func renewAt(t *testing.T, w *world.World, at time.Time, done int64) {
+	t.Helper()
+	editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+		cp.Seq++
+		cp.Holder.RenewedAt = &at
+		cp.Steps[cp.Current()].Progress = &checkpoint.Progress{Operation: "decommission", Pod: "demo-dc1-rack1-3", DoneBytes: done << 20, TotalBytes: 100 << 20, At: at}
+	})
+}
+
+// waitCount waits until b holds n occurrences of want.
+func waitCount(t *testing.T, b *syncBuffer, want string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); strings.Count(b.String(), want) < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d %q in:\n%s", n, want, b.String())
+		}
+		<-time.After(time.Millisecond) // a condition, polled: not a settle sleep
+	}
+}
+
+// TestStatusWaitJudgesLeaseByOurClock: the holder of the operation runs on another
+// machine whose clock is 5 minutes behind ours (its renewals look 5 minutes old here).
+// `status --wait` judges it as the lock does (checkpoint.Judge), by how long its record
+// stays unchanged on our clock: while it renews every 30 s, --wait follows it for 5
+// minutes of our clock (over 3 leases) and then sees it end (exit 0). Once it stops
+// renewing, --wait still judges it alive 89 s after the last change it saw, and stuck
+// (exit 3, resume next) at 90 s, a whole lease of our clock.
+func TestStatusWaitJudgesLeaseByOurClock(t *testing.T) {
+	for _, ends := range []string{"finishes", "stops renewing"} {
+		t.Run(ends, func(t *testing.T) {
+			w := world.New(t, world.Opts{Nodes: 4})
+			readyStatefulSets(t, w)
+			crashScale(t, w)
+			ours := time.Now().UTC().Truncate(time.Second)
+			theirs := func(at time.Time) time.Time { return at.Add(-5 * time.Minute) }
+			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) { cp.Holder = laptop(5 * time.Minute) })
+			renewAt(t, w, theirs(ours), 0)
+			clock := &testClock{t: ours}
+			var out, errOut syncBuffer
+			code := make(chan int, 1)
+			go func() {
+				code <- runAt(context.Background(), w, clock.now, &out, &errOut, "status", "demo", "-n", "cassandra", "--wait", "--timeout", "20s", "--nodetool-interval", "5ms")
+			}()
+			// Each renewal's progress is printed once --wait read it: the sign that it saw
+			// the new record, at the time the clock shows then.
+			const seen = "[..] decommission demo-dc1-rack1-3: "
+			waitCount(t, &errOut, seen, 1)
+			at := ours
+			for i := 1; i <= 10; i++ {
+				at = at.Add(30 * time.Second)
+				clock.set(at)
+				renewAt(t, w, theirs(at), int64(i))
+				waitCount(t, &errOut, seen, i+1)
+			}
+			if strings.Contains(errOut.String(), "has not written") {
+				t.Fatalf("a holder renewing every 30 s was called quiet:\n%s", errOut.String())
+			}
+			if ends == "finishes" {
+				cp := loadCP(t, w)
+				lo, _ := json.Marshal(checkpoint.LastOperation{OperationID: cp.OperationID, Kind: cp.Kind, Result: "succeeded", Summary: "rack1 scaled to 2", FinishedAt: theirs(at)})
+				finishCheckpoint(t, w, string(lo))
+				if c := <-code; c != 0 || !strings.Contains(out.String(), "done: rack1 scaled to 2") {
+					t.Fatalf("exit %d, want 0 (done)\nstdout:\n%s\nstderr:\n%s", c, out.String(), errOut.String())
+				}
+				return
+			}
+			clock.set(at.Add(89 * time.Second))
+			waitOutput(t, &errOut, "alice@laptop (pid 7) has not written its checkpoint for 1m29s of this machine's clock")
+			select {
+			case c := <-code:
+				t.Fatalf("--wait ended (exit %d) before a whole lease passed on our clock\nstdout:\n%s", c, out.String())
+			default:
+			}
+			clock.set(at.Add(90 * time.Second))
+			c := <-code
+			want := "stuck: its holder alice@laptop (pid 7) stopped without releasing it (the lease of alice@laptop (pid 7) expired: its checkpoint did not change for 1m30s of this machine's clock)"
+			if c != 3 || !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "Next: kubectl cassandra resume -n cassandra demo") {
+				t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", c, out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+// finishCheckpoint is what a run's Finish writes: the checkpoint removed and the last
+// operation recorded, in one write.
+func finishCheckpoint(t *testing.T, w *world.World, last string) {
+	t.Helper()
+	cr := w.CR().DeepCopy()
+	ann := cr.GetAnnotations()
+	delete(ann, checkpoint.Annotation)
+	ann[checkpoint.LastOperationAnnotation] = last
+	cr.SetAnnotations(ann)
+	if err := w.Dyn.Tracker().Update(world.CCGVR, cr, w.NS); err != nil {
+		t.Fatal(err)
 	}
 }
 

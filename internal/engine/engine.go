@@ -255,9 +255,16 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) run(ctx, actx context.Context) error {
 	e.setDefaults()
 	if e.Lease > 0 {
+		// The renewer is stopped and joined before Run returns: the caller's last write
+		// (Release, or Finish clearing the checkpoint) must be the last, never followed
+		// by a renewal that writes the checkpoint back.
 		rctx, stop := context.WithCancel(ctx)
-		defer stop()
-		go e.renew(rctx)
+		var renewer sync.WaitGroup
+		renewer.Go(func() { e.renew(rctx) })
+		defer func() {
+			stop()
+			renewer.Wait()
+		}()
 	}
 	e.mu.Lock()
 	e.tries, e.lastErr = map[string]int{}, map[string]string{}
@@ -768,6 +775,9 @@ func (e *Engine) renew(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if ctx.Err() != nil {
+				return // a tick that raced the stop: the run is over
+			}
 			if err := e.commit(ctx, func(time.Time) {}); err != nil {
 				e.Reporter.Warn(e.Current(), "could not renew the lease, stopping at the next safe point: "+err.Error())
 				e.stopWith(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -189,4 +190,56 @@ func TestFailedRenewalStops(t *testing.T) {
 			t.Fatalf("acted after a failed renewal: %v", *log)
 		}
 	}
+}
+
+// TestRenewerJoinedBeforeRunReturns: when Run returns (done, or interrupted), the lease
+// renewer has stopped: the caller's last write (Finish clearing the checkpoint, or
+// Release) can never be followed by a renewal writing the checkpoint back. The renewer
+// fires every millisecond and the run returns right after renewals, many times over.
+func TestRenewerJoinedBeforeRunReturns(t *testing.T) {
+	for _, interrupt := range []bool{false, true} {
+		for i := range 30 {
+			st := &fakeStore{}
+			e, _ := newEngine(st, "written")
+			e.Lease = 3 * time.Millisecond
+			renewed := make(chan struct{})
+			st.onSave = func(n int) {
+				if n == 3 { // the step's "started" write, then two renewals
+					close(renewed)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			s := e.Steps["written0"].(*step)
+			s.do = func() {
+				<-renewed
+				if interrupt {
+					cancel()
+				}
+			}
+			err := e.Run(ctx)
+			cancel()
+			if interrupt != (err != nil) {
+				t.Fatalf("interrupt=%v run %d: %v", interrupt, i, err)
+			}
+			st.mu.Lock()
+			saves := st.saves
+			st.mu.Unlock()
+			if g := renewers(); g != "" {
+				t.Fatalf("interrupt=%v run %d: Run returned after %d saves with the renewer still running:\n%s", interrupt, i, saves, g)
+			}
+		}
+	}
+}
+
+// renewers are the stacks of the goroutines running a lease renewer ("" if none).
+func renewers() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, "engine.(*Engine).renew(") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }

@@ -29,6 +29,10 @@ type Read struct {
 	// Checkpoint is the operation in flight (nil: none, or CheckpointErr).
 	Checkpoint    *checkpoint.Checkpoint
 	CheckpointErr error
+	// Holder is what the reader made of the checkpoint's holder (checkpoint.Judge, the
+	// lock's rule: a holder elsewhere is stopped only once its record stayed unchanged
+	// for a lease of the reader's clock, so a single read never finds it stopped).
+	Holder checkpoint.Liveness
 	// Last is the last operation's record (nil: none, or LastErr).
 	Last    *checkpoint.LastOperation
 	LastErr error
@@ -61,6 +65,8 @@ type PodError struct {
 type Commands struct {
 	// Resume continues the operation in flight.
 	Resume string
+	// Wait follows the operation a live run holds (status --wait).
+	Wait string
 	// Start starts an operation on an idle cluster.
 	Start string
 	// Inspect shows the cluster resource (its checkpoint is unusable).
@@ -72,7 +78,7 @@ type Commands struct {
 func Build(r Read) Report {
 	rep := Report{
 		Cluster:       cluster(r),
-		Operation:     operationOf(r.Checkpoint, r.CheckpointErr),
+		Operation:     operationOf(r.Checkpoint, r.CheckpointErr, r.Holder),
 		LastOperation: r.Last,
 		OperatorBusy:  busy(r),
 		Warnings:      readWarnings(r),
@@ -123,7 +129,8 @@ func readWarnings(r Read) []string {
 	return w
 }
 
-// next is the command to run next: resume the operation in flight, look at an unusable
+// next is the command to run next: follow the operation a live run holds, resume one
+// whose holder stopped (resume would refuse a live one), look at an unusable
 // checkpoint, or start one.
 func next(op *Operation, c Commands) string {
 	switch {
@@ -131,12 +138,14 @@ func next(op *Operation, c Commands) string {
 		return c.Start
 	case op.Error != "":
 		return c.Inspect
+	case op.Running:
+		return c.Wait
 	}
 	return c.Resume + " --yes"
 }
 
 // operationOf is the operation in flight from its checkpoint (nil: none).
-func operationOf(cp *checkpoint.Checkpoint, err error) *Operation {
+func operationOf(cp *checkpoint.Checkpoint, err error, holder checkpoint.Liveness) *Operation {
 	if cp == nil {
 		if err != nil {
 			return &Operation{Error: err.Error()}
@@ -144,7 +153,8 @@ func operationOf(cp *checkpoint.Checkpoint, err error) *Operation {
 		return nil
 	}
 	op := &Operation{ID: cp.OperationID, Kind: cp.Kind, Target: cp.Target, StartedBy: cp.StartedBy, Holder: cp.Holder,
-		StartedAt: cp.StartedAt.Format(timeFormat), UpdatedAt: cp.UpdatedAt.Format(timeFormat), StepsTotal: len(cp.Steps)}
+		StartedAt: cp.StartedAt.Format(timeFormat), UpdatedAt: cp.UpdatedAt.Format(timeFormat), StepsTotal: len(cp.Steps),
+		Running: !holder.Stopped, Judged: holder.Why}
 	for _, st := range cp.Steps {
 		if st.State == checkpoint.StateDone {
 			op.StepsDone++

@@ -33,7 +33,7 @@ func idle() Read {
 		Kind: "CassandraCluster", OperatorTitle: "CassKop", Nodetool: true,
 		StatefulSets: []appsv1.StatefulSet{sts},
 		Ring:         &nodetool.Ring{},
-		Commands:     Commands{Resume: "resume", Start: "scale", Inspect: "get"},
+		Commands:     Commands{Resume: "resume", Wait: "status --wait", Start: "scale", Inspect: "get"},
 	}
 	for _, i := range []string{"2", "0", "1"} {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "demo-dc1-r1-" + i}}
@@ -119,15 +119,24 @@ func TestBuild(t *testing.T) {
 				t.Errorf("operation %+v, next %q", rep.Operation, rep.Next)
 			}
 		}},
-		{"in flight: steps done, current step, newest progress not done, operator paused", func(r *Read) {
+		{"in flight, holder stopped: steps done, current step, newest progress not done, operator paused, resume next", func(r *Read) {
 			r.Checkpoint = inFlight
+			r.Holder = checkpoint.Liveness{Stopped: true, Why: "process 7 on tools is gone"}
 		}, func(t *testing.T, rep Report) {
 			op := rep.Operation
 			if op.StepsDone != 2 || op.StepsTotal != 5 || op.CurrentStep.ID != "dec" || op.Progress.Pod != "b" || op.PausedOperator == nil {
 				t.Errorf("operation %+v", op)
 			}
-			if op.StartedAt != "2026-01-02T03:04:05Z" || rep.Next != "resume --yes" {
-				t.Errorf("startedAt %q, next %q", op.StartedAt, rep.Next)
+			if op.StartedAt != "2026-01-02T03:04:05Z" || rep.Next != "resume --yes" || op.Running || op.Judged != "process 7 on tools is gone" {
+				t.Errorf("startedAt %q, next %q, running %v (%s)", op.StartedAt, rep.Next, op.Running, op.Judged)
+			}
+		}},
+		{"in flight, held by a live run: follow it next (resume would be refused)", func(r *Read) {
+			r.Checkpoint = inFlight
+			r.Holder = checkpoint.Liveness{Why: "a live process on this machine"}
+		}, func(t *testing.T, rep Report) {
+			if op := rep.Operation; !op.Running || op.Judged != "a live process on this machine" || rep.Next != "status --wait" {
+				t.Errorf("running %v (%s), next %q", op.Running, op.Judged, rep.Next)
 			}
 		}},
 		{"running operator and busy resource", func(r *Read) {

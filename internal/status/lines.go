@@ -46,10 +46,10 @@ func operationLines(rep Report, add func(key, line string)) {
 			}
 		}
 		holder := "running"
-		if op.Holder.ReleasedAt != nil {
-			holder = "released"
+		if !op.Running {
+			holder = "stopped"
 		}
-		add("operation", fmt.Sprintf("operation: %s %s %s, step %d/%d done%s", op.Kind, op.ID, holder, op.StepsDone, op.StepsTotal, cur))
+		add("operation", fmt.Sprintf("operation: %s %s %s (holder %s), step %d/%d done%s", op.Kind, op.ID, holder, op.Holder, op.StepsDone, op.StepsTotal, cur))
 		if op.Progress != nil {
 			add("progress", "progress: "+output.ProgressText(*op.Progress))
 		}

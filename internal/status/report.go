@@ -100,16 +100,20 @@ type PVC struct {
 
 // Operation is the operation in flight, from its checkpoint.
 type Operation struct {
-	ID          string            `json:"id"`
-	Kind        string            `json:"kind"`
-	Target      checkpoint.Target `json:"target"`
-	StartedBy   checkpoint.Holder `json:"startedBy"`
-	Holder      checkpoint.Holder `json:"holder"`
-	StartedAt   string            `json:"startedAt"`
-	UpdatedAt   string            `json:"updatedAt"`
-	StepsDone   int               `json:"stepsDone"`
-	StepsTotal  int               `json:"stepsTotal"`
-	CurrentStep *checkpoint.Step  `json:"currentStep,omitempty"`
+	ID        string            `json:"id"`
+	Kind      string            `json:"kind"`
+	Target    checkpoint.Target `json:"target"`
+	StartedBy checkpoint.Holder `json:"startedBy"`
+	Holder    checkpoint.Holder `json:"holder"`
+	StartedAt string            `json:"startedAt"`
+	UpdatedAt string            `json:"updatedAt"`
+	// Running says a live run holds the operation; false when its holder stopped
+	// (released, its process gone, its lease expired). Judged says which, in words.
+	Running     bool             `json:"running"`
+	Judged      string           `json:"judged,omitempty"`
+	StepsDone   int              `json:"stepsDone"`
+	StepsTotal  int              `json:"stepsTotal"`
+	CurrentStep *checkpoint.Step `json:"currentStep,omitempty"`
 	// Progress is the last streaming progress recorded by the run (the newest of the
 	// steps not done), so another machine sees how far a decommission or bootstrap is.
 	Progress *checkpoint.Progress `json:"progress,omitempty"`

@@ -59,8 +59,14 @@ func operationText(w io.Writer, op *Operation, s Style) {
 		fmt.Fprintf(w, "Operation:  %s checkpoint unusable: %s\n", p.Bad("[XX]"), op.Error)
 		return
 	}
+	// A live run is no problem to flag: only a holder that stopped is.
+	mark, state := p.Bold("[..]"), "running"
+	if !op.Running {
+		mark, state = p.Warn("[!!]"), "stopped"
+	}
 	fmt.Fprintf(w, "Operation:  %s %s %s, %s, step %d/%d done, started by %s at %s\n",
-		p.Warn("[!!]"), op.Kind, op.ID, s.Target(op.Kind, op.Target), op.StepsDone, op.StepsTotal, op.StartedBy, op.StartedAt)
+		mark, op.Kind, op.ID, s.Target(op.Kind, op.Target), op.StepsDone, op.StepsTotal, op.StartedBy, op.StartedAt)
+	fmt.Fprintf(w, "            holder %s: %s (%s)\n", op.Holder, state, op.Judged)
 	if cur := op.CurrentStep; cur != nil {
 		errText := ""
 		if cur.LastError != "" {
