@@ -123,7 +123,7 @@ func (s *shrinkStatefulSet) Safe(ctx context.Context) error {
 		return err
 	}
 	if r != s.n.Ordinal+1 {
-		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not its highest ordinal (someone changed it)", s.n.StatefulSet, r, s.n.Ordinal+1, s.n.Pod)
+		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not its highest ordinal (%s)", s.n.StatefulSet, r, s.n.Ordinal+1, s.n.Pod, s.w.changedBy(ctx, r > s.n.Ordinal+1))
 	}
 	return nil
 }
@@ -174,7 +174,7 @@ func (s *shrinkStatefulSet) Do(ctx context.Context) error {
 			if r, rerr := s.replicas(ctx); rerr == nil && r <= s.n.Ordinal {
 				return nil // shrunk already (a previous Do): idempotent
 			}
-			return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s no longer has %d replicas (changed while shrinking it): %w", s.n.StatefulSet, s.n.Ordinal+1, err)}
+			return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s no longer has %d replicas (changed while shrinking it: %s): %w", s.n.StatefulSet, s.n.Ordinal+1, s.w.changedBy(ctx, true), err)}
 		}
 		return err
 	}
