@@ -180,7 +180,7 @@ func (w *World) recordJoined(n checkpoint.Node, g regrown) string {
 	w.amendNode(n.Pod, func(r *checkpoint.Node) {
 		r.HostID, r.Address, r.PVCs = g.row.HostID, g.pod.Status.PodIP, claims
 	})
-	return fmt.Sprintf("pod %s was re-created (UID %s) and %s", n.Pod, g.pod.UID, why)
+	return fmt.Sprintf("the new node on pod %s (Host ID %s) joined the ring: it is decommissioned before the StatefulSet removes it", n.Pod, g.row.HostID)
 }
 
 // recordUnjoined records the claims of the pod on n's name whose node never joined the
