@@ -125,18 +125,27 @@ type RackNow struct {
 // and (unless extraOK) none exists beyond it. what names the operation ("scale-up").
 func (st RackNow) CheckPods(ns, what string, extraOK bool) error {
 	for i := 0; i < st.Cur; i++ {
-		pod, ok := st.Pods[i]
-		if !ok {
-			return exit.Refusedf("pod %s-%d of StatefulSet %s does not exist; every pod must be Running and Ready before a %s; nothing changed", st.STS.Name, i, st.STS.Name, what)
-		}
-		if !steps.PodReady(&pod) || pod.DeletionTimestamp != nil {
-			return exit.Refusedf("pod %s is not Ready; every pod of rack %s must be Ready before a %s (check: kubectl describe pod -n %s %s); nothing changed", pod.Name, st.Rack.Name, what, ns, pod.Name)
+		if err := st.PodProblem(ns, what, i); err != nil {
+			return err
 		}
 	}
 	for i, pod := range st.Pods {
 		if i >= st.Cur && !extraOK {
 			return exit.Refusedf("pod %s exists although StatefulSet %s has %d replicas (terminating?); wait until it is gone; nothing changed", pod.Name, st.STS.Name, st.Cur)
 		}
+	}
+	return nil
+}
+
+// PodProblem is CheckPods' refusal for the pod of ordinal i (nil when it exists,
+// Running and Ready, not being deleted).
+func (st RackNow) PodProblem(ns, what string, i int) error {
+	pod, ok := st.Pods[i]
+	if !ok {
+		return exit.Refusedf("pod %s-%d of StatefulSet %s does not exist; every pod must be Running and Ready before a %s; nothing changed", st.STS.Name, i, st.STS.Name, what)
+	}
+	if !steps.PodReady(&pod) || pod.DeletionTimestamp != nil {
+		return exit.Refusedf("pod %s is not Ready; every pod of rack %s must be Ready before a %s (check: kubectl describe pod -n %s %s); nothing changed", pod.Name, st.Rack.Name, what, ns, pod.Name)
 	}
 	return nil
 }

@@ -27,7 +27,17 @@ import (
 
 // shrinkStatefulSet sets the rack's StatefulSet replicas to the node's ordinal, so the
 // StatefulSet controller removes exactly that pod.
-type shrinkStatefulSet struct{ node }
+type shrinkStatefulSet struct {
+	node
+	// redo, set by Safe, says why the pod is not removed now: a new node joined the ring
+	// on it (regrown.go). Do then does nothing and Wait sends the run back to the node's
+	// decommission.
+	redo string
+	// record, set by Safe, says the pod's new claims were just recorded: Do does not act,
+	// and its retry writes the checkpoint first (the claims are recorded before anything
+	// removes them).
+	record string
+}
 
 func (*shrinkStatefulSet) kind() string { return checkpoint.StepShrinkSTS }
 
@@ -78,13 +88,32 @@ func (s *shrinkStatefulSet) Done(ctx context.Context) (bool, error) {
 
 // Safe: the node is confirmed gone from the ring and the pod is the highest ordinal
 // (replicas is still ordinal+1: last seen so, which the patch then tests, or read now).
+// A pod re-created under the node's name that does not run the planned node is judged
+// first (regrown.go): a node of the ring on it is decommissioned before it goes (redo),
+// new claims of one that never joined are recorded before it goes (record).
 func (s *shrinkStatefulSet) Safe(ctx context.Context) error {
+	s.redo, s.record = "", ""
+	g, err := s.w.judgeRegrownPod(ctx, s.n)
+	if err != nil {
+		return err
+	}
+	switch g.what {
+	case regrowJoined:
+		s.redo = s.w.recordJoined(s.n, g)
+		return nil
+	case regrowUnrecorded:
+		s.record = s.w.recordUnjoined(s.n, g)
+		return nil
+	}
 	left, err := s.w.nodeLeft(ctx, s.n)
 	if err != nil {
 		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
 	}
 	if !left {
 		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
+	}
+	if err := s.newNodeLeft(ctx); err != nil {
+		return err
 	}
 	if r, ok := s.lastSeen(); ok && r == s.n.Ordinal+1 {
 		return nil
@@ -94,7 +123,24 @@ func (s *shrinkStatefulSet) Safe(ctx context.Context) error {
 		return err
 	}
 	if r != s.n.Ordinal+1 {
-		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not its highest ordinal (someone changed it)", s.n.StatefulSet, r, s.n.Ordinal+1, s.n.Pod)
+		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not its highest ordinal (%s)", s.n.StatefulSet, r, s.n.Ordinal+1, s.n.Pod, s.w.changedBy(ctx, r > s.n.Ordinal+1))
+	}
+	return nil
+}
+
+// newNodeLeft confirms that a new node recorded on the pod during this run (regrown.go:
+// the steps hold the planned Host ID) left the ring too, from the same ring read.
+func (s *shrinkStatefulSet) newNodeLeft(ctx context.Context) error {
+	cur := s.w.current(s.n)
+	if cur.HostID == s.n.HostID || cur.HostID == "" {
+		return nil
+	}
+	r, reader, err := s.w.ring(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot confirm the new node of %s (Host ID %s) left the ring: %w", s.n.Pod, cur.HostID, err)
+	}
+	if row, member := r.ByHostID(cur.HostID); member {
+		return fmt.Errorf("the new node of %s (Host ID %s) is %s in the ring read from %s: not gone", s.n.Pod, cur.HostID, row.Code(), reader)
 	}
 	return nil
 }
@@ -104,6 +150,13 @@ func (s *shrinkStatefulSet) Safe(ctx context.Context) error {
 // and a status update by the controller does not get in the way (as a resourceVersion
 // precondition would).
 func (s *shrinkStatefulSet) Do(ctx context.Context) error {
+	switch {
+	case s.redo != "":
+		return nil // Wait goes back to the decommission
+	case s.record != "":
+		// Nothing acted: the retry's write records the claims, then Safe looks again.
+		return &engine.Retryable{Err: errors.New(s.record)}
+	}
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	body, _ := json.Marshal([]map[string]any{
@@ -121,7 +174,7 @@ func (s *shrinkStatefulSet) Do(ctx context.Context) error {
 			if r, rerr := s.replicas(ctx); rerr == nil && r <= s.n.Ordinal {
 				return nil // shrunk already (a previous Do): idempotent
 			}
-			return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s no longer has %d replicas (changed while shrinking it): %w", s.n.StatefulSet, s.n.Ordinal+1, err)}
+			return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s no longer has %d replicas (changed while shrinking it: %s): %w", s.n.StatefulSet, s.n.Ordinal+1, s.w.changedBy(ctx, true), err)}
 		}
 		return err
 	}
@@ -167,6 +220,36 @@ func (s *shrinkStatefulSet) KeepsObservations() {}
 
 // Evident implements engine.Evident: the replicas show whether it shrank.
 func (s *shrinkStatefulSet) Evident() {}
+
+// Wait waits until the replicas show the shrink, or, when Safe found a new node of the
+// ring on the pod, sends the run back to the node's decommission (engine.Redo): it is
+// decommissioned, its leaving verified, then the shrink removes it.
+func (s *shrinkStatefulSet) Wait(ctx context.Context) error {
+	if s.redo != "" {
+		why := s.redo
+		s.redo = ""
+		return &engine.Redo{StepID: checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), Reason: why}
+	}
+	id := checkpoint.StepID(checkpoint.StepShrinkSTS, s.n.Pod)
+	start := s.w.now()
+	for {
+		done, err := s.Done(ctx)
+		if err == nil && done {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		what := "waiting for StatefulSet " + s.n.StatefulSet + " to show the shrink"
+		if err != nil {
+			what = "state unknown (" + err.Error() + ")"
+		}
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			return err
+		}
+	}
+}
 
 // waitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
 type waitPodGone struct {
@@ -374,10 +457,11 @@ func (s *deletePVCs) PlanText() string {
 	return s.Describe()
 }
 
-// remaining lists the planned claims that still exist with their planned UID.
+// remaining lists the planned claims that still exist with their planned UID: as the
+// checkpoint records them now (a regrown pod's new claims, regrown.go).
 func (s *deletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
 	var left []corev1.PersistentVolumeClaim
-	for _, c := range s.n.PVCs {
+	for _, c := range s.w.current(s.n).PVCs {
 		pvc, err := s.w.getPVC(ctx, c.Name)
 		if err != nil {
 			return nil, err

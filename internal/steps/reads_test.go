@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -111,6 +112,9 @@ func TestShrinkFromLastSeenCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw.Forget() // a decommission later
+	// verify-left's read of the node, kept for the shrink: DECOMMISSIONED, so the pod
+	// needs no judging (regrown.go).
+	observation.Keep(&sw.obs, netstatsKind, n.Pod, nodetool.Netstats{Mode: nodetool.ModeDecommissioned})
 	setReplicas(t, w, n.StatefulSet, 4)
 	st := &shrinkStatefulSet{node: node{sw, n}}
 	w.Kube.ClearActions()

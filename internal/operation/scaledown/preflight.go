@@ -95,6 +95,12 @@ type preflight struct {
 	states []operation.RackNow
 	nodes  int
 	claims map[string]*corev1.PersistentVolumeClaim
+	// reader is the pod the ring was read from.
+	reader string
+	// unready are the refusals deferUnready kept for leaving pods that are not Ready.
+	unready map[string]error
+	// left are the leaving nodes that already left the ring (judgeMember).
+	left map[string]bool
 }
 
 // listClaims adds the claims of the racks' StatefulSets, with one LIST each by the
@@ -126,21 +132,27 @@ func (f *preflight) claim(ctx context.Context, name string) (*corev1.PersistentV
 }
 
 // leaving plans the nodes to remove, highest ordinal first, rack by rack; one ring
-// read gives every node's Host ID by address (no exec per leaving node).
+// read gives every node's Host ID by address (no exec per leaving node). A node the
+// ring does not list is planned only when it already left it (judgeMember).
 func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoint.Node, []string, error) {
 	var nodes []checkpoint.Node
 	var warnings []string
 	for _, st := range f.states {
+		above := "" // the lowest planned pod of this rack whose node is a member
 		for i := st.Cur - 1; i >= f.nodes; i-- {
 			pod := st.Pods[i]
 			hostID, err := f.hostID(ctx, ring, pod)
 			if err != nil {
+				if uerr := f.unready[pod.Name]; uerr != nil {
+					return nil, nil, uerr
+				}
 				return nil, nil, err
 			}
 			n := checkpoint.Node{
 				Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
 				StatefulSet: st.STS.Name, HostID: hostID, Address: pod.Status.PodIP,
 			}
+			var claims []*corev1.PersistentVolumeClaim
 			for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
 				name := tpl.Name + "-" + pod.Name
 				pvc, err := f.claim(ctx, name)
@@ -151,7 +163,16 @@ func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoi
 					warnings = append(warnings, fmt.Sprintf("PVC %s does not exist", name))
 					continue
 				}
+				claims = append(claims, pvc)
 				n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
+			}
+			if _, member := ring.ByHostID(hostID); member {
+				if err := f.unready[pod.Name]; err != nil {
+					return nil, nil, err
+				}
+				above = pod.Name
+			} else if err := f.judgeMember(ctx, n, pod, claims, above); err != nil {
+				return nil, nil, err
 			}
 			nodes = append(nodes, n)
 		}
@@ -173,16 +194,11 @@ func (f *preflight) hostID(ctx context.Context, ring nodetool.Ring, pod corev1.P
 	return info.ID, nil
 }
 
-// checks refuses unless every leaving node is in the ring, the remaining nodes have
-// room for the leaving ones' data, and the keyspaces' replication allows the removal
-// (or --force); what it could not check becomes a warning.
+// checks refuses unless the remaining nodes have room for the leaving ones' data and
+// the keyspaces' replication allows the removal (or --force); what it could not check
+// becomes a warning. Every leaving node is in the ring or left it already (leaving).
 func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodetool.Ring, nodes []checkpoint.Node, reader string,
 	describe func() (nodetool.ClusterDescription, error), force bool) error {
-	for _, n := range nodes {
-		if _, ok := ring.ByHostID(n.HostID); !ok {
-			return exit.Refusedf("node %s (Host ID %s) is not in the ring read from %s; nothing changed", n.Pod, n.HostID, reader)
-		}
-	}
 	if problems, ok := operation.SpaceCheck(f.space(ctx, ring, nodes)); !ok {
 		plan.Warnings = append(plan.Warnings, "free space not checked: a data volume's capacity or a node's Load is unknown")
 	} else if len(problems) > 0 {
@@ -192,7 +208,8 @@ func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodet
 	if err != nil {
 		return exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", reader, err)
 	}
-	problems, ok := operation.ReplicationCheck(desc, ring, plan.DC.Name, len(nodes))
+	// A node that left is in no ring read already: only the members still leave it.
+	problems, ok := operation.ReplicationCheck(desc, ring, plan.DC.Name, len(nodes)-len(f.left))
 	switch {
 	case !ok:
 		plan.Warnings = append(plan.Warnings, "replication factors not checked: this Cassandra version lists no keyspaces in describecluster (check system_schema.keyspaces with cqlsh)")
@@ -209,7 +226,9 @@ func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodet
 func (f *preflight) space(ctx context.Context, ring nodetool.Ring, nodes []checkpoint.Node) (leaving, remaining []operation.RackNode) {
 	for _, n := range nodes {
 		rn := operation.RackNode{Rack: n.Rack, Load: -1}
-		if row, ok := ring.ByHostID(n.HostID); ok {
+		if f.left[n.Pod] {
+			rn.Load = 0 // its data moved to the others when it left
+		} else if row, ok := ring.ByHostID(n.HostID); ok {
 			if l, ok := operation.ParseLoad(row.Load); ok {
 				rn.Load = l
 			}

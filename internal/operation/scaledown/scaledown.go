@@ -35,6 +35,16 @@ func (Kind) Info() operation.Info {
 	}
 }
 
+// PlanLines implements operation.Kind: a line per rack, then what the planner found
+// (a node that already left the ring).
+func (k Kind) PlanLines(cp *checkpoint.Checkpoint, findings []string) []string {
+	lines := k.Scale.PlanLines(cp, findings)
+	for _, f := range findings {
+		lines = append(lines, "  "+f)
+	}
+	return lines
+}
+
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
 	return NeededAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords(), env.Request.Pause), nil
@@ -82,13 +92,13 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if from == nil {
 		return nil, &operation.ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", dc.Name, req.Nodes)}
 	}
-	for _, st := range states {
-		if err := st.CheckPods(cl.Namespace, "scale-down", true); err != nil {
-			return nil, err
-		}
+	unready, err := deferUnready(cl.Namespace, states, req.Nodes)
+	if err != nil {
+		return nil, err
 	}
 	reader := states[0].Pods[0].Name
-	pf := &preflight{p: p, ns: cl.Namespace, states: states, nodes: req.Nodes, claims: map[string]*corev1.PersistentVolumeClaim{}}
+	pf := &preflight{p: p, ns: cl.Namespace, states: states, nodes: req.Nodes, claims: map[string]*corev1.PersistentVolumeClaim{},
+		reader: reader, unready: unready, left: map[string]bool{}}
 	describe := early.describeFrom(ctx, reader)
 	// The claims do not depend on the ring: they are listed while it is read.
 	claimsRead := future.Start(func() (struct{}, error) { pf.listClaims(ctx); return struct{}{}, nil })
@@ -109,6 +119,12 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = checkpoint.ScaleDownSteps(nodes, req.Pause != nil)
+	markLeft(plan.CP.Steps, pf.left, plan.CP.StartedAt)
+	for _, n := range nodes {
+		if pf.left[n.Pod] {
+			plan.Findings = append(plan.Findings, leftFinding(n.Pod))
+		}
+	}
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil
 }

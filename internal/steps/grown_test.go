@@ -1,0 +1,57 @@
+package steps
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// TestGrownCause: the shrink names the paused operator only when it runs again.
+func TestGrownCause(t *testing.T) {
+	cp := &checkpoint.Checkpoint{Namespace: "cassandra", Cluster: "demo"}
+	op := &checkpoint.PausedOperator{Namespace: "ops", Name: "casskop"}
+	if got := grownCause(cp, op, 0); got != "someone changed it" {
+		t.Errorf("paused operator: %q", got)
+	}
+	if got := grownCause(cp, nil, 1); got != "someone changed it" {
+		t.Errorf("no operator: %q", got)
+	}
+	want := "operator Deployment ops/casskop, which this operation holds paused, runs again (1 replicas) and grew it back"
+	if got := grownCause(cp, op, 1); !strings.Contains(got, want) || !strings.Contains(got, "kubectl cassandra resume -n cassandra demo") {
+		t.Errorf("running operator: %q", got)
+	}
+}
+
+// TestShrinkNamesRunningOperator: the shrink's check finds the StatefulSet grown while
+// the operator the plan holds paused runs again, and says so.
+func TestShrinkNamesRunningOperator(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	sw.CP.PausedOperator = &checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop"}
+	addOperator(t, w, 1)
+	if err := (&decommission{node: node{sw, n}}).Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.SetReplicas("rack1", 4) // as CassKop grows a StatefulSet it did not shrink
+	err := (&shrinkStatefulSet{node: node{sw, n}}).Safe(ctx)
+	want := "StatefulSet demo-dc1-rack1 has 4 replicas, expected 3: pod demo-dc1-rack1-2 is not its highest ordinal (operator Deployment cassandra/casskop, which this operation holds paused, runs again (1 replicas)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Safe: %v, want %q", err, want)
+	}
+}
+
+// addOperator adds an operator Deployment "casskop" with replicas (the world's own needs
+// its Operator option at creation).
+func addOperator(t *testing.T, w *world.World, replicas int32) {
+	t.Helper()
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "casskop", Namespace: w.NS}, Spec: appsv1.DeploymentSpec{Replicas: &replicas}}
+	if err := w.Kube.Tracker().Add(d); err != nil {
+		t.Fatal(err)
+	}
+}
