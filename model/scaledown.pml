@@ -11,6 +11,15 @@
  * The step list is built by build_scale_down(), which mirrors
  * checkpoint.ScaleDownSteps; model/steps_test.go compares the two.
  *
+ * Issue 23 ("the world is the truth"): cp_op is Checkpoint.OperationID, held the operator
+ * Deployment's kubectl-cassandra.io/paused-by list (bit o: operation o holds it paused),
+ * cl_exists the cluster resource. A run's command is scale (again, when the checkpoint
+ * is gone), resume, abort (ABORTS) or scale --force after a refusal (REPLANS, the plan
+ * made again replaces the checkpoint); the environment may wipe the checkpoint (WIPES)
+ * or delete the cluster resource (DELETES). This models the rules issue 23 asks for
+ * (stale holders, adoption, abort's judgement from the world), which the code at the
+ * time of writing does not all follow: docs/model.md says where it differs.
+ *
  * Mutations (spin -D...): each must make spin report a counterexample.
  *   MUT_PVC_EARLY    delete-pvcs does not wait for the pod to be gone
  *   MUT_NO_FENCE     actions are not preceded by a proof that this session holds the lock
@@ -23,6 +32,18 @@
  *   MUT_NO_PAUSE     pause-operator believes the operator paused (it is not)
  *   MUT_NO_REDO      verify-left never sends a restarted (NORMAL again) node back to
  *                    decommission (liveness)
+ * Issue 23 (abort, re-plans, the operator's pause holders, a world that wipes):
+ *   MUT_STALE_HOLDER        stale holders are left in place: the restore and every command
+ *                           remove only their own operation (the operator stays paused)
+ *   MUT_ABORT_PENDING_PAUSE abort releases the pause only if the checkpoint records the
+ *                           pause started: after an interrupted re-plan it clears the
+ *                           checkpoint and leaves its pause behind (finding 3)
+ *   MUT_ADOPT_NO_CHECK      a stale holder is removed and the operator restored while the
+ *                           cluster's count differs from the StatefulSet's replicas
+ *   MUT_WIPED_REFUSE        scale (again, the checkpoint wiped) refuses a half-removed node
+ *                           instead of finishing it (no way forward)
+ *   MUT_DECOM_NEVER_SENT_DONE  abort (and the re-plan) judge a decommission recorded
+ *                           started as done without asking the ring
  */
 
 #define NNODES 3
@@ -54,14 +75,30 @@
 #ifndef RENEWS
 #define RENEWS 2	/* lease renewals (each is a checkpoint write) */
 #endif
-/* incarnations per run: every stop (crash, refusal, lost lock) may be followed by a resume */
-#define NINC (CRASHES + FORCES + REFUSALS + 2)
+#ifndef ABORTS
+#define ABORTS 0	/* abort commands (each may refuse) */
+#endif
+#ifndef REPLANS
+#define REPLANS 0	/* scale --force after a refusal: the plan made again replaces the checkpoint */
+#endif
+#ifndef WIPES
+#define WIPES 0		/* someone wipes the checkpoint annotation */
+#endif
+#ifndef DELETES
+#define DELETES 0	/* someone deletes the cluster resource (no finalizer) */
+#endif
+/* incarnations per run: every stop (crash, refusal, lost lock, a refused abort or re-plan,
+ * a wiped checkpoint) may be followed by another command */
+#define NINC (CRASHES + FORCES + REFUSALS + ABORTS + REPLANS + WIPES + DELETES + 2)
 #define NSESS (1 + NRUN * NINC)
+/* operations (checkpoints created): the first, and a scale again after a wipe or an abort */
+#define NOPS (2 + WIPES + ABORTS)
 
 mtype = { pause_operator, decommission, verify_left, shrink_statefulset, wait_pod_gone,
           delete_pvcs, update_cluster, resume_operator };
 mtype = { pending, started };			/* step states; done = before cp_cur */
 mtype = { NORMAL, LEAVING, LEFT };		/* Cassandra's view of a node (netstats Mode) */
+mtype = { cmd_resume, cmd_abort, cmd_replan };	/* what a run does once it took the checkpoint over */
 
 /* the plan: step kinds and the ordinal of the pod each is about */
 #define MAXSTEPS 13
@@ -76,9 +113,13 @@ byte cp_holder;		/* Holder.Session */
 bool cp_released;	/* Holder.ReleasedAt set */
 byte cp_cur;		/* first step not recorded done */
 mtype cp_state;		/* that step's state */
+byte cp_op;		/* OperationID */
 bool planned;		/* scale wrote the checkpoint (a crash before: run scale again) */
-bool finished;		/* the checkpoint was cleared at the end (Store.Finish) */
+bool finished;		/* the checkpoint was cleared at the end of the scale-down (Store.Finish) */
 bool fresh[NRUN];	/* run r's last seen resourceVersion is current */
+bool cl_exists = 1;	/* the cluster resource exists (the checkpoint is an annotation on it) */
+byte nextop;		/* the next operation's ID */
+bool refused_ever;	/* Cassandra refused a decommission: scale --force may follow */
 
 /* the world */
 bool pod[NNODES];		/* pod exists */
@@ -88,7 +129,8 @@ bool up[NNODES];		/* U or D in nodetool status */
 byte sts = NNODES;		/* the rack StatefulSet's spec.replicas */
 byte crn = NNODES;		/* the cluster resource's nodesPerRacks */
 byte opr = 1;			/* the operator Deployment's replicas */
-byte pauses, restores;		/* history of the operator's replicas: 1 -> 0 -> 1 */
+byte held;			/* its kubectl-cassandra.io/paused-by list: bit o = operation o */
+bool orestored[NOPS];		/* operation o's restore step restored the operator */
 
 /* sessions: 1 + r + NRUN*k for incarnation k of run r */
 bool alive[NSESS];	/* the session's process runs (and renews its lease) */
@@ -102,6 +144,10 @@ byte recreates = RECREATES;
 byte refusals = REFUSALS;
 byte bumps = BUMPS;
 byte renews = RENEWS;
+byte aborts = ABORTS;
+byte replans = REPLANS;
+byte wipes = WIPES;
+byte deletes = DELETES;
 bool creq[NRUN];	/* a crash of run r is due */
 
 inline add(k, p) {
@@ -129,16 +175,69 @@ inline build_scale_down() {
 #endif
 }
 
+/* the operator's pause holders. A holder is stale when its operation has no live
+ * checkpoint (wiped, the cluster resource deleted, another operation's checkpoint there):
+ * only the operation of the checkpoint standing on the cluster is live. */
+#define BIT(o) (1 << (o))
+#define HELD(o) ((held & BIT(o)) != 0)
+#define LIVEMASK ((cl_exists && cp_present) -> BIT(cp_op) : 0)
+/* the cluster resource asks for what the StatefulSet has (a deleted one asks nothing) */
+#define AGREE (!cl_exists || crn == sts)
+/* KEEP: the holders a command keeps when it meets the list. Stale ones go, but only when
+ * their cluster agrees: else the operator, restored, would change the StatefulSet. */
+#if defined(MUT_STALE_HOLDER)
+#define KEEP 255
+#elif defined(MUT_ADOPT_NO_CHECK)
+#define KEEP LIVEMASK
+#else
+#define KEEP (AGREE -> LIVEMASK : 255)
+#endif
+/* ADOPT: what a pause keeps: a new operation on the cluster takes a stale pause over */
+#ifdef MUT_STALE_HOLDER
+#define ADOPT 255
+#else
+#define ADOPT LIVEMASK
+#endif
+/* the holders that keep the operator paused once an operation left (restore's Done) */
+#ifdef MUT_STALE_HOLDER
+#define STILL_HELD (held != 0)
+#else
+#define STILL_HELD ((held & LIVEMASK) != 0)
+#endif
+
+/* any command meets the holder list: stale holders removed (KEEP), and the operator
+ * restored when the last one left */
+inline meet_holders() {
+	h = held; held = held & KEEP;
+	if
+	:: h != held && held == 0 -> opr = 1
+	:: else -> skip
+	fi;
+	h = 0
+}
+
+/* RestoreOperator (the restore step, abort): leave the list, meet the stale holders,
+ * restore the operator when no holder is left */
+inline unpause(o) {
+	h = held; held = held & ~BIT(o) & KEEP;
+	if
+	:: h != held && held == 0 -> opr = 1
+	:: else -> skip
+	fi;
+	h = 0
+}
+
 /* every node of the DC in the ring is UN */
 #define UN(n) (mode[n] == LEFT || (mode[n] == NORMAL && up[n] && pod[n]))
 #define ALLUN (UN(0) && UN(1) && UN(2))
 
 /* Done: asked of the world (steps.*.Done) */
 #ifdef MUT_PAUSE_PLAIN
-#define PAUSE_DONE (opr == 0)
+#define PAUSE_DONE (opr == 0 && HELD(myop))
 #else
-/* pauseOnce: paused now, or the restore after it was written started or done */
-#define PAUSE_DONE (opr == 0 || (cp_cur == nsteps - 1 && cp_state == started))
+/* pauseOnce: paused now with this operation a holder, or the restore after it was
+ * written started or done */
+#define PAUSE_DONE ((opr == 0 && HELD(myop)) || (cp_cur == nsteps - 1 && cp_state == started))
 #endif
 #ifdef MUT_NO_PAUSE
 #undef PAUSE_DONE
@@ -157,7 +256,7 @@ inline build_scale_down() {
 	(kind[i] == wait_pod_gone && PODGONE_DONE(n)) || \
 	(kind[i] == delete_pvcs && !pvc[n]) || \
 	(kind[i] == update_cluster && crn == TARGET && sts == TARGET) || \
-	(kind[i] == resume_operator && opr == 1))
+	(kind[i] == resume_operator && !HELD(myop) && (opr == 1 || STILL_HELD)))
 
 /* Safe: re-checked from the world right before acting */
 #ifdef MUT_NO_ALLUN
@@ -187,7 +286,7 @@ inline build_scale_down() {
 #ifdef MUT_NO_FENCE
 #define FENCE (1)
 #else
-#define FENCE (cp_present && cp_holder == sess && cp_seq == myseq)
+#define FENCE (cp_present && cp_holder == sess && cp_op == myop && cp_seq == myseq)
 #endif
 
 /* on a 409 conflict, Store.write re-reads and retries only if the checkpoint is still ours */
@@ -236,19 +335,30 @@ inline save() {
 	od
 }
 
+/* fencing: an action by the session holding this operation's checkpoint, never deposed */
+#define FENCED (cp_present && cp_holder == sess && cp_op == myop && !deposed[sess])
+
 /* an action: what it may do, and the properties that must hold when it does */
 inline act(i, n) {
-	assert(cp_present && cp_holder == sess && !deposed[sess]);	/* fencing */
+	assert(FENCED);
 	if
-	:: kind[i] == pause_operator -> opr = 0; pauses++
-	:: kind[i] == resume_operator -> opr = 1; restores++
+	:: kind[i] == pause_operator ->
+		/* history 1 -> 0 -> 1: an operation never pauses after its restore step (abort's
+		 * restore, crashed before the checkpoint was cleared, may be followed by resume) */
+		assert(!orestored[myop]);
+		opr = 0; held = (held & ADOPT) | BIT(myop)	/* join, or adopt a stale pause */
+	:: kind[i] == resume_operator ->
+		assert(!orestored[myop]); orestored[myop] = 1;
+		unpause(myop)
 	:: kind[i] == decommission ->
 		assert(ALLUN);	/* every node of the DC UN, now */
 		if
-		:: refusals > 0 -> refusals--; refused = 1	/* RF check: still NORMAL */
+		:: refusals > 0 -> refusals--; refused = 1; refused_ever = 1	/* RF check: still NORMAL */
 		:: true -> mode[n] = LEAVING
 		fi
-	:: kind[i] == shrink_statefulset -> sts = n	/* JSON patch: test n+1, replace n */
+	:: kind[i] == shrink_statefulset ->
+		assert(mode[n] == LEFT);	/* never a pod removed while its node is in the ring */
+		sts = n		/* JSON patch: test n+1, replace n */
 	:: kind[i] == delete_pvcs ->
 		assert(!pod[n] && mode[n] == LEFT);	/* never a PVC of a pod or a ring member */
 		pvc[n] = 0
@@ -256,35 +366,115 @@ inline act(i, n) {
 	fi
 }
 
+/* abort's and the re-plan's judgement of a planned node (scaledown.assess), asked of the
+ * world: LEAVING, or NORMAL but not UN (refuse: resume finishes it, or try again); out
+ * of the ring (LEFT) and removed in full, or half-removed (pod, StatefulSet or PVC still
+ * there: abort finishes it); or else untouched (NORMAL and UN), a decommission recorded
+ * started but never sent included. */
+#ifndef NOPAUSESTEP
+#define FIRSTNODE 1
+#else
+#define FIRSTNODE 0
+#endif
+/* the index of node n's decommission step, and whether the checkpoint records it started */
+#define DECIDX(n) (FIRSTNODE + 5 * (NNODES - 1 - (n)))
+#define DEC_RECORDED(n) (cp_cur > DECIDX(n) || (cp_cur == DECIDX(n) && cp_state == started))
+#ifdef MUT_DECOM_NEVER_SENT_DONE
+/* a decommission recorded started is taken as done: the ring is not asked */
+#define J_LEFT(n) (DEC_RECORDED(n) || mode[n] == LEFT)
+#define J_LEAVING(n) (!DEC_RECORDED(n) && mode[n] == LEAVING)
+#else
+#define J_LEFT(n) (mode[n] == LEFT)
+#define J_LEAVING(n) (mode[n] == LEAVING)
+#endif
+#define J_REMOVED(n) (J_LEFT(n) && !pod[n] && sts <= n && !pvc[n])
+#define J_HALF(n) (J_LEFT(n) && !J_REMOVED(n))
+#define J_UNTOUCHED(n) (!J_LEFT(n) && !J_LEAVING(n))
+/* NORMAL but not seen UN: whether it is leaving is unknown */
+#define J_NOT_UN(n) (!J_LEFT(n) && mode[n] == NORMAL && !(up[n] && pod[n]))
+/* abort and the re-plan refuse (nothing changed, the lock released) */
+#define J_REFUSE (J_LEAVING(1) || J_LEAVING(2) || J_NOT_UN(1) || J_NOT_UN(2))
+#define J_HALF_ANY (J_HALF(1) || J_HALF(2))
+/* abort releases the pause: correct, whenever the world shows this operation a holder
+ * (unpause does nothing otherwise); the mutant, only when the checkpoint records the
+ * pause started, which a re-plan reset */
+#define PAUSE_RECORDED (cp_cur > 0 || cp_state == started)
+/* scale (again) on a cluster without a checkpoint: a plan from the world, which finishes a
+ * half-removed node (its decommission step is done: it is out of the ring) */
+#ifdef MUT_WIPED_REFUSE
+#define PLAN_REFUSED ((mode[1] == LEFT && (pod[1] || sts > 1 || pvc[1])) || \
+	(mode[2] == LEFT && (pod[2] || sts > 2 || pvc[2])))
+#else
+#define PLAN_REFUSED (0)
+#endif
+
+/* where it all ends: no checkpoint, the cluster resource agrees with the StatefulSet, the
+ * operator runs and nobody holds it paused */
+#define GOAL (planned && !cp_present && AGREE && opr == 1 && held == 0)
+
 proctype Run(byte r) {
-	byte sess, k, myseq, i, n, h;
-	mtype mst;
+	byte sess, k, myseq, i, n, h, myop;
+	mtype mst, cmd;
 	bool ok, lost, rel, refused, forced;
 
 	do
-	:: k < NINC && !finished ->
+	:: k < NINC && !GOAL ->
 		sess = 1 + r + NRUN * k; k++;
 		alive[sess] = 1;
-		i = 0; mst = pending; rel = 0; refused = 0; forced = 0;
+		i = 0; mst = pending; rel = 0; refused = 0; forced = 0; cmd = cmd_resume;
 		{
+			/* every command reads the operator's holder list first and meets its stale holders */
+			atomic { meet_holders() };
 			if
-			:: r == 0 && !planned ->	/* scale: plan, then Store.Create */
-				atomic { !cp_present && !finished ->
-					planned = 1; cp_present = 1; cp_seq = 1; myseq = 1; cp_holder = sess;
-					cp_released = 0; cp_cur = 0; cp_state = pending;
-					fresh[1 - r] = 0; fresh[r] = 1 }
-			:: else ->		/* resume: load, judge the lock, take over (Lock, TakeOver, Save) */
-				/* one step: a takeover written at a stale resourceVersion fails and the
-				 * run loads again, so nothing is lost by not splitting it */
-				atomic {
+			:: atomic { GOAL || !cl_exists -> skip }; goto stop	/* nothing (left) to do */
+			:: atomic { cl_exists && !cp_present && !GOAL && (r == 0 || planned) && nextop < NOPS ->
+				/* scale (again, after a wipe): plan from the world, then Store.Create */
+				if
+				:: PLAN_REFUSED -> goto stop
+				:: else -> skip
+				fi;
+				myop = nextop; nextop++; planned = 1;
+				cp_present = 1; cp_op = myop; cp_seq = 1; myseq = 1; cp_holder = sess;
+				cp_released = 0; cp_cur = 0; cp_state = pending;
+				fresh[1 - r] = 0; fresh[r] = 1 }
+			:: atomic { cp_present && (cp_released || !alive[cp_holder] || forces > 0) ->
+				/* resume, abort or scale --force: load, judge the lock, take over (Lock,
+				 * TakeOver, Save) in one step: a takeover written at a stale
+				 * resourceVersion fails and the run loads again, so nothing is lost */
+				if
+				:: cp_released || !alive[cp_holder] -> skip	/* released, or lease expired */
+				:: forces > 0 -> forces--	/* --force-takeover, the holder may live */
+				fi;
+				deposed[cp_holder] = 1; cp_holder = sess;
+				cp_seq++; myseq = cp_seq; cp_released = 0; myop = cp_op;
+				fresh[1 - r] = 0; fresh[r] = 1;
+				if
+				:: skip		/* resume */
+				:: aborts > 0 -> aborts--; cmd = cmd_abort; i = cp_cur; mst = cp_state
+				:: replans > 0 && refused_ever -> replans--; cmd = cmd_replan; i = cp_cur; mst = cp_state
+				fi }
+			fi;
+
+			if
+			:: cmd == cmd_abort -> goto do_abort
+			:: cmd == cmd_replan ->
+				/* scale --force (internal/cli/replan.go): no node half way; the plan made
+				 * again from the world (every step pending) replaces the checkpoint */
+				if
+				:: atomic { !FENCE -> lost = 1 }; goto stop
+				:: atomic { FENCE && (J_REFUSE || J_HALF_ANY) -> rel = 1 };
+					save(); goto stop	/* refused: the old plan kept, the lock released */
+				:: atomic { FENCE && !J_REFUSE && !J_HALF_ANY && (J_UNTOUCHED(1) || J_UNTOUCHED(2)) ->
+					i = 0; mst = pending };
+					save();		/* the new plan: the process may crash right after */
 					if
-					:: finished -> goto stop	/* nothing to resume */
-					:: cp_present && (cp_released || !alive[cp_holder]) -> skip	/* released, or lease expired */
-					:: cp_present && forces > 0 -> forces--	/* --force-takeover, the holder may live */
-					fi;
-					deposed[cp_holder] = 1; cp_holder = sess;
-					cp_seq++; myseq = cp_seq; cp_released = 0;
-					fresh[1 - r] = 0; fresh[r] = 1 }
+					:: lost -> goto stop
+					:: else -> skip
+					fi
+				:: atomic { FENCE && J_REMOVED(1) && J_REMOVED(2) ->
+					i = 0; mst = pending }	/* nothing to decommission: resume the old plan */
+				fi
+			:: else -> skip
 			fi;
 
 			/* engine.Run: every step from the first, the world asked whether it is done */
@@ -337,6 +527,11 @@ proctype Run(byte r) {
 #endif
 					:: atomic { kind[i] == wait_pod_gone && pod[n] && sts > n ->
 						rel = 1 }; save(); goto stop	/* grown again: fatal */
+#ifndef MUT_SEQ
+					/* the lease renewer finds the checkpoint no longer ours (taken over,
+					 * wiped): the run stops (the wait also ends at StepTimeout) */
+					:: atomic { !FENCE -> lost = 1 }; goto stop
+#endif
 					:: atomic { renews > 0 -> renews-- }; save();
 #ifndef MUT_SEQ
 						if
@@ -347,14 +542,63 @@ proctype Run(byte r) {
 					od
 				fi
 			od;
+			goto finish;
+
+			/* abort (internal/cli/abort.go): at a safe point, judged from the world with
+			 * the checkpoint ours; Safe, the lock and each write in one step */
+do_abort:
+			do
+			:: atomic { !FENCE -> lost = 1 }; goto stop
+			:: atomic { FENCE && J_REFUSE -> rel = 1 };
+				save(); goto stop	/* a node LEAVING: refused, the lock released */
+			/* a half-removed node is finished first: shrink, the pod gone, its PVC */
+			:: atomic { FENCE && J_HALF(2) && sts == 3 ->
+				assert(FENCED); assert(mode[2] == LEFT); sts = 2 }
+			:: atomic { FENCE && J_HALF(2) && !pod[2] && sts <= 2 && pvc[2] ->
+				assert(FENCED); assert(mode[2] == LEFT); pvc[2] = 0 }
+			:: atomic { FENCE && J_HALF(1) && sts == 2 ->
+				assert(FENCED); assert(mode[1] == LEFT); sts = 1 }
+			:: atomic { FENCE && J_HALF(1) && !pod[1] && sts <= 1 && pvc[1] ->
+				assert(FENCED); assert(mode[1] == LEFT); pvc[1] = 0 }
+			/* every node untouched or removed in full: the count := the StatefulSet's */
+			:: atomic { FENCE && !J_REFUSE && !J_HALF_ANY ->
+				assert(FENCED);
+				if
+				:: crn != sts -> crn = sts; fresh[0] = 0; fresh[1] = 0
+				:: else -> skip
+				fi }; break
+			od;
+			/* restore the operator: leave the holder list */
+			if
+			:: atomic { !FENCE -> lost = 1 }; goto stop
+			:: atomic { FENCE ->
+				assert(FENCED);
+#ifdef MUT_ABORT_PENDING_PAUSE
+				if
+				:: PAUSE_RECORDED -> unpause(myop)
+				:: else -> skip
+				fi
+#else
+				unpause(myop)
+#endif
+				}
+			fi;
 
 			/* Store.Finish: clear the checkpoint, at the seq this run wrote last */
+finish:
 			do
 			:: atomic { fresh[r] ->
-				assert(cp_holder == sess && !deposed[sess]);
-				assert(opr == 1 && crn == TARGET && sts == TARGET);
-				assert(!pvc[1] && !pvc[2] && mode[1] == LEFT && mode[2] == LEFT);
-				cp_present = 0; finished = 1; fresh[0] = 0; fresh[1] = 0 }; break
+				assert(cp_holder == sess && cp_op == myop && !deposed[sess]);
+				/* no pause of its own left behind; the operator runs unless held */
+				assert(!HELD(myop) && (opr == 1 || held != 0));
+				if
+				:: cmd == cmd_abort -> assert(AGREE)
+				:: else ->
+					assert(crn == TARGET && sts == TARGET);
+					assert(!pvc[1] && !pvc[2] && mode[1] == LEFT && mode[2] == LEFT);
+					finished = 1
+				fi;
+				cp_present = 0; fresh[0] = 0; fresh[1] = 0 }; break
 			:: atomic { !fresh[r] ->
 				if
 				:: FINISH_ACCEPT -> fresh[r] = 1
@@ -367,8 +611,8 @@ proctype Run(byte r) {
 			od;
 stop:			skip
 		} unless { atomic { creq[r] -> creq[r] = 0 } };
-		atomic { alive[sess] = 0; i = 0; myseq = 0; n = 0; h = 0; mst = pending;
-			ok = 0; lost = 0; rel = 0; refused = 0; forced = 0 }
+		atomic { alive[sess] = 0; i = 0; myseq = 0; n = 0; h = 0; mst = pending; myop = 0;
+			cmd = cmd_resume; ok = 0; lost = 0; rel = 0; refused = 0; forced = 0 }
 	:: else -> break
 	od
 }
@@ -384,7 +628,7 @@ end:	do
 /* CassKop: regrows the StatefulSet to the cluster resource's count when it runs */
 active proctype Operator() {
 end:	do
-	:: atomic { opr > 0 && sts < crn -> sts++ }
+	:: atomic { opr > 0 && cl_exists && sts < crn -> sts++ }
 	od
 }
 
@@ -416,7 +660,8 @@ end:	do
 	od
 }
 
-/* the environment: a node DN and back, a pod re-created, a write to the cluster resource */
+/* the environment: a node DN and back, a pod re-created, a write to the cluster resource,
+ * the checkpoint wiped, the cluster resource deleted */
 active proctype Environment() {
 end:	do
 	:: atomic { downs > 0 && mode[0] == NORMAL && up[0] -> downs--; up[0] = 0 }
@@ -429,19 +674,22 @@ end:	do
 	:: atomic { recreates > 0 && mode[1] == LEAVING -> recreates--; mode[1] = NORMAL }
 	:: atomic { recreates > 0 && mode[2] == LEAVING -> recreates--; mode[2] = NORMAL }
 	:: atomic { bumps > 0 -> bumps--; fresh[0] = 0; fresh[1] = 0 }
+	/* the checkpoint annotation wiped; the cluster resource deleted (no finalizer) */
+	:: atomic { wipes > 0 && cp_present -> wipes--; cp_present = 0; fresh[0] = 0; fresh[1] = 0 }
+	:: atomic { deletes > 0 && cp_present -> deletes--; cl_exists = 0; cp_present = 0;
+		fresh[0] = 0; fresh[1] = 0 }
 	od
 }
 
 /* invariants, checked in every reachable state (a branch fires only when one breaks) */
 #define TWO_LEAVING (mode[1] == LEAVING && mode[2] == LEAVING)
-#define OPERATOR_LIVE_WHILE_DIFFERENT (cp_present && opr > 0 && sts != crn)
-#define NOT_RESTORED (finished && opr == 0)
+#define OPERATOR_LIVE_WHILE_DIFFERENT (opr > 0 && !AGREE)
+#define PAUSED_UNHELD (opr == 0 && held == 0)
 active proctype Monitor() {
 end:	do
 	:: atomic { TWO_LEAVING -> assert(!TWO_LEAVING) }			/* never two LEAVING */
 	:: atomic { OPERATOR_LIVE_WHILE_DIFFERENT -> assert(!OPERATOR_LIVE_WHILE_DIFFERENT) }
-	:: atomic { NOT_RESTORED -> assert(!NOT_RESTORED) }			/* restored at the end */
-	:: atomic { pauses > 1 || restores > 1 -> assert(pauses <= 1 && restores <= 1) }	/* 1 -> 0 -> 1 */
+	:: atomic { PAUSED_UNHELD -> assert(!PAUSED_UNHELD) }	/* paused: someone holds it */
 	od
 }
 
@@ -474,4 +722,5 @@ init {
 	}
 }
 
-ltl finishes { <> finished }
+ltl finishes { <> finished }		/* the scale-down completes */
+ltl recovers { <> GOAL }		/* the cluster ends consistent, the operator running */
