@@ -16,8 +16,8 @@ import (
 
 const leavingPod = "demo-dc1-rack1-2"
 
-// crashAtDecommissionStarted runs a 3 -> 2 scale-down (the operator paused first, its
-// replicas recorded from the start) that dies right after the checkpoint write
+// crashAtDecommissionStarted runs a 3 -> 2 scale-down (with opts.Operator, the operator
+// paused first and its replicas recorded from the start) that dies right after the checkpoint write
 // recording the decommission "started", before its exec: the crash point is found, not
 // assumed.
 func crashAtDecommissionStarted(t *testing.T, opts world.Opts) (*world.World, *world.ReplicaHistory) {
@@ -25,7 +25,10 @@ func crashAtDecommissionStarted(t *testing.T, opts world.Opts) (*world.World, *w
 	id := checkpoint.StepID(checkpoint.StepDecommission, leavingPod)
 	for k := 1; k <= 10; k++ {
 		w := world.New(t, opts)
-		op := w.RecordReplicas("casskop")
+		var op *world.ReplicaHistory
+		if opts.Operator {
+			op = w.RecordReplicas("casskop")
+		}
 		if _, _, _, crashed := run(w, k, scaleTo(2)...); !crashed {
 			t.Fatalf("crash point %d not reached", k)
 		}
@@ -159,4 +162,37 @@ func TestAbortRefusedDecommissionFailedWhileLeaving(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentThenLost is crashAtDecommissionStarted whose exec reached Cassandra anyway (the
+// decommission runs, its client gone), held until released: a resume finds the node
+// LEAVING.
+func sentThenLost(t *testing.T, opts world.Opts) *world.World {
+	t.Helper()
+	w, _ := crashAtDecommissionStarted(t, opts)
+	if err := w.Cass.SetFault(leavingPod, sim.Fault{HoldStreaming: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.StartDecommission(leavingPod)
+	return w
+}
+
+// TestDecommissionFailedWhileLeavingIsWaitedFor (CASSANDRA-21493/21583): a resume finds
+// the node's 5.0 mode reading DECOMMISSION_FAILED while it is still leaving (peers see
+// it UL). It waits, saying so, instead of deciding the decommission failed and calling
+// it again; the node leaves and the scale-down finishes with no decommission call.
+func TestDecommissionFailedWhileLeavingIsWaitedFor(t *testing.T) {
+	w := sentThenLost(t, world.Opts{Nodes: 3, Version: "5.0", DecommissionTime: 30 * time.Millisecond})
+	if err := w.Cass.UpdateFault(leavingPod, func(f *sim.Fault) { f.FailedWhileLeaving = true }); err != nil {
+		t.Fatal(err)
+	}
+	marker := "node " + leavingPod + " reports DECOMMISSION_FAILED but is still leaving: "
+	_, stderr, code := runOnStderr(w, []string{marker}, func() {
+		_ = w.Cass.UpdateFault(leavingPod, func(f *sim.Fault) { f.HoldStreaming = false })
+	}, resume...)
+	if code != 0 || !strings.Contains(stderr, marker) || strings.Contains(stderr, "going back to decommission") {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	w.AssertConverged(2, "DECOMMISSION_FAILED while leaving")
+	assertDecommissions(t, w, "DECOMMISSION_FAILED while leaving", map[string][2]int{leavingPod: {1, 1}})
 }
