@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +196,75 @@ func TestDecommissionFailedWhileLeavingIsWaitedFor(t *testing.T) {
 	}
 	w.AssertConverged(2, "DECOMMISSION_FAILED while leaving")
 	assertDecommissions(t, w, "DECOMMISSION_FAILED while leaving", map[string][2]int{leavingPod: {1, 1}})
+}
+
+// TestDecommissionResumedAfterRestartAdvisesRepair (CASSANDRA-16290): the node was
+// LEAVING when the resume found it, then restarted (NORMAL again): the resume issues
+// the decommission again, and the run that sees the node removed says to repair the
+// datacenter's keyspaces on the remaining nodes and keeps that in the last-operation
+// record — also when the run that re-issued it died right after the exec (the
+// checkpoint carries it).
+func TestDecommissionResumedAfterRestartAdvisesRepair(t *testing.T) {
+	const advice = "node " + leavingPod + " was removed, but its decommission was issued again after the node restarted in the middle of it: " +
+		"a resumed decommission skips the ranges it had already streamed, and writes to them since may be missing on their new replicas (CASSANDRA-16290). " +
+		"Run `nodetool repair -pr <keyspace>` for each of system_auth, system_distributed, system_traces, app on every remaining node of datacenter dc1"
+	restarted := func(w *world.World) *onStderr {
+		return &onStderr{markers: []string{leavingPod + " is LEAVING"}, fn: func() {
+			_ = w.Cass.Restart(leavingPod)
+			_ = w.Cass.SetFault(leavingPod, sim.Fault{})
+		}}
+	}
+	check := func(t *testing.T, w *world.World, stderr, label string) {
+		t.Helper()
+		if !strings.Contains(stderr, "[!!] "+advice) {
+			t.Fatalf("%s: no repair advice\n%s", label, stderr)
+		}
+		if lo := w.LastOperation(); lo == nil || len(lo.Warnings) != 1 || !strings.HasPrefix(lo.Warnings[0], advice) {
+			t.Fatalf("%s: last operation %+v", label, lo)
+		}
+		assertDecommissions(t, w, label, map[string][2]int{leavingPod: {2, 2}})
+		if problems := w.ScaledDownProblems(2); len(problems) != 1 || problems[0] != "node "+leavingPod+" decommissions started = 2, want 1" {
+			t.Fatalf("%s: %q", label, problems) // twice, as the restart made necessary; nothing else amiss
+		}
+		if v := w.Violations(); len(v) != 0 {
+			t.Fatalf("%s: %q", label, v)
+		}
+	}
+
+	w := sentThenLost(t, world.Opts{Nodes: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a backstop
+	defer cancel()
+	_, stderr, code, _ := runIO(ctx, w, w, 0, restarted(w), resume...)
+	if code != 0 || !strings.Contains(stderr, "is NORMAL again (restarted?); going back to decommission/"+leavingPod) {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	check(t, w, stderr, "one run")
+
+	// The run that re-issued it dies right after the exec; the next one says it.
+	for k := 1; ; k++ {
+		w = sentThenLost(t, world.Opts{Nodes: 3})
+		_, stderr, _, crashed := runIO(ctx, w, w, k, restarted(w), resume...)
+		if !crashed {
+			t.Fatalf("crash point %d not reached before the end\n%s", k, stderr)
+		}
+		if started, _ := w.Decommissions(leavingPod); started == 2 {
+			break // the crash came right after the second exec
+		}
+	}
+	if st := stepOf(t, loadCP(t, w), "decommission/"+leavingPod); !st.ResumedAfterRestart {
+		t.Fatalf("the checkpoint does not carry the resumption: %+v", st)
+	}
+	_, stderr, code, _ = run(w, 0, resume...)
+	if code != 0 {
+		t.Fatalf("resume after the crash: exit %d\n%s", code, stderr)
+	}
+	check(t, w, stderr, "after a crash")
+
+	// A decommission only recorded started, never sent, resumed: no such word.
+	w, _ = crashAtDecommissionStarted(t, world.Opts{Nodes: 3})
+	_, stderr, code, _ = run(w, 0, resume...)
+	if code != 0 || strings.Contains(stderr, "CASSANDRA-16290") || w.LastOperation().Warnings != nil {
+		t.Fatalf("plain resume: exit %d\n%s", code, stderr)
+	}
+	w.AssertConverged(2, "plain resume")
 }

@@ -175,3 +175,114 @@ func TestDecommissionFailedStreamRetried(t *testing.T) {
 		t.Fatalf("a later run: %v, want a redo after the stall", err)
 	}
 }
+
+// withSteps gives the plan n's decommission and verify-left records.
+func withSteps(sw *World, n checkpoint.Node) {
+	sw.CP.Steps = []checkpoint.Step{
+		{ID: checkpoint.StepID(checkpoint.StepDecommission, n.Pod), Kind: checkpoint.StepDecommission, Pod: n.Pod, State: checkpoint.StatePending},
+		{ID: checkpoint.StepID(checkpoint.StepVerifyLeft, n.Pod), Kind: checkpoint.StepVerifyLeft, Pod: n.Pod, State: checkpoint.StatePending},
+	}
+}
+
+// TestDecommissionResumedAfterRestart (CASSANDRA-16290): the node was seen leaving,
+// restarted (NORMAL again), and the step issues the decommission again. Safe records
+// the resumption in the step's record before the call; once the node left, verify-left
+// says to repair the keyspaces of its datacenter, once per run, and a later run told by
+// the record says it again. A node never seen leaving gets no such word.
+func TestDecommissionResumedAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	withSteps(sw, n)
+	rec := &recorder{}
+	sw.Reporter = rec
+	_ = w.Cass.SetFault(n.Pod, sim.Fault{HoldStreaming: true})
+	w.StartDecommission(n.Pod) // the first call, its client gone
+	dec := &decommission{node: node{sw, n}}
+	mustDone(t, dec, true) // seen leaving
+	if err := w.Cass.Restart(n.Pod); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Cass.SetFault(n.Pod, sim.Fault{})
+	mustDone(t, dec, false) // NORMAL again
+	if err := dec.Safe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := sw.CP.Step("decommission/" + n.Pod); !st.ResumedAfterRestart {
+		t.Fatalf("the record does not say the decommission resumes: %+v", st)
+	}
+	if err := dec.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	vl := &verifyLeft{node: node{sw, n}}
+	mustDone(t, vl, true)
+	mustDone(t, vl, true)
+	want := "node demo-dc1-rack1-2 was removed, but its decommission was issued again after the node restarted in the middle of it: " +
+		"a resumed decommission skips the ranges it had already streamed, and writes to them since may be missing on their new replicas (CASSANDRA-16290). " +
+		"Run `nodetool repair -pr <keyspace>` for each of system_auth, system_distributed, system_traces, app on every remaining node of datacenter dc1 " +
+		"(e.g. kubectl cassandra nodetool -n cassandra demo-dc1-rack1-0 -- repair -pr system_auth)"
+	if got := rec.warnings(); len(got) != 1 || got[0] != want {
+		t.Fatalf("warnings %q, want once %q", got, want)
+	}
+	if got := sw.Warnings(); len(got) != 1 || got[0] != want {
+		t.Fatalf("Warnings() = %q", got)
+	}
+	if started, calls := w.Decommissions(n.Pod); started != 2 || calls != 2 {
+		t.Fatalf("%d decommissions started, %d calls; want 2, 2", started, calls)
+	}
+
+	// A later run knows it from the record alone.
+	sw.left, sw.advice, sw.underway = guarded[string, bool]{}, guarded[string, string]{}, guarded[string, bool]{}
+	rec2 := &recorder{}
+	sw.Reporter = rec2
+	mustDone(t, vl, true)
+	if got := rec2.warnings(); len(got) != 1 || got[0] != want {
+		t.Fatalf("later run: warnings %q", got)
+	}
+
+	// Never seen leaving: a plain first decommission says nothing.
+	w, sw, n = setup(t, "4.1")
+	withSteps(sw, n)
+	rec = &recorder{}
+	sw.Reporter = rec
+	dec = &decommission{node: node{sw, n}}
+	mustDone(t, dec, false)
+	if err := dec.Safe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := dec.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, &verifyLeft{node: node{sw, n}}, true)
+	if st, _ := sw.CP.Step("decommission/" + n.Pod); st.ResumedAfterRestart || len(rec.warnings()) != 0 || sw.Warnings() != nil {
+		t.Fatalf("a first decommission: record %+v, warnings %q", st, rec.warnings())
+	}
+}
+
+// TestWasUnderway: what the checkpoint records of an earlier run counts as the node seen
+// leaving: its decommission done, or streaming progress kept for it.
+func TestWasUnderway(t *testing.T) {
+	_, sw, n := setup(t, "4.1")
+	withSteps(sw, n)
+	if sw.wasUnderway(n.Pod) {
+		t.Fatal("pending, no progress: not under way")
+	}
+	sw.CP.Steps[1].Progress = &checkpoint.Progress{Operation: "decommission", Pod: n.Pod}
+	if !sw.wasUnderway(n.Pod) {
+		t.Fatal("verify-left kept streaming progress")
+	}
+	sw.CP.Steps[1].Progress = nil
+	sw.CP.Steps[0].State = checkpoint.StateDone
+	if !sw.wasUnderway(n.Pod) {
+		t.Fatal("decommission recorded done")
+	}
+}
+
+// TestRepairAdvice: with the keyspaces unknown (3.11 prints none), every keyspace.
+func TestRepairAdvice(t *testing.T) {
+	got := repairAdvice("p-2", "dc1", "ns", "", nil)
+	for _, want := range []string{"node p-2 was removed", "CASSANDRA-16290", "Run `nodetool repair -pr` (every keyspace) on every remaining node of datacenter dc1", "kubectl cassandra nodetool -n ns POD -- repair -pr)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}

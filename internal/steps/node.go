@@ -54,6 +54,7 @@ func (s *decommission) Done(ctx context.Context) (bool, error) {
 	if nerr == nil {
 		switch ns.Mode {
 		case nodetool.ModeLeaving, nodetool.ModeDecommissioned:
+			s.w.noteUnderway(s.n.Pod)
 			return true, nil
 		case nodetool.ModeDecommissionFailed:
 			why, err := s.w.stillLeaving(ctx, s.n, ns)
@@ -61,6 +62,7 @@ func (s *decommission) Done(ctx context.Context) (bool, error) {
 				return false, err // neither failed nor leaving: unknown
 			}
 			if why != "" {
+				s.w.noteUnderway(s.n.Pod)
 				return true, nil
 			}
 		}
@@ -109,7 +111,14 @@ func (s *decommission) Safe(ctx context.Context) error {
 			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
 		}
 		switch ns.Mode {
-		case nodetool.ModeNormal, nodetool.ModeDecommissionFailed:
+		case nodetool.ModeNormal:
+			// NORMAL after being seen leaving: the node restarted under its
+			// decommission, and this one resumes it (resumed.go).
+			if s.w.wasUnderway(s.n.Pod) {
+				s.w.markResumed(s.n.Pod)
+			}
+			return "", nil
+		case nodetool.ModeDecommissionFailed:
 			return "", nil
 		case nodetool.ModeLeaving:
 			if s.w.reissueSafe() {
@@ -237,6 +246,9 @@ func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 	ticks(ctx, done, every, func() {
 		what := "nodetool decommission running"
 		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err == nil {
+			if ns.Mode == nodetool.ModeLeaving || ns.SendsUnbootstrap() {
+				s.w.noteUnderway(s.n.Pod)
+			}
 			what += fmt.Sprintf("; node mode %s", ns.Mode)
 			if ns.Streaming {
 				what += ", streaming"
@@ -301,6 +313,9 @@ func (s *verifyLeft) Done(ctx context.Context) (bool, error) {
 func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	var mode nodetool.Mode
 	ns, modeErr := s.w.netstats(ctx, s.n.Pod)
+	if modeErr == nil && ns.Mode == nodetool.ModeLeaving {
+		s.w.noteUnderway(s.n.Pod)
+	}
 	if modeErr != nil || ns.Mode != nodetool.ModeDecommissioned {
 		_, gone, err := s.w.pod(ctx, s.n)
 		if err != nil {
@@ -317,7 +332,7 @@ func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	} else {
 		mode = ns.Mode
 	}
-	r, _, err := s.w.ring(ctx)
+	r, reader, err := s.w.ring(ctx)
 	if err != nil {
 		return false, mode, err
 	}
@@ -331,7 +346,9 @@ func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	if modeErr != nil && !errors.As(modeErr, &unreachable) {
 		return false, mode, modeErr
 	}
-	s.w.left.set(s.n.Pod, true)
+	if _, had := s.w.left.set(s.n.Pod, true); !had {
+		s.w.adviseRepair(ctx, s.n, reader)
+	}
 	return true, mode, nil
 }
 
