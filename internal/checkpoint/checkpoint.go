@@ -253,6 +253,11 @@ type Step struct {
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 	// Progress is the last streaming progress seen while the step ran (progress.go).
 	Progress *Progress `json:"progress,omitempty"`
+	// ResumedAfterRestart (a decommission) records that the node restarted in the
+	// middle of its decommission and the step issued it again: a resumed decommission
+	// may skip ranges it had already streamed (CASSANDRA-16290), so once the node is
+	// removed the run says to repair. Older plugins ignore the field.
+	ResumedAfterRestart bool `json:"resumedAfterRestart,omitempty"`
 }
 
 // Checkpoint is the whole record, serialized as JSON into Annotation.
@@ -289,6 +294,9 @@ type LastOperation struct {
 	StartedBy   Holder    `json:"startedBy"`
 	StartedAt   time.Time `json:"startedAt"`
 	FinishedAt  time.Time `json:"finishedAt"`
+	// Warnings are what the operation found that needs the user's action after it
+	// (a repair after a decommission resumed past a restart: CASSANDRA-16290).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ErrCorrupt marks a checkpoint that cannot be used; ErrNewerSchema one written by a newer

@@ -145,14 +145,16 @@ func TestScaleForceAfterRefusalReplans(t *testing.T) {
 	assertHistory(t, op, "re-planned with --force", 1, 0, 1)
 	assertDecommissions(t, w, "re-planned", map[string][2]int{"demo-dc1-rack1-2": {1, 2}, "demo-dc1-rack1-1": {1, 1}})
 
-	// A node of the old plan is leaving: a different --force is refused, saying so.
-	w = world.New(t, world.Opts{Nodes: 3})
+	// A node of the old plan is leaving: a different --force is refused, saying so. (The
+	// run died once the decommission was recorded started; the exec reached the node.)
+	w = world.New(t, world.Opts{Nodes: 3, DecommissionTime: time.Hour})
 	if _, _, _, crashed := run(w, 2, scaleTo(1)...); !crashed {
 		t.Fatal("no crash")
 	}
 	if st := stepOf(t, loadCP(t, w), "decommission/demo-dc1-rack1-2"); st.State != checkpoint.StateStarted {
 		t.Fatalf("crash point: %+v", st)
 	}
+	w.StartDecommission("demo-dc1-rack1-2")
 	before := snapshot(t, w)
 	_, stderr, code, _ = run(w, 0, scaleTo(1, "--force")...)
 	if code != exit.Refused || !strings.Contains(stderr, "was planned without --force; it cannot be made again with --force while a node of it is being removed") ||

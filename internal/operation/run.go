@@ -72,6 +72,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		OperationID: cp.OperationID, Kind: cp.Kind, Result: "succeeded",
 		Summary:   r.Kind.Summary(cp),
 		StartedBy: cp.StartedBy, StartedAt: cp.StartedAt, FinishedAt: now,
+		Warnings: w.Warnings(),
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

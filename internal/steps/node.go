@@ -45,13 +45,27 @@ func (s *decommission) PlanText() string {
 	return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s)", force, s.n.Pod, s.n.HostID)
 }
 
-// Done: the node reports LEAVING or DECOMMISSIONED, or its pod is gone and a ring read
-// no longer lists it. The node is asked first; the pod is read only when the node
-// cannot answer or is not leaving (it may be another incarnation, on a new volume).
+// Done: the node reports LEAVING or DECOMMISSIONED, or DECOMMISSION_FAILED while
+// something shows it still leaving (stillLeaving), or its pod is gone and a ring read no
+// longer lists it. The node is asked first; the pod is read only when the node cannot
+// answer or is not leaving (it may be another incarnation, on a new volume).
 func (s *decommission) Done(ctx context.Context) (bool, error) {
 	ns, nerr := s.w.netstats(ctx, s.n.Pod)
-	if nerr == nil && (ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned) {
-		return true, nil
+	if nerr == nil {
+		switch ns.Mode {
+		case nodetool.ModeLeaving, nodetool.ModeDecommissioned:
+			s.w.noteUnderway(s.n.Pod)
+			return true, nil
+		case nodetool.ModeDecommissionFailed:
+			why, err := s.w.stillLeaving(ctx, s.n, ns)
+			if err != nil {
+				return false, err // neither failed nor leaving: unknown
+			}
+			if why != "" {
+				s.w.noteUnderway(s.n.Pod)
+				return true, nil
+			}
+		}
 	}
 	_, gone, err := s.w.pod(ctx, s.n)
 	if err != nil {
@@ -97,7 +111,14 @@ func (s *decommission) Safe(ctx context.Context) error {
 			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
 		}
 		switch ns.Mode {
-		case nodetool.ModeNormal, nodetool.ModeDecommissionFailed:
+		case nodetool.ModeNormal:
+			// NORMAL after being seen leaving: the node restarted under its
+			// decommission, and this one resumes it (resumed.go).
+			if s.w.wasUnderway(s.n.Pod) {
+				s.w.markResumed(s.n.Pod)
+			}
+			return "", nil
+		case nodetool.ModeDecommissionFailed:
 			return "", nil
 		case nodetool.ModeLeaving:
 			if s.w.reissueSafe() {
@@ -159,9 +180,9 @@ func (s *decommission) Do(ctx context.Context) error {
 }
 
 // Wait waits until the node is leaving or gone. A node that stays NORMAL (the call was
-// cut before it started, or the node restarted) or reports DECOMMISSION_FAILED gets the
-// decommission again; on 3.11, where a second call would run a duplicate, NORMAL must
-// last much longer before that.
+// cut before it started, or the node restarted) or reports DECOMMISSION_FAILED with
+// nothing showing it still leaving (Done asks) gets the decommission again; on 3.11,
+// where a second call would run a duplicate, NORMAL must last much longer before that.
 func (s *decommission) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
 	grace := 3 * s.w.poll()
@@ -184,7 +205,8 @@ func (s *decommission) Wait(ctx context.Context) error {
 		} else if ns, nerr := s.w.netstats(ctx, s.n.Pod); nerr == nil {
 			switch ns.Mode {
 			case nodetool.ModeDecommissionFailed:
-				return &engine.Redo{StepID: id, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED)", s.n.Pod)}
+				// Done found no stream out and a ring that shows it not leaving.
+				return &engine.Redo{StepID: id, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED, no stream out, the ring shows it not leaving)", s.n.Pod)}
 			case nodetool.ModeNormal:
 				if normalSince.IsZero() {
 					normalSince = s.w.now()
@@ -224,6 +246,9 @@ func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 	ticks(ctx, done, every, func() {
 		what := "nodetool decommission running"
 		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err == nil {
+			if ns.Mode == nodetool.ModeLeaving || ns.SendsUnbootstrap() {
+				s.w.noteUnderway(s.n.Pod)
+			}
 			what += fmt.Sprintf("; node mode %s", ns.Mode)
 			if ns.Streaming {
 				what += ", streaming"
@@ -288,6 +313,9 @@ func (s *verifyLeft) Done(ctx context.Context) (bool, error) {
 func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	var mode nodetool.Mode
 	ns, modeErr := s.w.netstats(ctx, s.n.Pod)
+	if modeErr == nil && ns.Mode == nodetool.ModeLeaving {
+		s.w.noteUnderway(s.n.Pod)
+	}
 	if modeErr != nil || ns.Mode != nodetool.ModeDecommissioned {
 		_, gone, err := s.w.pod(ctx, s.n)
 		if err != nil {
@@ -304,7 +332,7 @@ func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	} else {
 		mode = ns.Mode
 	}
-	r, _, err := s.w.ring(ctx)
+	r, reader, err := s.w.ring(ctx)
 	if err != nil {
 		return false, mode, err
 	}
@@ -318,7 +346,9 @@ func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	if modeErr != nil && !errors.As(modeErr, &unreachable) {
 		return false, mode, modeErr
 	}
-	s.w.left.set(s.n.Pod, true)
+	if _, had := s.w.left.set(s.n.Pod, true); !had {
+		s.w.adviseRepair(ctx, s.n, reader)
+	}
 	return true, mode, nil
 }
 
@@ -343,8 +373,7 @@ func (s *verifyLeft) KeepsObservations() {}
 func (s *verifyLeft) Evident() {}
 
 // Wait polls until the node left, and asks for the decommission to be redone when the
-// node shows it is not leaving any more (restarted → NORMAL, 5.0 DECOMMISSION_FAILED, a
-// failure seen by this process, or LEAVING with no stream for StallAfter on 4.0+).
+// node shows it is not leaving any more: restarted (NORMAL), or failed (leaving).
 func (s *verifyLeft) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(checkpoint.StepVerifyLeft, s.n.Pod)
 	decomm := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
@@ -365,29 +394,10 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 			what = "state unknown: " + err.Error()
 		case mode == nodetool.ModeNormal:
 			return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s is NORMAL again (restarted?)", s.n.Pod)}
-		case mode == nodetool.ModeDecommissionFailed:
-			return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED)", s.n.Pod)}
-		case mode == nodetool.ModeLeaving:
-			if f, _ := s.w.failed.get(s.n.Pod); f != "" {
-				return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
-			}
-			what = "node " + s.n.Pod + " is LEAVING"
-			ns, nerr := s.w.netstats(ctx, s.n.Pod)
-			if nerr == nil {
-				// The read the stall check makes anyway: no extra nodetool call.
-				s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
-			}
-			if nerr == nil && !ns.Streaming {
-				if stalledSince.IsZero() {
-					stalledSince = s.w.now()
-				}
-				stalled := s.w.now().Sub(stalledSince)
-				what += fmt.Sprintf(", no stream for %s", stalled.Round(time.Second))
-				if s.w.StallAfter > 0 && stalled >= s.w.StallAfter && s.w.reissueSafe() {
-					return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s has been LEAVING with no stream for %s; issuing decommission again (Cassandra answers 'still decommissioning' if it runs)", s.n.Pod, stalled.Round(time.Second))}
-				}
-			} else {
-				stalledSince = time.Time{}
+		case mode == nodetool.ModeLeaving || mode == nodetool.ModeDecommissionFailed:
+			var redo *engine.Redo
+			if what, redo = s.leaving(ctx, mode, &stalledSince, &meter); redo != nil {
+				return redo
 			}
 		case mode == nodetool.ModeDecommissioned:
 			what = "node " + s.n.Pod + " is DECOMMISSIONED; waiting for the ring to drop it"
@@ -399,6 +409,72 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// leaving judges one look at a node that reports LEAVING or DECOMMISSION_FAILED: the
+// decommission is to be redone when this run saw its call fail, when
+// DECOMMISSION_FAILED comes with nothing showing the node still leaving (stillLeaving:
+// Cassandra refused), or when the node has sent no stream for StallAfter (a failed
+// decommission stays LEAVING on 4.x, and on 5.0 its peers keep seeing it UL: only the
+// missing stream tells it from one still running; a second call answers "still
+// decommissioning" if it runs). Else it says what the wait is for. stalledSince and meter
+// carry over between looks.
+func (s *verifyLeft) leaving(ctx context.Context, mode nodetool.Mode, stalledSince *time.Time, meter *StreamMeter) (string, *engine.Redo) {
+	decomm := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	if f, _ := s.w.failed.get(s.n.Pod); f != "" {
+		return "", &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
+	}
+	what := "node " + s.n.Pod + " is LEAVING"
+	ns, err := s.w.netstats(ctx, s.n.Pod)
+	if err != nil {
+		*stalledSince = time.Time{}
+		return "node " + s.n.Pod + " is " + string(mode) + "; state unknown: " + err.Error(), nil
+	}
+	// The read the stall check makes anyway: no extra nodetool call.
+	s.w.reportStream(checkpoint.StepID(checkpoint.StepVerifyLeft, s.n.Pod), "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, meter)
+	if mode == nodetool.ModeDecommissionFailed {
+		why, err := s.w.stillLeaving(ctx, s.n, ns)
+		switch {
+		case err != nil:
+			*stalledSince = time.Time{}
+			return "node " + s.n.Pod + " reports DECOMMISSION_FAILED; state unknown: " + err.Error(), nil
+		case why == "":
+			return "", &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED, no stream out, the ring shows it not leaving)", s.n.Pod)}
+		}
+		what = "node " + s.n.Pod + " reports DECOMMISSION_FAILED but is still leaving: " + why
+	}
+	if ns.Streaming {
+		*stalledSince = time.Time{}
+		return what, nil
+	}
+	if stalledSince.IsZero() {
+		*stalledSince = s.w.now()
+	}
+	stalled := s.w.now().Sub(*stalledSince)
+	what += fmt.Sprintf(", no stream for %s", stalled.Round(time.Second))
+	if s.w.StallAfter > 0 && stalled >= s.w.StallAfter && s.w.reissueSafe() {
+		return "", &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s has been %s with no stream for %s; issuing decommission again (Cassandra answers 'still decommissioning' if it runs)", s.n.Pod, mode, stalled.Round(time.Second))}
+	}
+	return what, nil
+}
+
+// stillLeaving says what shows node n in the middle of a decommission although its
+// mode (ns) reads DECOMMISSION_FAILED, or "" when nothing does: an Unbootstrap stream it
+// sends, or a ring read on a node outside the plan that lists it leaving or no longer
+// lists it (nodetool.LeavingEvidence). On 5.0 the mode can read DECOMMISSION_FAILED
+// while the node still leaves (CASSANDRA-21493, CASSANDRA-21583): calling that a
+// failure would issue the decommission again under a running one. An unreadable ring is
+// an error: unknown, never "failed".
+func (w *World) stillLeaving(ctx context.Context, n checkpoint.Node, ns nodetool.Netstats) (string, error) {
+	if ns.SendsUnbootstrap() {
+		return nodetool.LeavingEvidence(ns, nodetool.Node{}, true, ""), nil
+	}
+	r, reader, err := w.ring(ctx)
+	if err != nil {
+		return "", err
+	}
+	row, listed := inRing(r, n)
+	return nodetool.LeavingEvidence(ns, row, listed, reader), nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

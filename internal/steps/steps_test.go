@@ -31,7 +31,14 @@ func (nopReporter) Warn(string, string)                   {}
 // setup builds a 3-node rack and a plan removing pod 2 (ordinal 2).
 func setup(t *testing.T, version string) (*world.World, *World, checkpoint.Node) {
 	t.Helper()
-	w := world.New(t, world.Opts{Nodes: 3, Version: version})
+	return setupWith(t, world.Opts{Nodes: 3, Version: version})
+}
+
+// setupWith is setup in a world made with opts (3 nodes at least).
+func setupWith(t *testing.T, opts world.Opts) (*world.World, *World, checkpoint.Node) {
+	t.Helper()
+	w := world.New(t, opts)
+	version := opts.Version
 	pod := "demo-dc1-rack1-2"
 	nv, err := w.Cass.Node(pod)
 	if err != nil {

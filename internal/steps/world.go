@@ -88,6 +88,11 @@ type World struct {
 	// left remembers, for this run only, the nodes confirmed out of the ring, so the
 	// guards of later steps need not ask nodetool again (a new run asks again).
 	left guarded[string, bool]
+	// underway are the nodes whose decommission this run saw under way (leaving,
+	// streaming); advice is what this run told about removed nodes whose decommission
+	// resumed after a restart, by pod (resumed.go).
+	underway guarded[string, bool]
+	advice   guarded[string, string]
 	// readers caches the Ready pods outside the plan that can read the ring.
 	readers []string
 	// obs are this run's reads since it last waited (reads.go).

@@ -255,7 +255,7 @@ func (st *state) streamTarget(n *node) *node {
 // plans it sends (while its attempt streams) or receives (when it is a leaving peer's
 // target), then the statistics section (skipped while STARTING).
 func (st *state) renderNetstats(b *strings.Builder, self *node, inv invocation, now time.Time) {
-	b.WriteString("Mode: " + self.Mode + "\n")
+	b.WriteString("Mode: " + st.shownMode(self) + "\n")
 	plans := 0
 	p := st.phaseOf(self, now)
 	for _, a := range p.streaming {
@@ -481,7 +481,7 @@ func (st *state) renderInfo(b *strings.Builder, n *node, inv invocation, now tim
 		line("Bootstrap state", bs)
 		line("Bootstrap failed", "false")
 		line("Decommissioning", strconv.FormatBool(len(n.running()) > 0))
-		line("Decommission failed", strconv.FormatBool(n.Mode == ModeDecommissionFailed))
+		line("Decommission failed", strconv.FormatBool(st.shownMode(n) == ModeDecommissionFailed))
 	}
 }
 

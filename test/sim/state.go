@@ -339,6 +339,16 @@ func (n *node) start(now time.Time) {
 	n.StartedAt = now
 }
 
+// shownMode is the operation mode nodetool prints for n: its mode, except
+// DECOMMISSION_FAILED while a decommission still runs under Fault.FailedWhileLeaving
+// (5.0).
+func (st *state) shownMode(n *node) string {
+	if n.Fault.FailedWhileLeaving && st.Options.is50() && n.Mode == ModeLeaving && len(n.running()) > 0 {
+		return ModeDecommissionFailed
+	}
+	return n.Mode
+}
+
 // phase is what a reader needs to render the node at now.
 type phase struct {
 	running   []*attempt
@@ -379,7 +389,7 @@ func (st *state) view(n *node, now time.Time) NodeView {
 		DC:                   n.Spec.DC,
 		Rack:                 n.Spec.Rack,
 		Load:                 stringifyFileSize(n.LoadBytes),
-		Mode:                 n.Mode,
+		Mode:                 st.shownMode(n),
 		PeerCode:             n.peerCode(),
 		Decommissioning:      len(p.running) > 0,
 		Streaming:            len(p.streaming) > 0,

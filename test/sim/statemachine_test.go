@@ -538,3 +538,44 @@ func TestHoldStreaming(t *testing.T) {
 	require.Equal(t, result{"", "", 0}, receive(t, ch))
 	require.Equal(t, ModeDecommissioned, view(t, s, podF).Mode)
 }
+
+// TestFailedWhileLeaving: CASSANDRA-21493/21583 on 5.0, the mode reads
+// DECOMMISSION_FAILED while the decommission goes on: netstats still lists the
+// Unbootstrap plan it sends, peers still see the node UL, info says "Decommission
+// failed: true" and "Decommissioning: true", and the attempt ends DECOMMISSIONED as
+// usual. Before 5.0 there is no such mode: the fault changes nothing.
+func TestFailedWhileLeaving(t *testing.T) {
+	o := Options{Version: V50, DecommissionTime: 90 * time.Second, LeftAnnounce: 30 * time.Second}
+	clk := newClock()
+	s := NewMemory(o, sixNodes(), clk.Now)
+	require.NoError(t, s.SetFault(podF, Fault{FailedWhileLeaving: true}))
+	require.Equal(t, ModeNormal, view(t, s, podF).Mode, "nothing runs: the mode is the node's")
+	ch := startDecommission(t, context.Background(), s, podF)
+	tl := o.timeline()
+	clk.Advance(tl.streamStart + time.Second)
+	v := view(t, s, podF)
+	require.Equal(t, ModeDecommissionFailed, v.Mode)
+	require.True(t, v.Streaming)
+	require.Equal(t, "UL", v.PeerCode)
+	ns := run(s, podF, "netstats")
+	require.True(t, strings.HasPrefix(ns.stdout, "Mode: DECOMMISSION_FAILED\nUnbootstrap "), ns.stdout)
+	require.Contains(t, ns.stdout, "        Sending ")
+	st := run(s, podA, "status")
+	require.Contains(t, st.stdout, "UL  10.244.3.10")
+	info := run(s, podF, "info")
+	require.Contains(t, info.stdout, "Decommissioning        : true")
+	require.Contains(t, info.stdout, "Decommission failed    : true")
+	// A second call answers as for any decommission still running.
+	require.Equal(t, result{"This node is still decommissioning.\n", "", ExitOK}, run(s, podF, "decommission"))
+	notYet(t, ch)
+	clk.Advance(tl.done)
+	require.Equal(t, result{"", "", 0}, receive(t, ch))
+	require.Equal(t, ModeDecommissioned, view(t, s, podF).Mode)
+
+	s = NewMemory(Options{Version: V41, DecommissionTime: 90 * time.Second}, sixNodes(), clk.Now)
+	require.NoError(t, s.SetFault(podF, Fault{FailedWhileLeaving: true}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // ends the call; the simulated decommission is left to run
+	_ = startDecommission(t, ctx, s, podF)
+	require.Equal(t, ModeLeaving, view(t, s, podF).Mode, "4.1 has no DECOMMISSION_FAILED")
+}

@@ -140,6 +140,13 @@ type Fault struct {
 	// without racing the clock. Once cleared, the attempt goes on as if its streaming
 	// had just begun. It is a test's lever, not a state real Cassandra reports.
 	HoldStreaming bool `json:"holdStreaming,omitempty"`
+	// FailedWhileLeaving (5.0) makes the node's mode read DECOMMISSION_FAILED (netstats,
+	// info's "Decommission failed") while a decommission of it still runs: it goes on
+	// streaming, peers see it UL, and it ends DECOMMISSIONED as usual. It is the state
+	// of CASSANDRA-21493 and CASSANDRA-21583, where the mode is set to
+	// DECOMMISSION_FAILED under a decommission that goes on; a caller must not take the
+	// mode alone for a failure. No effect before 5.0 (no such mode).
+	FailedWhileLeaving bool `json:"failedWhileLeaving,omitempty"`
 }
 
 // NodeView is the effective state of one node at the moment Node was called.

@@ -3,6 +3,7 @@ package scaledown
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
@@ -14,20 +15,23 @@ import (
 // assess is abort's check (operation.Abort) for a scale-down, which stops between two
 // nodes; the same check lets a scale-down in flight be planned again with another
 // --force (internal/cli/replan.go). It refuses unless every planned node is either
-// removed in full (all its steps done, its pod gone) or untouched (decommission
-// pending, the node NORMAL — or, on 5.0, DECOMMISSION_FAILED after a refusal while its
-// peers see it UN). Never while a node is LEAVING, nor a node left with its pod or
-// claims still there: resume finishes it.
+// removed in full (all its steps done, its pod gone) or untouched (untouched: a plain
+// member that is not leaving). A decommission recorded started counts as untouched when
+// the world shows it never reached the node (the run died between the "started" write
+// and the exec): abort then leaves it a member and execs nothing. Never while a node is
+// LEAVING, nor a node left with its pod or claims still there: resume finishes it.
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
 	p := operation.Progress{Total: len(cp.Nodes)}
 	for _, n := range cp.Nodes {
 		dec, unfinished := nodeSteps(cp, n.Pod)
 		if dec.State == checkpoint.StatePending {
-			note, err := untouched(ctx, r, n)
-			if err != nil {
-				return p, err
-			}
-			if note != "" {
+			note, why, err := untouched(ctx, r, n, false)
+			switch {
+			case err != nil:
+				return p, exit.Refusedf("%v: abort needs to know no node is leaving; nothing changed", err)
+			case why != "":
+				return p, exit.Refusedf("node %s %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, why, r.ResumeHint)
+			case note != "":
 				p.Notes = append(p.Notes, note)
 			}
 			continue
@@ -40,9 +44,14 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 			continue
 		}
 		if dec.State == checkpoint.StateStarted {
-			return p, exit.Refusedf("node %s may have started leaving (decommission %s at attempt %d): a decommission cannot be cancelled once it runs. "+
-				"resume will finish removing it (wait until it left, shrink the StatefulSet, delete its PVCs) and continue the plan: %s",
-				n.Pod, dec.State, dec.Attempts, r.ResumeHint)
+			note, why := startedUntouched(ctx, r, n, dec)
+			if why != "" {
+				return p, exit.Refusedf("node %s may have started leaving (decommission %s at attempt %d; %s): a decommission cannot be cancelled once it runs. "+
+					"resume will finish removing it (wait until it left, shrink the StatefulSet, delete its PVCs) and continue the plan: %s",
+					n.Pod, dec.State, dec.Attempts, why, r.ResumeHint)
+			}
+			p.Notes = append(p.Notes, note)
+			continue
 		}
 		if !unfinished {
 			return p, exit.Refusedf("the checkpoint records node %s as removed but the cluster does not agree (%v): resume checks and finishes it: %s", n.Pod, err, r.ResumeHint)
@@ -50,6 +59,44 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 		return p, err
 	}
 	return p, nil
+}
+
+// execSettle is how long after a decommission was recorded started abort waits before
+// it takes a node showing no sign of it for untouched: an exec sent right before its
+// process died may still be starting nodetool in the pod, which reaches Cassandra
+// later (a dead client does not stop the nodetool it started:
+// docs/reference/nodetool.md §6.4).
+const execSettle = time.Minute
+
+// startedUntouched judges a node whose decommission is recorded started: untouched,
+// with a note saying so, when untouched's strict reading finds a plain member and the
+// record is older than execSettle; else why not (unreadable included: unknown is never
+// "not sent").
+func startedUntouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, dec checkpoint.Step) (note, why string) {
+	note, why, err := untouched(ctx, r, n, true)
+	switch {
+	case err != nil:
+		return "", err.Error()
+	case why != "":
+		return "", "it " + why
+	}
+	if wait := settleLeft(dec.StartedAt, r.Now()); wait > 0 {
+		return "", fmt.Sprintf("it shows no sign of it yet, but it was recorded %s ago and a nodetool started then may still reach it: try again in %s",
+			(execSettle - wait).Round(time.Second), wait.Round(time.Second))
+	}
+	if note == "" {
+		note = fmt.Sprintf("node %s: its decommission was recorded started but never reached it (NORMAL, UN on %s, no stream); it stays a member", n.Pod, peerOf(n))
+	}
+	return note, ""
+}
+
+// settleLeft is how much longer abort must wait before a decommission recorded started
+// at started may be judged by the node alone (0: none). No start time is "just now".
+func settleLeft(started *time.Time, now time.Time) time.Duration {
+	if started == nil {
+		return execSettle
+	}
+	return max(0, execSettle-now.Sub(*started))
 }
 
 // nodeSteps is pod's decommission step in cp, and whether any of pod's steps is not done.
@@ -111,34 +158,78 @@ func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoin
 	return nil
 }
 
-// untouched confirms a planned node whose decommission never started is a plain member:
-// NORMAL, or DECOMMISSION_FAILED (5.0 sets it when its replication check refuses) with
-// its peers seeing it UN (then a note says so).
-func untouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node) (string, error) {
+// untouched reads whether a planned node is a plain member that is not leaving
+// (judgeUntouched): why it is not ("" when it is), a note worth telling, or err when it
+// could not be read (unknown: never untouched). The ring is read from a peer only when
+// the judgment needs it.
+func untouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, sent bool) (note, why string, err error) {
 	ns, err := r.Nodetool.Netstats(ctx, n.Pod)
 	if err != nil {
-		return "", exit.Refusedf("cannot read the state of %s (%v): abort needs to know no node is leaving; nothing changed", n.Pod, err)
+		return "", "", fmt.Errorf("cannot read the state of %s (%v)", n.Pod, err)
 	}
-	switch ns.Mode {
-	case nodetool.ModeNormal:
-		return "", nil
-	case nodetool.ModeDecommissionFailed:
-		reader := topology.PodName(n.StatefulSet, 0)
-		if n.Ordinal == 0 {
-			reader = n.Pod
-		}
-		ring, err := r.Nodetool.Status(ctx, reader)
+	seen := peerView{reader: peerOf(n)}
+	if needsPeer(ns, sent) {
+		ring, err := r.Nodetool.Status(ctx, seen.reader)
 		if err != nil {
-			return "", exit.Refusedf("node %s is DECOMMISSION_FAILED and the ring cannot be read from %s (%v): abort needs to know it is not leaving; nothing changed", n.Pod, reader, err)
+			return "", "", fmt.Errorf("node %s is %s and the ring cannot be read from %s (%v)", n.Pod, ns.Mode, seen.reader, err)
 		}
-		if rn, ok := ring.ByHostID(n.HostID); !ok || rn.Code() != "UN" {
-			code := "absent"
-			if ok {
-				code = rn.Code()
-			}
-			return "", exit.Refusedf("node %s is DECOMMISSION_FAILED and %s sees it %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, reader, code, r.ResumeHint)
-		}
-		return fmt.Sprintf("node %s reports DECOMMISSION_FAILED after Cassandra's refusal; it is still a member of the ring (UN) and keeps serving", n.Pod), nil
+		seen.row, seen.listed = ring.ByHostID(n.HostID)
+		seen.read = true
 	}
-	return "", exit.Refusedf("node %s is %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, ns.Mode, r.ResumeHint)
+	return judgeUntouched(n.Pod, ns, seen, sent)
+}
+
+// peerView is how a peer's successful ring read showed a node (read false: not read).
+type peerView struct {
+	reader       string
+	row          nodetool.Node
+	listed, read bool
+}
+
+// needsPeer: a NORMAL node whose decommission was never sent is judged by its own
+// netstats; any other needs a peer's view (a started one may have been sent, and 5.0 may
+// read DECOMMISSION_FAILED while the node still leaves).
+func needsPeer(ns nodetool.Netstats, sent bool) bool {
+	return sent || ns.Mode != nodetool.ModeNormal
+}
+
+// judgeUntouched is untouched's decision over what was read: a plain member is NORMAL,
+// or DECOMMISSION_FAILED (5.0 sets it when its replication check refuses; a note says
+// so), sends no Unbootstrap stream, and, when a peer's view is needed (needsPeer), is
+// seen UN by that peer: CASSANDRA-21493/21583, DECOMMISSION_FAILED can be read while
+// the node still leaves. why is what shows it is not ("" when it is).
+func judgeUntouched(pod string, ns nodetool.Netstats, seen peerView, sent bool) (note, why string, err error) {
+	if ns.Mode != nodetool.ModeNormal && ns.Mode != nodetool.ModeDecommissionFailed {
+		return "", "is " + string(ns.Mode), nil
+	}
+	if ns.SendsUnbootstrap() {
+		return "", fmt.Sprintf("is %s but streams out its data (an Unbootstrap plan in its netstats)", ns.Mode), nil
+	}
+	if !needsPeer(ns, sent) {
+		return "", "", nil
+	}
+	if !seen.read {
+		return "", "", fmt.Errorf("node %s is %s and no ring was read to tell whether it leaves", pod, ns.Mode)
+	}
+	if !seen.listed || seen.row.Code() != "UN" {
+		what := nodetool.LeavingEvidence(ns, seen.row, seen.listed, seen.reader)
+		if what == "" {
+			what = seen.reader + " sees it " + seen.row.Code()
+		}
+		return "", fmt.Sprintf("is %s but %s", ns.Mode, what), nil
+	}
+	if ns.Mode == nodetool.ModeDecommissionFailed {
+		return fmt.Sprintf("node %s reports DECOMMISSION_FAILED after Cassandra's refusal; it is still a member of the ring (UN on %s, no stream) and keeps serving", pod, seen.reader), "", nil
+	}
+	return "", "", nil
+}
+
+// peerOf is the pod whose ring read tells how the others see n: the first of its
+// StatefulSet (a scale-down keeps at least one node per rack, so ordinal 0 is never
+// planned), or the second when n is the first.
+func peerOf(n checkpoint.Node) string {
+	if n.Ordinal == 0 {
+		return topology.PodName(n.StatefulSet, 1)
+	}
+	return topology.PodName(n.StatefulSet, 0)
 }
