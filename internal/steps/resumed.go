@@ -126,13 +126,3 @@ func (w *World) Warnings() []string {
 	}
 	return out
 }
-
-// amend changes (or reads) the checkpoint serialized with its writes (World.Amend), or
-// directly when there is no engine (tests).
-func (w *World) amend(change func()) {
-	if w.Amend != nil {
-		w.Amend(change)
-		return
-	}
-	change()
-}

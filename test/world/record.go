@@ -111,6 +111,11 @@ func ClusterDeleted() Change {
 // replicas" (a reinstall while the plan holds it paused, scaled to 0 by hand after).
 func OperatorRecreated(name string) Change {
 	return Change{Name: "operator-recreated", apply: func(w *World) ([]string, func(), bool) {
+		// Only while an operation holds it paused: re-created at 0 after the restore is
+		// an operator someone else stopped, which no operation of ours is to restore.
+		if obj, err := w.Kube.Tracker().Get(deployGVR, w.NS, name); err != nil || obj.(*appsv1.Deployment).Annotations[checkpoint.PausedByAnnotation] == "" {
+			return nil, nil, false
+		}
 		return []string{"re-created"}, nil, w.recreateDeployment(name, 0) == nil
 	}}
 }
