@@ -185,6 +185,14 @@ func TestStaleHolderOfGoneClusterReaped(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 3, Operator: true})
 	w.PauseDeployment("casskop", []checkpoint.PauseHolder{{OperationID: "scale-gone", Namespace: "payments", Cluster: "ledger", Replicas: 2}})
 	op := w.RecordReplicas("casskop")
+	// status shows it and changes nothing.
+	stdout, _, code, _ := run(w, 0, "status", "demo", "-n", "cassandra", "--nodetool=false")
+	if code != 0 || !strings.Contains(stdout, "cassandra/casskop is held paused for operations that are gone: scale-gone on payments/ledger (CassandraCluster payments/ledger is gone)") {
+		t.Fatalf("status: exit %d\n%s", code, stdout)
+	}
+	if len(w.PausedBy("casskop")) != 1 {
+		t.Fatal("status changed the holders")
+	}
 	_, stderr, code, _ := run(w, 0, resumeDemo...)
 	if code != 0 || !strings.Contains(stderr, "scale-gone on payments/ledger (CassandraCluster payments/ledger is gone)") || !strings.Contains(stderr, "restored it to 2 replicas") {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)

@@ -81,7 +81,7 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 	defer cancel()
 	var lists *statusLists
 	s, err := o.openAssumed(ctx, f.args, func(c *Clients, a operator.Adapter, ns, name string) {
-		lists = startStatusLists(ctx, c, a, ns, name)
+		lists = startStatusLists(ctx, c, a, o.Kinds.Schemas(), ns, name)
 	})
 	if err != nil {
 		if lists != nil {
@@ -261,6 +261,8 @@ type statusLists struct {
 	pods []corev1.Pod
 	pvcs []corev1.PersistentVolumeClaim
 	ops  []operator.Controller
+	// stale says which operators are held paused for operations that are gone.
+	stale []string
 
 	stsErr, podsErr, pvcsErr, opsErr error
 }
@@ -270,9 +272,10 @@ func (l *statusLists) into(rd *status.Read) {
 	l.wg.Wait()
 	rd.StatefulSets, rd.Pods, rd.PVCs, rd.Operators = l.sts, l.pods, l.pvcs, l.ops
 	rd.StatefulSetsErr, rd.PodsErr, rd.PVCsErr, rd.OperatorsErr = l.stsErr, l.podsErr, l.pvcsErr, l.opsErr
+	rd.StalePauses = l.stale
 }
 
-func startStatusLists(ctx context.Context, c *Clients, a operator.Adapter, ns, name string) *statusLists {
+func startStatusLists(ctx context.Context, c *Clients, a operator.Adapter, kinds checkpoint.Schemas, ns, name string) *statusLists {
 	l := &statusLists{}
 	sel := metav1.ListOptions{LabelSelector: a.ClusterSelector(name)}
 	l.wg.Go(func() {
@@ -294,7 +297,19 @@ func startStatusLists(ctx context.Context, c *Clients, a operator.Adapter, ns, n
 		}
 	})
 	l.wg.Go(func() {
-		l.ops, l.opsErr = a.RunningOperators(ctx, ns)
+		all, err := a.Operators(ctx, ns)
+		if l.opsErr = err; err != nil {
+			return
+		}
+		judge := pauseJudge{a: a, kube: c.Kube, kinds: kinds}
+		for _, op := range all {
+			if op.Running() {
+				l.ops = append(l.ops, op)
+			}
+			if stale := steps.JudgeHolders(ctx, judge, op.PausedBy, ""); len(stale) > 0 {
+				l.stale = append(l.stale, fmt.Sprintf("%s/%s is held paused for operations that are gone: %s; the next scale, resume or abort on their cluster releases it", op.Namespace, op.Name, steps.StaleText(stale)))
+			}
+		}
 	})
 	return l
 }

@@ -250,7 +250,7 @@ func (o *Options) follow(ctx context.Context, s *session, first *statusLists, wi
 	opened.Wait()
 	// The first status comes from the lists; the watches then bring the changes.
 	if first == nil {
-		first = startStatusLists(ctx, s.c, s.adapter, s.cluster.Namespace, s.cluster.Name)
+		first = startStatusLists(ctx, s.c, s.adapter, s.store.Kinds, s.cluster.Namespace, s.cluster.Name)
 	}
 	lw.fill(first)
 	ops := &operatorCheck{ops: first.ops, at: o.Now()}

@@ -43,6 +43,9 @@ type Read struct {
 	Operators    []operator.Controller
 	// The lists' errors, in the order the warnings say them.
 	StatefulSetsErr, PodsErr, PVCsErr, OperatorsErr error
+	// StalePauses say which operators are held paused for operations that are gone
+	// (internal/steps.JudgeHolders), each in words.
+	StalePauses []string
 
 	// Nodetool is false when the ring was not to be read (--nodetool=false).
 	Nodetool bool
@@ -81,6 +84,7 @@ func Build(r Read) Report {
 		Operation:     operationOf(r.Checkpoint, r.CheckpointErr, r.Holder),
 		LastOperation: r.Last,
 		OperatorBusy:  busy(r),
+		StalePauses:   r.StalePauses,
 		Warnings:      readWarnings(r),
 	}
 	var missing []string

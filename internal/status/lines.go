@@ -18,6 +18,9 @@ func Lines(rep Report) (keys []string, lines map[string]string) {
 	for _, b := range rep.OperatorBusy {
 		add("busy/"+b, "operator: "+b)
 	}
+	for _, s := range rep.StalePauses {
+		add("stale/"+s, "operator: "+s)
+	}
 	for _, dc := range rep.Datacenters {
 		add("dc/"+dc.Name, fmt.Sprintf("datacenter %s: %s", dc.Name, dc.Spec))
 		for _, r := range dc.Racks {

@@ -14,6 +14,9 @@ type Report struct {
 	Operation     *Operation                `json:"operation"`
 	LastOperation *checkpoint.LastOperation `json:"lastOperation"`
 	OperatorBusy  []string                  `json:"operatorBusy"`
+	// StalePauses: operators held paused for operations that are gone; the next
+	// command that acts on their cluster releases them.
+	StalePauses []string `json:"stalePauses,omitempty"`
 	Warnings      []string                  `json:"warnings"`
 	Next          string                    `json:"next"`
 }

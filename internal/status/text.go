@@ -93,6 +93,9 @@ func operatorText(w io.Writer, rep Report, p output.Painter) {
 	for _, b := range rep.OperatorBusy {
 		fmt.Fprintf(w, "%s%s %s\n", title, p.Warn("[!!]"), b)
 	}
+	for _, s := range rep.StalePauses {
+		fmt.Fprintf(w, "%s%s %s\n", title, p.Warn("[!!]"), s)
+	}
 }
 
 // rackText is one rack: its StatefulSet, the space check, its pods and its claims.
