@@ -17,8 +17,8 @@ type Report struct {
 	// StalePauses: operators held paused for operations that are gone; the next
 	// command that acts on their cluster releases them.
 	StalePauses []string `json:"stalePauses,omitempty"`
-	Warnings      []string                  `json:"warnings"`
-	Next          string                    `json:"next"`
+	Warnings    []string `json:"warnings"`
+	Next        string   `json:"next"`
 }
 
 // Cluster is the cluster resource.
