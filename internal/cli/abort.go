@@ -23,12 +23,13 @@ const abortExample = `  # Stop the operation in flight at a safe point: the clus
 // command's).
 type abortOptions struct {
 	clusterArg
-	yes, forceTakeover bool
-	out                string
+	// flags are a run's: abort --grow-back runs a plan.
+	flags    runFlags
+	growBack bool
 }
 
-// Validate checks -o (bad usage, nothing changed).
-func (a *abortOptions) Validate() error { return checkOutput(a.out, "text", "json", "yaml") }
+// Validate checks -o and --progress (bad usage, nothing changed).
+func (a *abortOptions) Validate() error { return a.flags.validate() }
 
 func newAbortCmd(o *Options) *cobra.Command {
 	a := &abortOptions{}
@@ -45,7 +46,9 @@ or restarted pods). Every write is guarded, and the checkpoint is re-read before
 A decommission cannot be cancelled once the node is LEAVING: then abort refuses, and resume is the
 way to finish removing that node. Abort also refuses while a node is half removed (left, its pod
 or claims still there), a pod is drained or on its way back, or the datacenter's racks have
-sizes its {Count} cannot hold: it says which rack to finish first.
+sizes its {Count} cannot hold: it says which rack to finish first, and offers --grow-back,
+which ends the operation by growing the smaller racks back to the largest (a scale-up planned
+from the world under the same operation, the operator restored at its end).
 
 ` + exit.Help),
 		Example:           abortExample,
@@ -54,15 +57,14 @@ sizes its {Count} cannot hold: it says which rack to finish first.
 		ValidArgsFunction: o.completeClusters,
 		RunE:              o.runE(a),
 	}
-	cmd.Flags().BoolVarP(&a.yes, "yes", "y", false, "Do not ask for confirmation (required when stdin is not a terminal)")
-	cmd.Flags().BoolVar(&a.forceTakeover, "force-takeover", false, "Take the operation over from a holder on another machine whose lease has not expired yet")
-	addOutputFlag(cmd, &a.out, "text", "json", "yaml")
+	a.flags.add(cmd)
+	cmd.Flags().BoolVar(&a.growBack, "grow-back", false, "When the racks were left at sizes the operator cannot keep, end the operation by growing the smaller racks back to the largest (a planned scale-up under the same operation) instead of refusing")
 	return cmd
 }
 
 // Run stops the operation in flight at a safe point (see the command's help).
 func (a *abortOptions) Run(ctx context.Context, o *Options) error {
-	yes, forceTakeover, out := a.yes, a.forceTakeover, a.out
+	yes, forceTakeover, out := a.flags.yes, a.flags.forceTakeover, a.flags.output
 	s, cp, err := o.openInFlight(ctx, a.args)
 	if err != nil {
 		o.reapAfterGone(ctx, err)
@@ -88,6 +90,10 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 		assess = o.deletingPoint
 	}
 	point, err := assess(ctx, s, cp)
+	var unequal *unequalRacks
+	if errors.As(err, &unequal) && a.growBack {
+		return o.growBack(ctx, s, cp, self, reason, unequal, &a.flags)
+	}
 	if err != nil {
 		return err
 	}

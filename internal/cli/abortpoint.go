@@ -101,10 +101,26 @@ func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Ch
 		return nil
 	}
 	finish := rackToFinish(cp.Target, dc.Racks, p.counts)
-	return exit.Refusedf("the racks of datacenter %s have different sizes (%s), which the operator cannot keep (%v): abort would leave it a rack to change. "+
-		"Finish rack %s first: run %s and stop it with Ctrl-C once rack %s is done (or let it finish), then run abort again; nothing changed",
-		cp.Target.DC, sizesText(dc.Racks, p.counts), kept, finish, s.resumeHint(), finish)
+	largest := 0
+	for _, n := range p.counts {
+		largest = max(largest, n)
+	}
+	return &unequalRacks{dc: dc.Name, largest: largest, err: exit.Refusedf("the racks of datacenter %s have different sizes (%s), which the operator cannot keep (%v): abort would leave it a rack to change. "+
+		"Finish rack %s first: run %s and stop it with Ctrl-C once rack %s is done (or let it finish), then run abort again. "+
+		"Or grow the smaller racks back to %d nodes: kubectl cassandra abort -n %s %s --grow-back; nothing changed",
+		cp.Target.DC, sizesText(dc.Racks, p.counts), kept, finish, s.resumeHint(), finish, largest, cp.Namespace, cp.Cluster)}
 }
+
+// unequalRacks is abort's refusal of racks left at sizes the operator cannot keep, with
+// what abort --grow-back needs: the datacenter and its largest rack's size.
+type unequalRacks struct {
+	dc      string
+	largest int
+	err     error
+}
+
+func (u *unequalRacks) Error() string { return u.err.Error() }
+func (u *unequalRacks) Unwrap() error { return u.err }
 
 // rackToFinish is the rack an operation must finish before abort can set counts the
 // operator keeps: the first of the plan (in its order) not at the target yet, or else

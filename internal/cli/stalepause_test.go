@@ -200,3 +200,44 @@ func TestStaleHolderOfGoneClusterReaped(t *testing.T) {
 	assertHistory(t, op, "stale holder reaped", 0, 2)
 	assertNoHolders(t, w, "stale holder reaped")
 }
+
+// TestAbortGrowBack (finding 6): a two-rack scale-down (--dc) removed rack1's node and
+// Cassandra refuses rack2's; the racks now differ, which CassKop's one nodesPerRacks
+// cannot keep. abort refuses and offers both ways forward; abort --grow-back grows
+// rack1 back under the same operation, and ends consistent with the operator restored:
+// one decommission in all, none on rack2.
+func TestAbortGrowBack(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 2, Racks: []string{"rack1", "rack2"}, Topology: true, Operator: true})
+	op := w.RecordReplicas("casskop")
+	_ = w.Cass.SetFault("demo-dc1-rack2-1", sim.Fault{RefuseRF: true})
+	scaleDC := []string{"scale", "demo", "-n", "cassandra", "--dc", "dc1", "--nodes", "1", "--yes"}
+	if _, stderr, code, _ := run(w, 0, scaleDC...); code != exit.Refused {
+		t.Fatalf("scale: exit %d\n%s", code, stderr)
+	}
+	id := loadCP(t, w).OperationID
+	_, stderr, code, _ := run(w, 0, abortDemo...)
+	if code != exit.Refused || !strings.Contains(stderr, "kubectl cassandra abort -n cassandra demo --grow-back") || !strings.Contains(stderr, "Finish rack rack2 first") {
+		t.Fatalf("abort: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code, _ := run(w, 0, append(abortDemo, "--grow-back")...)
+	if code != 0 || !strings.Contains(stderr, "growing the smaller racks of datacenter dc1 back to 2 nodes") {
+		t.Fatalf("abort --grow-back: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if lo := w.LastOperation(); lo.OperationID != id {
+		t.Fatalf("last operation %+v, want operation %s", lo, id)
+	}
+	w.AssertConsistentAt(2, "grown back")
+	assertHistory(t, op, "grown back", 1, 0, 1)
+	assertNoHolders(t, w, "grown back")
+	// The exec log outlives the node that rack1's regrown pod replaced.
+	count := map[string]int{}
+	for _, e := range w.ExecLog() {
+		if f := strings.Fields(e); len(f) > 1 && strings.Contains(e, "decommission") {
+			count[f[0]]++
+		}
+	}
+	if count["demo-dc1-rack1-1"] != 1 || count["demo-dc1-rack2-1"] != 1 || len(count) != 2 {
+		t.Fatalf("decommission calls %v, want rack1-1 once (done) and rack2-1 once (refused)", count)
+	}
+	assertDecommissions(t, w, "grown back", map[string][2]int{"demo-dc1-rack2-1": {0, 1}})
+}
