@@ -49,7 +49,7 @@ func TestDeadEndSearch(t *testing.T) {
 			args: scaleTo(1, "--force", "--stall-after", "50ms"), again: scaleTo(1, "--force", "--stall-after", "50ms")},
 		{name: "abort after one node", opts: world.Opts{Nodes: 3, Operator: true},
 			setup: func(t *testing.T, w *world.World) {
-				if _, stderr, code := runUntilStderr(w, "[..] decommission demo-dc1-rack1-1", scale...); code != exit.Interrupted {
+				if _, stderr, code := runUntilStderr(w, "[OK] delete PVC data-demo-dc1-rack1-2", scale...); code != exit.Interrupted {
 					t.Fatalf("setup: exit %d\n%s", code, stderr)
 				}
 			},
