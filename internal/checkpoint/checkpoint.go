@@ -281,8 +281,11 @@ type Checkpoint struct {
 	// PausedOperator is set when the plan pauses the operator.
 	PausedOperator *PausedOperator `json:"pausedOperator,omitempty"`
 	Nodes          []Node          `json:"nodes"`
-	Steps          []Step          `json:"steps"`
-	Takeovers      []Takeover      `json:"takeovers,omitempty"`
+	// Leftovers are the claims of removed pods the operation deletes (leftover.go);
+	// omitted when none, so every other checkpoint reads as older plugins wrote it.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
+	Steps     []Step     `json:"steps"`
+	Takeovers []Takeover `json:"takeovers,omitempty"`
 }
 
 // LastOperation is the short record kept after an operation ends.
@@ -482,6 +485,10 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 			}
 		}
 	}
+	leftovers, why := validLeftovers(cp.Leftovers, pods)
+	if why != "" {
+		return bad("%s", why)
+	}
 	ids := map[string]bool{}
 	for i, s := range cp.Steps {
 		switch {
@@ -493,7 +500,9 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 			return bad("step %d has id %q, want %q", i, s.ID, StepID(s.Kind, s.Pod))
 		case ids[s.ID]:
 			return bad("step %s appears twice", s.ID)
-		case s.Pod != "" && !pods[s.Pod]:
+		case s.Kind == StepDeleteLeftoverPVCs && !leftovers[s.Pod]:
+			return bad("step %s names pod %s, which has no left-over claims in the plan", s.ID, s.Pod)
+		case s.Kind != StepDeleteLeftoverPVCs && s.Pod != "" && !pods[s.Pod]:
 			return bad("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 		case s.Attempts < 0:
 			return bad("step %s has negative attempts", s.ID)

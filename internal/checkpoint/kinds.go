@@ -29,6 +29,19 @@ func ScaleDownSteps(nodes []Node, pause ...bool) []Step {
 	return Paused(len(pause) > 0 && pause[0], steps)
 }
 
+// SettleSteps lists the steps of a scale-down whose racks are at the target already but
+// whose world is not settled (a removal whose record is gone): delete each removed
+// pod's left-over claims, then the update of the cluster resource; with pause, the
+// operator is paused first and restored last. It removes no node.
+func SettleSteps(leftovers []Leftover, pause bool) []Step {
+	var steps []Step
+	for _, l := range leftovers {
+		steps = append(steps, pending(StepDeleteLeftoverPVCs, l.Pod))
+	}
+	steps = append(steps, pending(StepUpdateCluster, ""))
+	return Paused(pause, steps)
+}
+
 // ScaleUpSteps lists the steps of a scale-up: for each new node in order (lowest
 // ordinal first, rack by rack), grow the StatefulSet by one and wait until the node
 // joined; then the update of the cluster resource; with pause, the operator is paused

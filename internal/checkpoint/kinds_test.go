@@ -56,9 +56,10 @@ func TestDecodeSchema1(t *testing.T) {
 // testKinds are the kinds as their packages declare them (internal/operation/*; the
 // registry's test, internal/operation/kinds/kinds_test.go, holds them equal).
 var testKinds = Schemas{
-	KindScaleDown: {Version: 1, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs, StepUpdateCluster, StepPauseOperator, StepResumeOperator}},
-	kindScaleUp:   {Version: 2, NewNodes: true, Steps: []string{StepGrowSTS, StepWaitJoined, StepUpdateCluster, StepCleanup, StepPauseOperator, StepResumeOperator}},
-	kindRestart:   {Version: 2, Steps: []string{StepDrain, StepDeletePod, StepWaitRestarted, StepPauseOperator, StepResumeOperator}},
+	KindScaleDown: {Version: 1, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs, StepUpdateCluster, StepPauseOperator, StepResumeOperator,
+		StepDeleteLeftoverPVCs}},
+	kindScaleUp: {Version: 2, NewNodes: true, Steps: []string{StepGrowSTS, StepWaitJoined, StepUpdateCluster, StepCleanup, StepPauseOperator, StepResumeOperator}},
+	kindRestart: {Version: 2, Steps: []string{StepDrain, StepDeletePod, StepWaitRestarted, StepPauseOperator, StepResumeOperator}},
 	kindRepair: {Version: 2, Unowned: true, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs,
 		StepOperatorStatus, StepPauseOperator, StepResumeOperator}},
 }
@@ -139,3 +140,52 @@ func TestRestartAndRepairCheckpoints(t *testing.T) {
 // kindRepair is CassKop's repair-operator-state, declared in its package
 // (plugins/casskop/repair).
 const kindRepair = "repair-operator-state"
+
+// TestSettleCheckpoint: a scale-down that removes no node deletes the left-over claims
+// it names; a step about claims the plan does not name, or a pod planned twice, is
+// refused.
+func TestSettleCheckpoint(t *testing.T) {
+	kinds := testKinds
+	cp := base(KindScaleDown)
+	cp.Target.Nodes = 1
+	cp.PausedOperator = &PausedOperator{Name: "op"}
+	cp.Leftovers = []Leftover{{Pod: "c-dc1-r1-2", StatefulSet: "c-dc1-r1", Rack: "r1", Ordinal: 2, PVCs: []PVC{{Name: "data-c-dc1-r1-2", UID: "u2"}}},
+		{Pod: "c-dc1-r1-1", StatefulSet: "c-dc1-r1", Rack: "r1", Ordinal: 1, PVCs: []PVC{{Name: "data-c-dc1-r1-1", UID: "u1"}}}}
+	cp.Steps = SettleSteps(cp.Leftovers, true)
+	var ids []string
+	for _, s := range cp.Steps {
+		ids = append(ids, s.ID)
+	}
+	if got := strings.Join(ids, " "); got != "pause-operator delete-leftover-pvcs/c-dc1-r1-2 delete-leftover-pvcs/c-dc1-r1-1 update-cluster resume-operator" {
+		t.Fatalf("steps %s", got)
+	}
+	out, err := Encode(cp, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(out, "uid", kinds)
+	if err != nil || len(back.Leftovers) != 2 || len(back.Nodes) != 0 || !strings.Contains(out, `"schemaVersion":1,`) {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+	if l, ok := back.Leftover("c-dc1-r1-1"); !ok || l.PVCs[0].UID != "u1" {
+		t.Fatalf("leftover of c-dc1-r1-1: %+v", l)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(cp *Checkpoint)
+		want   string
+	}{
+		{"claims not in the plan", func(cp *Checkpoint) { cp.Leftovers = cp.Leftovers[:1] }, "has no left-over claims in the plan"},
+		{"a claim without UID", func(cp *Checkpoint) { cp.Leftovers[0].PVCs[0].UID = "" }, "without name or UID"},
+		{"also a node", func(cp *Checkpoint) {
+			cp.Nodes = []Node{{Pod: "c-dc1-r1-2", PodUID: "p", StatefulSet: "c-dc1-r1", Ordinal: 2}}
+		}, "planned twice"},
+		{"a node step on a left-over pod", func(cp *Checkpoint) { cp.Steps = append(cp.Steps, PendingStep(StepDeletePVCs, "c-dc1-r1-2")) }, "not in the plan"},
+	} {
+		bad, _ := Decode(out, "", kinds)
+		tc.change(bad)
+		if err := bad.Validate("", kinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -61,9 +61,9 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 	}
 	plan, err := down.Plan(ctx, env)
 	var nothing *operation.ErrNothingToDo
-	if errors.As(err, &nothing) {
+	if errors.As(err, &nothing) || (err == nil && len(plan.CP.Nodes) == 0) {
 		// Every node already left: only the end of the old plan remains, which
-		// decommissions nothing.
+		// decommissions nothing (a plan settling the racks would forget its nodes).
 		fmt.Fprintf(o.ErrOut, "Operation %s has no node left to decommission; resuming it.\n", existing.OperationID)
 		return o.resumeCheckpoint(ctx, s, existing, &f.runFlags)
 	}

@@ -29,6 +29,16 @@ func (p *Planner) Claim(ctx context.Context, ns, name string) (*corev1.Persisten
 	return absent(pvc, err, "PVC", name)
 }
 
+// NamespacePods lists every pod of namespace ns (which claims they use, at which
+// addresses).
+func (p *Planner) NamespacePods(ctx context.Context, ns string) ([]corev1.Pod, error) {
+	l, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the pods of namespace %s: %w", ns, err)
+	}
+	return l.Items, nil
+}
+
 // ClaimsLabelled lists the claims carrying every label of match (a StatefulSet's
 // selector: the StatefulSet controller puts it on the claims it creates), by name.
 func (p *Planner) ClaimsLabelled(ctx context.Context, ns string, match map[string]string) (map[string]*corev1.PersistentVolumeClaim, error) {

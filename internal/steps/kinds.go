@@ -68,6 +68,13 @@ func Build(w *World, v Variant) (map[string]engine.Step, error) {
 		case checkpoint.StepUpdateCluster:
 			out[s.ID] = newUpdateCluster(w)
 			continue
+		case checkpoint.StepDeleteLeftoverPVCs:
+			st, err := newLeftoverStep(w, s.Pod)
+			if err != nil {
+				return nil, err
+			}
+			out[s.ID] = st
+			continue
 		}
 		n, ok := w.CP.Node(s.Pod)
 		if !ok {

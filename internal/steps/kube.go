@@ -460,9 +460,14 @@ func (s *deletePVCs) PlanText() string {
 // remaining lists the planned claims that still exist with their planned UID: as the
 // checkpoint records them now (a regrown pod's new claims, regrown.go).
 func (s *deletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
+	return s.w.claimsLeft(ctx, s.w.current(s.n).PVCs)
+}
+
+// claimsLeft lists the planned claims that still exist with their planned UID.
+func (w *World) claimsLeft(ctx context.Context, planned []checkpoint.PVC) ([]corev1.PersistentVolumeClaim, error) {
 	var left []corev1.PersistentVolumeClaim
-	for _, c := range s.w.current(s.n).PVCs {
-		pvc, err := s.w.getPVC(ctx, c.Name)
+	for _, c := range planned {
+		pvc, err := w.getPVC(ctx, c.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -487,12 +492,17 @@ func (s *deletePVCs) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return allDeleting(left), nil
+}
+
+// allDeleting: every claim of left is being deleted (none: true).
+func allDeleting(left []corev1.PersistentVolumeClaim) bool {
 	for _, pvc := range left {
 		if pvc.DeletionTimestamp == nil {
-			return false, nil
+			return false
 		}
 	}
-	return true, nil
+	return true
 }
 
 // Safe: never delete a claim whose pod exists or whose node was not confirmed gone.
@@ -522,9 +532,7 @@ func (s *deletePVCs) Safe(ctx context.Context) error {
 	return nil
 }
 
-// Do deletes each remaining claim with a UID precondition; a claim already terminating
-// is left to finish. What the server answered is kept: an accepted deletion is
-// recorded as the claim terminating, so Done needs no second read.
+// Do deletes each remaining claim with a UID precondition (deleteClaims).
 func (s *deletePVCs) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
@@ -532,23 +540,30 @@ func (s *deletePVCs) Do(ctx context.Context) error {
 	if err != nil {
 		return &engine.Retryable{Err: err}
 	}
+	return s.w.deleteClaims(ctx, left)
+}
+
+// deleteClaims deletes each claim of left with a UID precondition; a claim already
+// terminating is left to finish. What the server answered is kept: an accepted
+// deletion is recorded as the claim terminating, so Done needs no second read.
+func (w *World) deleteClaims(ctx context.Context, left []corev1.PersistentVolumeClaim) error {
 	for _, pvc := range left {
 		if pvc.DeletionTimestamp != nil {
 			continue
 		}
 		uid := pvc.UID
-		s.w.dropPVC(pvc.Name)
-		err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.Namespace).Delete(ctx, pvc.Name, metav1.DeleteOptions{
+		w.dropPVC(pvc.Name)
+		err := w.Kube.CoreV1().PersistentVolumeClaims(w.Namespace).Delete(ctx, pvc.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid},
 		})
 		switch {
 		case err == nil:
-			now := metav1.NewTime(s.w.now())
+			now := metav1.NewTime(w.now())
 			gone := pvc.DeepCopy()
 			gone.DeletionTimestamp = &now
-			s.w.keepPVC(pvc.Name, gone)
+			w.keepPVC(pvc.Name, gone)
 		case apierrors.IsNotFound(err):
-			s.w.keepPVC(pvc.Name, nil)
+			w.keepPVC(pvc.Name, nil)
 		case apierrors.IsConflict(err):
 			// Another claim of that name (another UID): ours is gone; read again.
 		default:

@@ -22,6 +22,9 @@ import (
 // LEAVING, nor a node left with its pod or claims still there: resume finishes it.
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
 	p := operation.Progress{Total: len(cp.Nodes)}
+	if len(cp.Leftovers) > 0 {
+		p.Notes = append(p.Notes, "the left-over PVCs this operation has not deleted yet stay; the same scale command, run again, finds them again")
+	}
 	for _, n := range cp.Nodes {
 		dec, unfinished := nodeSteps(cp, n.Pod)
 		if dec.State == checkpoint.StatePending {

@@ -27,7 +27,8 @@ func (Kind) Info() operation.Info {
 		Name: checkpoint.KindScaleDown,
 		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
 			Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
-				checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
+				checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator,
+				checkpoint.StepDeleteLeftoverPVCs}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
 		Steps:       steps.Variant{RingReaders: true},
 		ConfirmWord: "Scale down",
@@ -66,14 +67,24 @@ func NeededAccess(ns string, cr schema.GroupResource, count string, pause *check
 	}, pause)
 }
 
-// Summary implements operation.Kind.
+// Summary implements operation.Kind. A plan that removes no node settled what a
+// removal whose record is gone left (settle.go).
 func (Kind) Summary(cp *checkpoint.Checkpoint) string {
-	return fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d removed)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, len(cp.Nodes))
+	racks := strings.Join(cp.Target.Racks, ",")
+	if len(cp.Nodes) == 0 {
+		claims := 0
+		for _, l := range cp.Leftovers {
+			claims += len(l.PVCs)
+		}
+		return fmt.Sprintf("datacenter %s racks %s settled at %d nodes (0 removed, %d left-over PVCs deleted)", cp.Target.DC, racks, cp.Target.Nodes, claims)
+	}
+	return fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d removed)", cp.Target.DC, racks, cp.Target.Nodes, len(cp.Nodes))
 }
 
 // Plan implements operation.Kind: remove nodes from the selected racks down to
 // Request.Nodes each, highest ordinal first, rack by rack. A request that grows a rack
-// is answered *operation.ErrScaleUp.
+// is answered *operation.ErrScaleUp; racks at Request.Nodes already are settled
+// (planSettle).
 func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
 	p, cl, req := env.Planner, env.Cluster, env.Request
 	plan, err := k.NewScalePlan(env)
@@ -90,7 +101,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		return nil, err
 	}
 	if from == nil {
-		return nil, &operation.ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", dc.Name, req.Nodes)}
+		return k.planSettle(ctx, env, plan, states, early)
 	}
 	unready, err := deferUnready(cl.Namespace, states, req.Nodes)
 	if err != nil {
