@@ -150,15 +150,5 @@ func sizesText(racks []topology.Rack, counts map[string]int) string {
 	return strings.Join(all, ", ")
 }
 
-// countText is counts in words: the one number when every rack has it ("3"), each
-// rack's otherwise ("rack1=3, rack2=2").
-func countText(counts map[string]int) string {
-	n := -1
-	for _, c := range counts {
-		if n >= 0 && c != n {
-			return topology.CountsText(counts)
-		}
-		n = c
-	}
-	return fmt.Sprint(n)
-}
+// countText is counts in words (topology.CountText).
+func countText(counts map[string]int) string { return topology.CountText(counts) }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -679,21 +678,8 @@ func sameCounts(have, want map[string]int) bool {
 	return true
 }
 
-// countText is a count per rack in words: one number when every rack has it
-// ("3"), else "rack1=3, rack2=2".
-func countText(m map[string]int) string {
-	n, equal := -1, true
-	for _, c := range m {
-		if n >= 0 && c != n {
-			equal = false
-		}
-		n = c
-	}
-	if equal && n >= 0 {
-		return strconv.Itoa(n)
-	}
-	return topology.CountsText(m)
-}
+// countText is a count per rack in words (topology.CountText).
+func countText(m map[string]int) string { return topology.CountText(m) }
 
 func rackNames(racks []topology.Rack) []string {
 	names := make([]string, len(racks))

@@ -79,6 +79,22 @@ func CountsText(counts map[string]int) string {
 	return strings.Join(names, ", ")
 }
 
+// CountText is a count per rack in words: one number when every rack has it ("3"), else
+// each rack's ("rack1=3, rack2=2").
+func CountText(counts map[string]int) string {
+	n, equal := -1, true
+	for _, c := range counts {
+		if n >= 0 && c != n {
+			equal = false
+		}
+		n = c
+	}
+	if equal && n >= 0 {
+		return fmt.Sprint(n)
+	}
+	return CountsText(counts)
+}
+
 // MaxNodes is the largest count the resource asks for a rack of the DC.
 func (d DC) MaxNodes() int {
 	n := 0

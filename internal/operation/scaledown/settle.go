@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -202,15 +201,5 @@ func settleFindings(dc string, nodes int, countWords string, leftovers []checkpo
 	return out
 }
 
-// asked is what the cluster resource asks in words: one number when every rack has it,
-// else "rack1=3, rack2=2".
-func asked(off map[string]int) string {
-	n := -1
-	for _, c := range off {
-		if n >= 0 && c != n {
-			return topology.CountsText(off)
-		}
-		n = c
-	}
-	return strconv.Itoa(n)
-}
+// asked is what the cluster resource asks in words (topology.CountText).
+func asked(off map[string]int) string { return topology.CountText(off) }
