@@ -34,6 +34,13 @@ type Waiter interface {
 	Wait(ctx context.Context) error
 }
 
+// Redoer is implemented by steps whose action found that an earlier step must be done
+// again first (a shrink that met a new node of the ring on its pod: decommission it);
+// asked before the wait, a non-nil answer sends the run back there.
+type Redoer interface {
+	PendingRedo() *Redo
+}
+
 // ObservationKeeper is implemented by steps whose Do leaves the run's kept reads of
 // the world true (it records or drops what it changed). After the Do of any other step
 // the engine calls Forget, so the next check reads afresh.
@@ -643,6 +650,11 @@ func (e *Engine) doneWithRetry(ctx context.Context, id string, st Step) (bool, e
 
 // wait blocks until the step's effect is visible.
 func (e *Engine) wait(ctx context.Context, id string, st Step) error {
+	if r, ok := st.(Redoer); ok {
+		if redo := r.PendingRedo(); redo != nil {
+			return redo
+		}
+	}
 	wctx, cancel := context.WithTimeout(ctx, e.StepTimeout)
 	defer cancel()
 	if w, ok := st.(Waiter); ok {

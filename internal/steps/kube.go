@@ -220,34 +220,17 @@ func (s *shrinkStatefulSet) KeepsObservations() {}
 // Evident implements engine.Evident: the replicas show whether it shrank.
 func (s *shrinkStatefulSet) Evident() {}
 
-// Wait waits until the replicas show the shrink, or, when Safe found a new node of the
-// ring on the pod, sends the run back to the node's decommission (engine.Redo): it is
-// decommissioned, its leaving verified, then the shrink removes it.
-func (s *shrinkStatefulSet) Wait(ctx context.Context) error {
-	if s.redo != "" {
-		why := s.redo
-		s.redo = ""
-		return &engine.Redo{StepID: checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), Reason: why}
+// PendingRedo implements engine.Redoer: when Safe found a new node of the ring on the
+// pod, the run goes back to the node's decommission (it is decommissioned, its leaving
+// verified, then the shrink removes it); otherwise the engine waits for the replicas to
+// show the shrink.
+func (s *shrinkStatefulSet) PendingRedo() *engine.Redo {
+	if s.redo == "" {
+		return nil
 	}
-	id := checkpoint.StepID(checkpoint.StepShrinkSTS, s.n.Pod)
-	start := s.w.now()
-	for {
-		done, err := s.Done(ctx)
-		if err == nil && done {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		what := "waiting for StatefulSet " + s.n.StatefulSet + " to show the shrink"
-		if err != nil {
-			what = "state unknown (" + err.Error() + ")"
-		}
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
-		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
-			return err
-		}
-	}
+	why := s.redo
+	s.redo = ""
+	return &engine.Redo{StepID: checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), Reason: why}
 }
 
 // waitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
