@@ -1,0 +1,70 @@
+package operator
+
+import (
+	"context"
+	"errors"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+)
+
+// ErrNotYet is matched (errors.Is) by Scaler.RequestSize's error when the operator
+// refuses the change for now and will take it later (cass-operator's webhook refuses a
+// size change while the datacenter is still scaling): "not yet", never "failed".
+var ErrNotYet = errors.New("the operator takes no size change yet")
+
+// ErrSizeMoved is matched (errors.Is) by Scaler.RequestSize's error when the resource
+// no longer asks for the size the request was computed from (someone else changed it).
+var ErrSizeMoved = errors.New("the datacenter's size is no longer the one read")
+
+// Scaler is offered by an operator that scales its datacenters itself (cass-operator).
+// Who acts is then the operator: the plugin never pauses it (a pod restarted while it
+// is down stays down), never shrinks a StatefulSet nor deletes a claim as a step of its
+// own (the operator regrows a StatefulSet shrunk by hand: cass-operator #744); it asks
+// for one node at a time, the size a write that tests the current value, and verifies
+// each step in the world. An adapter without Scaler is one the plugin acts for while
+// the operator is paused (CassKop).
+type Scaler interface {
+	// Removals lists the pods the operator removes, in the order it removes them, when
+	// dc goes from the StatefulSet replicas from (rack -> replicas) down to total nodes,
+	// one node at a time. Each Move's Size is the datacenter's size that asks for it.
+	Removals(dc topology.DC, from map[string]int, total int) ([]Move, error)
+	// Additions is Removals for a scale-up: the pods the operator creates, in its order.
+	Additions(dc topology.DC, from map[string]int, total int) ([]Move, error)
+	// RequestSize asks the operator to take dc from size from to size to: a write that
+	// tests the current value (errors.Is ErrSizeMoved when it is not from; nothing is
+	// written then), errors.Is ErrNotYet when the operator refuses it for now.
+	RequestSize(ctx context.Context, ns, name, dc string, from, to int) error
+	// Progress reads the operator's own evidence about dc and one of its pods ("" for
+	// none): the resource's status and the pod's labels.
+	Progress(ctx context.Context, ns, name, dc, pod string) (Progress, error)
+}
+
+// Move is one node the operator removes or adds: its rack and pod, and the datacenter's
+// size that asks for it (the size after the move).
+type Move struct {
+	Rack string `json:"rack"`
+	Pod  string `json:"pod"`
+	Size int    `json:"size"`
+}
+
+// Progress is what the operator itself says about a datacenter and one of its pods.
+type Progress struct {
+	// Size is the datacenter's size the resource asks for now.
+	Size int
+	// Leaving: the pod carries the operator's "decommissioning" mark (cass-operator:
+	// label node-state=Decommissioning). Tracked: the operator's status still lists the
+	// pod (cass-operator: status.nodeStatuses[pod]).
+	Leaving, Tracked bool
+	// PodState is the operator's word for the pod's state ("Started", "Started-not-Ready",
+	// …; "" when it has none or the pod is gone).
+	PodState string
+	// ScalingDown, ScalingUp: the operator's conditions say it is resizing.
+	ScalingDown, ScalingUp bool
+	// Ready: the operator reports the datacenter settled (cass-operator: progress Ready).
+	Ready bool
+	// Stopped: the datacenter is shut down on purpose (cass-operator: spec.stopped).
+	Stopped bool
+	// Blocked is why the operator says it cannot go on ("" when it does not), e.g.
+	// "Valid=False notEnoughSpaceToScaleDown: …".
+	Blocked string
+}
