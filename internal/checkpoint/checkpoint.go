@@ -213,6 +213,9 @@ type Node struct {
 	// New marks a pod the operation creates (scale-up, schema 2): it has no UID, Host ID
 	// or address when planned.
 	New bool `json:"new,omitempty"`
+	// Size, for an operator that scales itself (operator.Scaler), is the datacenter's
+	// size that asks it to remove or create this node (the size once it is done).
+	Size int `json:"size,omitempty"`
 }
 
 // Target is what the operation was asked to reach.
@@ -226,6 +229,9 @@ type Target struct {
 	// name (racks of one DC may differ). Unset (every checkpoint written so far): every
 	// rack of the DC ends with Nodes.
 	RackNodes map[string]int `json:"rackNodes,omitempty"`
+	// Size, for an operator that keeps a datacenter's size and splits it over the racks
+	// itself (operator.Scaler), is the size asked for; RackNodes is its split.
+	Size int `json:"size,omitempty"`
 }
 
 // Wanted is the count each of racks (every rack of the target DC) must end with.

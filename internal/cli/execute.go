@@ -44,6 +44,9 @@ func (o *Options) refuseBusy(ctx context.Context, s *session) error {
 // the last one ends, checkpoint.PausedByAnnotation). With pause disabled a running (or
 // held) operator is refused instead.
 func (o *Options) operatorToPause(ctx context.Context, s *session, named string, pause bool) (*checkpoint.PausedOperator, error) {
+	if _, acts := s.adapter.(operator.Scaler); acts {
+		return nil, o.requireActingOperator(ctx, s, named)
+	}
 	var ns, name string
 	if named != "" {
 		parts := strings.Split(named, "/")

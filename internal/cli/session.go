@@ -244,7 +244,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 // text from it; a run (execute) adds the run's own settings.
 func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *steps.World {
 	dc, _ := s.cluster.DC(cp.Target.DC)
-	return &steps.World{
+	w := &steps.World{
 		CP: cp, Kube: s.c.Kube, Nodetool: s.nt, Namespace: cp.Namespace, Racks: dc.Racks, ServerVersion: s.cluster.ServerVersion,
 		Spec:            s.adapter.DCSpec(cp.Namespace, cp.Cluster, cp.Target.DC),
 		ClusterSelector: s.adapter.ClusterSelector(cp.Cluster),
@@ -256,6 +256,14 @@ func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *st
 			return ok
 		},
 	}
+	if sc, ok := s.adapter.(operator.Scaler); ok {
+		w.Scaler = sc
+		w.OperatorRunning = func(ctx context.Context) (bool, error) {
+			ops, err := s.adapter.RunningOperators(ctx, cp.Namespace)
+			return len(ops) > 0, err
+		}
+	}
+	return w
 }
 
 // pauseJudge judges the holders of an operator's pause through this session's adapter.

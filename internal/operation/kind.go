@@ -178,12 +178,27 @@ type Scale struct{}
 
 // Target implements Kind: "datacenter DC racks R -> N nodes".
 func (Scale) Target(t checkpoint.Target) string {
+	if t.Size > 0 {
+		return fmt.Sprintf("datacenter %s -> size %d (%s)", t.DC, t.Size, topology.CountsText(t.RackNodes))
+	}
 	return fmt.Sprintf("datacenter %s racks %s -> %d nodes", t.DC, strings.Join(t.Racks, ","), t.Nodes)
 }
 
 // PlanLines implements Kind: a line per rack, "rack R: FROM -> TO nodes".
 func (Scale) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 	var lines []string
+	if t := cp.Target; t.Size > 0 {
+		// The operator splits a size over every rack: each rack's line.
+		from := 0
+		for _, n := range t.From {
+			from += n
+		}
+		lines = append(lines, fmt.Sprintf("  datacenter %s: size %d -> %d (the operator removes or adds each node; the plugin asks for one at a time and verifies it)", t.DC, from, t.Size))
+		for _, rack := range SortedKeys(t.From) {
+			lines = append(lines, fmt.Sprintf("  rack %s: %d -> %d nodes", rack, t.From[rack], t.RackNodes[rack]))
+		}
+		return lines
+	}
 	for _, rack := range cp.Target.Racks {
 		lines = append(lines, fmt.Sprintf("  rack %s: %d -> %d nodes", rack, cp.Target.From[rack], cp.Target.Nodes))
 	}

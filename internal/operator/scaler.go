@@ -24,6 +24,8 @@ var ErrSizeMoved = errors.New("the datacenter's size is no longer the one read")
 // each step in the world. An adapter without Scaler is one the plugin acts for while
 // the operator is paused (CassKop).
 type Scaler interface {
+	// Split is the count the operator gives each rack of dc at size (rack -> nodes).
+	Split(dc topology.DC, size int) map[string]int
 	// Removals lists the pods the operator removes, in the order it removes them, when
 	// dc goes from the StatefulSet replicas from (rack -> replicas) down to total nodes,
 	// one node at a time. Each Move's Size is the datacenter's size that asks for it.

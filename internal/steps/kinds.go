@@ -41,6 +41,9 @@ type Variant struct {
 	// readers, pods outside the plan remembered between reads (they stay while the
 	// plan's nodes leave). Without it they read it from any Ready pod but the one acted on.
 	RingReaders bool
+	// Driven: the operator acts (operator.Scaler) and the steps ask it and verify
+	// (driven.go); the waits also watch the operator for its stuck states.
+	Driven bool
 }
 
 // PlanTexter is a step that says more in a plan, before it runs, than its Describe says
@@ -51,6 +54,7 @@ type PlanTexter interface {
 
 // Build returns the implementations of the checkpoint's steps, one per step record.
 func Build(w *World, v Variant) (map[string]engine.Step, error) {
+	v.Driven = v.Driven || w.Scaler != nil
 	w.variant = v
 	out := map[string]engine.Step{}
 	for _, s := range w.CP.Steps {
@@ -108,7 +112,9 @@ type nodeStep interface {
 func nodeSteps(on node) []nodeStep {
 	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on}, &drain{node: on},
 		&deletePod{node: on}, &waitRestarted{waiting{on}}, &operatorStatusStep{node: on}, &decommission{node: on},
-		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on}}
+		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on},
+		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
+		&requestGrowth{sizeRequest{on, false}}}
 }
 
 // varies is a node step that differs by operation kind (Variant): it returns the step

@@ -81,6 +81,11 @@ type World struct {
 	// progress reads while a decommission call runs (default 5 s, node.go).
 	NoteProgress func(id string, p checkpoint.Progress)
 	SampleEvery  time.Duration
+	// Scaler is the operator when it scales the datacenter itself (operator.Scaler):
+	// the driven steps ask it and read its progress (driven.go); nil otherwise.
+	// OperatorRunning reports whether it runs now (nil: not checked).
+	Scaler          operator.Scaler
+	OperatorRunning func(ctx context.Context) (bool, error)
 
 	// mu guards readers and noWatchList; the maps below guard themselves (guarded).
 	mu     sync.Mutex

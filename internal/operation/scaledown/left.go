@@ -83,9 +83,10 @@ func markLeft(steps []checkpoint.Step, left map[string]bool, now time.Time) {
 // refusing at once, the refusal of a leaving pod that exists and is only not Ready: the
 // node of such a pod may have left the ring already (judgeMember), which it says only
 // once the ring is read.
-func deferUnready(ns string, states []operation.RackNow, keep int) (map[string]error, error) {
+func deferUnready(ns string, states []operation.RackNow, keep func(rack string) int) (map[string]error, error) {
 	unready := map[string]error{}
 	for _, st := range states {
+		keep := keep(st.Rack.Name)
 		for i := 0; i < st.Cur; i++ {
 			err := st.PodProblem(ns, "scale-down", i)
 			pod, exists := st.Pods[i]

@@ -94,6 +94,9 @@ type preflight struct {
 	ns     string
 	states []operation.RackNow
 	nodes  int
+	// racks, when set, is the count each rack keeps (an operator that splits a
+	// datacenter's size over racks may keep different counts); else each keeps nodes.
+	racks  map[string]int
 	claims map[string]*corev1.PersistentVolumeClaim
 	// reader is the pod the ring was read from.
 	reader string
@@ -101,6 +104,14 @@ type preflight struct {
 	unready map[string]error
 	// left are the leaving nodes that already left the ring (judgeMember).
 	left map[string]bool
+}
+
+// keep is the count rack keeps.
+func (f *preflight) keep(rack string) int {
+	if n, ok := f.racks[rack]; ok {
+		return n
+	}
+	return f.nodes
 }
 
 // listClaims adds the claims of the racks' StatefulSets, with one LIST each by the
@@ -139,7 +150,7 @@ func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoi
 	var warnings []string
 	for _, st := range f.states {
 		above := "" // the lowest planned pod of this rack whose node is a member
-		for i := st.Cur - 1; i >= f.nodes; i-- {
+		for i := st.Cur - 1; i >= f.keep(st.Rack.Name); i-- {
 			pod := st.Pods[i]
 			hostID, err := f.hostID(ctx, ring, pod)
 			if err != nil {
@@ -236,7 +247,7 @@ func (f *preflight) space(ctx context.Context, ring nodetool.Ring, nodes []check
 		leaving = append(leaving, rn)
 	}
 	for _, st := range f.states {
-		for i := 0; i < f.nodes; i++ {
+		for i := 0; i < f.keep(st.Rack.Name); i++ {
 			pod := st.Pods[i]
 			rn := operation.RackNode{Rack: st.Rack.Name, Load: -1}
 			if row, ok := ring.ByAddress(pod.Status.PodIP); ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
@@ -28,7 +29,7 @@ func (Kind) Info() operation.Info {
 		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
 			Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
 				checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator,
-				checkpoint.StepDeleteLeftoverPVCs}},
+				checkpoint.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
 		Steps:       steps.Variant{RingReaders: true},
 		ConfirmWord: "Scale down",
@@ -48,6 +49,9 @@ func (k Kind) PlanLines(cp *checkpoint.Checkpoint, findings []string) []string {
 
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+	if _, ok := env.Adapter.(operator.Scaler); ok {
+		return operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords()), nil
+	}
 	return NeededAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords(), env.Request.Pause), nil
 }
 
@@ -86,6 +90,9 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 // is answered *operation.ErrScaleUp; racks at Request.Nodes already are settled
 // (planSettle).
 func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	if sc, ok := env.Adapter.(operator.Scaler); ok {
+		return k.planDriven(ctx, env, sc)
+	}
 	p, cl, req := env.Planner, env.Cluster, env.Request
 	plan, err := k.NewScalePlan(env)
 	if err != nil {
@@ -103,7 +110,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if from == nil {
 		return k.planSettle(ctx, env, plan, states, early)
 	}
-	unready, err := deferUnready(cl.Namespace, states, req.Nodes)
+	unready, err := deferUnready(cl.Namespace, states, func(string) int { return req.Nodes })
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -27,7 +29,7 @@ func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
 		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
-			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
+			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator, steps.StepRequestGrowth}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
 		Abort:       operation.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: assess},
@@ -36,6 +38,9 @@ func (Kind) Info() operation.Info {
 
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+	if _, ok := env.Adapter.(operator.Scaler); ok {
+		return operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords()), nil
+	}
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
 	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation and "+env.Adapter.CountWords()),
 		operation.Access{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "grow the StatefulSet"},
@@ -45,7 +50,7 @@ func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, e
 
 // Summary implements operation.Kind.
 func (Kind) Summary(cp *checkpoint.Checkpoint) string {
-	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, checkpoint.StepGrowSTS))
+	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, checkpoint.StepGrowSTS)+drivenAdded(cp))
 	if c := operation.CountSteps(cp, checkpoint.StepCleanup); c > 0 {
 		s += fmt.Sprintf(", nodetool cleanup on %d nodes", c)
 	}
@@ -58,6 +63,9 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 // count; with Request.Cleanup, `nodetool cleanup` on every pre-existing node of the
 // datacenter, one at a time.
 func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	if sc, ok := env.Adapter.(operator.Scaler); ok {
+		return k.planDriven(ctx, env, sc)
+	}
 	p, cl, req := env.Planner, env.Cluster, env.Request
 	plan, err := k.NewScalePlan(env)
 	if err != nil {

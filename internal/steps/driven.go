@@ -1,0 +1,456 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+)
+
+// The steps of an operation on an operator that scales its datacenters itself
+// (operator.Scaler, cass-operator): the operator acts, the plugin asks it for one node
+// at a time and verifies each step in the world. The operator is never paused, no
+// StatefulSet is resized and no claim deleted by these steps.
+const (
+	// StepRequestRemoval lowers the datacenter's size by one (a write that tests the
+	// current value): the operator decommissions and removes the planned node.
+	StepRequestRemoval = "request-removal"
+	// StepWaitLeaving waits until the node is leaving (or has left) the ring.
+	StepWaitLeaving = "wait-leaving"
+	// StepWaitClaimsGone waits until the operator deleted the removed pod's claims.
+	StepWaitClaimsGone = "wait-pvcs-gone"
+	// StepWaitReleased waits until the operator's status no longer lists the removed
+	// pod and its scale-down is over.
+	StepWaitReleased = "wait-operator-released"
+	// StepRequestGrowth raises the datacenter's size by one: the operator creates the
+	// planned pod, whose node then joins (wait-joined).
+	StepRequestGrowth = "request-growth"
+)
+
+// DrivenStepKinds are the step kinds above, for the schemas of the kinds that use them.
+var DrivenStepKinds = []string{StepRequestRemoval, StepWaitLeaving, StepWaitClaimsGone, StepWaitReleased, StepRequestGrowth}
+
+// scaler is the operator that acts, or an error saying this world has none.
+func (w *World) scaler() (operator.Scaler, error) {
+	if w.Scaler == nil {
+		return nil, errors.New("this operation asks the operator to scale, and the operator read has no such interface")
+	}
+	return w.Scaler, nil
+}
+
+// progress is what the operator says now about the DC and pod.
+func (w *World) progress(ctx context.Context, pod string) (operator.Progress, error) {
+	sc, err := w.scaler()
+	if err != nil {
+		return operator.Progress{}, err
+	}
+	return sc.Progress(ctx, w.CP.Namespace, w.CP.Cluster, w.CP.Target.DC, pod)
+}
+
+// operatorMayAct is what must hold before the operator is asked for a change: it runs,
+// it is not stopped, not blocked, and no resize of its own is under way (its webhook
+// would refuse the change; waiting is the answer). "" when it may.
+func (w *World) operatorMayAct(ctx context.Context, pod string) (operator.Progress, string, error) {
+	if w.OperatorRunning != nil {
+		running, err := w.OperatorRunning(ctx)
+		if err != nil {
+			return operator.Progress{}, "cannot tell whether the operator runs: " + err.Error(), nil
+		}
+		if !running {
+			return operator.Progress{}, "the operator is not running (it is the one that scales this datacenter)", nil
+		}
+	}
+	p, err := w.progress(ctx, pod)
+	if err != nil {
+		return p, "cannot read the operator's progress: " + err.Error(), nil
+	}
+	switch {
+	case p.Stopped:
+		return p, "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("datacenter %s is stopped (spec.stopped): nothing is asked of the operator while it is; start it again, then resume", w.CP.Target.DC)}
+	case p.Blocked != "":
+		return p, "the operator says it cannot go on: " + p.Blocked, nil
+	case p.ScalingDown || p.ScalingUp:
+		return p, "the operator is still resizing the datacenter", nil
+	}
+	return p, "", nil
+}
+
+// sizeRequest is what the two request steps share: ask the operator to take the DC's
+// size from Size∓1 to Size for the planned node.
+type sizeRequest struct {
+	node
+	down bool
+}
+
+func (s *sizeRequest) from() int {
+	if s.down {
+		return s.n.Size + 1
+	}
+	return s.n.Size - 1
+}
+
+func (s *sizeRequest) id() string {
+	if s.down {
+		return checkpoint.StepID(StepRequestRemoval, s.n.Pod)
+	}
+	return checkpoint.StepID(StepRequestGrowth, s.n.Pod)
+}
+
+// Done: the resource asks for the planned size already (or beyond it, in the
+// operation's direction).
+func (s *sizeRequest) Done(ctx context.Context) (bool, error) {
+	p, err := s.w.progress(ctx, "")
+	if err != nil {
+		return false, err
+	}
+	if s.down {
+		return p.Size <= s.n.Size, nil
+	}
+	return p.Size >= s.n.Size, nil
+}
+
+// Do asks for the size, testing the value it was computed from.
+func (s *sizeRequest) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(s.id()); err != nil {
+		return err
+	}
+	sc, err := s.w.scaler()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	err = sc.RequestSize(ctx, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Target.DC, s.from(), s.n.Size)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, operator.ErrNotYet):
+		return &engine.Retryable{Err: err}
+	case errors.Is(err, operator.ErrSizeMoved):
+		return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("%w: the plan asked for size %d -> %d; someone else changed the datacenter's size. Nothing was written; see: kubectl cassandra status -n %s %s",
+			err, s.from(), s.n.Size, s.w.CP.Namespace, s.w.CP.Cluster)}
+	}
+	return &engine.Retryable{Err: err}
+}
+
+// requestRemoval lowers the size by one so that the operator removes the planned node.
+type requestRemoval struct{ sizeRequest }
+
+func (*requestRemoval) kind() string { return StepRequestRemoval }
+
+// Describe implements engine.Describer.
+func (s *requestRemoval) Describe() string {
+	return fmt.Sprintf("ask the operator to remove %s (size %d -> %d)", s.n.Pod, s.n.Size+1, s.n.Size)
+}
+
+// PlanText implements PlanTexter.
+func (s *requestRemoval) PlanText() string {
+	return fmt.Sprintf("set %s %d -> %d (a patch that tests the current value): the operator decommissions %s (Host ID %s), then removes its pod and claims",
+		s.w.countWords(), s.n.Size+1, s.n.Size, s.n.Pod, s.n.HostID)
+}
+
+// Safe: right now the operator may act (safeNow), the planned pod is there with its
+// planned UID and is the one the operator removes next (its StatefulSet at the planned
+// replicas), and the ring is safe (Recheck).
+func (s *requestRemoval) Safe(ctx context.Context) error {
+	id := s.id()
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		if _, what, err := s.w.operatorMayAct(ctx, s.n.Pod); what != "" || err != nil {
+			return what, err
+		}
+		p, gone, err := s.w.pod(ctx, s.n)
+		switch {
+		case err != nil:
+			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
+		case gone:
+			return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("pod %s is not the planned one any more (planned UID %s): nothing asked; see: kubectl cassandra status -n %s %s", s.n.Pod, s.w.podUID(s.n), s.w.CP.Namespace, s.w.CP.Cluster)}
+		case p.DeletionTimestamp != nil:
+			return "pod " + s.n.Pod + " is being deleted", nil
+		}
+		sts, err := s.w.readSTS(s.n.StatefulSet)(ctx)
+		if err != nil {
+			return "cannot read StatefulSet " + s.n.StatefulSet + ": " + err.Error(), nil
+		}
+		if r := replicasOf(sts); r != s.n.Ordinal+1 {
+			return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("StatefulSet %s has %d replicas, so the operator would not remove %s next: the world changed since the plan; nothing asked. Plan again: kubectl cassandra abort, then scale",
+				s.n.StatefulSet, r, s.n.Pod)}
+		}
+		return s.w.ringSafeAt(ctx, id, s.n.DC, "", "")
+	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the request.
+func (s *requestRemoval) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, s.id(), s.n.DC, "", "")
+}
+
+// Evident implements engine.Evident: the size shows whether it was asked.
+func (s *requestRemoval) Evident() {}
+
+// requestGrowth raises the size by one so that the operator creates the planned pod.
+type requestGrowth struct{ sizeRequest }
+
+func (*requestGrowth) kind() string { return StepRequestGrowth }
+
+// Describe implements engine.Describer.
+func (s *requestGrowth) Describe() string {
+	return fmt.Sprintf("ask the operator to add %s (size %d -> %d)", s.n.Pod, s.n.Size-1, s.n.Size)
+}
+
+// PlanText implements PlanTexter.
+func (s *requestGrowth) PlanText() string {
+	return fmt.Sprintf("set %s %d -> %d (a patch that tests the current value): the operator creates %s, whose node bootstraps",
+		s.w.countWords(), s.n.Size-1, s.n.Size, s.n.Pod)
+}
+
+// Safe: right now the operator may act, the new pod and its claims do not exist (a pod
+// on an old claim would start a decommissioned node), and the ring is safe (Recheck).
+func (s *requestGrowth) Safe(ctx context.Context) error {
+	id := s.id()
+	return s.w.waitSafe(ctx, id, func() (string, error) {
+		if _, what, err := s.w.operatorMayAct(ctx, ""); what != "" || err != nil {
+			return what, err
+		}
+		sts, err := s.w.readSTS(s.n.StatefulSet)(ctx)
+		if err != nil {
+			return "cannot read StatefulSet " + s.n.StatefulSet + ": " + err.Error(), nil
+		}
+		if r := replicasOf(sts); r != s.n.Ordinal {
+			return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not the next one the operator creates (the world changed since the plan); nothing asked",
+				s.n.StatefulSet, r, s.n.Ordinal, s.n.Pod)}
+		}
+		for _, tpl := range sts.Spec.VolumeClaimTemplates {
+			name := tpl.Name + "-" + s.n.Pod
+			pvc, err := s.w.readPVC(name)(ctx)
+			if err != nil {
+				return "cannot read PVC " + name + ": " + err.Error(), nil
+			}
+			if pvc != nil {
+				return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("PVC %s already exists: the new pod would start on its old data (a decommissioned node refuses to start; cass-operator leaves such a claim when it is killed between its StatefulSet shrink and its claim delete). Nothing asked. Run: kubectl cassandra repair-operator-state -n %s %s",
+					name, s.w.CP.Namespace, s.w.CP.Cluster)}
+			}
+		}
+		return s.w.ringSafeAt(ctx, id, s.n.DC, "", "")
+	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the request.
+func (s *requestGrowth) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, s.id(), s.n.DC, "", "")
+}
+
+// Evident implements engine.Evident: the size shows whether it was asked.
+func (s *requestGrowth) Evident() {}
+
+// driven is what the waiting steps share: they change nothing.
+type driven struct{ node }
+
+// Safe: nothing is changed by a waiting step.
+func (driven) Safe(context.Context) error { return nil }
+
+// Do: nothing; the operator acts.
+func (driven) Do(context.Context) error { return nil }
+
+// Evident implements engine.Evident: it does not act.
+func (driven) Evident() {}
+
+// Passive implements engine.Passive.
+func (driven) Passive() {}
+
+// poll waits until done answers true, reporting what it waits for; check, asked at each
+// round, may stop the wait with an error (a stuck operator).
+func (s driven) poll(ctx context.Context, id string, done func() (bool, string, error)) error {
+	start := s.w.now()
+	for {
+		ok, what, err := done()
+		if err != nil || ok {
+			return err
+		}
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			return err
+		}
+	}
+}
+
+// waitLeaving waits until the node is leaving or left: the operator's decommission
+// reached Cassandra.
+type waitLeaving struct{ driven }
+
+func (*waitLeaving) kind() string { return StepWaitLeaving }
+
+// Describe implements engine.Describer.
+func (s *waitLeaving) Describe() string {
+	return "wait until the operator's decommission of " + s.n.Pod + " is under way"
+}
+
+// Done: the node says LEAVING or DECOMMISSIONED, or its pod is gone and a successful
+// ring read no longer lists it (decommission.Done: the same evidence).
+func (s *waitLeaving) Done(ctx context.Context) (bool, error) {
+	return (&decommission{node: s.node}).Done(ctx)
+}
+
+// Wait polls the node, and says when the operator reports it cannot go on.
+func (s *waitLeaving) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(StepWaitLeaving, s.n.Pod)
+	return s.poll(ctx, id, func() (bool, string, error) {
+		if ok, err := s.Done(ctx); ok && err == nil {
+			return true, "", nil
+		}
+		p, err := s.w.progress(ctx, s.n.Pod)
+		if err != nil {
+			return false, "cannot read the operator's progress: " + err.Error(), nil
+		}
+		if p.Blocked != "" {
+			return false, "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the operator does not remove %s: %s. Fix the cause (the operator goes on by itself), then: kubectl cassandra resume -n %s %s",
+				s.n.Pod, p.Blocked, s.w.CP.Namespace, s.w.CP.Cluster)}
+		}
+		return false, "waiting for the operator to decommission " + s.n.Pod, nil
+	})
+}
+
+// variant: for an operator that acts, the wait also watches the operator (Driven).
+func (s *waitPodGone) variant(v Variant) engine.Step {
+	if v.Driven {
+		return &waitOperatorRemoves{s}
+	}
+	return s
+}
+
+// waitOperatorRemoves is wait-pod-gone for an operator that acts: the pod goes when the
+// operator shrinks its StatefulSet after the node left. A pod it never marked leaving,
+// while it is no longer scaling down, is its stuck state (FACTS §8 A): said, with the
+// way out.
+type waitOperatorRemoves struct {
+	*waitPodGone
+}
+
+// Wait waits as wait-pod-gone does, checking the operator between rounds.
+func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stuck := make(chan error, 1)
+	go func() {
+		start := s.w.now()
+		for {
+			// A timer, not w.sleep: this runs beside the wait, whose reads are its own.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(s.w.poll()):
+			}
+			p, err := s.w.progress(ctx, s.n.Pod)
+			if err != nil || p.Leaving || p.ScalingDown || s.w.now().Sub(start) < 2*s.w.poll() {
+				continue
+			}
+			if p.PodState == "" {
+				continue // the pod is going
+			}
+			err = &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator stopped removing %s: its node left the ring, but the pod was never marked leaving (node-state %s) and the operator's scale-down is over "+
+				"(cass-operator killed while its decommission call ran: it waits on the pod for ever). Run: kubectl cassandra repair-operator-state -n %s %s, then: kubectl cassandra resume -n %s %s",
+				s.n.Pod, p.PodState, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+			stuck <- err
+			cancel(err)
+			return
+		}
+	}()
+	err := s.waitPodGone.Wait(ctx)
+	select {
+	case e := <-stuck:
+		return e
+	default:
+	}
+	return err
+}
+
+// waitClaimsGone waits until the removed pod's claims are gone or being deleted: the
+// operator deletes them right after the StatefulSet shrink.
+type waitClaimsGone struct{ driven }
+
+func (*waitClaimsGone) kind() string { return StepWaitClaimsGone }
+
+// Describe implements engine.Describer.
+func (s *waitClaimsGone) Describe() string {
+	return "wait until the operator deleted the PVCs of " + s.n.Pod
+}
+
+// Done: no planned claim is left, or each is being deleted.
+func (s *waitClaimsGone) Done(ctx context.Context) (bool, error) {
+	left, err := s.w.claimsLeft(ctx, s.w.current(s.n).PVCs)
+	if err != nil {
+		return false, err
+	}
+	return allDeleting(left), nil
+}
+
+// Wait polls the claims; claims left while the operator says it is settled are its
+// stuck state (FACTS §8 C/D: killed between its shrink and its claim delete).
+func (s *waitClaimsGone) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(StepWaitClaimsGone, s.n.Pod)
+	start := s.w.now()
+	return s.poll(ctx, id, func() (bool, string, error) {
+		ok, err := s.Done(ctx)
+		if err != nil {
+			return false, "cannot read the claims of " + s.n.Pod + ": " + err.Error(), nil
+		}
+		if ok {
+			return true, "", nil
+		}
+		p, err := s.w.progress(ctx, s.n.Pod)
+		if err == nil && p.Ready && !p.ScalingDown && s.w.now().Sub(start) >= 2*s.w.poll() {
+			return false, "", s.orphaned()
+		}
+		return false, "waiting for the operator to delete the PVCs of " + s.n.Pod, nil
+	})
+}
+
+func (s *waitClaimsGone) orphaned() error {
+	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but left the PVCs of %s (killed between its StatefulSet shrink and its claim delete); a later scale-up would start on them and crash-loop. "+
+		"Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node is out of the ring first), then: kubectl cassandra resume -n %s %s",
+		s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+}
+
+// waitReleased waits until the operator's status no longer lists the removed pod and
+// its scale-down is over: the next removal may be asked.
+type waitReleased struct{ driven }
+
+func (*waitReleased) kind() string { return StepWaitReleased }
+
+// Describe implements engine.Describer.
+func (s *waitReleased) Describe() string {
+	return "wait until the operator's status lets go of " + s.n.Pod
+}
+
+// Done: the pod is not tracked any more and the operator is not scaling down.
+func (s *waitReleased) Done(ctx context.Context) (bool, error) {
+	p, err := s.w.progress(ctx, s.n.Pod)
+	if err != nil {
+		return false, err
+	}
+	return !p.Tracked && !p.ScalingDown, nil
+}
+
+// Wait polls the operator; an entry kept while it reports Ready is stale (FACTS §8 C/D).
+func (s *waitReleased) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(StepWaitReleased, s.n.Pod)
+	start := s.w.now()
+	return s.poll(ctx, id, func() (bool, string, error) {
+		p, err := s.w.progress(ctx, s.n.Pod)
+		if err != nil {
+			return false, "cannot read the operator's progress: " + err.Error(), nil
+		}
+		if !p.Tracked && !p.ScalingDown {
+			return true, "", nil
+		}
+		if p.Tracked && p.Ready && !p.ScalingDown && s.w.now().Sub(start) >= 2*s.w.poll() {
+			return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but its status still lists %s (a stale nodeStatuses entry). Run: kubectl cassandra repair-operator-state -n %s %s, then: kubectl cassandra resume -n %s %s",
+				s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+		}
+		return false, "waiting for the operator to finish removing " + s.n.Pod, nil
+	})
+}
