@@ -171,8 +171,18 @@ func (a *Adapter) RequestSize(ctx context.Context, ns, name, dc string, from, to
 		{"op": "test", "path": "/spec/size", "value": from},
 		{"op": "replace", "path": "/spec/size", "value": to},
 	})
+	what := fmt.Sprintf("cannot change %s of %s/%s from %d to %d", CountField, ns, name, from, to)
 	if _, err := c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
-		return classify(err, fmt.Sprintf("cannot change %s of %s/%s from %d to %d", CountField, ns, name, from, to))
+		// The API server answers a failed test with a bare 422 (testFailed): the size
+		// read back tells it from another refusal of the same code.
+		if !testFailed(err) && apierrors.IsInvalid(err) {
+			if u, rerr := a.get(ctx, ns, name); rerr == nil {
+				if d, rerr := read(u); rerr == nil && d.Spec.Size != from {
+					return fmt.Errorf("%s: %w: it is %d now (%w)", what, operator.ErrSizeMoved, d.Spec.Size, err)
+				}
+			}
+		}
+		return classify(err, what)
 	}
 	return nil
 }
@@ -196,11 +206,13 @@ func classify(err error, what string) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// testFailed reports whether err is a JSON patch whose test operation failed. The API
-// server answers it 422 Invalid with the json-patch error as the cause ("testing value
-// /spec/size failed: test failed": k8s.io/apiserver pkg/endpoints/handlers/patch.go
-// applyJSPatch, NewGenericServerResponse); client-go's fake tracker returns the
-// json-patch error itself.
+// testFailed reports whether err says a JSON patch's test operation failed: client-go's
+// fake tracker returns the json-patch error itself. The API server's answer says less:
+// 422 Invalid with the generic "the server rejected our request due to an error in our
+// request" and no cause (k8s.io/apiserver pkg/endpoints/handlers/patch.go applyJSPatch
+// drops the json-patch error into NewGenericServerResponse, which keeps no cause), so
+// a 422 is confirmed by reading the value back (RequestSize); a server that does say
+// "test failed" is believed.
 func testFailed(err error) bool {
 	if errors.Is(err, jsonpatch.ErrTestFailed) {
 		return true
