@@ -1,0 +1,186 @@
+// Package cassoperator maps k8ssandra's cass-operator and its CassandraDatacenter
+// resource (cassandradatacenters.cassandra.datastax.com/v1beta1) onto the plugin's
+// model. One CassandraDatacenter is one datacenter: the plugin's cluster is the resource
+// (its metadata.name), holding one DC. cass-operator scales its datacenters itself, so
+// the adapter is an operator.Scaler: the plugin asks for one node at a time through
+// spec.size and never pauses the operator (a pod restarted while it is down stays down,
+// because Cassandra starts only when the operator calls the management API).
+//
+// Rules are read from k8ssandra/cass-operator (v1.32 and the commits after it); each
+// one names the source file it follows.
+package cassoperator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+)
+
+// Names fixed by cass-operator (apis/cassandra/v1beta1/cassandradatacenter_types.go,
+// pkg/oplabels/labels.go).
+const (
+	Group     = "cassandra.datastax.com"
+	Version   = "v1beta1"
+	Resource  = "cassandradatacenters"
+	Kind      = "CassandraDatacenter"
+	Container = "cassandra"
+
+	LabelCluster    = "cassandra.datastax.com/cluster"
+	LabelDatacenter = "cassandra.datastax.com/datacenter"
+	LabelRack       = "cassandra.datastax.com/rack"
+	// LabelNodeState is the pod label cass-operator keeps its view of the node in
+	// (pkg/reconciliation/reconcile_racks.go: Ready-to-Start, Starting, Started,
+	// Started-not-Ready, Decommissioning).
+	LabelNodeState = "cassandra.datastax.com/node-state"
+	// LabelManagedBy=ManagedByValue is on everything cass-operator creates
+	// (pkg/oplabels/labels.go AddOperatorLabels).
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByValue = "cass-operator"
+
+	// CountField is the spec field cass-operator keeps a datacenter's node count in.
+	CountField = "size"
+)
+
+// Node states of the node-state label (pkg/reconciliation/reconcile_racks.go).
+const (
+	StateReadyToStart    = "Ready-to-Start"
+	StateStarting        = "Starting"
+	StateStarted         = "Started"
+	StateStartedNotReady = "Started-not-Ready"
+	StateDecommissioning = "Decommissioning"
+)
+
+// Plugin is cass-operator as cmd/kubectl-cassandra/main.go hands it to the CLI.
+type Plugin struct{}
+
+// Name is cass-operator's name in checkpoints (topology.Cluster.Operator).
+func (Plugin) Name() string { return "cass-operator" }
+
+// Words implements operator.Operator.
+func (Plugin) Words() operator.Words {
+	return operator.Words{Title: "cass-operator", Kind: Kind, Count: CountField}
+}
+
+// Connect returns an adapter on c; its API version is resolved on first use.
+func (Plugin) Connect(c operator.Clients) operator.Adapter {
+	return &Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
+}
+
+var (
+	_ operator.Operator = Plugin{}
+	_ operator.Adapter  = (*Adapter)(nil)
+	_ operator.Scaler   = (*Adapter)(nil)
+)
+
+// Adapter reads and writes CassandraDatacenters (operator.Adapter and operator.Scaler).
+type Adapter struct {
+	Dynamic   dynamic.Interface
+	Discovery discovery.DiscoveryInterface
+	Kube      kubernetes.Interface
+	// Version is the API version to use; Resolve or Assume sets it.
+	Version string
+	// assumed: Version was set by Assume, not by discovery.
+	assumed bool
+
+	// racks remembers the rack order of every datacenter read (CheckRackNodes is given
+	// only a DC name and counts, and cass-operator's split depends on the spec order).
+	mu    sync.Mutex
+	racks map[string][]string
+}
+
+// Name is cass-operator's name in checkpoints.
+func (a *Adapter) Name() string { return Plugin{}.Name() }
+
+// Title is how messages name cass-operator.
+func (a *Adapter) Title() string { return Plugin{}.Words().Title }
+
+// Kind is the cluster resource's kind.
+func (a *Adapter) Kind() string { return Kind }
+
+// GroupResource names the cluster resource.
+func (a *Adapter) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: Group, Resource: Resource}
+}
+
+// GVR is the resource to use (Resolve or Assume first).
+func (a *Adapter) GVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: Group, Version: a.Version, Resource: Resource}
+}
+
+// ErrNoCRD means the API server serves no CassandraDatacenter resource (errors.Is
+// operator.ErrNoResource).
+var ErrNoCRD error = noCRD{}
+
+type noCRD struct{}
+
+func (noCRD) Error() string {
+	return fmt.Sprintf("the API server has no %s.%s/%s resource (is cass-operator's CRD installed?)", Resource, Group, Version)
+}
+
+func (noCRD) Is(target error) bool { return target == operator.ErrNoResource }
+
+// Assume uses v1beta1, the only version cass-operator serves, without asking discovery
+// first; reads answered NotFound ask discovery then (no CRD: ErrNoCRD).
+func (a *Adapter) Assume() {
+	if a.Version == "" {
+		a.Version, a.assumed = Version, true
+	}
+}
+
+// Resolve finds the served version by discovery, reading only the group's version.
+func (a *Adapter) Resolve(ctx context.Context) (string, error) {
+	if a.Version != "" {
+		return a.Version, nil
+	}
+	if a.Discovery == nil {
+		return "", fmt.Errorf("cass-operator adapter: no discovery client")
+	}
+	rl, err := a.Discovery.ServerResourcesForGroupVersion(Group + "/" + Version)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", ErrNoCRD
+		}
+		return "", fmt.Errorf("cannot discover %s.%s: %w", Resource, Group, err)
+	}
+	for _, r := range rl.APIResources {
+		if r.Name == Resource {
+			a.Version = Version
+			return a.Version, nil
+		}
+	}
+	return "", ErrNoCRD
+}
+
+// rediscover handles err of a read made with an assumed version: on NotFound it asks
+// discovery, and returns ErrNoCRD when the resource is not served (the NotFound was the
+// resource's, not the object's, then).
+func (a *Adapter) rediscover(ctx context.Context, err error) error {
+	if !a.assumed || !apierrors.IsNotFound(err) {
+		return err
+	}
+	a.Version, a.assumed = "", false
+	if _, rerr := a.Resolve(ctx); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+func (a *Adapter) client(ns string) (dynamic.ResourceInterface, error) {
+	if a.Version == "" {
+		return nil, fmt.Errorf("cass-operator adapter: API version not resolved")
+	}
+	return a.Dynamic.Resource(a.GVR()).Namespace(ns), nil
+}
+
+// DCSpec is dc's counts in one CassandraDatacenter.
+func (a *Adapter) DCSpec(ns, name, dc string) operator.DCSpec {
+	return DCSpec{A: a, NS: ns, Name: name, DC: dc}
+}
