@@ -429,3 +429,32 @@ func TestStateCDScaleUpReusesOrphanedPVC(t *testing.T) {
 		t.Error("Ready with a node that cannot start")
 	}
 }
+
+func TestKillAfterEachScaleUpAction(t *testing.T) {
+	e0 := newEnv(t, []string{"r1"}, 2)
+	_ = e0.setSize(3)
+	seq := e0.run(New(e0.cfg()))
+	for n := 1; n <= len(seq); n++ {
+		t.Run(fmt.Sprintf("%d-%s", n, seq[n-1]), func(t *testing.T) {
+			e := newEnv(t, []string{"r1"}, 2)
+			_ = e.setSize(3)
+			op := New(e.cfg())
+			op.KillAfterStep(n)
+			if got := e.run(op); !reflect.DeepEqual(got, seq[:n]) {
+				t.Fatalf("before the kill: %q", got)
+			}
+			e.run(New(e.cfg()))
+			e.assertThreeStarted()
+			// cleanup-<unix seconds>: a restart after the create makes a second task once
+			// the clock has moved on (createCleanupTask has no memory either).
+			tasks, _ := e.dyn.Resource(TaskGVR).Namespace(testNS).List(context.Background(), metav1.ListOptions{})
+			want := 1
+			if seq[n-1] == ActCreateCleanupTask {
+				want = 2
+			}
+			if len(tasks.Items) != want {
+				t.Errorf("%d cleanup tasks, want %d", len(tasks.Items), want)
+			}
+		})
+	}
+}
