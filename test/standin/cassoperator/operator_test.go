@@ -3,10 +3,12 @@ package cassoperator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -456,5 +458,30 @@ func TestKillAfterEachScaleUpAction(t *testing.T) {
 				t.Errorf("%d cleanup tasks, want %d", len(tasks.Items), want)
 			}
 		})
+	}
+}
+
+func TestRunUntilContextDone(t *testing.T) {
+	e := newEnv(t, []string{"r1"}, 3)
+	_ = e.setSize(2)
+	op := New(e.cfg())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	// The StatefulSet controller runs beside it, as in e2e.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			e.controller()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	err := op.Run(ctx, 10*time.Millisecond)
+	<-done
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := op.Actions(); !reflect.DeepEqual(got, scaleDownSeq) {
+		t.Fatalf("actions %q", got)
 	}
 }
