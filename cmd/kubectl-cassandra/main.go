@@ -10,12 +10,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cli"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
 
 // main is the composition root: it hands the CLI the operators this build supports (one
 // adapter package each), with the operation kinds only they offer (CassKop: its
-// repair); the CLI and everything under internal/ know only the internal/operator and
+// repair; cass-operator scales its datacenters itself: operator.Scaler); the CLI and everything under internal/ know only the internal/operator and
 // internal/operation interfaces.
 func main() {
-	os.Exit(cli.Main(os.Args[1:], cli.StdStreams(), repair.Operator{Plugin: casskop.Plugin{}}))
+	os.Exit(cli.Main(os.Args[1:], cli.StdStreams(), repair.Operator{Plugin: casskop.Plugin{}}, cassoperator.Plugin{}))
 }

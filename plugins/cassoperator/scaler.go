@@ -55,6 +55,16 @@ func grows(cur []int, s int) []int {
 	return out
 }
 
+// Split implements operator.Scaler: SplitRacks over dc's racks in spec order.
+func (a *Adapter) Split(dc topology.DC, size int) map[string]int {
+	counts := SplitRacks(size, len(dc.Racks))
+	out := make(map[string]int, len(dc.Racks))
+	for i, r := range dc.Racks {
+		out[r.Name] = counts[i]
+	}
+	return out
+}
+
 // Removals lists the pods cass-operator removes, in its order, when dc goes from the
 // StatefulSet replicas from down to total, the size lowered one node at a time. At each
 // size s (the Move's Size) it decommissions one node: with the replicas summing to
