@@ -15,8 +15,9 @@ import (
 
 // main is the composition root: it hands the CLI the operators this build supports (one
 // adapter package each), with the operation kinds only they offer (CassKop: its
-// repair; cass-operator scales its datacenters itself: operator.Scaler); the CLI and everything under internal/ know only the internal/operator and
-// internal/operation interfaces.
+// repair). cass-operator scales its datacenters itself (operator.Scaler). The CLI and
+// everything under internal/ know only the internal/operator and internal/operation
+// interfaces.
 func main() {
 	os.Exit(cli.Main(os.Args[1:], cli.StdStreams(), repair.Operator{Plugin: casskop.Plugin{}}, cassoperator.Plugin{}))
 }
