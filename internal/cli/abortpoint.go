@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -73,7 +74,17 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 
 // abortReads is what a kind's abort assessment reads the world with.
 func (o *Options) abortReads(s *session) operation.AbortReads {
-	return operation.AbortReads{Planner: o.planner(s), ResumeHint: s.resumeHint()}
+	r := operation.AbortReads{Planner: o.planner(s), ResumeHint: s.resumeHint()}
+	if sc, ok := s.adapter.(operator.Scaler); ok {
+		dc := ""
+		if len(s.cluster.DCs) > 0 {
+			dc = s.cluster.DCs[0].Name
+		}
+		r.Progress = func(ctx context.Context, pod string) (operator.Progress, error) {
+			return sc.Progress(ctx, s.cluster.Namespace, s.cluster.Name, dc, pod)
+		}
+	}
+	return r
 }
 
 // assessRacks reads every rack's StatefulSet of the datacenter and the cluster

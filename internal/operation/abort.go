@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 )
 
 // Abort is when an operation of a kind may be aborted, and how abort counts its
@@ -32,6 +33,9 @@ type Abort struct {
 type AbortReads struct {
 	*Planner
 	ResumeHint string
+	// Progress, for an operator that scales itself (operator.Scaler), reads what it says
+	// about the datacenter and a pod; nil otherwise.
+	Progress func(ctx context.Context, pod string) (operator.Progress, error)
 }
 
 // Progress is how far an operation got, as abort found the world: Done of Total units

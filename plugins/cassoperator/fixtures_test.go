@@ -64,7 +64,7 @@ func racks(names ...string) []any {
 // kube (core and apps objects).
 func fakeAdapter(objs []runtime.Object, kube ...runtime.Object) (*Adapter, *dynamicfake.FakeDynamicClient, *kubefake.Clientset) {
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{gvr: Kind + "List"}, objs...)
+		map[schema.GroupVersionResource]string{gvr: Kind + "List", TaskGVR: "CassandraTaskList"}, objs...)
 	k := kubefake.NewSimpleClientset(kube...)
 	a := &Adapter{Dynamic: dyn, Kube: k, Discovery: k.Discovery()}
 	a.Assume()

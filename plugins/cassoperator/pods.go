@@ -44,14 +44,19 @@ func (a *Adapter) PodCluster(labels map[string]string) (string, bool) {
 // start Cassandra) and Ready-to-Start (a new or restarted pod it has still to start:
 // MGMT_API_EXPLICIT_START, pkg/reconciliation/reconcile_racks.go startNode). Started
 // and Started-not-Ready are a node it is done with or waiting on; the datacenter's
-// progress and conditions (Busy) say whether it still acts then.
+// progress and conditions (Busy) say whether it still acts then. The datacenter's
+// unfinished CassandraTasks are listed too (tasks.go).
 func (a *Adapter) BusyPods(ctx context.Context, ns, cluster string) ([]string, error) {
+	tasks, err := a.runningTasks(ctx, ns, cluster)
+	if err != nil {
+		return nil, err
+	}
 	sel := a.ClusterSelector(cluster) + "," + LabelNodeState + " in (" + StateDecommissioning + "," + StateStarting + "," + StateReadyToStart + ")"
 	pods, err := a.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	out := tasks
 	for _, p := range pods.Items {
 		out = append(out, fmt.Sprintf("pod %s: node-state is %s", p.Name, p.Labels[LabelNodeState]))
 	}

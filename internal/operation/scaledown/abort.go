@@ -21,6 +21,9 @@ import (
 // and the exec): abort then leaves it a member and execs nothing. Never while a node is
 // LEAVING, nor a node left with its pod or claims still there: resume finishes it.
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
+	if r.Progress != nil {
+		return assessDriven(ctx, r, cp)
+	}
 	p := operation.Progress{Total: len(cp.Nodes)}
 	if len(cp.Leftovers) > 0 {
 		p.Notes = append(p.Notes, "the left-over PVCs this operation has not deleted yet stay; the same scale command, run again, finds them again")
@@ -235,4 +238,29 @@ func peerOf(n checkpoint.Node) string {
 		return topology.PodName(n.StatefulSet, 1)
 	}
 	return topology.PodName(n.StatefulSet, 0)
+}
+
+// assessDriven is assess for an operator that scales itself: a node whose removal the
+// datacenter's size asks for (asked by this operation or not: the size is what the
+// operator acts on) is the operator's to finish, and abort never cancels a
+// decommission: it refuses until the node is removed in full. Nodes the size does not
+// ask for yet are untouched: abort stops asking, and leaves the size as it is (equal to
+// what exists once each asked-for node is gone).
+func assessDriven(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
+	p := operation.Progress{Total: len(cp.Nodes)}
+	now, err := r.Progress(ctx, "")
+	if err != nil {
+		return p, exit.Refusedf("cannot read the operator's progress (%v): abort needs to know which removals the datacenter's size asks for; nothing changed", err)
+	}
+	for _, n := range cp.Nodes {
+		if now.Size > n.Size {
+			continue // not asked for: untouched
+		}
+		if err := removed(ctx, r, cp.Namespace, n); err != nil {
+			return p, exit.Refusedf("the datacenter's size (%d) asks the operator to remove node %s, and it is not removed in full yet (%v): a removal cannot be cancelled once asked for. "+
+				"resume waits until the operator finished it and goes on (stop it with Ctrl-C once that node is gone, then abort again): %s", now.Size, n.Pod, err, r.ResumeHint)
+		}
+		p.Done++
+	}
+	return p, nil
 }
