@@ -49,6 +49,14 @@ wait until the new pod is Ready and its node UN (bootstrap finished), then the n
 {Count}. With --cleanup, nodetool cleanup then runs on every node that was in the datacenter
 before, one at a time (a run interrupted during a cleanup runs it again on that node: harmless).
 
+Where the operator scales datacenters itself (cass-operator's CassandraDatacenter), it is the
+one that removes and adds nodes: --nodes is the datacenter's size (with --rack, only a size
+the operator's split over the racks gives), and the plugin checks first (every node UN, the
+replication factors, free space, no task running), then lowers or raises the size by one node
+at a time, with a patch that tests the current value, and verifies each step in the world
+(the node leaving, out of the ring, its pod and PVCs gone, or the new node UN). That operator
+is never paused.
+
 Every step is written to a checkpoint annotation on the {Kind} before it runs. If the
 run is interrupted, "kubectl cassandra resume" finishes it from any machine; running the same
 scale command again does the same.`,
@@ -56,7 +64,7 @@ scale command again does the same.`,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
 			operation.RackFlags(fs, req, "Rack to scale down")
-			fs.IntVar(&req.Nodes, "nodes", 0, "Number of nodes the rack keeps")
+			fs.IntVar(&req.Nodes, "nodes", 0, "Number of nodes the rack keeps (an operator that splits a datacenter's size itself: the datacenter's size)")
 			fs.BoolVar(&req.Force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
 			fs.BoolVar(&req.Cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
 		},
