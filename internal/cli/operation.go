@@ -15,22 +15,31 @@ import (
 
 // operationCmds are the commands of the registered kinds that have one
 // (operation.Commander), in the order the table lists them: a kind's command is
-// written in its package (internal/operation/*/command.go), not here. Two kinds with
-// one command name are a programming error (a kind embedding another inherits its
-// Command): it panics when the command tree is built, so every test shows it.
+// written in its package (internal/operation/*/command.go), not here. Kinds of
+// different operators may share a command (repair-operator-state): it runs the kind of
+// the cluster's operator (operationOptions.forAdapter), and its help says each one's.
+// Any other two kinds with one command name are a programming error (a kind embedding
+// another inherits its Command): it panics when the command tree is built, so every
+// test shows it.
 func (o *Options) operationCmds() []*cobra.Command {
 	var cmds []*cobra.Command
-	seen := map[string]string{}
+	seen := map[string]*operationOptions{}
 	for _, k := range o.Kinds.All() {
 		c, ok := k.(operation.Commander)
 		if !ok {
 			continue
 		}
-		cmd := o.newOperationCmd(k, c.Command())
-		if other, dup := seen[cmd.Name()]; dup {
-			panic(fmt.Sprintf("operation kinds %s and %s both have the command %q", other, k.Info().Name, cmd.Name()))
+		cmd, st := o.newOperationCmd(k, c.Command())
+		if first, dup := seen[cmd.Name()]; dup {
+			if !first.shares(k) {
+				panic(fmt.Sprintf("operation kinds %s and %s both have the command %q", first.kind.Info().Name, k.Info().Name, cmd.Name()))
+			}
+			first.alternatives = append(first.alternatives, alternative{kind: k, cmd: c.Command()})
+			first.longs = append(first.longs, c.Command().Long)
+			first.cobra.Long = o.longHelp(first.longs...)
+			continue
 		}
-		seen[cmd.Name()] = k.Info().Name
+		seen[cmd.Name()] = st
 		cmds = append(cmds, cmd)
 	}
 	return cmds
@@ -82,6 +91,50 @@ type operationOptions struct {
 	req     operation.Request
 	flags   opFlags
 	changed func(flag string) bool
+	// alternatives are the kinds of other operators under the same command; cobra is
+	// the command itself (its help gathers theirs).
+	alternatives []alternative
+	cobra        *cobra.Command
+	longs        []string
+}
+
+// alternative is another operator's kind under the same command.
+type alternative struct {
+	kind operation.Kind
+	cmd  operation.Command
+}
+
+// shares reports whether k may share st's command: both are kinds of named operators,
+// and of different ones.
+func (st *operationOptions) shares(k operation.Kind) bool {
+	a, b := st.kind.Info().Operator, k.Info().Operator
+	if a == "" || b == "" || a == b {
+		return false
+	}
+	for _, alt := range st.alternatives {
+		if alt.kind.Info().Operator == b {
+			return false
+		}
+	}
+	return true
+}
+
+// forAdapter is the kind and command to run for the cluster's operator: the command's
+// own kind, or the alternative of that operator; an operator offering none is refused.
+func (st *operationOptions) forAdapter(operatorName, title string) error {
+	if len(st.alternatives) == 0 {
+		return nil
+	}
+	if st.kind.Info().Operator == operatorName {
+		return nil
+	}
+	for _, alt := range st.alternatives {
+		if alt.kind.Info().Operator == operatorName {
+			st.kind, st.cmd = alt.kind, alt.cmd
+			return nil
+		}
+	}
+	return exit.Refusedf("%s has no %s: nothing to do for its clusters; nothing changed", title, st.name)
 }
 
 // Complete takes the arguments and which flags were given.
@@ -107,17 +160,19 @@ func (st *operationOptions) Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := st.forAdapter(s.adapter.Name(), s.adapter.Title()); err != nil {
+		return err
+	}
 	return o.startOperation(ctx, s, st)
 }
 
 // newOperationCmd is the command that starts an operation of kind k as c describes it,
 // in the words of the operators this build supports.
-func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) *cobra.Command {
-	st := &operationOptions{kind: k, cmd: c}
+func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) (*cobra.Command, *operationOptions) {
+	st := &operationOptions{kind: k, cmd: c, longs: []string{c.Long}}
 	words := o.words()
-	long := c.Long + "\n\nCLUSTER is the {Kind}'s name; it may be left out when the namespace holds one.\n\n" + exit.Help
 	cmd := &cobra.Command{
-		Use: words.Replace(c.Use), Short: words.Replace(c.Short), Long: words.Replace(long), Example: words.Replace(c.Example),
+		Use: words.Replace(c.Use), Short: words.Replace(c.Short), Long: o.longHelp(c.Long), Example: words.Replace(c.Example),
 		GroupID:           groupOps,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.completeClusters,
@@ -134,7 +189,14 @@ func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) *cobra.
 	if cmd.Flags().Lookup("dc") != nil {
 		_ = cmd.RegisterFlagCompletionFunc("dc", o.completeDCs)
 	}
-	return cmd
+	st.cobra = cmd
+	return cmd, st
+}
+
+// longHelp is an operation command's long help: what its kinds say (one per operator
+// sharing the command), then the words every operation command ends with.
+func (o *Options) longHelp(longs ...string) string {
+	return o.words().Replace(strings.Join(longs, "\n\n") + "\n\nCLUSTER is the {Kind}'s name; it may be left out when the namespace holds one.\n\n" + exit.Help)
 }
 
 // runFlags are the flags shared by the operation commands and resume.

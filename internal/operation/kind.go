@@ -51,10 +51,24 @@ type Info struct {
 	// Steps is how the kind's steps differ from the same steps in other kinds
 	// (BuildSteps).
 	Steps steps.Variant
+	// Operator, for a kind an operator offers (Offerer), is that operator's name: several
+	// operators may offer a kind under one command (repair-operator-state), and the CLI
+	// runs the one of the cluster's operator. "" for the kinds every operator gets.
+	Operator string
+}
+
+// StepBuilder is a kind that owns step kinds of its own (an operator's kind, under
+// plugins/): it builds the implementations of its checkpoint's steps, the core library's
+// ones through steps.BuildOne.
+type StepBuilder interface {
+	BuildSteps(w *steps.World) (map[string]engine.Step, error)
 }
 
 // BuildSteps returns the implementations of the steps of cp, a checkpoint of kind k.
 func BuildSteps(k Kind, w *steps.World) (map[string]engine.Step, error) {
+	if b, ok := k.(StepBuilder); ok {
+		return b.BuildSteps(w)
+	}
 	return steps.Build(w, k.Info().Steps)
 }
 

@@ -54,43 +54,40 @@ type PlanTexter interface {
 
 // Build returns the implementations of the checkpoint's steps, one per step record.
 func Build(w *World, v Variant) (map[string]engine.Step, error) {
-	v.Driven = v.Driven || w.Scaler != nil
-	w.variant = v
 	out := map[string]engine.Step{}
 	for _, s := range w.CP.Steps {
-		switch s.Kind {
-		case checkpoint.StepPauseOperator:
-			out[s.ID] = &pauseOperator{operatorStep{w, *w.CP.PausedOperator}}
-			continue
-		case checkpoint.StepResumeOperator:
-			if v.Repair {
-				out[s.ID] = &resumeAfterRepair{resumeOperator: &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}}
-			} else {
-				out[s.ID] = &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}
-			}
-			continue
-		case checkpoint.StepUpdateCluster:
-			out[s.ID] = newUpdateCluster(w)
-			continue
-		case checkpoint.StepDeleteLeftoverPVCs:
-			st, err := newLeftoverStep(w, s.Pod)
-			if err != nil {
-				return nil, err
-			}
-			out[s.ID] = st
-			continue
-		}
-		n, ok := w.CP.Node(s.Pod)
-		if !ok {
-			return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
-		}
-		st, err := newNodeStep(w, v, s.Kind, n)
+		st, err := BuildOne(w, v, s)
 		if err != nil {
 			return nil, err
 		}
 		out[s.ID] = st
 	}
 	return out, nil
+}
+
+// BuildOne returns the implementation of one step record of the library (a kind that
+// owns steps of its own builds the rest: operation.StepBuilder).
+func BuildOne(w *World, v Variant, s checkpoint.Step) (engine.Step, error) {
+	v.Driven = v.Driven || w.Scaler != nil
+	w.variant = v
+	switch s.Kind {
+	case checkpoint.StepPauseOperator:
+		return &pauseOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
+	case checkpoint.StepResumeOperator:
+		if v.Repair {
+			return &resumeAfterRepair{resumeOperator: &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}}, nil
+		}
+		return &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
+	case checkpoint.StepUpdateCluster:
+		return newUpdateCluster(w), nil
+	case checkpoint.StepDeleteLeftoverPVCs:
+		return newLeftoverStep(w, s.Pod)
+	}
+	n, ok := w.CP.Node(s.Pod)
+	if !ok {
+		return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
+	}
+	return newNodeStep(w, v, s.Kind, n)
 }
 
 // node is what every node step holds: the World and the planned node it is about.

@@ -29,6 +29,7 @@ func (Kind) Info() operation.Info {
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{KeepsCount: true},
 		Steps:       steps.Variant{Repair: true},
+		Operator:    "casskop",
 	}
 }
 
