@@ -1,0 +1,148 @@
+package repair
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
+)
+
+// claimTemplate is the data claim template of cass-operator's StatefulSets
+// (pkg/reconciliation/construct_statefulset.go: PvcName "server-data").
+const claimTemplate = "server-data"
+
+// Plan implements operation.Kind: read the datacenter, its pods, claims and a ring from a
+// Ready member, judge (find), and plan the repairs of the stuck states found.
+func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	a, ok := env.Adapter.(*cassoperator.Adapter)
+	sc, ok2 := env.Adapter.(operator.Scaler)
+	if !ok || !ok2 {
+		return nil, exit.Refusedf("repair-operator-state for cass-operator needs its adapter; nothing changed")
+	}
+	cl := env.Cluster
+	if len(cl.DCs) != 1 {
+		return nil, exit.Refusedf("%s %s has no datacenter; nothing changed", cl.Operator, cl.Name)
+	}
+	dc := cl.DCs[0]
+	_, u, err := a.Get(ctx, cl.Namespace, cl.Name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s %s/%s: %w; nothing changed", a.Kind(), cl.Namespace, cl.Name, err)
+	}
+	prog, err := sc.Progress(ctx, cl.Namespace, cl.Name, dc.Name, "")
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the operator's progress: %w; nothing changed", err)
+	}
+	s := seen{dc: dc.Name, size: prog.Size, split: sc.Split(dc, prog.Size), replicas: map[string]int{}, sts: map[string]string{},
+		scaling: prog.ScalingDown || prog.ScalingUp, entries: map[string]entry{}, pods: map[string]podSeen{}, claims: map[string]claimSeen{},
+		modes: map[string]nodetool.Mode{}}
+	for pod, e := range cassoperator.NodeStatuses(u) {
+		s.entries[pod] = entry{hostID: e.HostID, ip: e.IP, rack: e.Rack}
+	}
+	rackOfSTS := map[string]string{}
+	for _, r := range dc.Racks {
+		n, err := env.Planner.Replicas(ctx, cl.Namespace, r.StatefulSet)
+		if err != nil {
+			return nil, fmt.Errorf("%w; nothing changed", err)
+		}
+		s.replicas[r.Name], s.sts[r.Name], rackOfSTS[r.StatefulSet] = n, r.StatefulSet, r.Name
+	}
+	pods, err := env.Planner.Kube.CoreV1().Pods(cl.Namespace).List(ctx, metav1.ListOptions{LabelSelector: a.ClusterSelector(cl.Name)})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the pods: %w; nothing changed", err)
+	}
+	for _, p := range pods.Items {
+		rack := p.Labels[cassoperator.LabelRack]
+		o, ok := ordinalOf(p.Name, s.sts[rack])
+		if !ok {
+			continue
+		}
+		s.pods[p.Name] = podSeen{name: p.Name, uid: string(p.UID), rack: rack, ip: p.Status.PodIP, state: p.Labels[cassoperator.LabelNodeState], ordinal: o, deleting: p.DeletionTimestamp != nil}
+		if p.Status.PodIP != "" {
+			s.podsAddrs = append(s.podsAddrs, p.Status.PodIP)
+		}
+	}
+	claims, err := env.Planner.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the claims: %w; nothing changed", err)
+	}
+	for _, c := range claims.Items {
+		pod, ok := strings.CutPrefix(c.Name, claimTemplate+"-")
+		if !ok {
+			continue
+		}
+		for sts, rack := range rackOfSTS {
+			if o, ok := ordinalOf(pod, sts); ok {
+				s.claims[pod] = claimSeen{name: c.Name, uid: string(c.UID), pod: pod, rack: rack, ordinal: o, deleting: c.DeletionTimestamp != nil}
+			}
+		}
+	}
+	// The ring, from a Ready member that is not above its rack's count.
+	ring, reader, failed, err := steps.RingExcept(ctx, env.Planner.Kube, env.Planner.Nodetool, cl.Namespace, a.ClusterSelector(cl.Name), "")
+	if err != nil || reader == "" {
+		return nil, exit.Refusedf("cannot read the ring (%v %s): every repair is verified against it first; nothing changed", err, strings.Join(failed, "; "))
+	}
+	s.ring = ring
+	for _, p := range s.pods {
+		if p.ordinal >= s.split[p.rack] {
+			if ns, err := env.Planner.Nodetool.Netstats(ctx, p.name); err == nil {
+				s.modes[p.name] = ns.Mode
+			}
+		}
+	}
+	found, notes := find(s)
+	if len(found) == 0 {
+		msg := fmt.Sprintf("cass-operator is not stuck on datacenter %s: nothing to repair", dc.Name)
+		if len(notes) > 0 {
+			msg += " (" + strings.Join(notes, "; ") + ")"
+		}
+		return nil, &operation.ErrNothingToDo{Msg: msg}
+	}
+	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks, Warnings: notes}
+	plan.CP = env.Planner.NewCheckpoint(cl, k, "repair", env.Request)
+	racks := map[string]bool{}
+	for _, f := range found {
+		plan.Findings = append(plan.Findings, f.text+" (ring read from "+reader+")")
+		n := checkpoint.Node{Pod: f.pod, PodUID: f.podUID, Ordinal: f.ordinal, DC: dc.Name, Rack: f.rack, StatefulSet: s.sts[f.rack], HostID: f.hostID, Address: f.address}
+		for _, c := range f.claims {
+			n.PVCs = append(n.PVCs, checkpoint.PVC{Name: c.name, UID: c.uid})
+		}
+		plan.CP.Nodes = append(plan.CP.Nodes, n)
+		for _, kind := range stepsFor(f.kind) {
+			plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(kind, f.pod))
+		}
+		racks[f.rack] = true
+	}
+	from := map[string]int{}
+	for _, r := range dc.Racks {
+		from[r.Name] = s.replicas[r.Name]
+		if racks[r.Name] {
+			plan.CP.Target.Racks = append(plan.CP.Target.Racks, r.Name)
+		}
+	}
+	plan.CP.Target.DC, plan.CP.Target.From = dc.Name, from
+	return plan, nil
+}
+
+// stepsFor is the repair of one stuck state.
+func stepsFor(kind string) []string {
+	switch kind {
+	case leftUnmarked:
+		return []string{stepLabelLeaving, stepSetScalingDown, checkpoint.StepWaitPodGone, steps.StepWaitClaimsGone, steps.StepWaitReleased}
+	case orphanClaim:
+		return []string{stepDeleteOrphan, stepRemoveEntry}
+	case staleEntry:
+		return []string{stepRemoveEntry}
+	case leftoverMark:
+		return []string{stepLabelStarted}
+	}
+	return nil
+}
