@@ -126,6 +126,10 @@ func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists
 	early := startRingRead(ctx, s, withNodetool)
 	cl := s.cluster
 	rd := status.Read{Cluster: cl, Kind: s.adapter.Kind(), OperatorTitle: s.adapter.Title(), Nodetool: withNodetool, Commands: statusCommands(s)}
+	_, rd.Acts = s.adapter.(operator.Scaler)
+	if ps, ok := s.adapter.(operator.PodStates); ok {
+		rd.PodState = ps.PodState
+	}
 	rd.Checkpoint, rd.CheckpointErr = checkpointOf(cl, o.Kinds.Schemas(), s.adapter.Name())
 	if rd.Checkpoint != nil {
 		rd.Holder = hw.judge(o, rd.Checkpoint)

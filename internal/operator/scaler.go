@@ -70,3 +70,9 @@ type Progress struct {
 	// "Valid=False notEnoughSpaceToScaleDown: …".
 	Blocked string
 }
+
+// PodStates is offered by an operator that keeps its own state of each pod in a label
+// (cass-operator: node-state); status shows it beside the node's.
+type PodStates interface {
+	PodState(labels map[string]string) string
+}

@@ -56,6 +56,12 @@ type Read struct {
 
 	// Commands are the commands "next" may suggest.
 	Commands Commands
+
+	// Acts: the operator scales the datacenter itself (operator.Scaler): it must run, and
+	// running is not busy. PodState, when set, is the operator's word for a pod's state
+	// from its labels (operator.PodStates).
+	Acts     bool
+	PodState func(labels map[string]string) string
 }
 
 // PodError is a read from one pod that failed.
@@ -81,6 +87,7 @@ type Commands struct {
 func Build(r Read) Report {
 	rep := Report{
 		Cluster:       cluster(r),
+		Operators:     actingOperators(r),
 		Operation:     operationOf(r.Checkpoint, r.CheckpointErr, r.Holder),
 		LastOperation: r.Last,
 		OperatorBusy:  busy(r),
@@ -104,6 +111,12 @@ func cluster(r Read) Cluster {
 // controllers.
 func busy(r Read) []string {
 	b := append([]string{}, r.Cluster.Busy...)
+	if r.Acts {
+		if len(r.Operators) == 0 && r.OperatorsErr == nil {
+			b = append(b, fmt.Sprintf("no running %s manages namespace %s: it is the one that scales this datacenter, so nothing can be scaled until it runs", r.OperatorTitle, r.Cluster.Namespace))
+		}
+		return b
+	}
 	for _, op := range r.Operators {
 		b = append(b, fmt.Sprintf("%s operator %s is running (replicas %d)", r.OperatorTitle, op, op.Replicas))
 	}
@@ -231,7 +244,7 @@ func specNodes(dc topology.DC) (perDC int, perRack []int) {
 
 // rack is one rack of the spec; st is its StatefulSet (nil: it does not exist).
 func rack(r Read, rk topology.Rack, st *appsv1.StatefulSet, nodes int) Rack {
-	v := Rack{Name: rk.Name, StatefulSet: rk.StatefulSet, Nodes: nodes, Pods: pods(r.Pods, rk.StatefulSet, r.Ring), PVCs: []PVC{}}
+	v := Rack{Name: rk.Name, StatefulSet: rk.StatefulSet, Nodes: nodes, Pods: pods(r.Pods, rk.StatefulSet, r.Ring, r.PodState), PVCs: []PVC{}}
 	if st == nil {
 		return v
 	}
@@ -248,7 +261,7 @@ func rack(r Read, rk topology.Rack, st *appsv1.StatefulSet, nodes int) Rack {
 
 // pods are the pods of StatefulSet sts, by ordinal, with their nodes in ring (nil: not
 // read).
-func pods(all []corev1.Pod, sts string, ring *nodetool.Ring) []Pod {
+func pods(all []corev1.Pod, sts string, ring *nodetool.Ring, podState func(map[string]string) string) []Pod {
 	ps := []Pod{}
 	for i := range all {
 		p := &all[i]
@@ -257,6 +270,9 @@ func pods(all []corev1.Pod, sts string, ring *nodetool.Ring) []Pod {
 			continue
 		}
 		sp := Pod{Name: p.Name, Ordinal: n, Phase: string(p.Status.Phase), Ready: steps.PodReady(p), Terminating: p.DeletionTimestamp != nil, IP: p.Status.PodIP, NodeState: "?"}
+		if podState != nil {
+			sp.OperatorState = podState(p.Labels)
+		}
 		if ring != nil {
 			sp.NodeState = ""
 			if node, ok := ring.ByAddress(p.Status.PodIP); ok {
@@ -336,4 +352,17 @@ func removeOne(r Rack, dataTpl string, ringOK bool) *Space {
 	}
 	need, free, ok := operation.RemovalSpace(space(last), others)
 	return &Space{Pod: last.Name, Known: ok, NeedBytes: int64(need), FreeBytes: int64(free), Fits: ok && need <= free}
+}
+
+// actingOperators names the running operators of an operator that acts (they are
+// expected, not busy), for the text's operator line.
+func actingOperators(r Read) []string {
+	if !r.Acts {
+		return nil
+	}
+	var out []string
+	for _, op := range r.Operators {
+		out = append(out, op.String())
+	}
+	return out
 }

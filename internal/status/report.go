@@ -14,6 +14,9 @@ type Report struct {
 	Operation     *Operation                `json:"operation"`
 	LastOperation *checkpoint.LastOperation `json:"lastOperation"`
 	OperatorBusy  []string                  `json:"operatorBusy"`
+	// Operators are the running operators of an operator that scales the datacenter
+	// itself (they act, asked one node at a time; never paused).
+	Operators []string `json:"operators,omitempty"`
 	// StalePauses: operators held paused for operations that are gone; the next
 	// command that acts on their cluster releases them.
 	StalePauses []string `json:"stalePauses,omitempty"`
@@ -83,7 +86,10 @@ type Pod struct {
 	// NodeState is nodetool's two letters (UN, UL, DN…), "" when the ring does not list
 	// the pod's address, "?" when the ring could not be read.
 	NodeState string `json:"nodeState"`
-	HostID    string `json:"hostID,omitempty"`
+	// OperatorState is the operator's word for the pod ("Started", "Decommissioning", …;
+	// cass-operator's node-state label), "" when it keeps none.
+	OperatorState string `json:"operatorState,omitempty"`
+	HostID        string `json:"hostID,omitempty"`
 	// Load and Owns are nodetool status's cells, from the same ring read ("" unread).
 	Load string `json:"load,omitempty"`
 	Owns string `json:"owns,omitempty"`

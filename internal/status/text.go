@@ -83,7 +83,11 @@ func operationText(w io.Writer, op *Operation, s Style) {
 func operatorText(w io.Writer, rep Report, p output.Painter) {
 	title := fmt.Sprintf("%-12s", rep.Cluster.OperatorTitle+":")
 	if len(rep.OperatorBusy) == 0 {
-		fmt.Fprintf(w, "%s%s idle\n", title, p.OK("[OK]"))
+		if len(rep.Operators) > 0 {
+			fmt.Fprintf(w, "%s%s idle, running (%s): it scales the datacenter itself, asked one node at a time\n", title, p.OK("[OK]"), strings.Join(rep.Operators, ", "))
+		} else {
+			fmt.Fprintf(w, "%s%s idle\n", title, p.OK("[OK]"))
+		}
 	}
 	if op := rep.Operation; op != nil && op.PausedOperator != nil {
 		po := op.PausedOperator
@@ -133,9 +137,20 @@ func spaceText(w io.Writer, ro *Space, p output.Painter) {
 
 // podTable is the rack's pods, uncoloured.
 func podTable(w io.Writer, pods []Pod) {
-	rows := [][]string{{"POD", "READY", "NODE", "LOAD", "OWNS", "HOST ID", "IP"}}
+	states := false
 	for _, p := range pods {
-		rows = append(rows, []string{p.Name, p.readiness(), dash(p.NodeState), dash(p.Load), dash(p.Owns), dash(p.HostID), dash(p.IP)})
+		states = states || p.OperatorState != ""
+	}
+	rows := [][]string{{"POD", "READY", "NODE", "LOAD", "OWNS", "HOST ID", "IP"}}
+	if states {
+		rows[0] = append(rows[0], "OPERATOR")
+	}
+	for _, p := range pods {
+		row := []string{p.Name, p.readiness(), dash(p.NodeState), dash(p.Load), dash(p.Owns), dash(p.HostID), dash(p.IP)}
+		if states {
+			row = append(row, dash(p.OperatorState))
+		}
+		rows = append(rows, row)
 	}
 	table(w, rows)
 }

@@ -62,3 +62,6 @@ func (a *Adapter) BusyPods(ctx context.Context, ns, cluster string) ([]string, e
 	}
 	return out, nil
 }
+
+// PodState implements operator.PodStates: the node-state label.
+func (a *Adapter) PodState(labels map[string]string) string { return labels[LabelNodeState] }
