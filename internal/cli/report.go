@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/report"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/version"
@@ -100,6 +101,11 @@ func (o *Options) runReport(ctx context.Context, args []string, file, out string
 			}
 		}
 		return outOps, err
+	}
+	if rel, ok := s.adapter.(operator.Related); ok {
+		cfg.Related = func(ctx context.Context) (map[string][]unstructured.Unstructured, error) {
+			return rel.Related(ctx, cl.Namespace, cl.Name)
+		}
 	}
 	if withNodetool {
 		cfg.Nodetool = s.nt.Output

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -75,4 +77,10 @@ type Progress struct {
 // (cass-operator: node-state); status shows it beside the node's.
 type PodStates interface {
 	PodState(labels map[string]string) string
+}
+
+// Related is offered by an operator that keeps objects of its own about a cluster
+// (cass-operator: CassandraTasks): report includes them.
+type Related interface {
+	Related(ctx context.Context, ns, name string) (map[string][]unstructured.Unstructured, error)
 }

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,6 +50,9 @@ type Config struct {
 	// Records decodes the plugin's own annotations of the cluster resource into files
 	// (the checkpoint, the last operation), or says why one cannot be read.
 	Records func(u *unstructured.Unstructured) (files map[string]any, unreadable map[string]error)
+	// Related reads the operator's own objects about the cluster (cass-operator: its
+	// CassandraTasks), by kind (nil: none).
+	Related func(ctx context.Context) (map[string][]unstructured.Unstructured, error)
 	// Version is the plugin's version information.
 	Version any
 	// Secrets are values known to be secret (the JMX password): masked wherever they
@@ -161,6 +166,7 @@ func Build(ctx context.Context, cfg Config) *Report {
 	if cfg.Version != nil {
 		b.jsonFile("version.json", cfg.Version)
 	}
+	b.related(ctx)
 	pods, events, eventsErr := b.workloads(ctx)
 	if eventsErr != nil {
 		b.fail("Events", eventsErr)
@@ -181,6 +187,20 @@ func Build(ctx context.Context, cfg Config) *Report {
 	}
 	b.finish()
 	return b.rep
+}
+
+// related adds the operator's own objects about the cluster, one file per kind.
+func (b *builder) related(ctx context.Context) {
+	if b.cfg.Related == nil {
+		return
+	}
+	byKind, err := b.cfg.Related(ctx)
+	if err != nil {
+		b.fail("the operator's own objects", err)
+	}
+	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
+		b.items(strings.ToLower(kind)+"s.yaml", kind, anys(byKind[kind]))
+	}
 }
 
 func newBuilder(cfg Config) *builder {

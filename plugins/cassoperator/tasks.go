@@ -61,3 +61,24 @@ func taskRunning(t *unstructured.Unstructured, dc string) (bool, string) {
 	}
 	return true, fmt.Sprintf("CassandraTask %s (%s) has not finished: a resize while it runs breaks it (cass-operator #902)", t.GetName(), strings.Join(cmds, ","))
 }
+
+// Related implements operator.Related: the CassandraTasks on the datacenter, for report.
+func (a *Adapter) Related(ctx context.Context, ns, name string) (map[string][]unstructured.Unstructured, error) {
+	if a.Dynamic == nil {
+		return nil, nil
+	}
+	l, err := a.Dynamic.Resource(TaskGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot list CassandraTasks: %w", err)
+	}
+	var out []unstructured.Unstructured
+	for _, t := range l.Items {
+		if dc, _, _ := unstructured.NestedString(t.Object, "spec", "datacenter", "name"); dc == name {
+			out = append(out, t)
+		}
+	}
+	return map[string][]unstructured.Unstructured{"CassandraTask": out}, nil
+}
