@@ -126,6 +126,7 @@ func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists
 	early := startRingRead(ctx, s, withNodetool)
 	cl := s.cluster
 	rd := status.Read{Cluster: cl, Kind: s.adapter.Kind(), OperatorTitle: s.adapter.Title(), Nodetool: withNodetool, Commands: statusCommands(s)}
+	_, rd.Acts = s.adapter.(operator.Scaler)
 	rd.Checkpoint, rd.CheckpointErr = checkpointOf(cl, o.Kinds.Schemas(), s.adapter.Name())
 	if rd.Checkpoint != nil {
 		rd.Holder = hw.judge(o, rd.Checkpoint)
@@ -141,10 +142,15 @@ func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists
 // statusCommands are the commands status may suggest next.
 func statusCommands(s *session) status.Commands {
 	ns, name := s.cluster.Namespace, s.cluster.Name
+	start := fmt.Sprintf("kubectl cassandra scale -n %s %s --rack RACK --nodes N", ns, name)
+	if _, ok := s.adapter.(operator.Scaler); ok {
+		// The operator splits the datacenter's size over the racks itself.
+		start = fmt.Sprintf("kubectl cassandra scale -n %s %s --nodes SIZE", ns, name)
+	}
 	return status.Commands{
 		Resume:  s.resumeHint(),
 		Wait:    s.statusHint() + " --wait",
-		Start:   fmt.Sprintf("kubectl cassandra scale -n %s %s --rack RACK --nodes N", ns, name),
+		Start:   start,
 		Inspect: fmt.Sprintf("kubectl get %s -n %s %s -o yaml", s.adapter.GroupResource(), ns, name),
 	}
 }

@@ -41,6 +41,9 @@ type Read struct {
 	Pods         []corev1.Pod
 	PVCs         []corev1.PersistentVolumeClaim
 	Operators    []operator.Controller
+	// Acts: the operator scales the datacenter itself (operator.Scaler, cass-operator):
+	// a running one is not busy, it is the one that acts; none running is the warning.
+	Acts bool
 	// The lists' errors, in the order the warnings say them.
 	StatefulSetsErr, PodsErr, PVCsErr, OperatorsErr error
 	// StalePauses say which operators are held paused for operations that are gone
@@ -104,6 +107,9 @@ func cluster(r Read) Cluster {
 // controllers.
 func busy(r Read) []string {
 	b := append([]string{}, r.Cluster.Busy...)
+	if r.Acts {
+		return b
+	}
 	for _, op := range r.Operators {
 		b = append(b, fmt.Sprintf("%s operator %s is running (replicas %d)", r.OperatorTitle, op, op.Replicas))
 	}
@@ -126,6 +132,9 @@ func readWarnings(r Read) []string {
 		if e.err != nil {
 			w = append(w, fmt.Sprintf("cannot %s: %v", e.what, e.err))
 		}
+	}
+	if r.Acts && r.OperatorsErr == nil && len(r.Operators) == 0 {
+		w = append(w, fmt.Sprintf("no running %s operator manages namespace %s: it is the one that scales this datacenter, so no scale can run", r.OperatorTitle, r.Cluster.Namespace))
 	}
 	for _, e := range r.RingErrs {
 		w = append(w, fmt.Sprintf("cannot read the ring from %s: %v", e.Pod, e.Err))
