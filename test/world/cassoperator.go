@@ -7,7 +7,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -59,6 +61,9 @@ type cassOpState struct {
 	killed    []standin.Action
 	// paused: the plugin's requests do not step the stand-in (test setup, Settle).
 	paused bool
+	// ticks is the stand-in's clock: one second per step from a fixed start (its task
+	// names and transition times), so the same run makes the same names.
+	ticks  atomic.Int64
 	events []string
 	errs   []string
 }
@@ -196,7 +201,10 @@ func newCassOperator(t *testing.T, w *World, o Opts) {
 	sd := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	sd.PrependReactor("*", "*", w.operatorReact(w.Dyn.Tracker()))
 	w.co.cfg = standin.Config{Kube: sk, Dyn: sd, Cass: w.Cass, Namespace: w.NS, Name: dcName,
-		OperatorNamespace: w.NS, OperatorDeployment: CassOperatorDeployment}
+		OperatorNamespace: w.NS, OperatorDeployment: CassOperatorDeployment,
+		Now: func() time.Time {
+			return time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC).Add(time.Duration(w.co.ticks.Load()) * time.Second)
+		}}
 	w.co.op = standin.New(w.co.cfg)
 	w.co.procs = 1
 }
@@ -317,6 +325,7 @@ func (w *World) stepOperator() standin.Action {
 		w.co.op = standin.New(w.co.cfg)
 		w.co.procs++
 	}
+	w.co.ticks.Add(1)
 	a, err := w.co.op.Step(context.Background())
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -42,7 +42,7 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			if _, err := w.Kube.Tracker().Get(pvcsGVR, ns, claim); err == nil {
 				continue
 			}
-			if tpl.Name == "data" {
+			if tpl.Name == "data" || tpl.Name == "server-data" { // CassKop's, cass-operator's
 				freshData = true
 			}
 			_ = w.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{
