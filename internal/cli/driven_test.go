@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+	standin "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
+)
+
+// The plugin on a cass-operator world (test/world Opts.CassOperator): the operator, a
+// stand-in stepped once before each API request of the plugin, acts; the plugin asks
+// it for one node at a time and verifies each step.
+
+// drivenBuild is the plugin as main.go composes it: CassKop, then cass-operator.
+var drivenBuild = []operator.Operator{repair.Operator{Plugin: casskop.Plugin{}}, cassoperator.Plugin{}}
+
+// drun runs one command of that build against w, dying right after side effect crashAt.
+func drun(w *world.World, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
+	return runOperators(context.Background(), w, drivenBuild, w, crashAt, nil, args...)
+}
+
+func drivenWorld(t *testing.T, nodes int, racks ...string) *world.World {
+	if len(racks) == 0 {
+		racks = []string{"rack1"}
+	}
+	return world.New(t, world.Opts{CassOperator: true, Nodes: nodes, Racks: racks})
+}
+
+func scaleDC(n int) []string {
+	return []string{"scale", "dc1", "-n", "cassandra", "--nodes", fmt.Sprint(n), "--yes"}
+}
+
+// sizeWrites is the spec.size changes the plugin made, in order ("3->2").
+func sizeWrites(w *world.World) []string {
+	var out []string
+	for _, ev := range w.History() {
+		if ev.Kind == "write" && ev.Resource == "cassandradatacenters" && ev.SpecChanged {
+			out = append(out, fmt.Sprintf("%d->%d", ev.Before, ev.After))
+		}
+	}
+	return out
+}
+
+// sizeSteps is one size change per node, from 'from' to 'to'.
+func sizeSteps(from, to int) []string {
+	var out []string
+	for s := from; s != to; {
+		n := s - 1
+		if to > from {
+			n = s + 1
+		}
+		out = append(out, fmt.Sprintf("%d->%d", s, n))
+		s = n
+	}
+	return out
+}
+
+// assertDrivenHistory: the plugin changed spec.size exactly as sizes say (one write per
+// node, in order, whatever crashed), and nothing else that acts: no StatefulSet or
+// Deployment write, no PVC or pod delete, no nodetool decommission, drain or cleanup.
+func assertDrivenHistory(t *testing.T, w *world.World, sizes []string, label string) {
+	t.Helper()
+	w.AssertHistory(world.Expect{ExecKinds: []string{"decommission", "drain", "cleanup"}, SpecWrites: len(sizes)}, label)
+	if got := sizeWrites(w); strings.Join(got, " ") != strings.Join(sizes, " ") {
+		t.Errorf("%s: spec.size writes %v, want %v", label, got, sizes)
+	}
+}
+
+// assertDecommissionedOnce: each removed pod's node was decommissioned once, by the
+// operator (its one management-API call).
+func assertDecommissionedOnce(t *testing.T, w *world.World, pods []string, label string) {
+	t.Helper()
+	for _, p := range pods {
+		n, err := w.Cass.Node(p)
+		if err != nil {
+			t.Errorf("%s: node %s: %v", label, p, err)
+			continue
+		}
+		if n.DecommissionCalls != 1 || n.DecommissionsStarted != 1 || !n.Left {
+			t.Errorf("%s: node %s: %d decommission calls, %d started, left %v; want 1, 1, true", label, p, n.DecommissionCalls, n.DecommissionsStarted, n.Left)
+		}
+	}
+}
+
+func countActions(as []standin.Action, a standin.Action) int {
+	n := 0
+	for _, x := range as {
+		if x == a {
+			n++
+		}
+	}
+	return n
+}
+
+func pod(i int) string { return fmt.Sprintf("demo-dc1-rack1-sts-%d", i) }
+
+func TestDrivenStatus(t *testing.T) {
+	w := drivenWorld(t, 3)
+	out, errOut, code, _ := drun(w, 0, "status", "dc1", "-n", "cassandra")
+	if code != 0 {
+		t.Fatalf("status exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"CassandraDatacenter cassandra/dc1 (cass-operator", "Datacenter dc1 (size 3)", "Rack rack1: [OK] StatefulSet demo-dc1-rack1-sts, 3/3 ready",
+		pod(0), pod(1), pod(2), "server-data-" + pod(2), " UN ", "cass-operator:[OK] idle", "Next: kubectl cassandra scale -n cassandra dc1 --nodes SIZE"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if len(w.History()) != 0 {
+		t.Errorf("status wrote: %v", w.History())
+	}
+}
+
+// TestDrivenScaleSequence: 3 -> 2 -> 1 -> 3, each run to its end by the operator, the
+// plugin asking one node at a time.
+func TestDrivenScaleSequence(t *testing.T) {
+	w := drivenWorld(t, 3)
+	var sizes []string
+	for _, step := range []struct {
+		from, to int
+		removed  []string
+	}{{3, 2, []string{pod(2)}}, {2, 1, []string{pod(1)}}, {1, 3, nil}} {
+		label := fmt.Sprintf("scale %d -> %d", step.from, step.to)
+		before := len(w.OperatorActions())
+		out, errOut, code, _ := drun(w, 0, scaleDC(step.to)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s\noperator: %v\n%v", label, code, out, errOut, w.OperatorActions(), w.OperatorEvents())
+		}
+		w.SettleOperator(200)
+		w.AssertDrivenConverged(step.to, label)
+		sizes = append(sizes, sizeSteps(step.from, step.to)...)
+		assertDrivenHistory(t, w, sizes, label)
+		assertDecommissionedOnce(t, w, step.removed, label)
+		acts := w.OperatorActions()[before:]
+		if n := countActions(acts, standin.ActDecommission); n != len(step.removed) {
+			t.Errorf("%s: the operator decommissioned %d times, want %d: %v", label, n, len(step.removed), acts)
+		}
+		if step.to > step.from {
+			if n := countActions(acts, standin.ActStartNode); n != step.to-step.from {
+				t.Errorf("%s: the operator started %d nodes, want %d: %v", label, n, step.to-step.from, acts)
+			}
+			for i := step.from; i < step.to; i++ {
+				if got := w.Incarnations("pvc", "server-data-"+pod(i)); got != 2 {
+					t.Errorf("%s: PVC server-data-%s made %d times, want 2 (a fresh claim)", label, pod(i), got)
+				}
+			}
+		}
+	}
+}
