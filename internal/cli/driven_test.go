@@ -10,8 +10,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 	standin "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
 // The plugin on a cass-operator world (test/world Opts.CassOperator): the operator, a
@@ -153,4 +153,57 @@ func TestDrivenScaleSequence(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDrivenCrashMatrix kills the plugin right after each of its side effects during a
+// scale-down 3 -> 1 and a scale-up 1 -> 3 on the cass-operator world, then resumes
+// (once more crashed at another point, then to the end): each case converges with one
+// size write per node and nothing else done by the plugin, each removed node
+// decommissioned once by the operator.
+func TestDrivenCrashMatrix(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		from, to int
+		removed  []string
+	}{{"down-3to1", 3, 1, []string{pod(2), pod(1)}}, {"up-1to3", 1, 3, nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := drivenWorld(t, tc.from)
+			if _, errOut, code, crashed := drun(ref, 0, scaleDC(tc.to)...); code != 0 || crashed {
+				t.Fatalf("reference run: exit %d crashed %v\n%s", code, crashed, errOut)
+			}
+			ref.SettleOperator(200)
+			ref.AssertDrivenConverged(tc.to, "reference")
+			assertDrivenHistory(t, ref, sizeSteps(tc.from, tc.to), "reference")
+			points := ref.SideEffects()
+			if points < 2*abs(tc.from-tc.to) {
+				t.Fatalf("only %d side effects in the reference run", points)
+			}
+			for k := 1; k <= points; k++ {
+				label := fmt.Sprintf("crash after side effect %d/%d", k, points)
+				w := drivenWorld(t, tc.from)
+				if _, errOut, _, crashed := drun(w, k, scaleDC(tc.to)...); !crashed {
+					t.Fatalf("%s: not reached\n%s", label, errOut)
+				}
+				second := 1 + (k*7)%5
+				if _, errOut, code, crashed := drun(w, second, "resume", "dc1", "-n", "cassandra", "--yes"); !crashed && code != 0 {
+					t.Fatalf("%s: resume (second crash at %d) exited %d\n%s", label, second, code, errOut)
+				}
+				if _, errOut, code, crashed := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes"); crashed || code != 0 {
+					t.Fatalf("%s, then %d: final resume exited %d\n%s", label, second, code, errOut)
+				}
+				w.SettleOperator(200)
+				w.AssertDrivenConverged(tc.to, label)
+				assertDrivenHistory(t, w, sizeSteps(tc.from, tc.to), label)
+				assertDecommissionedOnce(t, w, tc.removed, label)
+			}
+			t.Logf("%s: %d crash points, each followed by a crashed and a clean resume", tc.name, points)
+		})
+	}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
