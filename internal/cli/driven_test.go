@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
@@ -206,4 +208,98 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// TestDrivenRefusals: no running cass-operator (the one that acts) refuses a scale and
+// a resume, changing nothing; --rack is a size only when SplitRacks gives it.
+func TestDrivenRefusals(t *testing.T) {
+	w := drivenWorld(t, 3)
+	w.ScaleCassOperator(0)
+	_, errOut, code, _ := drun(w, 0, scaleDC(2)...)
+	if code != exit.Refused || !strings.Contains(errOut, "no running cass-operator manages namespace cassandra") {
+		t.Fatalf("scale with cass-operator down: exit %d\n%s", code, errOut)
+	}
+	out, _, _, _ := drun(w, 0, "status", "dc1", "-n", "cassandra")
+	if !strings.Contains(out, "no running cass-operator operator manages namespace cassandra") {
+		t.Errorf("status does not warn that no cass-operator runs:\n%s", out)
+	}
+	if h := w.History(); len(h) != 0 {
+		t.Errorf("refused scale wrote: %v", h)
+	}
+	if got := w.DCCondition("ScalingDown"); got != "False" || len(w.OperatorActions()) != 0 {
+		t.Errorf("the stopped operator acted: %v", w.OperatorActions())
+	}
+
+	// Three racks of two nodes each.
+	w = drivenWorld(t, 6, "r1", "r2", "r3")
+	_, errOut, code, _ = drun(w, 0, "scale", "dc1", "-n", "cassandra", "--rack", "r1", "--nodes", "1", "--yes")
+	if code != exit.Refused || !strings.Contains(errOut, "no size gives rack r1 1 nodes and leaves the other racks as they are") ||
+		!strings.Contains(errOut, "kubectl cassandra scale dc1 --nodes SIZE") {
+		t.Fatalf("--rack r1 --nodes 1: exit %d\n%s", code, errOut)
+	}
+	if h := w.History(); len(h) != 0 {
+		t.Errorf("refused scale wrote: %v", h)
+	}
+	// r3 at 1 with r1, r2 at 2 is size 5: allowed, one node removed from r3.
+	out, errOut, code, _ = drun(w, 0, "scale", "dc1", "-n", "cassandra", "--rack", "r3", "--nodes", "1", "--yes")
+	if code != 0 || !strings.Contains(out, "size 6 -> 5") {
+		t.Fatalf("--rack r3 --nodes 1: exit %d\n%s\n%s", code, out, errOut)
+	}
+	w.SettleOperator(200)
+	w.AssertDrivenConverged(5, "--rack r3 --nodes 1")
+	assertDrivenHistory(t, w, []string{"6->5"}, "--rack r3 --nodes 1")
+	assertDecommissionedOnce(t, w, []string{"demo-dc1-r3-sts-1"}, "--rack r3 --nodes 1")
+}
+
+// TestDrivenOperatorKilled: cass-operator killed in the middle of its own scale-down
+// leaves a state it does not leave by itself (FACTS §8 A and C/D); the plugin stops
+// there, names the state and repair-operator-state, and does nothing unsafe itself.
+func TestDrivenOperatorKilled(t *testing.T) {
+	for _, tc := range []struct {
+		kill       standin.Action
+		msg        string
+		podGone    bool
+		pvcLeft    bool
+		statusLeft bool
+	}{
+		{kill: standin.ActDecommission, msg: "the operator stopped removing " + pod(2) + ": its node left the ring, but the pod was never marked leaving", pvcLeft: true, statusLeft: true},
+		{kill: standin.ActShrinkStatefulSet, msg: "the operator finished its scale-down but left the PVCs of " + pod(2), podGone: true, pvcLeft: true, statusLeft: true},
+	} {
+		t.Run(string(tc.kill), func(t *testing.T) {
+			w := drivenWorld(t, 3)
+			w.KillOperatorAfter(tc.kill)
+			out, errOut, code, _ := drun(w, 0, scaleDC(2)...)
+			if code == 0 || !strings.Contains(errOut, tc.msg) || !strings.Contains(errOut, "kubectl cassandra repair-operator-state -n cassandra dc1") {
+				t.Fatalf("exit %d\n%s\n%s\noperator: %v (waiting: %s)", code, out, errOut, w.OperatorActions(), w.OperatorWaiting())
+			}
+			if k := w.OperatorKills(); len(k) != 1 || k[0] != tc.kill {
+				t.Fatalf("operator kills %v", k)
+			}
+			// Nothing unsafe: one size write, no StatefulSet, claim or pod touched by the
+			// plugin, the node decommissioned once (by the operator), no violation.
+			assertDrivenHistory(t, w, []string{"3->2"}, "killed operator")
+			assertDecommissionedOnce(t, w, []string{pod(2)}, "killed operator")
+			if v := w.Violations(); len(v) > 0 {
+				t.Errorf("violations: %v", v)
+			}
+			pods, pvcs := " "+strings.Join(w.PodNames(), " ")+" ", " "+strings.Join(w.PVCNames(), " ")+" "
+			if strings.Contains(pods, " "+pod(2)+" ") == tc.podGone {
+				t.Errorf("pod %s present=%v, want %v", pod(2), !tc.podGone, !tc.podGone)
+			}
+			if strings.Contains(pvcs, " server-data-"+pod(2)+" ") != tc.pvcLeft {
+				t.Errorf("PVC of %s present=%v, want %v", pod(2), !tc.pvcLeft, tc.pvcLeft)
+			}
+			if st := strings.Join(w.NodeStatuses(), " "); strings.Contains(st, pod(2)) != tc.statusLeft {
+				t.Errorf("nodeStatuses %s", st)
+			}
+			if _, ok := w.DC().GetAnnotations()[checkpoint.Annotation]; !ok {
+				t.Error("the checkpoint is gone: the operation cannot be resumed after the repair")
+			}
+			// The operator, restarted, stays where it is (it does not leave the state).
+			w.SettleOperator(50)
+			if got := w.Replicas("rack1"); (tc.podGone && got != 2) || (!tc.podGone && got != 3) {
+				t.Errorf("StatefulSet replicas %d", got)
+			}
+		})
+	}
 }
