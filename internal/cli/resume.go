@@ -80,7 +80,12 @@ func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoi
 	if err := refuseDeleting(s, "resume operation "+cp.OperationID); err != nil {
 		return err
 	}
-	if cp.PausedOperator == nil {
+	if _, acts := s.adapter.(operator.Scaler); acts {
+		// The operator is the one that acts: it must run (and is never paused).
+		if err := o.requireActingOperator(ctx, s, ""); err != nil {
+			return err
+		}
+	} else if cp.PausedOperator == nil {
 		if err := o.refuseRunningOperator(ctx, s); err != nil {
 			return err
 		}

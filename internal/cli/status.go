@@ -145,10 +145,15 @@ func (o *Options) readStatus(ctx context.Context, s *session, lists *statusLists
 // statusCommands are the commands status may suggest next.
 func statusCommands(s *session) status.Commands {
 	ns, name := s.cluster.Namespace, s.cluster.Name
+	start := fmt.Sprintf("kubectl cassandra scale -n %s %s --rack RACK --nodes N", ns, name)
+	if _, ok := s.adapter.(operator.Scaler); ok {
+		// The operator splits the datacenter's size over the racks itself.
+		start = fmt.Sprintf("kubectl cassandra scale -n %s %s --nodes SIZE", ns, name)
+	}
 	return status.Commands{
 		Resume:  s.resumeHint(),
 		Wait:    s.statusHint() + " --wait",
-		Start:   fmt.Sprintf("kubectl cassandra scale -n %s %s --rack RACK --nodes N", ns, name),
+		Start:   start,
 		Inspect: fmt.Sprintf("kubectl get %s -n %s %s -o yaml", s.adapter.GroupResource(), ns, name),
 	}
 }

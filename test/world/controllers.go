@@ -42,7 +42,7 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			if _, err := w.Kube.Tracker().Get(pvcsGVR, ns, claim); err == nil {
 				continue
 			}
-			if tpl.Name == "data" {
+			if tpl.Name == "data" || tpl.Name == "server-data" { // CassKop's, cass-operator's
 				freshData = true
 			}
 			_ = w.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{
@@ -55,9 +55,14 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 		var addr string
 		var start func()
 		known, err := w.Cass.Node(name)
+		dc, rack := w.rackOf(sts)
 		if err == nil && !freshData {
 			addr = known.Address
 			start = func() { _ = w.Cass.Restart(name) }
+			if w.co != nil && known.Running {
+				// The JVM stopped with the old pod; the operator starts the new one.
+				_ = w.Cass.UpdateFault(name, func(f *sim.Fault) { f.Down = true })
+			}
 		} else {
 			if err == nil {
 				_ = w.Cass.RemoveNode(name) // its data is gone: a new node takes the name
@@ -65,7 +70,7 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			w.nextIP++
 			addr = w.simAddress(w.nextIP)
 			spec := sim.NodeSpec{Pod: name, HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", w.nextIP), Address: addr,
-				DC: sts.Labels[casskop.LabelDC], Rack: sts.Labels[casskop.LabelRack], Load: "1.2 GiB"}
+				DC: dc, Rack: rack, Load: "1.2 GiB"}
 			var f sim.Fault
 			if w.joinFails[name] {
 				f.JoinFails = true
@@ -78,11 +83,15 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 		}
 		uid := w.nextUID("pod", name)
 		ready := corev1.ConditionTrue
-		if w.startTime > 0 {
+		if w.startTime > 0 || w.co != nil {
 			ready = corev1.ConditionFalse
 		}
+		labels := sts.Spec.Selector.MatchLabels
+		if len(sts.Spec.Template.Labels) > 0 {
+			labels = sts.Spec.Template.Labels
+		}
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: sts.Spec.Selector.MatchLabels, UID: uid, ResourceVersion: "1"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, UID: uid, ResourceVersion: "1"},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podAddress(addr),
 				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}},
 		}
@@ -97,6 +106,9 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			continue
 		}
 		_ = w.Kube.Tracker().Add(pod)
+		if w.co != nil {
+			continue // Cassandra starts when the operator calls the management API (FACTS §3.7)
+		}
 		if w.startTime == 0 {
 			start()
 			continue
@@ -158,7 +170,7 @@ func (w *World) podDeleted(ns, pod string) {
 // crBefore returns a copy of the CassandraCluster before a write to it (nil for any other
 // write), and refuses a /status write when the CRD serves no status subresource.
 func (w *World) crBefore(tracker k8stesting.ObjectTracker, action k8stesting.Action) (*unstructured.Unstructured, error) {
-	if action.GetResource().Resource != casskop.Resource {
+	if action.GetResource().Resource != w.crGVR().Resource {
 		return nil, nil
 	}
 	if v := action.GetVerb(); v != "patch" && v != "update" {

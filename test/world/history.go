@@ -44,6 +44,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("#%d nodetool %s on %s", e.Proc, e.Verb, e.Name)
 	case e.Resource == "statefulsets" || e.Resource == "deployments":
 		return fmt.Sprintf("#%d %s %s/%s replicas %d->%d", e.Proc, e.Verb, e.Resource, e.Name, e.Before, e.After)
+	case e.SpecChanged && e.Before != e.After:
+		return fmt.Sprintf("#%d %s %s/%s size %d->%d", e.Proc, e.Verb, e.Resource, e.Name, e.Before, e.After)
 	}
 	return fmt.Sprintf("#%d %s %s/%s", e.Proc, e.Verb, e.Resource, e.Name)
 }
@@ -90,6 +92,10 @@ func snapOf(obj any) histSnap {
 		}
 	case *unstructured.Unstructured:
 		s.spec = o.Object["spec"]
+		// A CassandraDatacenter's spec.size (0 for a CassandraCluster), kept as replicas.
+		if n, ok, _ := unstructured.NestedInt64(o.Object, "spec", "size"); ok {
+			s.replicas = int32(n)
+		}
 		s.checkpoint = o.GetAnnotations()[checkpoint.Annotation]
 	}
 	return s
@@ -116,7 +122,7 @@ func (w *World) recordWrite(tracker k8stesting.ObjectTracker, action k8stesting.
 		if cur, err := tracker.Get(gvr, action.GetNamespace(), e.Name); err == nil {
 			after := snapOf(cur)
 			e.Before, e.After = before.replicas, after.replicas
-			if gvr.Resource == "cassandraclusters" {
+			if gvr.Resource == w.crGVR().Resource {
 				e.SpecChanged = !reflect.DeepEqual(before.spec, after.spec)
 				e.Checkpoint = before.checkpoint != after.checkpoint
 			}
@@ -240,7 +246,7 @@ func (w *World) AssertHistory(e Expect, label string) {
 	if len(errs) > 0 {
 		var story []string
 		for _, ev := range h {
-			if ev.Kind == "exec" || (ev.Resource != "cassandraclusters" || ev.SpecChanged) {
+			if ev.Kind == "exec" || (ev.Resource != w.crGVR().Resource || ev.SpecChanged) {
 				story = append(story, ev.String())
 			}
 		}

@@ -90,6 +90,8 @@ type World struct {
 	ipv6              bool
 	// chg is what the changing-world checks keep (matrix.go).
 	chg changeState
+	// co is the cass-operator shape's stand-in (cassoperator.go); nil for CassKop's.
+	co *cassOpState
 }
 
 // CCGVR is the CassandraCluster resource of the fake world.
@@ -132,6 +134,9 @@ type Opts struct {
 	// IPv6 gives the pods IPv6 addresses: Cassandra prints them in full
 	// (fd00:10:244:0:0:0:0:b), the pods' status.podIP short (fd00:10:244::b) (changes.go).
 	IPv6 bool
+	// CassOperator builds the cass-operator shape instead (cassoperator.go): a
+	// CassandraDatacenter dc1 of size Nodes split over Racks, played by the stand-in.
+	CassOperator bool
 }
 
 // New builds a CassKop-shaped cluster "demo" in namespace "cassandra".
@@ -156,6 +161,16 @@ func New(t *testing.T, o Opts) *World {
 	}
 	for _, p := range o.PendingPods {
 		w.pendingPods[p] = true
+	}
+	if o.CassOperator {
+		if o.RF == 0 {
+			o.RF = 1
+		}
+		w.Kube = kubefake.NewSimpleClientset()
+		newCassOperator(t, w, o)
+		w.install(o)
+		w.installCassOperator()
+		return w
 	}
 	scheme := runtime.NewScheme()
 	cr := &unstructured.Unstructured{Object: map[string]any{
@@ -237,13 +252,18 @@ func New(t *testing.T, o Opts) *World {
 			Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: sel}}})
 		w.deploymentController(w.NS, "casskop")
 	}
+	w.install(o)
+	return w
+}
+
+// install puts the world's reactors on its clients.
+func (w *World) install(o Opts) {
 	w.Kube.PrependWatchReactor("pods", w.watchPods(o.NoWatchList))
 	w.Kube.PrependReactor("*", "*", w.react(w.Kube.Tracker()))
 	w.Dyn.PrependReactor("*", "*", w.react(w.Dyn.Tracker()))
 	// Installed last, so it runs first: every API request counts, and one can fail.
 	w.Kube.PrependReactor("*", "*", w.fault)
 	w.Dyn.PrependReactor("*", "*", w.fault)
-	return w
 }
 
 func (w *World) add(obj runtime.Object) {
@@ -326,7 +346,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 					if pre := a.GetDeleteOptions().Preconditions; pre == nil || pre.UID == nil {
 						w.violations = append(w.violations, "PVC "+a.GetName()+" deleted without a UID precondition")
 					}
-					pod := strings.TrimPrefix(strings.TrimPrefix(a.GetName(), "data-"), "cassandra-logs-")
+					pod := claimPod(a.GetName())
 					if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), pod); err == nil {
 						w.violations = append(w.violations, "PVC "+a.GetName()+" deleted while pod "+pod+" exists")
 					}
@@ -593,7 +613,11 @@ func (w *World) Violations() []string {
 // CR returns the CassandraCluster object.
 func (w *World) CR() *unstructured.Unstructured {
 	w.t.Helper()
-	u, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
+	name := w.Name
+	if w.co != nil {
+		name = "dc1"
+	}
+	u, err := w.Dyn.Tracker().Get(w.crGVR(), w.NS, name)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -619,7 +643,7 @@ func (w *World) PVCNames() []string {
 }
 
 func (w *World) Replicas(rack string) int {
-	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w.NS, casskop.StatefulSetName(w.Name, "dc1", rack))
+	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w.NS, w.stsName(rack))
 	if err != nil {
 		w.t.Fatal(err)
 	}

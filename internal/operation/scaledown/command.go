@@ -64,7 +64,7 @@ scale command again does the same.`,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
 			operation.RackFlags(fs, req, "Rack to scale down")
-			fs.IntVar(&req.Nodes, "nodes", 0, "Number of nodes the rack keeps (an operator that splits a datacenter's size itself: the datacenter's size)")
+			fs.IntVar(&req.Nodes, "nodes", 0, "Number of nodes the rack keeps (for an operator that splits a datacenter's size over its racks itself, without --rack: the datacenter's size)")
 			fs.BoolVar(&req.Force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
 			fs.BoolVar(&req.Cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
 		},
@@ -106,7 +106,9 @@ func validate(req operation.Request, changed func(string) bool) error {
 	if req.Nodes < 1 {
 		return exit.Usagef("--nodes must be a positive number, got %d (rack removal is not what scale does: it keeps at least one node per rack)", req.Nodes)
 	}
-	return operation.RequireRack(req)
+	// The racks are checked by the plan: an operator that splits a datacenter's size
+	// itself (operator.Scaler) takes --nodes alone as the datacenter's size.
+	return nil
 }
 
 // planScale plans a scale-down, or a scale-up when the racks grow; --force is only for

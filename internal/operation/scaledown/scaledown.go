@@ -93,6 +93,9 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if sc, ok := env.Adapter.(operator.Scaler); ok {
 		return k.planDriven(ctx, env, sc)
 	}
+	if err := operation.RequireRack(env.Request); err != nil {
+		return nil, err
+	}
 	p, cl, req := env.Planner, env.Cluster, env.Request
 	plan, err := k.NewScalePlan(env)
 	if err != nil {

@@ -134,8 +134,10 @@ func applyPatch(old *unstructured.Unstructured, pt types.PatchType, patch []byte
 			return nil, err
 		}
 	}
+	// As the API server decodes it: integers stay int64 (a plain json.Unmarshal makes
+	// them float64, and spec.size would then read as changed by any patch).
 	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(out, &u.Object); err != nil {
+	if err := u.UnmarshalJSON(out); err != nil {
 		return nil, err
 	}
 	return u, nil

@@ -1,12 +1,15 @@
 package cassoperator
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 )
 
@@ -86,5 +89,20 @@ func TestSizeChangePolicyObjects(t *testing.T) {
 		if err != nil || !strings.Contains(string(y), "apiVersion: admissionregistration.k8s.io/v1") {
 			t.Fatalf("yaml: %s %v", y, err)
 		}
+	}
+}
+
+// An annotation-only merge patch is no size change, even while scaling: the patched
+// object's spec.size must decode as the integer it is.
+func TestWebhookAnnotationPatchWhileScaling(t *testing.T) {
+	e := newEnv(t, []string{"r1"}, 3)
+	_ = e.setSize(2)
+	op := New(e.cfg())
+	if a, _ := op.Step(context.Background()); a != CondAction(CondScalingDown, "True") {
+		t.Fatalf("first action %q", a)
+	}
+	body := []byte(`{"metadata":{"annotations":{"a":"b"}}}`)
+	if _, err := e.dyn.Resource(DatacenterGVR).Namespace(testNS).Patch(context.Background(), testDC, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("annotation patch while scaling down: %v", err)
 	}
 }
