@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
+	cassrepair "github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator/repair"
 	standin "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -21,7 +22,7 @@ import (
 // it for one node at a time and verifies each step.
 
 // drivenBuild is the plugin as main.go composes it: CassKop, then cass-operator.
-var drivenBuild = []operator.Operator{repair.Operator{Plugin: casskop.Plugin{}}, cassoperator.Plugin{}}
+var drivenBuild = []operator.Operator{repair.Operator{Plugin: casskop.Plugin{}}, cassrepair.Operator{Plugin: cassoperator.Plugin{}}}
 
 // drun runs one command of that build against w, dying right after side effect crashAt.
 func drun(w *world.World, crashAt int, args ...string) (stdout, stderr string, code int, crashed bool) {
@@ -258,12 +259,13 @@ func TestDrivenOperatorKilled(t *testing.T) {
 	for _, tc := range []struct {
 		kill       standin.Action
 		msg        string
+		found      string
 		podGone    bool
 		pvcLeft    bool
 		statusLeft bool
 	}{
-		{kill: standin.ActDecommission, msg: "the operator stopped removing " + pod(2) + ": its node left the ring, but the pod was never marked leaving", pvcLeft: true, statusLeft: true},
-		{kill: standin.ActShrinkStatefulSet, msg: "the operator finished its scale-down but left the PVCs of " + pod(2), podGone: true, pvcLeft: true, statusLeft: true},
+		{kill: standin.ActDecommission, msg: "the operator stopped removing " + pod(2) + ": its node left the ring, but the pod was never marked leaving", found: "was never labelled Decommissioning", pvcLeft: true, statusLeft: true},
+		{kill: standin.ActShrinkStatefulSet, msg: "the operator finished its scale-down but left the PVCs of " + pod(2), found: "is left over", podGone: true, pvcLeft: true, statusLeft: true},
 	} {
 		t.Run(string(tc.kill), func(t *testing.T) {
 			w := drivenWorld(t, 3)
@@ -300,6 +302,27 @@ func TestDrivenOperatorKilled(t *testing.T) {
 			if got := w.Replicas("rack1"); (tc.podGone && got != 2) || (!tc.podGone && got != 3) {
 				t.Errorf("StatefulSet replicas %d", got)
 			}
+			// repair-operator-state finds the state (verified against the ring), its dry
+			// run changes nothing, the repair un-sticks the operator, which finishes by
+			// itself; the scale is resumed and converges.
+			before := len(w.History())
+			out, errOut, code, _ = drun(w, 0, "repair-operator-state", "dc1", "-n", "cassandra", "--dry-run")
+			if code != 0 || !strings.Contains(out, tc.found) || len(w.History()) != before {
+				t.Fatalf("repair dry run (exit %d):\n%s\n%s", code, out, errOut)
+			}
+			// The scale's checkpoint is in flight: the repair carries it on (the same
+			// operation ID), and nothing is left to resume.
+			out, errOut, code, _ = drun(w, 0, "repair-operator-state", "dc1", "-n", "cassandra", "--yes", "--poll-interval", "1ms")
+			t.Logf("repair (exit %d):\n%s\n%s", code, out, errOut)
+			if code != 0 {
+				t.Fatalf("repair (exit %d):\n%s\n%s\noperator: %v", code, out, errOut, w.OperatorActions())
+			}
+			w.SettleOperator(50)
+			if out, errOut, code, _ := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes", "--poll-interval", "1ms"); code != 0 || !strings.Contains(out+errOut, "No operation in flight") {
+				t.Fatalf("resume after the repair (exit %d):\n%s\n%s", code, out, errOut)
+			}
+			w.AssertDrivenConverged(2, "repaired and carried on")
+			assertDecommissionedOnce(t, w, []string{pod(2)}, "repaired")
 		})
 	}
 }

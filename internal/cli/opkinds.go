@@ -99,6 +99,8 @@ func (o *Options) inFlight(ctx context.Context, s *session, existing *checkpoint
 		return answer.Refuse
 	case answer.Replan:
 		return o.replanForce(ctx, s, existing, st)
+	case answer.Absorb:
+		return o.absorb(ctx, s, existing, st)
 	case answer.Resume:
 		if answer.Say == "" {
 			answer.Say = fmt.Sprintf("Operation %s is in flight; resuming it.", existing.OperationID)

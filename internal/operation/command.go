@@ -67,6 +67,10 @@ type InFlight struct {
 	// Replan: the same target asked with another --force; it is planned again when
 	// no node of it is half removed (internal/cli/replan.go).
 	Replan bool
+	// Absorb: the command is planned with the operation in flight handed to its plan
+	// (Env.InFlight), which carries what is left of it; the new plan replaces it under
+	// its ID (repair-operator-state on a cass-operator scale stuck mid-way).
+	Absorb bool
 	// Refuse, when set, is the refusal; else (neither Resume nor Replan) the generic
 	// "another operation is in flight" one.
 	Refuse error

@@ -94,6 +94,9 @@ type Env struct {
 	// operator.StatusRepair).
 	Adapter operator.Adapter
 	Request Request
+	// InFlight is the operation in flight the plan absorbs (InFlight.Absorb), nil
+	// otherwise.
+	InFlight *checkpoint.Checkpoint
 }
 
 // Offerer is an operator (operator.Operator) that offers operation kinds of its own,

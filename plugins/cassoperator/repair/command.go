@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
 
 // Command implements operation.Commander: kubectl cassandra repair-operator-state on a
@@ -29,13 +30,19 @@ interrupted during a scale-down, and repair them so that it moves on by itself:
   - a pod labelled Decommissioning whose node is UN and kept by the datacenter's size: label it
     Started again.
 
-Nothing is deleted for a node still in the ring. cass-operator is never paused.`,
+Nothing is deleted for a node still in the ring. cass-operator is never paused. A scale that
+stopped on one of these states is carried on by the repair: its plan ends with what was left of
+the scale, under the same operation ID.`,
 		Example: `  # Find what cass-operator is stuck on, verify, show the plan, repair
   kubectl cassandra repair-operator-state -n cassandra dc1 --dry-run`,
 		DryRun: "Print what is stuck and the plan, and change nothing", During: "the repair",
 		InFlight: func(existing *checkpoint.Checkpoint, _ operation.Asked) operation.InFlight {
-			if existing.Kind == Name {
+			switch {
+			case existing.Kind == Name:
 				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Repair %s is in flight; resuming it.", existing.OperationID)}
+			case existing.Operator == cassoperator.Plugin{}.Name():
+				// A scale that met the stuck state: repaired first, then carried on.
+				return operation.InFlight{Absorb: true}
 			}
 			return operation.InFlight{}
 		},

@@ -36,8 +36,8 @@ func (Operator) Kinds() []operation.Kind { return []operation.Kind{Kind{}} }
 func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
-		Checkpoint: checkpoint.Schema{Version: 2, Unowned: true, Steps: append([]string{checkpoint.StepWaitPodGone, steps.StepWaitClaimsGone, steps.StepWaitReleased},
-			ownSteps...)},
+		Checkpoint: checkpoint.Schema{Version: 2, Unowned: true, NewNodes: true,
+			Steps: append(append([]string{checkpoint.StepVerifyLeft, checkpoint.StepWaitPodGone, checkpoint.StepWaitJoined}, steps.DrivenStepKinds...), ownSteps...)},
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{KeepsCount: true},
@@ -61,6 +61,9 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 	var pods []string
 	for _, n := range cp.Nodes {
 		pods = append(pods, n.Pod)
+	}
+	if cp.Target.Size > 0 {
+		return fmt.Sprintf("cass-operator's stuck state repaired, then datacenter %s scaled to size %d (nodes %s)", cp.Target.DC, cp.Target.Size, strings.Join(pods, ", "))
 	}
 	return fmt.Sprintf("cass-operator's stuck states repaired for %s (datacenter %s)", strings.Join(pods, ", "), cp.Target.DC)
 }

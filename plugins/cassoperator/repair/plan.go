@@ -99,6 +99,10 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		}
 	}
 	found, notes := find(s)
+	if len(found) == 0 && env.InFlight != nil {
+		return nil, exit.Refusedf("cass-operator is not stuck on datacenter %s (%s); operation %s is in flight: resume it (kubectl cassandra resume -n %s %s); nothing changed",
+			dc.Name, strings.Join(append(notes, "nothing found"), "; "), env.InFlight.OperationID, cl.Namespace, cl.Name)
+	}
 	if len(found) == 0 {
 		msg := fmt.Sprintf("cass-operator is not stuck on datacenter %s: nothing to repair", dc.Name)
 		if len(notes) > 0 {
@@ -129,7 +133,40 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		}
 	}
 	plan.CP.Target.DC, plan.CP.Target.From = dc.Name, from
+	if env.InFlight != nil {
+		carryOn(plan, env.InFlight)
+	}
 	return plan, nil
+}
+
+// carryOn appends what is left of the operation in flight (a scale that met the stuck
+// state) to the repair's plan: its steps not done, in their order, but those the repair
+// plans itself, with its nodes and target. Each step asks the world again when it runs.
+func carryOn(plan *operation.Plan, old *checkpoint.Checkpoint) {
+	have := map[string]bool{}
+	for _, st := range plan.CP.Steps {
+		have[st.ID] = true
+	}
+	for _, st := range old.Steps {
+		if st.State != checkpoint.StateDone && !have[st.ID] {
+			plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(st.Kind, st.Pod))
+		}
+	}
+	// The scale's record of a node (its claims' UIDs, the size that asks for it) wins.
+	nodes := map[string]int{}
+	for i, n := range plan.CP.Nodes {
+		nodes[n.Pod] = i
+	}
+	for _, n := range old.Nodes {
+		if i, ok := nodes[n.Pod]; ok {
+			plan.CP.Nodes[i] = n
+		} else {
+			plan.CP.Nodes = append(plan.CP.Nodes, n)
+		}
+	}
+	plan.CP.Target = old.Target
+	plan.CP.Force = old.Force
+	plan.Findings = append(plan.Findings, fmt.Sprintf("operation %s (%s) was in flight: the plan carries on with what is left of it", old.OperationID, old.Kind))
 }
 
 // stepsFor is the repair of one stuck state.
