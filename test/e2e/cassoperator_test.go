@@ -1,0 +1,404 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	cassop "github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
+	coop "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
+)
+
+// cassOperatorScenarios run against k8ssandra cass-operator's CassandraDatacenter, the
+// operator played by the stand-in (test/standin/cassoperator) in the test process.
+func cassOperatorScenarios() []scenario {
+	return []scenario{
+		{name: "status-one-rack", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStatus(t, []string{"rack1"}) }},
+		{name: "status-three-racks", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStatus(t, []string{"r1", "r2", "r3"}) }},
+		{name: "scale-3-2-1-3-sigkill-each-driven-kind", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpScaleKills(t) }},
+		{name: "refuse-operator-down", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRefuseOperatorDown(t) }},
+	}
+}
+
+// TestCassOperator installs cass-operator's CRDs once (they do not clash with the
+// CassandraCluster variants of TestCassKop) and runs its scenarios in parallel, each in
+// its own namespace. Run alone: -run 'TestCassOperator(/NAME)?'.
+func TestCassOperator(t *testing.T) {
+	requireE2E(t)
+	t0 := time.Now()
+	if err := suite.clients.InstallCassOperatorCRDs(context.Background(), suite.root); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cass-operator CRDs installed in %s", time.Since(t0).Round(time.Millisecond))
+	for _, sc := range cassOperatorScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			if !sc.group {
+				summary.track(t)
+			}
+			sc.run(t, nil)
+		})
+	}
+}
+
+// newCassOpDC creates a Ready CassandraDatacenter in ns with the stand-in operator
+// running (fixture.NewCassOperatorDatacenter), stopped when the test ends.
+func newCassOpDC(t *testing.T, ns string, o fixture.DatacenterOptions) *fixture.Datacenter {
+	t.Helper()
+	requireSim(t)
+	t0 := time.Now()
+	if o.StateDir == "" {
+		o.StateDir = filepath.Join(suite.env.Dir, "sim", ns)
+	}
+	dc, err := suite.clients.NewCassOperatorDatacenter(context.Background(), ns, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dc.Stop)
+	t.Logf("datacenter %s/%s ready in %s: %d pods", ns, dc.Name, time.Since(t0).Round(time.Millisecond), len(dc.Pods))
+	return dc
+}
+
+func cassOpScaleArgs(dc *fixture.Datacenter, nodes int) []string {
+	return append([]string{"scale", dc.Name, "--nodes", strconv.Itoa(nodes)}, runFlags...)
+}
+
+func cassOpResumeArgs(dc *fixture.Datacenter) []string {
+	return append([]string{"resume", dc.Name}, runFlags...)
+}
+
+// testCassOpStatus: `kubectl cassandra status` on a Ready datacenter shows its racks,
+// pods and nodes.
+func testCassOpStatus(t *testing.T, racks []string) {
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Racks: racks, Size: 3})
+	r := cassandra(t, ns, time.Minute, "status", dc.Name)
+	require.Equal(t, exitOK, r.Code, "%s", r)
+	for _, rack := range racks {
+		assert.Contains(t, r.Stdout, rack, "rack %s shown:\n%s", rack, r)
+	}
+	for _, p := range dc.Pods {
+		assert.Contains(t, r.Stdout, p.Name, "pod shown:\n%s", r)
+		assert.Contains(t, r.Stdout, p.IP, "node address shown:\n%s", r)
+	}
+	assert.Contains(t, r.Stdout, "UN", "nodes Up/Normal:\n%s", r)
+	assert.NoError(t, dc.RunErr())
+	assert.Empty(t, dc.Operator.Actions(), "the stand-in finds nothing to do on the fixture")
+	summary.markConverged(t)
+}
+
+// drivenLine matches the progress line the plugin prints when it starts a step of a
+// driven scale-down of pod ("[..] <the step's description>").
+func drivenLine(kind, pod string) *regexp.Regexp {
+	q := regexp.QuoteMeta(pod)
+	var re string
+	switch kind {
+	case steps.StepRequestRemoval:
+		re = `ask the operator to remove ` + q + ` `
+	case steps.StepWaitLeaving:
+		re = `wait until the operator's decommission of ` + q + ` is under way`
+	case "verify-left":
+		re = `verify ` + q + ` left the ring`
+	case "wait-pod-gone":
+		re = `wait until pod ` + q + ` is gone`
+	case steps.StepWaitClaimsGone:
+		re = `wait until the operator deleted the PVCs of ` + q
+	case steps.StepWaitReleased:
+		re = `wait until the operator's status lets go of ` + q
+	default:
+		panic("no progress line known for " + kind)
+	}
+	return regexp.MustCompile(`\[\.\.\] ` + re)
+}
+
+// killAtLine SIGKILLs p as soon as its progress output matches rx; false if p ended
+// first (without printing it).
+func killAtLine(t *testing.T, p *Proc, rx *regexp.Regexp) bool {
+	t.Helper()
+	deadline := time.After(opTimeout)
+	for {
+		out, grew := p.stderr.changed()
+		if rx.MatchString(out) {
+			_ = p.cmd.Process.Signal(syscall.SIGKILL)
+			r := p.Wait(t, 30*time.Second)
+			return r.Code == 128+int(syscall.SIGKILL)
+		}
+		select {
+		case <-grew:
+		case <-p.Done():
+			return false
+		case <-deadline:
+			t.Fatalf("no line %q within %s; plugin stderr so far:\n%s", rx, opTimeout, p.Stderr())
+			return false
+		}
+	}
+}
+
+// scaleKillingAt runs `scale --nodes to`, SIGKILLs it when it starts kinds[0] on pod,
+// then resumes, killing the resume at kinds[1], and so on; the last resume runs to the
+// end. It returns the kinds where a kill landed.
+func scaleKillingAt(t *testing.T, dc *fixture.Datacenter, to int, pod string, kinds []string) []string {
+	t.Helper()
+	var hit []string
+	p := startCassandra(t, dc.Namespace, cassOpScaleArgs(dc, to)...)
+	for _, k := range kinds {
+		if killAtLine(t, p, drivenLine(k, pod)) {
+			hit = append(hit, k)
+			summary.crash("cass-operator/" + k)
+			t.Logf("SIGKILL at %s of %s", k, pod)
+		} else {
+			r := p.Wait(t, opTimeout)
+			require.Equal(t, exitOK, r.Code, "ended before %s of %s:\n%s", k, pod, r)
+			t.Logf("the run ended before %s of %s could be hit", k, pod)
+			return hit
+		}
+		summary.resumed()
+		p = startCassandra(t, dc.Namespace, cassOpResumeArgs(dc)...)
+	}
+	r := p.Wait(t, opTimeout)
+	require.Equal(t, exitOK, r.Code, "the last resume:\n%s", r)
+	return hit
+}
+
+// assertDCAt waits until the datacenter is settled at n nodes (one rack): spec.size,
+// the StatefulSet, pods 0..n-1 Started, exactly their server-data claims, the ring's n
+// nodes UN, nodeStatuses, progress Ready, ScalingDown/Up False, no checkpoint.
+func assertDCAt(t *testing.T, dc *fixture.Datacenter, n int) {
+	t.Helper()
+	kc := suite.clients.Kube
+	ns := dc.Namespace
+	rack := dc.Opts.Racks[0]
+	var want []string
+	for i := range n {
+		want = append(want, dc.PodName(rack, i))
+	}
+	waitFor(t, fmt.Sprintf("datacenter settled at %d nodes", n), time.Minute, func(ctx context.Context) (bool, error) {
+		u, err := dc.Get(ctx)
+		if err != nil {
+			return false, err
+		}
+		if size, _, _ := unstructured.NestedInt64(u.Object, "spec", "size"); int(size) != n {
+			return false, fmt.Errorf("spec.size %d", size)
+		}
+		if _, ok := u.GetAnnotations()[annCheckpoint]; ok {
+			return false, fmt.Errorf("checkpoint still there")
+		}
+		if p, _, _ := unstructured.NestedString(u.Object, "status", "cassandraOperatorProgress"); p != "Ready" {
+			return false, fmt.Errorf("progress %q", p)
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, ci := range conds {
+			m, _ := ci.(map[string]any)
+			if (m["type"] == "ScalingDown" || m["type"] == "ScalingUp") && m["status"] != "False" {
+				return false, fmt.Errorf("condition %v %v", m["type"], m["status"])
+			}
+		}
+		nst, _, _ := unstructured.NestedMap(u.Object, "status", "nodeStatuses")
+		var keys []string
+		for k := range nst {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if !slices.Equal(keys, want) {
+			return false, fmt.Errorf("nodeStatuses %v", keys)
+		}
+		sts, err := kc.AppsV1().StatefulSets(ns).Get(ctx, dc.StatefulSetName(rack), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if *sts.Spec.Replicas != int32(n) || sts.Status.ReadyReplicas != int32(n) {
+			return false, fmt.Errorf("statefulset %d replicas, %d ready", *sts.Spec.Replicas, sts.Status.ReadyReplicas)
+		}
+		pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: dc.Selector()})
+		if err != nil {
+			return false, err
+		}
+		var names []string
+		for _, p := range pods.Items {
+			names = append(names, p.Name)
+			if p.Labels[cassop.LabelNodeState] != cassop.StateStarted || p.DeletionTimestamp != nil {
+				return false, fmt.Errorf("pod %s %s", p.Name, p.Labels[cassop.LabelNodeState])
+			}
+		}
+		sort.Strings(names)
+		if !slices.Equal(names, want) {
+			return false, fmt.Errorf("pods %v", names)
+		}
+		pvcs, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: dc.Selector()})
+		if err != nil {
+			return false, err
+		}
+		var claims []string
+		for _, c := range pvcs.Items {
+			if c.DeletionTimestamp == nil {
+				claims = append(claims, c.Name)
+			}
+		}
+		if len(claims) != len(pvcs.Items) {
+			return false, fmt.Errorf("claims being deleted: %d of %d", len(pvcs.Items)-len(claims), len(pvcs.Items))
+		}
+		sort.Strings(claims)
+		var wantClaims []string
+		for _, p := range want {
+			wantClaims = append(wantClaims, coop.DataPVCName(p))
+		}
+		if !slices.Equal(claims, wantClaims) {
+			return false, fmt.Errorf("claims %v", claims)
+		}
+		nodes, err := dc.Sim.Nodes()
+		if err != nil {
+			return false, err
+		}
+		var ring []string
+		for _, v := range nodes {
+			if v.PeerCode == "" {
+				continue
+			}
+			if v.PeerCode != "UN" {
+				return false, fmt.Errorf("node %s %s", v.Pod, v.PeerCode)
+			}
+			ring = append(ring, v.Pod)
+		}
+		sort.Strings(ring)
+		if !slices.Equal(ring, want) {
+			return false, fmt.Errorf("ring %v", ring)
+		}
+		return true, nil
+	})
+}
+
+// countActions counts the stand-in's actions of kind a.
+func countActions(op *coop.Operator, a coop.Action) int {
+	n := 0
+	for _, x := range op.Actions() {
+		if x == a {
+			n++
+		}
+	}
+	return n
+}
+
+// assertNoPluginStatefulSetWrite: no field of a StatefulSet is managed by the plugin
+// (its writes carry field manager kubectl-cassandra); the stand-in's have another.
+func assertNoPluginStatefulSetWrite(t *testing.T, dc *fixture.Datacenter) {
+	t.Helper()
+	sts, err := suite.clients.Kube.AppsV1().StatefulSets(dc.Namespace).Get(context.Background(), dc.StatefulSetName(dc.Opts.Racks[0]), metav1.GetOptions{})
+	require.NoError(t, err)
+	for _, mf := range sts.ManagedFields {
+		assert.NotContains(t, mf.Manager, cassop.FieldManager, "the plugin wrote StatefulSet %s (%s %s)", sts.Name, mf.Operation, mf.Subresource)
+	}
+}
+
+// testCassOpScaleKills: 3 -> 2 -> 1 -> 3 through kubectl on one rack, the operator (the
+// stand-in) doing the work. The scale-downs are SIGKILLed at each driven step kind in
+// turn (3 -> 2 at request-removal, wait-leaving, verify-left; 2 -> 1 at wait-pod-gone,
+// wait-pvcs-gone, wait-operator-released), each followed by `kubectl cassandra resume`.
+// Each scale converges; each removed node was decommissioned exactly once, by the
+// operator; the operator shrank the StatefulSet and deleted the claims, never the plugin.
+func testCassOpScaleKills(t *testing.T) {
+	requireCommand(t, "scale")
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Size: 3})
+	rack := dc.Opts.Racks[0]
+	pod1, pod2 := dc.PodName(rack, 1), dc.PodName(rack, 2)
+
+	t0 := time.Now()
+	hit := scaleKillingAt(t, dc, 2, pod2, []string{steps.StepRequestRemoval, steps.StepWaitLeaving, "verify-left"})
+	assertDCAt(t, dc, 2)
+	t.Logf("3 -> 2 converged in %s (kills at %v)", time.Since(t0).Round(time.Millisecond), hit)
+
+	t0 = time.Now()
+	hit = scaleKillingAt(t, dc, 1, pod1, []string{"wait-pod-gone", steps.StepWaitClaimsGone, steps.StepWaitReleased})
+	assertDCAt(t, dc, 1)
+	t.Logf("2 -> 1 converged in %s (kills at %v)", time.Since(t0).Round(time.Millisecond), hit)
+
+	op := dc.Operator
+	forgotten := dc.Forgotten()
+	for _, p := range []string{pod1, pod2} {
+		if assert.Len(t, forgotten[p], 1, "the node of %s left and its data went once", p) {
+			assert.Equal(t, 1, forgotten[p][0].DecommissionCalls, "decommissions of %s", p)
+		}
+	}
+	v0, err := dc.Sim.Node(dc.PodName(rack, 0))
+	require.NoError(t, err)
+	assert.Zero(t, v0.DecommissionCalls, "the kept node was never decommissioned")
+	assert.Equal(t, 2, countActions(op, coop.ActShrinkStatefulSet), "the operator shrank the StatefulSet for each node: %q", op.Actions())
+	assert.Equal(t, 2, countActions(op, coop.ActDeletePVCs), "the operator deleted the claims of each node (a claim deleted by someone else makes its delete fail): %q", op.Actions())
+	assert.Equal(t, 2, countActions(op, coop.ActDecommission), "one decommission call per node: %q", op.Actions())
+
+	t0 = time.Now()
+	r := cassandra(t, ns, opTimeout, cassOpScaleArgs(dc, 3)...)
+	require.Equal(t, exitOK, r.Code, "scale up 1 -> 3:\n%s", r)
+	assertDCAt(t, dc, 3)
+	t.Logf("1 -> 3 converged in %s", time.Since(t0).Round(time.Millisecond))
+	assert.Equal(t, 2, countActions(op, coop.ActStartNode), "the operator started the two new nodes: %q", op.Actions())
+	assert.Equal(t, 2, countActions(op, coop.ActShrinkStatefulSet), "no shrink during the scale-up")
+	assertNoPluginStatefulSetWrite(t, dc)
+	require.NoError(t, dc.RunErr())
+	summary.markConverged(t)
+}
+
+// testCassOpRefuseOperatorDown: with the cass-operator Deployment scaled to 0, a scale
+// is refused (exit 3) and nothing changes.
+func testCassOpRefuseOperatorDown(t *testing.T) {
+	requireCommand(t, "scale")
+	ctx := context.Background()
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Size: 3})
+	deps := suite.clients.Kube.AppsV1().Deployments(ns)
+	_, err := deps.Patch(ctx, dc.Deployment, types.MergePatchType, []byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	waitFor(t, "cass-operator scaled to 0", time.Minute, func(ctx context.Context) (bool, error) {
+		d, err := deps.Get(ctx, dc.Deployment, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return d.Status.Replicas == 0, fmt.Errorf("%d replicas", d.Status.Replicas)
+	})
+	before, err := dc.Get(ctx)
+	require.NoError(t, err)
+	stsBefore := stsVersions(t, dc)
+	r := cassandra(t, ns, time.Minute, cassOpScaleArgs(dc, 2)...)
+	require.Equal(t, exitRefused, r.Code, "%s", r)
+	assert.Contains(t, r.Stderr, "no running cass-operator", "%s", r)
+	assert.Contains(t, r.Stderr, "nothing changed", "%s", r)
+	after, err := dc.Get(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before.GetResourceVersion(), after.GetResourceVersion(), "the CassandraDatacenter is untouched")
+	assert.Equal(t, stsBefore, stsVersions(t, dc), "the StatefulSets are untouched")
+	assert.Equal(t, "down", dc.Operator.Waiting(), "the stand-in was down")
+	assertDCAt(t, dc, 3)
+	summary.markConverged(t)
+}
+
+func stsVersions(t *testing.T, dc *fixture.Datacenter) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, rack := range dc.Opts.Racks {
+		s, err := suite.clients.Kube.AppsV1().StatefulSets(dc.Namespace).Get(context.Background(), dc.StatefulSetName(rack), metav1.GetOptions{})
+		require.NoError(t, err)
+		out[s.Name] = s.ResourceVersion
+	}
+	pods, err := suite.clients.Kube.CoreV1().Pods(dc.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: dc.Selector()})
+	require.NoError(t, err)
+	for _, p := range pods.Items {
+		out["pod/"+p.Name] = string(p.UID)
+	}
+	return out
+}
+
