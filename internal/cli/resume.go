@@ -80,7 +80,13 @@ func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoi
 	if err := refuseDeleting(s, "resume operation "+cp.OperationID); err != nil {
 		return err
 	}
-	if cp.PausedOperator == nil {
+	if _, acts := s.adapter.(operator.Scaler); acts {
+		// The operator is the one that acts (cass-operator): it must run, as when the
+		// operation was planned (operatorToPause), not be refused for running.
+		if err := o.requireActingOperator(ctx, s, ""); err != nil {
+			return err
+		}
+	} else if cp.PausedOperator == nil {
 		if err := o.refuseRunningOperator(ctx, s); err != nil {
 			return err
 		}
