@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +34,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "status-three-racks", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStatus(t, []string{"r1", "r2", "r3"}) }},
 		{name: "scale-3-2-1-3-sigkill-each-driven-kind", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpScaleKills(t) }},
 		{name: "refuse-operator-down", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRefuseOperatorDown(t) }},
+		{name: "size-policy", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpSizePolicy(t) }},
 	}
 }
 
@@ -74,8 +77,10 @@ func newCassOpDC(t *testing.T, ns string, o fixture.DatacenterOptions) *fixture.
 	return dc
 }
 
+// cassOpScaleArgs: the plugin asks for --dc (or --rack) even on a CassandraDatacenter,
+// which holds one datacenter (operation.RequireRack runs before the cluster is read).
 func cassOpScaleArgs(dc *fixture.Datacenter, nodes int) []string {
-	return append([]string{"scale", dc.Name, "--nodes", strconv.Itoa(nodes)}, runFlags...)
+	return append([]string{"scale", dc.Name, "--dc", dc.Name, "--nodes", strconv.Itoa(nodes)}, runFlags...)
 }
 
 func cassOpResumeArgs(dc *fixture.Datacenter) []string {
@@ -402,3 +407,109 @@ func stsVersions(t *testing.T, dc *fixture.Datacenter) map[string]string {
 	return out
 }
 
+// applySizePolicy creates the stand-in's ValidatingAdmissionPolicy imitating
+// cass-operator's webhook size rule (coop.SizeChangePolicy), named after ns and bound to
+// ns only (policies are cluster-wide; the other scenarios run beside this one).
+func applySizePolicy(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	policy, binding := coop.SizeChangePolicy()
+	policy.Name = coop.SizeChangePolicyName + "-" + ns
+	binding.Name = policy.Name
+	binding.Spec.PolicyName = policy.Name
+	binding.Spec.MatchResources = &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+		MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}}
+	ar := suite.clients.Kube.AdmissionregistrationV1()
+	_, err := ar.ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{})
+	require.NoError(t, err, "the policy is accepted by a real API server")
+	t.Cleanup(func() {
+		_ = ar.ValidatingAdmissionPolicyBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+		_ = ar.ValidatingAdmissionPolicies().Delete(context.Background(), policy.Name, metav1.DeleteOptions{})
+	})
+	_, err = ar.ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{})
+	require.NoError(t, err, "the binding is accepted by a real API server")
+	waitFor(t, "policy type-checked", 30*time.Second, func(ctx context.Context) (bool, error) {
+		p, err := ar.ValidatingAdmissionPolicies().Get(ctx, policy.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Status.TypeChecking == nil {
+			return false, fmt.Errorf("not type-checked yet")
+		}
+		for _, w := range p.Status.TypeChecking.ExpressionWarnings {
+			t.Logf("policy warning at %s: %s", w.FieldRef, w.Warning)
+		}
+		return true, nil
+	})
+}
+
+// setScalingDown sets condition ScalingDown through /status (a JSON patch testing the
+// condition's type at its index).
+func setScalingDown(t *testing.T, dc *fixture.Datacenter, status string) {
+	t.Helper()
+	ctx := context.Background()
+	u, err := dc.Get(ctx)
+	require.NoError(t, err)
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	i := slices.IndexFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "ScalingDown" })
+	require.GreaterOrEqual(t, i, 0, "the fixture has a ScalingDown condition")
+	body := fmt.Sprintf(`[{"op":"test","path":"/status/conditions/%d/type","value":"ScalingDown"},{"op":"replace","path":"/status/conditions/%d/status","value":%q}]`, i, i, status)
+	_, err = suite.clients.Dyn.Resource(fixture.CassandraDatacenterGVR).Namespace(dc.Namespace).Patch(ctx, dc.Name, types.JSONPatchType, []byte(body), metav1.PatchOptions{}, "status")
+	require.NoError(t, err)
+}
+
+// patchSize patches spec.size (dry run or not) and returns the error.
+func patchSize(dc *fixture.Datacenter, n int, dryRun bool) error {
+	o := metav1.PatchOptions{}
+	if dryRun {
+		o.DryRun = []string{metav1.DryRunAll}
+	}
+	_, err := suite.clients.Dyn.Resource(fixture.CassandraDatacenterGVR).Namespace(dc.Namespace).Patch(context.Background(), dc.Name, types.MergePatchType,
+		fmt.Appendf(nil, `{"spec":{"size":%d}}`, n), o)
+	return err
+}
+
+// testCassOpSizePolicy: the stand-in's SizeChangePolicy on the real API server refuses
+// a size change while ScalingDown is True, with the webhook's text (which the adapter
+// reads as "not yet"), lets it through otherwise; and a scale 3 -> 1 -> 2 through
+// kubectl converges with the policy in place.
+func testCassOpSizePolicy(t *testing.T) {
+	requireCommand(t, "scale")
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Size: 3})
+	applySizePolicy(t, ns)
+
+	// The operator is held (it would set the condition back at once).
+	dc.Operator.SetDown(true)
+	setScalingDown(t, dc, "True")
+	var refusal error
+	waitFor(t, "the policy refuses a size change while scaling down", 30*time.Second, func(context.Context) (bool, error) {
+		refusal = patchSize(dc, 2, true)
+		return refusal != nil, fmt.Errorf("dry-run size change accepted")
+	})
+	t.Logf("refusal: %v", refusal)
+	assert.True(t, apierrors.IsForbidden(refusal), "403: %v", refusal)
+	assert.Contains(t, refusal.Error(), coop.MsgSizeWhileScalingDown)
+	assert.Contains(t, refusal.Error(), cassop.WebhookScaling, "the adapter classifies it as not yet")
+	require.Error(t, patchSize(dc, 2, false), "refused for real too")
+	n, err := dc.Size(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	setScalingDown(t, dc, "False")
+	require.NoError(t, patchSize(dc, 3, true), "no size change refused when not scaling")
+	require.NoError(t, patchSize(dc, 2, true), "a size change is let through when not scaling")
+	dc.Operator.SetDown(false)
+
+	t0 := time.Now()
+	r := cassandra(t, ns, opTimeout, cassOpScaleArgs(dc, 1)...)
+	require.Equal(t, exitOK, r.Code, "scale 3 -> 1 with the policy:\n%s", r)
+	assertDCAt(t, dc, 1)
+	t.Logf("3 -> 1 converged in %s", time.Since(t0).Round(time.Millisecond))
+	t0 = time.Now()
+	r = cassandra(t, ns, opTimeout, cassOpScaleArgs(dc, 2)...)
+	require.Equal(t, exitOK, r.Code, "scale 1 -> 2 with the policy:\n%s", r)
+	assertDCAt(t, dc, 2)
+	t.Logf("1 -> 2 converged in %s", time.Since(t0).Round(time.Millisecond))
+	require.NoError(t, dc.RunErr())
+	summary.markConverged(t)
+}
