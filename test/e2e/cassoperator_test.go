@@ -154,30 +154,38 @@ func killAtLine(t *testing.T, p *Proc, rx *regexp.Regexp) bool {
 	}
 }
 
-// scaleKillingAt runs `scale --nodes to`, SIGKILLs it when it starts kinds[0] on pod,
-// then resumes, killing the resume at kinds[1], and so on; the last resume runs to the
-// end. It returns the kinds where a kill landed.
-func scaleKillingAt(t *testing.T, dc *fixture.Datacenter, to int, pod string, kinds []string) []string {
+// killStage is one SIGKILL of a driven scale-down: prepare (optional) runs before the
+// run (the scale, then each resume) that is killed when it starts kind.
+type killStage struct {
+	kind    string
+	prepare func()
+}
+
+// scaleKillingAt runs `scale --nodes to`, SIGKILLs it when it starts stages[0].kind on
+// pod, then resumes, killing the resume at stages[1].kind, and so on; then runs last
+// (optional) and a last resume to the end. Every stage's kind must be hit.
+func scaleKillingAt(t *testing.T, dc *fixture.Datacenter, to int, pod string, stages []killStage, last func()) {
 	t.Helper()
-	var hit []string
-	p := startCassandra(t, dc.Namespace, cassOpScaleArgs(dc, to)...)
-	for _, k := range kinds {
-		if killAtLine(t, p, drivenLine(k, pod)) {
-			hit = append(hit, k)
-			summary.crash("cass-operator/" + k)
-			t.Logf("SIGKILL at %s of %s", k, pod)
-		} else {
-			r := p.Wait(t, opTimeout)
-			require.Equal(t, exitOK, r.Code, "ended before %s of %s:\n%s", k, pod, r)
-			t.Logf("the run ended before %s of %s could be hit", k, pod)
-			return hit
+	args := cassOpScaleArgs(dc, to)
+	for _, st := range stages {
+		if st.prepare != nil {
+			st.prepare()
 		}
+		p := startCassandra(t, dc.Namespace, args...)
+		if !killAtLine(t, p, drivenLine(st.kind, pod)) {
+			r := p.Wait(t, opTimeout)
+			t.Fatalf("the run ended before %s of %s:\n%s", st.kind, pod, r)
+		}
+		summary.crash("cass-operator/" + st.kind)
+		t.Logf("SIGKILL at %s of %s", st.kind, pod)
 		summary.resumed()
-		p = startCassandra(t, dc.Namespace, cassOpResumeArgs(dc)...)
+		args = cassOpResumeArgs(dc)
 	}
-	r := p.Wait(t, opTimeout)
+	if last != nil {
+		last()
+	}
+	r := cassandra(t, dc.Namespace, opTimeout, args...)
 	require.Equal(t, exitOK, r.Code, "the last resume:\n%s", r)
-	return hit
 }
 
 // assertDCAt waits until the datacenter is settled at n nodes (one rack): spec.size,
@@ -322,17 +330,33 @@ func testCassOpScaleKills(t *testing.T) {
 	rack := dc.Opts.Racks[0]
 	pod1, pod2 := dc.PodName(rack, 1), dc.PodName(rack, 2)
 
-	t0 := time.Now()
-	hit := scaleKillingAt(t, dc, 2, pod2, []string{steps.StepRequestRemoval, steps.StepWaitLeaving, "verify-left"})
-	assertDCAt(t, dc, 2)
-	t.Logf("3 -> 2 converged in %s (kills at %v)", time.Since(t0).Round(time.Millisecond), hit)
-
-	t0 = time.Now()
-	hit = scaleKillingAt(t, dc, 1, pod1, []string{"wait-pod-gone", steps.StepWaitClaimsGone, steps.StepWaitReleased})
-	assertDCAt(t, dc, 1)
-	t.Logf("2 -> 1 converged in %s (kills at %v)", time.Since(t0).Round(time.Millisecond), hit)
-
 	op := dc.Operator
+	t0 := time.Now()
+	scaleKillingAt(t, dc, 2, pod2, []killStage{{kind: steps.StepRequestRemoval}, {kind: steps.StepWaitLeaving}, {kind: "verify-left"}}, nil)
+	assertDCAt(t, dc, 2)
+	t.Logf("3 -> 2 converged in %s", time.Since(t0).Round(time.Millisecond))
+
+	// The operator removes a pod, shrinks, deletes claims and lets go within
+	// milliseconds: the world is held at each wait so that the plugin is in it when
+	// killed. The pod is held Terminating by a finalizer (wait-pod-gone); the operator is
+	// held right after its shrink (wait-pvcs-gone), then right after its claim delete
+	// (wait-operator-released), keeping the rest of its pass.
+	t0 = time.Now()
+	var releasePod, releaseShrink, releaseDelete func()
+	scaleKillingAt(t, dc, 1, pod1, []killStage{
+		{kind: "wait-pod-gone", prepare: func() {
+			releasePod = holdPod(t, ns, pod1)
+			releaseShrink = op.HoldAfter(coop.ActShrinkStatefulSet)
+		}},
+		{kind: steps.StepWaitClaimsGone, prepare: func() { releasePod() }},
+		{kind: steps.StepWaitReleased, prepare: func() {
+			releaseDelete = op.HoldAfter(coop.ActDeletePVCs)
+			releaseShrink()
+		}},
+	}, func() { releaseDelete() })
+	assertDCAt(t, dc, 1)
+	t.Logf("2 -> 1 converged in %s", time.Since(t0).Round(time.Millisecond))
+
 	forgotten := dc.Forgotten()
 	for _, p := range []string{pod1, pod2} {
 		if assert.Len(t, forgotten[p], 1, "the node of %s left and its data went once", p) {
