@@ -35,6 +35,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "scale-3-2-1-3-sigkill-each-driven-kind", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpScaleKills(t) }},
 		{name: "refuse-operator-down", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRefuseOperatorDown(t) }},
 		{name: "size-policy", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpSizePolicy(t) }},
+		{name: "scale-three-racks-6-3-5", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpThreeRacks(t) }},
 	}
 }
 
@@ -188,18 +189,21 @@ func scaleKillingAt(t *testing.T, dc *fixture.Datacenter, to int, pod string, st
 	require.Equal(t, exitOK, r.Code, "the last resume:\n%s", r)
 }
 
-// assertDCAt waits until the datacenter is settled at n nodes (one rack): spec.size,
-// the StatefulSet, pods 0..n-1 Started, exactly their server-data claims, the ring's n
+// assertDCAt waits until the datacenter is settled at n nodes: spec.size, each rack's
+// StatefulSet at its SplitRacks share, pods 0..n-1 Started, exactly their server-data claims, the ring's n
 // nodes UN, nodeStatuses, progress Ready, ScalingDown/Up False, no checkpoint.
 func assertDCAt(t *testing.T, dc *fixture.Datacenter, n int) {
 	t.Helper()
 	kc := suite.clients.Kube
 	ns := dc.Namespace
-	rack := dc.Opts.Racks[0]
 	var want []string
-	for i := range n {
-		want = append(want, dc.PodName(rack, i))
+	split := cassop.SplitRacks(n, len(dc.Opts.Racks))
+	for r, rack := range dc.Opts.Racks {
+		for i := range split[r] {
+			want = append(want, dc.PodName(rack, i))
+		}
 	}
+	sort.Strings(want)
 	waitFor(t, fmt.Sprintf("datacenter settled at %d nodes", n), time.Minute, func(ctx context.Context) (bool, error) {
 		u, err := dc.Get(ctx)
 		if err != nil {
@@ -230,12 +234,14 @@ func assertDCAt(t *testing.T, dc *fixture.Datacenter, n int) {
 		if !slices.Equal(keys, want) {
 			return false, fmt.Errorf("nodeStatuses %v", keys)
 		}
-		sts, err := kc.AppsV1().StatefulSets(ns).Get(ctx, dc.StatefulSetName(rack), metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		if *sts.Spec.Replicas != int32(n) || sts.Status.ReadyReplicas != int32(n) {
-			return false, fmt.Errorf("statefulset %d replicas, %d ready", *sts.Spec.Replicas, sts.Status.ReadyReplicas)
+		for r, rack := range dc.Opts.Racks {
+			sts, err := kc.AppsV1().StatefulSets(ns).Get(ctx, dc.StatefulSetName(rack), metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if *sts.Spec.Replicas != int32(split[r]) || sts.Status.ReadyReplicas != int32(split[r]) {
+				return false, fmt.Errorf("statefulset %s: %d replicas, %d ready, want %d", sts.Name, *sts.Spec.Replicas, sts.Status.ReadyReplicas, split[r])
+			}
 		}
 		pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: dc.Selector()})
 		if err != nil {
@@ -310,10 +316,12 @@ func countActions(op *coop.Operator, a coop.Action) int {
 // (its writes carry field manager kubectl-cassandra); the stand-in's have another.
 func assertNoPluginStatefulSetWrite(t *testing.T, dc *fixture.Datacenter) {
 	t.Helper()
-	sts, err := suite.clients.Kube.AppsV1().StatefulSets(dc.Namespace).Get(context.Background(), dc.StatefulSetName(dc.Opts.Racks[0]), metav1.GetOptions{})
-	require.NoError(t, err)
-	for _, mf := range sts.ManagedFields {
-		assert.NotContains(t, mf.Manager, cassop.FieldManager, "the plugin wrote StatefulSet %s (%s %s)", sts.Name, mf.Operation, mf.Subresource)
+	for _, rack := range dc.Opts.Racks {
+		sts, err := suite.clients.Kube.AppsV1().StatefulSets(dc.Namespace).Get(context.Background(), dc.StatefulSetName(rack), metav1.GetOptions{})
+		require.NoError(t, err)
+		for _, mf := range sts.ManagedFields {
+			assert.NotContains(t, mf.Manager, cassop.FieldManager, "the plugin wrote StatefulSet %s (%s %s)", sts.Name, mf.Operation, mf.Subresource)
+		}
 	}
 }
 
@@ -534,6 +542,36 @@ func testCassOpSizePolicy(t *testing.T) {
 	require.Equal(t, exitOK, r.Code, "scale 1 -> 2 with the policy:\n%s", r)
 	assertDCAt(t, dc, 2)
 	t.Logf("1 -> 2 converged in %s", time.Since(t0).Round(time.Millisecond))
+	require.NoError(t, dc.RunErr())
+	summary.markConverged(t)
+}
+
+// testCassOpThreeRacks: on three racks the operator removes from the first rack in spec
+// order above its SplitRacks share (6 -> 3: r3, r2, r1 lose their sts-1) and grows the
+// first racks first (3 -> 5: r1, r2); the plugin's plan must name the pod the operator
+// picks at each step (request-removal refuses otherwise), through kubectl.
+func testCassOpThreeRacks(t *testing.T) {
+	requireCommand(t, "scale")
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Racks: []string{"r1", "r2", "r3"}, Size: 6})
+	t0 := time.Now()
+	r := cassandra(t, ns, opTimeout, cassOpScaleArgs(dc, 3)...)
+	require.Equal(t, exitOK, r.Code, "scale 6 -> 3:\n%s", r)
+	assertDCAt(t, dc, 3)
+	t.Logf("6 -> 3 converged in %s", time.Since(t0).Round(time.Millisecond))
+	forgotten := dc.Forgotten()
+	for _, rack := range dc.Opts.Racks {
+		p := dc.PodName(rack, 1)
+		if assert.Len(t, forgotten[p], 1, "the node of %s left once", p) {
+			assert.Equal(t, 1, forgotten[p][0].DecommissionCalls, "decommissions of %s", p)
+		}
+	}
+	t0 = time.Now()
+	r = cassandra(t, ns, opTimeout, cassOpScaleArgs(dc, 5)...)
+	require.Equal(t, exitOK, r.Code, "scale 3 -> 5:\n%s", r)
+	assertDCAt(t, dc, 5)
+	t.Logf("3 -> 5 converged in %s", time.Since(t0).Round(time.Millisecond))
+	assertNoPluginStatefulSetWrite(t, dc)
 	require.NoError(t, dc.RunErr())
 	summary.markConverged(t)
 }
