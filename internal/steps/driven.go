@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
@@ -351,9 +352,13 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 			if p.PodState == "" {
 				continue // the pod is going
 			}
+			ns := s.w.CP.Namespace
 			err = &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator stopped removing %s: its node left the ring, but the pod was never marked leaving (node-state %s) and the operator's scale-down is over "+
-				"(cass-operator killed while its decommission call ran: it waits on the pod for ever). Run: kubectl cassandra repair-operator-state -n %s %s, then: kubectl cassandra resume -n %s %s",
-				s.n.Pod, p.PodState, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+				"(cass-operator killed while its decommission call ran: it waits on the pod for ever). No command of this plugin repairs it yet; the way out verified on cass-operator: "+
+				"kubectl label pod -n %s %s cassandra.datastax.com/node-state=Decommissioning --overwrite, then set the condition ScalingDown to True: "+
+				`kubectl patch %s -n %s %s --subresource=status --type=json -p '[{"op":"test","path":"/status/conditions/I/type","value":"ScalingDown"},{"op":"replace","path":"/status/conditions/I/status","value":"True"}]' `+
+				"(I: the index of ScalingDown in its status.conditions); the operator then removes the pod and its claims. Then: kubectl cassandra resume -n %s %s",
+				s.n.Pod, p.PodState, ns, s.n.Pod, s.w.kindArg(), ns, s.w.CP.Cluster, ns, s.w.CP.Cluster)}
 			stuck <- err
 			cancel(err)
 			return
@@ -410,9 +415,14 @@ func (s *waitClaimsGone) Wait(ctx context.Context) error {
 }
 
 func (s *waitClaimsGone) orphaned() error {
+	var names []string
+	for _, c := range s.w.current(s.n).PVCs {
+		names = append(names, c.Name)
+	}
+	ns := s.w.CP.Namespace
 	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but left the PVCs of %s (killed between its StatefulSet shrink and its claim delete); a later scale-up would start on them and crash-loop. "+
-		"Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node is out of the ring first), then: kubectl cassandra resume -n %s %s",
-		s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+		"No command of this plugin repairs it yet; this run verified the node left the ring (verify-left), and no pod %s runs: delete them (kubectl delete pvc -n %s %s), then: kubectl cassandra resume -n %s %s",
+		s.n.Pod, s.n.Pod, ns, strings.Join(names, " "), ns, s.w.CP.Cluster)}
 }
 
 // waitReleased waits until the operator's status no longer lists the removed pod and
@@ -448,9 +458,19 @@ func (s *waitReleased) Wait(ctx context.Context) error {
 			return true, "", nil
 		}
 		if p.Tracked && p.Ready && !p.ScalingDown && s.w.now().Sub(start) >= 2*s.w.poll() {
-			return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but its status still lists %s (a stale nodeStatuses entry). Run: kubectl cassandra repair-operator-state -n %s %s, then: kubectl cassandra resume -n %s %s",
-				s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+			ns := s.w.CP.Namespace
+			return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but its status still lists %s (a stale nodeStatuses entry). No command of this plugin repairs it yet; the node left the ring (verified by this run): "+
+				`kubectl patch %s -n %s %s --subresource=status --type=json -p '[{"op":"remove","path":"/status/nodeStatuses/%s"}]', then: kubectl cassandra resume -n %s %s`,
+				s.n.Pod, s.w.kindArg(), ns, s.w.CP.Cluster, s.n.Pod, ns, s.w.CP.Cluster)}
 		}
 		return false, "waiting for the operator to finish removing " + s.n.Pod, nil
 	})
+}
+
+// kindArg is the cluster resource as kubectl names it in a command shown to the user.
+func (w *World) kindArg() string {
+	if w.ResourceKind == "" {
+		return "cassandradatacenter"
+	}
+	return strings.ToLower(w.ResourceKind)
 }
