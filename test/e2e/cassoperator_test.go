@@ -36,6 +36,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "refuse-operator-down", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRefuseOperatorDown(t) }},
 		{name: "size-policy", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpSizePolicy(t) }},
 		{name: "scale-three-racks-6-3-5", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpThreeRacks(t) }},
+		{name: "operator-killed-at-decommission", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStateA(t) }},
 	}
 }
 
@@ -572,6 +573,65 @@ func testCassOpThreeRacks(t *testing.T) {
 	assertDCAt(t, dc, 5)
 	t.Logf("3 -> 5 converged in %s", time.Since(t0).Round(time.Millisecond))
 	assertNoPluginStatefulSetWrite(t, dc)
+	require.NoError(t, dc.RunErr())
+	summary.markConverged(t)
+}
+
+// testCassOpStateA: cass-operator killed right after its decommission call and
+// restarted (FACTS §8 stuck state A): the node left, the pod was never labelled
+// Decommissioning, and the restarted operator waits on it for ever. The plugin's
+// wait-pod-gone says so (exit 1) instead of waiting out its timeout. The verified
+// un-sticking (label Decommissioning + ScalingDown=True on /status) lets the operator
+// finish, and resume converges with one decommission.
+func testCassOpStateA(t *testing.T) {
+	requireCommand(t, "scale")
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Size: 3})
+	rack := dc.Opts.Racks[0]
+	pod2 := dc.PodName(rack, 2)
+	dc.Operator.KillAfter(coop.ActDecommission)
+	p := startCassandra(t, ns, cassOpScaleArgs(dc, 2)...)
+	waitFor(t, "the operator killed after its decommission call", opTimeout, func(context.Context) (bool, error) {
+		return dc.Operator.Killed(), fmt.Errorf("actions %q", dc.Operator.Actions())
+	})
+	// Down long enough for the node to finish leaving (FACTS §8: down 20 s), then the
+	// restart.
+	waitFor(t, pod2+" left the ring", opTimeout, func(context.Context) (bool, error) {
+		v, err := dc.Sim.Node(pod2)
+		return err == nil && v.Left, err
+	})
+	op := dc.StartOperator()
+	r := p.Wait(t, opTimeout)
+	t.Logf("the run in state A:\n%s", r)
+	require.Equal(t, exitError, r.Code, "%s", r)
+	assert.Contains(t, r.Stderr, "the operator stopped removing "+pod2, "%s", r)
+	assert.Contains(t, r.Stderr, "kubectl label pod -n "+ns+" "+pod2+" cassandra.datastax.com/node-state=Decommissioning", "the way out is given, %s", r)
+	t.Logf("stand-in waits: %s; actions after restart: %q", op.Waiting(), op.Actions())
+
+	// What the plugin's message says to run.
+	rr := cassandra(t, ns, time.Minute, "repair-operator-state", dc.Name, "--yes")
+	t.Logf("repair-operator-state on a CassandraDatacenter:\n%s", rr)
+
+	// The two commands the message names point at each other (repair refuses while
+	// the scale is in flight, resume stops at the same wait): a dead end, logged.
+	rr = cassandra(t, ns, opTimeout, cassOpResumeArgs(dc)...)
+	t.Logf("resume in state A, before any repair:\n%s", rr)
+	assert.NotEqual(t, exitOK, rr.Code, "the operator still waits on the pod")
+
+	// The un-sticking verified on the real operator (FACTS §8).
+	kc := suite.clients.Kube
+	_, err := kc.CoreV1().Pods(ns).Patch(context.Background(), pod2, types.MergePatchType,
+		fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, cassop.LabelNodeState, cassop.StateDecommissioning), metav1.PatchOptions{})
+	require.NoError(t, err)
+	setScalingDown(t, dc, "True")
+	r = cassandra(t, ns, opTimeout, cassOpResumeArgs(dc)...)
+	require.Equal(t, exitOK, r.Code, "resume after the un-sticking:\n%s", r)
+	assertDCAt(t, dc, 2)
+	if f := dc.Forgotten()[pod2]; assert.Len(t, f, 1) {
+		assert.Equal(t, 1, f[0].DecommissionCalls, "one decommission")
+	}
+	rr = cassandra(t, ns, time.Minute, "repair-operator-state", dc.Name, "--dry-run")
+	t.Logf("repair-operator-state on a settled CassandraDatacenter:\n%s", rr)
 	require.NoError(t, dc.RunErr())
 	summary.markConverged(t)
 }
