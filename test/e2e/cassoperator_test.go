@@ -384,6 +384,9 @@ func testCassOpScaleKills(t *testing.T) {
 	require.Equal(t, exitOK, r.Code, "scale up 1 -> 3:\n%s", r)
 	assertDCAt(t, dc, 3)
 	t.Logf("1 -> 3 converged in %s", time.Since(t0).Round(time.Millisecond))
+	if r.Duration > 10*time.Second {
+		t.Logf("a slow scale-up (machine load?); its progress:\n%s", r.Stderr)
+	}
 	assert.Equal(t, 2, countActions(op, coop.ActStartNode), "the operator started the two new nodes: %q", op.Actions())
 	assert.Equal(t, 2, countActions(op, coop.ActShrinkStatefulSet), "no shrink during the scale-up")
 	assertNoPluginStatefulSetWrite(t, dc)
