@@ -81,7 +81,8 @@ func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoi
 		return err
 	}
 	if _, acts := s.adapter.(operator.Scaler); acts {
-		// The operator is the one that acts: it must run (and is never paused).
+		// The operator is the one that acts (cass-operator): it must run, as when the
+		// operation was planned (operatorToPause), not be refused for running.
 		if err := o.requireActingOperator(ctx, s, ""); err != nil {
 			return err
 		}

@@ -352,8 +352,8 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 				continue // the pod is going
 			}
 			err = &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator stopped removing %s: its node left the ring, but the pod was never marked leaving (node-state %s) and the operator's scale-down is over "+
-				"(cass-operator killed while its decommission call ran: it waits on the pod for ever). Run: kubectl cassandra repair-operator-state -n %s %s, then: kubectl cassandra resume -n %s %s",
-				s.n.Pod, p.PodState, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+				"(cass-operator killed while its decommission call ran: it waits on the pod for ever). Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node left, un-sticks the operator, then carries this operation on)",
+				s.n.Pod, p.PodState, s.w.CP.Namespace, s.w.CP.Cluster)}
 			stuck <- err
 			cancel(err)
 			return
@@ -411,8 +411,8 @@ func (s *waitClaimsGone) Wait(ctx context.Context) error {
 
 func (s *waitClaimsGone) orphaned() error {
 	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but left the PVCs of %s (killed between its StatefulSet shrink and its claim delete); a later scale-up would start on them and crash-loop. "+
-		"Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node is out of the ring first), then: kubectl cassandra resume -n %s %s",
-		s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+		"Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node is out of the ring first, then carries this operation on)",
+		s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster)}
 }
 
 // waitReleased waits until the operator's status no longer lists the removed pod and
@@ -448,8 +448,8 @@ func (s *waitReleased) Wait(ctx context.Context) error {
 			return true, "", nil
 		}
 		if p.Tracked && p.Ready && !p.ScalingDown && s.w.now().Sub(start) >= 2*s.w.poll() {
-			return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but its status still lists %s (a stale nodeStatuses entry). Run: kubectl cassandra repair-operator-state -n %s %s, then: kubectl cassandra resume -n %s %s",
-				s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
+			return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but its status still lists %s (a stale nodeStatuses entry). Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node left, then carries this operation on)",
+				s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster)}
 		}
 		return false, "waiting for the operator to finish removing " + s.n.Pod, nil
 	})

@@ -100,7 +100,12 @@ type Operator struct {
 	killAtN   int
 	actions   []Action
 	waiting   string
+	holdAfter map[Action]*hold
+	holding   *hold
 }
+
+// hold is one HoldAfter.
+type hold struct{ released bool }
 
 // New starts a stand-in process (again: after a kill, New is the restart).
 func New(cfg Config) *Operator {
@@ -116,6 +121,32 @@ func (o *Operator) KillAfter(a Action) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.killAfter[a] = true
+}
+
+// HoldAfter makes the process stop right after its next action a (the action took
+// effect) and do nothing more until release is called; the writes still pending from
+// that pass are kept, unlike a kill or SetDown: a slow operator between two writes of
+// one reconcile (e2e tests use it to hold a world between shrink-statefulset and
+// delete-pvcs). release is idempotent; called before a, the hold is cancelled.
+func (o *Operator) HoldAfter(a Action) (release func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.holdAfter == nil {
+		o.holdAfter = map[Action]*hold{}
+	}
+	h := &hold{}
+	o.holdAfter[a] = h
+	return func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		h.released = true
+		if o.holding == h {
+			o.holding = nil
+		}
+		if o.holdAfter[a] == h {
+			delete(o.holdAfter, a)
+		}
+	}
 }
 
 // KillAfterStep makes the process die right after its n-th action (1-based).
@@ -166,6 +197,10 @@ func (o *Operator) Step(ctx context.Context) (Action, error) {
 	if o.killed {
 		return "", ErrKilled
 	}
+	if o.holding != nil {
+		o.waiting = "held"
+		return "", nil
+	}
 	down, err := o.isDown(ctx)
 	if err != nil {
 		return "", err
@@ -194,6 +229,10 @@ func (o *Operator) Step(ctx context.Context) (Action, error) {
 	}
 	o.actions = append(o.actions, next.action)
 	o.waiting = ""
+	if h := o.holdAfter[next.action]; h != nil {
+		o.holding = h
+		delete(o.holdAfter, next.action)
+	}
 	if o.killAfter[next.action] || (o.killAtN > 0 && len(o.actions) == o.killAtN) {
 		o.killed = true
 		o.pending = nil

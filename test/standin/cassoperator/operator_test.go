@@ -485,3 +485,25 @@ func TestRunUntilContextDone(t *testing.T) {
 		t.Fatalf("actions %q", got)
 	}
 }
+
+// HoldAfter stops the process right after the action and keeps the pass's pending
+// writes: released, it goes on with them (delete-pvcs, remove-node-status), unlike a kill.
+func TestHoldAfterKeepsPendingWrites(t *testing.T) {
+	e := newEnv(t, []string{"r1"}, 3)
+	_ = e.setSize(2)
+	op := New(e.cfg())
+	release := op.HoldAfter(ActShrinkStatefulSet)
+	got := e.run(op)
+	if len(got) == 0 || got[len(got)-1] != ActShrinkStatefulSet {
+		t.Fatalf("held run: %q", got)
+	}
+	if op.Waiting() != "held" || !e.pvcExists(DataPVCName(pod2)) {
+		t.Fatalf("held: waiting %q, PVC of %s there %v", op.Waiting(), pod2, e.pvcExists(DataPVCName(pod2)))
+	}
+	release()
+	release()
+	if rest := e.run(op); !reflect.DeepEqual(append(got, rest...), scaleDownSeq) {
+		t.Fatalf("actions\n got %q\nwant %q", append(got, rest...), scaleDownSeq)
+	}
+	e.assertScaledDownTo2()
+}
