@@ -139,6 +139,9 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 // undoAbort leaves the cluster consistent: the cluster resource's count set to what
 // the racks' StatefulSets have, the operator restored if the operation paused it.
 func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
+	if err := o.takeAwayUnstarted(ctx, s, cp, self, point); err != nil {
+		return err
+	}
 	if point.changesCount() {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
@@ -183,6 +186,9 @@ func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint, hold s
 	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s); %s.\n", cp.OperationID, cp.Kind, o.operationTarget(cp.Kind, cp.Target), where)
 	for _, n := range p.Notes {
 		fmt.Fprintf(o.ErrOut, "Note: %s.\n", n)
+	}
+	for _, u := range p.unstarted {
+		fmt.Fprintf(o.ErrOut, "Pod %s never started (%s) and has no node in the ring: it will be taken away with its claims.\n", u.Node.Pod, u.Why)
 	}
 	if p.changesCount() {
 		fmt.Fprintf(o.ErrOut, "%s of datacenter %s will be set to %s (now %s), what every rack's StatefulSet has.\n", p.countWords, cp.Target.DC, countText(p.counts), countText(p.spec))

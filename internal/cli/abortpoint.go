@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -28,6 +29,9 @@ type abortPoint struct {
 	rule operation.Abort
 	// deleting: the cluster resource is being deleted (deletingPoint).
 	deleting bool
+	// unstarted are new pods that never started, which abort takes away first (their
+	// racks' counts are below them).
+	unstarted []steps.Unstarted
 }
 
 // changesCount reports whether abort must set the cluster resource's counts.
@@ -107,6 +111,7 @@ func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Ch
 			return fmt.Errorf("%w; nothing changed", err)
 		}
 	}
+	o.unstartedPods(ctx, s, cp, p)
 	kept := s.adapter.CheckRackNodes(dc.Name, p.counts)
 	if kept == nil {
 		return nil
