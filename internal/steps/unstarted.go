@@ -141,6 +141,10 @@ func notInRing(ctx context.Context, w *World, us []Unstarted) error {
 // changed since is an error), the pods waited gone (up to wait), then their claims
 // deleted, each with a UID precondition. Each step is safe to do again.
 func TakeAwayUnstarted(ctx context.Context, w *World, us []Unstarted, wait time.Duration) error {
+	// A paused operator scaled back up meanwhile would fight each write: checked right
+	// before each one, as the engine does before a step.
+	guard := NewOperatorGuard(ctx, w)
+	defer guard.Stop()
 	lowest := map[string]int{}
 	judged := map[string]int{}
 	for _, u := range us {
@@ -160,6 +164,9 @@ func TakeAwayUnstarted(ctx context.Context, w *World, us []Unstarted, wait time.
 			continue // shrunk already (an abort before this one)
 		case have != judged[st]:
 			return fmt.Errorf("StatefulSet %s changed to %d replicas since it was read at %d", st, have, judged[st])
+		}
+		if err := guard.Check(ctx, "take-away/"+st); err != nil {
+			return err
 		}
 		if err := w.setReplicasAt(ctx, sts, to, "shrinking"); err != nil {
 			return err
@@ -187,6 +194,9 @@ func TakeAwayUnstarted(ctx context.Context, w *World, us []Unstarted, wait time.
 				return ctx.Err()
 			case <-time.After(poll):
 			}
+		}
+		if err := guard.Check(ctx, "take-away/"+u.Node.Pod); err != nil {
+			return err
 		}
 		if err := deleteTemplateClaims(ctx, w, u.Node); err != nil {
 			return err
