@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
@@ -18,6 +19,9 @@ const unstartedWait = 2 * time.Minute
 // will never run (or refuse racks the pod alone makes unequal). When that cannot be
 // confirmed, abort keeps them, as before, and a note says why.
 func (o *Options) unstartedPods(ctx context.Context, s *session, cp *checkpoint.Checkpoint, p *abortPoint) {
+	if _, driven := s.adapter.(operator.Scaler); driven {
+		return // the operator acts on its StatefulSets, never the plugin (operator.Scaler)
+	}
 	us, err := steps.UnstartedNewPods(ctx, s.stepWorld(cp, o.Now))
 	if err != nil {
 		p.unstarted = nil
