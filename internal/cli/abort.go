@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
@@ -97,7 +99,7 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	o.describeAbort(cp, point)
+	o.describeAbort(cp, point, o.operatorHold(ctx, s, cp))
 	if err := o.confirm(yes, "Abort"); err != nil {
 		return err
 	}
@@ -137,6 +139,9 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 // undoAbort leaves the cluster consistent: the cluster resource's count set to what
 // the racks' StatefulSets have, the operator restored if the operation paused it.
 func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
+	if err := o.takeAwayUnstarted(ctx, s, cp, self, point); err != nil {
+		return err
+	}
 	if point.changesCount() {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
@@ -168,8 +173,9 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 	return nil
 }
 
-// describeAbort says where the operation stands and what abort will change.
-func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
+// describeAbort says where the operation stands and what abort will change; hold is
+// what the operation's pause of the operator is now (operatorHold).
+func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint, hold string) {
 	where := "nothing in the cluster was changed yet"
 	switch {
 	case p.Done > 0:
@@ -181,12 +187,46 @@ func (o *Options) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint) {
 	for _, n := range p.Notes {
 		fmt.Fprintf(o.ErrOut, "Note: %s.\n", n)
 	}
+	for _, u := range p.unstarted {
+		fmt.Fprintf(o.ErrOut, "Pod %s never started (%s) and has no node in the ring: it will be taken away with its claims.\n", u.Node.Pod, u.Why)
+	}
 	if p.changesCount() {
 		fmt.Fprintf(o.ErrOut, "%s of datacenter %s will be set to %s (now %s), what every rack's StatefulSet has.\n", p.countWords, cp.Target.DC, countText(p.counts), countText(p.spec))
 	}
-	if cp.PausedOperator != nil {
-		fmt.Fprintf(o.ErrOut, "The operator Deployment %s/%s will be restored to %d replicas.\n", cp.PausedOperator.Namespace, cp.PausedOperator.Name, cp.PausedOperator.Replicas)
+	if hold != "" {
+		fmt.Fprintln(o.ErrOut, hold)
 	}
+}
+
+// operatorHold says, in a sentence, what abort will do with the operator the plan
+// pauses: restore it, or release this operation's hold while others keep it paused.
+// Empty when the operation does not hold it (its pause never ran, the Deployment is
+// gone or unreadable): abort then leaves it as it is, and says nothing false.
+func (o *Options) operatorHold(ctx context.Context, s *session, cp *checkpoint.Checkpoint) string {
+	op := cp.PausedOperator
+	if op == nil {
+		return ""
+	}
+	d, err := s.c.Kube.AppsV1().Deployments(op.Namespace).Get(ctx, op.Name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	holders, err := checkpoint.PauseHolders(d.Annotations)
+	if err != nil {
+		return ""
+	}
+	i := checkpoint.HolderIndex(holders, cp.OperationID)
+	paused := d.Spec.Replicas != nil && *d.Spec.Replicas == 0
+	switch {
+	case i >= 0 && len(holders) > 1:
+		return fmt.Sprintf("Operation %s's hold on the operator Deployment %s/%s will be released; %d other operation(s) still hold it paused.", cp.OperationID, op.Namespace, op.Name, len(holders)-1)
+	case i >= 0:
+		return fmt.Sprintf("The operator Deployment %s/%s will be restored to %d replicas.", op.Namespace, op.Name, holders[i].Replicas)
+	case len(holders) == 0 && paused && cp.Started(checkpoint.StepPauseOperator):
+		// Paused by a plugin version before the holder list (steps.RestoreOperator).
+		return fmt.Sprintf("The operator Deployment %s/%s will be restored to %d replicas.", op.Namespace, op.Name, op.Replicas)
+	}
+	return ""
 }
 
 // fenceAbort re-reads the checkpoint right before abort acts: it must still be this

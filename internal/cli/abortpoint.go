@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
@@ -28,6 +29,9 @@ type abortPoint struct {
 	rule operation.Abort
 	// deleting: the cluster resource is being deleted (deletingPoint).
 	deleting bool
+	// unstarted are new pods that never started, which abort takes away first (their
+	// racks' counts are below them).
+	unstarted []steps.Unstarted
 }
 
 // changesCount reports whether abort must set the cluster resource's counts.
@@ -107,6 +111,7 @@ func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Ch
 			return fmt.Errorf("%w; nothing changed", err)
 		}
 	}
+	o.unstartedPods(ctx, s, cp, p)
 	kept := s.adapter.CheckRackNodes(dc.Name, p.counts)
 	if kept == nil {
 		return nil
@@ -116,10 +121,16 @@ func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Ch
 	for _, n := range p.counts {
 		largest = max(largest, n)
 	}
+	// A pod grow-back would create that the operator lists as a seed makes grow-back
+	// refuse: the offer says so, and how to clear it, rather than send the SRE there.
+	seed := ""
+	if why := o.growBackSeed(ctx, s, cp, dc.Racks, p.counts, largest); why != "" {
+		seed = " (first: " + why + ")"
+	}
 	return &unequalRacks{dc: dc.Name, largest: largest, err: exit.Refusedf("the racks of datacenter %s have different sizes (%s), which the operator cannot keep (%v): abort would leave it a rack to change. "+
 		"Finish rack %s first: run %s and stop it with Ctrl-C once rack %s is done (or let it finish), then run abort again. "+
-		"Or grow the smaller racks back to %d nodes: kubectl cassandra abort -n %s %s --grow-back; nothing changed",
-		cp.Target.DC, sizesText(dc.Racks, p.counts), kept, finish, s.resumeHint(), finish, largest, cp.Namespace, cp.Cluster)}
+		"Or grow the smaller racks back to %d nodes: kubectl cassandra abort -n %s %s --grow-back%s; nothing changed",
+		cp.Target.DC, sizesText(dc.Racks, p.counts), kept, finish, s.resumeHint(), finish, largest, cp.Namespace, cp.Cluster, seed)}
 }
 
 // unequalRacks is abort's refusal of racks left at sizes the operator cannot keep, with

@@ -8,6 +8,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
 )
 
 // growBack is abort's planned, consistent end for racks left at sizes the operator
@@ -53,4 +55,24 @@ func (o *Options) growBack(ctx context.Context, s *session, cp *checkpoint.Check
 		return err
 	}
 	return o.execute(ctx, s, next, f)
+}
+
+// growBackSeed is the operator's refusal of the first pod grow-back would create that
+// it lists as a seed (steps.SeedLister: such a pod would skip bootstrap, and the
+// grow-back's plan refuses it); "" when there is none, or the list cannot be read (the
+// plan reads it again).
+func (o *Options) growBackSeed(ctx context.Context, s *session, cp *checkpoint.Checkpoint, racks []topology.Rack, counts map[string]int, largest int) string {
+	sl, ok := s.stepWorld(cp, o.Now).Spec.(steps.SeedLister)
+	if !ok {
+		return ""
+	}
+	for _, r := range racks {
+		for i := counts[r.Name]; i < largest; i++ {
+			pod := topology.PodName(r.StatefulSet, i)
+			if e, err := sl.SeedEntry(ctx, pod); err == nil && e != "" {
+				return sl.SeedRefusal(cp.Namespace, cp.Cluster, pod, e)
+			}
+		}
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -113,7 +114,12 @@ func runOperators(parent context.Context, w *world.World, ops []operator.Operato
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	if needsRunFlags(args) {
-		args = append(args, "--poll-interval", "1ms", "--timeout", "20s")
+		// Defaults a test may set itself (the dead-end search waits less).
+		for _, f := range [][2]string{{"--poll-interval", "1ms"}, {"--timeout", "20s"}} {
+			if !slices.Contains(args, f[0]) {
+				args = append(args, f[0], f[1])
+			}
+		}
 	}
 	crashed = w.Process(crashAt, func() { code = o.Execute(ctx, args) })
 	return out.String(), errb.String(), code, crashed

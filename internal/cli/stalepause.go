@@ -34,15 +34,16 @@ func (o *Options) reapStalePauses(ctx context.Context, c *Clients, a operator.Ad
 		if len(stale) == 0 {
 			continue
 		}
-		o.releaseStale(ctx, c, judge, op, stale, adopting)
+		o.releaseStale(ctx, c, op, stale, adopting)
 	}
 }
 
 // releaseStale removes op's stale holders that may go and restores it if none remain.
-func (o *Options) releaseStale(ctx context.Context, c *Clients, judge steps.PauseJudge, op operator.Controller, stale []steps.StaleHolder, adopting string) {
-	w := &steps.World{Kube: c.Kube, Judge: judge, CP: &checkpoint.Checkpoint{}}
+func (o *Options) releaseStale(ctx context.Context, c *Clients, op operator.Controller, stale []steps.StaleHolder, adopting string) {
+	w := &steps.World{Kube: c.Kube, CP: &checkpoint.Checkpoint{}}
 	paused := checkpoint.PausedOperator{Namespace: op.Namespace, Name: op.Name, Replicas: op.PausedBy[0].Replicas}
-	dropped, err := steps.RestoreOperator(ctx, w, paused, false)
+	// The holders were judged a moment ago (reapStalePauses): not read and judged again.
+	dropped, err := steps.ReleaseStale(ctx, w, paused, stale)
 	if err != nil {
 		fmt.Fprintf(o.ErrOut, "warning: operator Deployment %s is paused for operations that are gone (%s), and releasing it failed: %v; run the command again\n",
 			op, steps.StaleText(stale), err)

@@ -224,6 +224,18 @@ func RestoreOperator(ctx context.Context, w *World, op checkpoint.PausedOperator
 	if err != nil {
 		return nil, err
 	}
+	return restoreJudged(ctx, w, op, pausedByUs, stale)
+}
+
+// ReleaseStale is RestoreOperator for a caller that has just judged op's holders
+// itself (stale, with no operation of its own): it spares a second read and judgement
+// of every holder. The write is still guarded by the Deployment's resourceVersion.
+func ReleaseStale(ctx context.Context, w *World, op checkpoint.PausedOperator, stale []StaleHolder) ([]StaleHolder, error) {
+	return restoreJudged(ctx, w, op, false, stale)
+}
+
+// restoreJudged is RestoreOperator's write, with the holders judged already.
+func restoreJudged(ctx context.Context, w *World, op checkpoint.PausedOperator, pausedByUs bool, stale []StaleHolder) (dropped []StaleHolder, err error) {
 	err = writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
 		replicas := op.Replicas
 		i := checkpoint.HolderIndex(holders, w.CP.OperationID)

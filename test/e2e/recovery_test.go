@@ -20,6 +20,8 @@ import (
 func recoveryScenarios() []scenario {
 	return []scenario{
 		{name: "record-wiped-then-scale-again", run: testRecordWipedThenScaleAgain},
+		{name: "regrown-pod-then-resume", run: testRegrownPodThenResume},
+		{name: "racks-at-different-sizes-grow-back", run: testRacksAtDifferentSizesGrowBack},
 	}
 }
 
