@@ -1,54 +1,18 @@
 package checkpoint
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 
-// PausedByAnnotation, on an operator Deployment, lists the operations that hold it
-// paused. One operator may manage several clusters (CassKop with WATCH_NAMESPACE empty
-// watches every namespace; any CassKop manages every cluster of its namespace), so two
-// operations may pause it at once: it is scaled back only when the last one leaves.
-// The list is written together with the scale, under a resourceVersion precondition
-// (internal/steps/operator.go).
-const PausedByAnnotation = "kubectl-cassandra.io/paused-by"
+// The pause holders are part of the adapters' API (pkg/record): an adapter reads them
+// off its operator's Deployment. The names here keep the plugin's code as it was.
 
-// PauseHolder is one operation holding an operator paused.
-type PauseHolder struct {
-	OperationID string `json:"operationID"`
-	Namespace   string `json:"namespace"`
-	Cluster     string `json:"cluster"`
-	// Replicas is the operator's replica count before the first holder paused it (a
-	// holder that joins copies it from the first), which the last one restores.
-	Replicas int32 `json:"replicas"`
-}
+// PausedByAnnotation is record.PausedByAnnotation.
+const PausedByAnnotation = record.PausedByAnnotation
 
-// String is "<operation> on <namespace>/<cluster>".
-func (h PauseHolder) String() string {
-	return fmt.Sprintf("%s on %s/%s", h.OperationID, h.Namespace, h.Cluster)
-}
+// PauseHolder is record.PauseHolder.
+type PauseHolder = record.PauseHolder
 
-// PauseHolders reads the holders from an operator Deployment's annotations (none when
-// the annotation is absent). An unreadable list is an error: whether another operation
-// still needs the operator paused is then unknown.
-func PauseHolders(ann map[string]string) ([]PauseHolder, error) {
-	v, ok := ann[PausedByAnnotation]
-	if !ok || v == "" {
-		return nil, nil
-	}
-	var hs []PauseHolder
-	if err := json.Unmarshal([]byte(v), &hs); err != nil {
-		return nil, fmt.Errorf("annotation %s is not a list of operations: %w", PausedByAnnotation, err)
-	}
-	return hs, nil
-}
+// PauseHolders is record.PauseHolders.
+func PauseHolders(ann map[string]string) ([]PauseHolder, error) { return record.PauseHolders(ann) }
 
-// HolderIndex is the index of operation id in hs, or -1.
-func HolderIndex(hs []PauseHolder, id string) int {
-	for i, h := range hs {
-		if h.OperationID == id {
-			return i
-		}
-	}
-	return -1
-}
+// HolderIndex is record.HolderIndex.
+func HolderIndex(hs []PauseHolder, id string) int { return record.HolderIndex(hs, id) }

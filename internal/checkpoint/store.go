@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,13 +14,7 @@ import (
 
 // Object is the resource that carries the checkpoint annotation (the cluster resource).
 // It is implemented by the operator plugin, which knows the resource's API.
-type Object interface {
-	// ReadAnnotations returns the annotations, UID and resourceVersion of the object.
-	ReadAnnotations(ctx context.Context) (annotations map[string]string, uid, resourceVersion string, err error)
-	// PatchAnnotations sets (non-nil) or removes (nil) annotations, and nothing else,
-	// only if the object is still at resourceVersion (a 409 Conflict otherwise).
-	PatchAnnotations(ctx context.Context, resourceVersion string, set map[string]*string) (newResourceVersion string, err error)
-}
+type Object = record.Object
 
 // ErrLost means another writer changed the checkpoint since this process last wrote it.
 var ErrLost = errors.New("the checkpoint was changed by someone else")

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // TestRackToFinish: abort names the first rack of the plan not at its target, or else

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // unstartedWait bounds abort's wait for a never-started pod to go once its StatefulSet

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // Clients is the set of API clients; see kube.Clients.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"

@@ -9,7 +9,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // growBack is abort's planned, consistent end for racks left at sizes the operator

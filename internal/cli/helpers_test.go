@@ -14,7 +14,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"

@@ -12,7 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // Options is the one value every command receives: kubectl's standard flags, the

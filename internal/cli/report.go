@@ -12,10 +12,10 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/report"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/version"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 const reportExample = `  # Everything support needs, in one archive (secrets never included, see REDACTED.txt)

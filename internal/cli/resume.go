@@ -11,8 +11,8 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 const resumeExample = `  # Continue whatever operation is in flight on the only cluster of the namespace

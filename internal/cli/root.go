@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // Command groups shown in --help.

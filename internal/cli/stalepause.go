@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // reapStalePauses is what every command that acts does first with the operators that

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // DrivenTarget is what a scale asks of an operator that keeps one size per datacenter

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // TestBuildOperatorThatActs: for an operator that scales the datacenter itself

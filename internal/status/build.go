@@ -11,9 +11,9 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // Read is everything one status read: the cluster resource and what its annotations
@@ -232,7 +232,7 @@ func datacenters(r Read) ([]DC, []string) {
 
 // specNodes is what the spec asks of dc: each rack's count (in dc.Racks order), and the
 // largest of them for the report's one count per DC (racks differ by one at most; with
-// CassKop they are equal, internal/topology/topology.go).
+// CassKop they are equal, pkg/topology/topology.go).
 func specNodes(dc topology.DC) (perDC int, perRack []int) {
 	perRack = make([]int, len(dc.Racks))
 	for i, r := range dc.Racks {

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // rackSpec is an operator whose spec keeps a count per rack (as cass-operator's size

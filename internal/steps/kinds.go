@@ -14,7 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // maintainer is the nodetool the scale-up and restart steps need besides Nodetool
@@ -25,7 +25,7 @@ type maintainer interface {
 }
 
 // OperatorState reads and repairs the operator's per-rack operation status
-// (repair-operator-state; internal/operator).
+// (repair-operator-state; pkg/operator).
 type OperatorState = operator.OperatorState
 
 // Variant is how an operation kind's steps differ from the same steps in other kinds

@@ -21,7 +21,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // shrinkStatefulSet sets the rack's StatefulSet replicas to the node's ordinal, so the

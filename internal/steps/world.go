@@ -23,8 +23,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // Nodetool is what the steps ask Cassandra.
@@ -35,7 +35,7 @@ type Nodetool interface {
 }
 
 // ClusterSpec is the operator's cluster resource, as far as the final step needs it:
-// the rack counts of the target DC (internal/operator).
+// the rack counts of the target DC (pkg/operator).
 type ClusterSpec = operator.DCSpec
 
 // World is what the steps share: clients, the plan, and how to wait.

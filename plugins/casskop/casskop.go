@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // Names fixed by CassKop (docs/reference/casskop.md §1–§2).
@@ -358,11 +358,11 @@ func (a *Adapter) patchNodesPerRack(ctx context.Context, ns, name, dc string, n 
 }
 
 // Object returns the checkpoint carrier for a cluster: its annotations.
-func (a *Adapter) Object(ns, name string) checkpoint.Object {
+func (a *Adapter) Object(ns, name string) record.Object {
 	return &Annotated{a: a, ns: ns, name: name}
 }
 
-// Annotated reads and patches the annotations of one CassandraCluster (checkpoint.Object).
+// Annotated reads and patches the annotations of one CassandraCluster (record.Object).
 type Annotated struct {
 	a        *Adapter
 	ns, name string
@@ -475,8 +475,8 @@ func OperatorOf(d *appsv1.Deployment) (Operator, bool) {
 	op := Operator{Namespace: d.Namespace, Name: d.Name, Replicas: replicas, Watch: watchNamespace(d),
 		IsRunning: replicas > 0 || d.Status.Replicas > 0}
 	// An unreadable list is kept as one unnamed holder: someone holds it paused.
-	if hs, err := checkpoint.PauseHolders(d.Annotations); err != nil {
-		op.PausedBy = []checkpoint.PauseHolder{{OperationID: "(unreadable " + checkpoint.PausedByAnnotation + ")"}}
+	if hs, err := record.PauseHolders(d.Annotations); err != nil {
+		op.PausedBy = []record.PauseHolder{{OperationID: "(unreadable " + record.PausedByAnnotation + ")"}}
 	} else {
 		op.PausedBy = hs
 	}

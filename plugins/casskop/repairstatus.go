@@ -3,7 +3,7 @@ package casskop
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair/stuck"
 )
 

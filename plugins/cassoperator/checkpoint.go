@@ -8,16 +8,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Object returns the checkpoint carrier of one CassandraDatacenter: its annotations.
-func (a *Adapter) Object(ns, name string) checkpoint.Object {
+func (a *Adapter) Object(ns, name string) record.Object {
 	return &Annotated{a: a, ns: ns, name: name}
 }
 
 // Annotated reads and patches the annotations of one CassandraDatacenter
-// (checkpoint.Object).
+// (record.Object).
 type Annotated struct {
 	a        *Adapter
 	ns, name string

@@ -12,9 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // The plugin never pauses cass-operator (operator.Scaler: it is the one that acts); it
@@ -79,8 +79,8 @@ func ControllerOf(d *appsv1.Deployment) (operator.Controller, bool) {
 	}
 	op := operator.Controller{Namespace: d.Namespace, Name: d.Name, Replicas: replicas,
 		Watch: watchNamespace(d, c), IsRunning: replicas > 0 || d.Status.Replicas > 0}
-	if hs, err := checkpoint.PauseHolders(d.Annotations); err != nil {
-		op.PausedBy = []checkpoint.PauseHolder{{OperationID: "(unreadable " + checkpoint.PausedByAnnotation + ")"}}
+	if hs, err := record.PauseHolders(d.Annotations); err != nil {
+		op.PausedBy = []record.PauseHolder{{OperationID: "(unreadable " + record.PausedByAnnotation + ")"}}
 	} else {
 		op.PausedBy = hs
 	}

@@ -3,7 +3,7 @@ package cassoperator
 import (
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // TestPlugin: the names the CLI shows, and an adapter that scales by itself (Scaler)

@@ -13,7 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // readRacks reads the selected racks; from is nil when every rack is at nodes already.

@@ -1,10 +1,12 @@
-// Package operator is what the plugin asks of a Kubernetes operator of Cassandra: every
-// fact its custom resource dictates (resource names, labels, container, how the
-// operator says it is busy, which controller to pause, how a datacenter's count is kept
-// in the spec). The engine, the steps, the checkpoint and the operations know only this
-// interface and the neutral model of internal/topology; one adapter package per
-// operator implements it (plugins/casskop), and cmd/kubectl-cassandra/main.go hands
-// the adapters to the CLI.
+// Package operator is the public API an operator adapter is written against: what the
+// plugin asks of a Kubernetes operator of Cassandra, every fact its custom resource
+// dictates (resource names, labels, container, how the operator says it is busy, which
+// controller to pause, how a datacenter's count is kept in the spec), and who acts:
+// the plugin with the operator paused, or the operator itself (Scaler). The engine, the
+// steps, the checkpoint and the operations know only this interface, the neutral model
+// of pkg/topology and the records of pkg/record; one adapter package per operator
+// implements it (plugins/casskop, plugins/cassoperator), importing only pkg/ and
+// client-go, and cmd/kubectl-cassandra/main.go hands the adapters to the CLI.
 package operator
 
 import (
@@ -19,8 +21,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // ErrNoResource is matched (errors.Is) by an adapter's error when the API server serves
@@ -85,7 +87,7 @@ type Resource interface {
 	// FromObject maps an object of the resource (from a watch) onto the neutral model.
 	FromObject(u *unstructured.Unstructured) (topology.Cluster, error)
 	// Object is the checkpoint carrier of one cluster: its annotations.
-	Object(ns, name string) checkpoint.Object
+	Object(ns, name string) record.Object
 	// JMXSecretName is the Secret holding the JMX credentials the cluster's Cassandra
 	// containers use ("" when none).
 	JMXSecretName(u *unstructured.Unstructured) string
@@ -113,8 +115,8 @@ type Controller struct {
 	Replicas  int32  `json:"replicas"`
 	// Watch is the namespace it manages ("" = every namespace).
 	Watch string `json:"watch"`
-	// PausedBy lists the operations holding it paused (checkpoint.PausedByAnnotation).
-	PausedBy []checkpoint.PauseHolder `json:"pausedBy,omitempty"`
+	// PausedBy lists the operations holding it paused (record.PausedByAnnotation).
+	PausedBy []record.PauseHolder `json:"pausedBy,omitempty"`
 	// IsRunning: replicas > 0, or pods still there.
 	IsRunning bool `json:"-"`
 }

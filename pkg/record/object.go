@@ -1,0 +1,15 @@
+// Package record is what an operator adapter hands the plugin's records: the object
+// that carries the checkpoint (its annotations), and who holds an operator paused. The
+// checkpoint itself (internal/checkpoint) is the plugin's; an adapter only stores it.
+package record
+
+import "context"
+
+// Object is where a cluster's checkpoint lives: the annotations of its resource.
+type Object interface {
+	// ReadAnnotations returns the annotations, UID and resourceVersion of the object.
+	ReadAnnotations(ctx context.Context) (annotations map[string]string, uid, resourceVersion string, err error)
+	// PatchAnnotations sets (non-nil) or removes (nil) annotations, and nothing else,
+	// only if the object is still at resourceVersion (a 409 Conflict otherwise).
+	PatchAnnotations(ctx context.Context, resourceVersion string, set map[string]*string) (newResourceVersion string, err error)
+}
