@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 )
 
 // modelSteps runs the model in spin's simulator with PRINT_STEPS: its init builds the
@@ -56,7 +57,7 @@ func codeSteps(pause bool) []string {
 		nodes = append(nodes, checkpoint.Node{Pod: podName(fmt.Sprint(ord)), Ordinal: ord, StatefulSet: "c-dc1-rack1"})
 	}
 	var ids []string
-	for _, s := range checkpoint.ScaleDownSteps(nodes, pause) {
+	for _, s := range scaledown.Steps(nodes, pause) {
 		ids = append(ids, s.ID)
 	}
 	return ids

@@ -24,7 +24,7 @@ func sample(n int) *Checkpoint {
 		cp.Nodes = append(cp.Nodes, Node{Pod: pod, PodUID: "u" + pod, Ordinal: i, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1",
 			HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), PVCs: []PVC{{Name: "data-" + pod, UID: "p" + pod}}})
 	}
-	cp.Steps = ScaleDownSteps(cp.Nodes)
+	cp.Steps = scaleDownSteps(cp.Nodes, false)
 	return cp
 }
 
@@ -118,7 +118,7 @@ func gz(t *testing.T, s string) string {
 }
 
 func TestScaleDownStepsWithPause(t *testing.T) {
-	steps := ScaleDownSteps(sample(1).Nodes, true)
+	steps := scaleDownSteps(sample(1).Nodes, true)
 	if steps[0].Kind != StepPauseOperator || steps[len(steps)-1].Kind != StepResumeOperator || steps[len(steps)-2].Kind != StepUpdateCluster {
 		t.Fatalf("%+v", steps)
 	}

@@ -14,60 +14,18 @@ func Paused(pause bool, steps []Step, after ...Step) []Step {
 	return append(out, after...)
 }
 
-// ScaleDownSteps lists the steps of a scale-down for nodes, in execution order: every
-// step of a node before the next node (strictly one node at a time), then the final
-// update of the cluster resource; with pause, the operator is paused first and
-// restored last.
-func ScaleDownSteps(nodes []Node, pause ...bool) []Step {
+// NodeSteps lists, for each node in order, a pending step of each of kinds: every step
+// of a node before the next node (strictly one node at a time). Which kinds, in which
+// order, is each operation kind's own (internal/operation/*): the checkpoint knows no
+// kind's steps.
+func NodeSteps(nodes []Node, kinds ...string) []Step {
 	var steps []Step
 	for _, n := range nodes {
-		for _, k := range []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs} {
+		for _, k := range kinds {
 			steps = append(steps, pending(k, n.Pod))
 		}
 	}
-	steps = append(steps, pending(StepUpdateCluster, ""))
-	return Paused(len(pause) > 0 && pause[0], steps)
-}
-
-// SettleSteps lists the steps of a scale-down whose racks are at the target already but
-// whose world is not settled (a removal whose record is gone): delete each removed
-// pod's left-over claims, then the update of the cluster resource; with pause, the
-// operator is paused first and restored last. It removes no node.
-func SettleSteps(leftovers []Leftover, pause bool) []Step {
-	var steps []Step
-	for _, l := range leftovers {
-		steps = append(steps, pending(StepDeleteLeftoverPVCs, l.Pod))
-	}
-	steps = append(steps, pending(StepUpdateCluster, ""))
-	return Paused(pause, steps)
-}
-
-// ScaleUpSteps lists the steps of a scale-up: for each new node in order (lowest
-// ordinal first, rack by rack), grow the StatefulSet by one and wait until the node
-// joined; then the update of the cluster resource; with pause, the operator is paused
-// first and restored as soon as the cluster resource and the StatefulSets agree; then
-// `nodetool cleanup` on each of the cleanup nodes, one at a time.
-func ScaleUpSteps(newNodes, cleanup []Node, pause bool) []Step {
-	var steps, after []Step
-	for _, n := range newNodes {
-		steps = append(steps, pending(StepGrowSTS, n.Pod), pending(StepWaitJoined, n.Pod))
-	}
-	steps = append(steps, pending(StepUpdateCluster, ""))
-	for _, n := range cleanup {
-		after = append(after, pending(StepCleanup, n.Pod))
-	}
-	return Paused(pause, steps, after...)
-}
-
-// RestartSteps lists the steps of a rolling restart: for each node in order (highest
-// ordinal first, rack by rack) drain it, delete its pod and wait for the new pod; with
-// pause, the operator is paused first and restored last.
-func RestartSteps(nodes []Node, pause bool) []Step {
-	var steps []Step
-	for _, n := range nodes {
-		steps = append(steps, pending(StepDrain, n.Pod), pending(StepDeletePod, n.Pod), pending(StepWaitRestarted, n.Pod))
-	}
-	return Paused(pause, steps)
+	return steps
 }
 
 // PendingStep is a step record of kind for pod, not started.

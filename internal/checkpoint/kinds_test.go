@@ -75,7 +75,7 @@ func TestScaleUpCheckpoint(t *testing.T) {
 		{Pod: "c-dc1-r1-2", Ordinal: 2, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", New: true}}
 	old := []Node{{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h0"}}
 	cp.Nodes = append(append(cp.Nodes, old...), newNodes...)
-	cp.Steps = ScaleUpSteps(newNodes, old, true)
+	cp.Steps = scaleUpSteps(newNodes, old, true)
 	want := []string{"pause-operator", "grow-statefulset/c-dc1-r1-1", "wait-joined/c-dc1-r1-1", "grow-statefulset/c-dc1-r1-2", "wait-joined/c-dc1-r1-2",
 		"update-cluster", "resume-operator", "cleanup/c-dc1-r1-0"}
 	var got []string
@@ -103,7 +103,7 @@ func TestScaleUpCheckpoint(t *testing.T) {
 	}
 	r := base(kindRestart)
 	r.Nodes = newNodes[:1]
-	r.Steps = RestartSteps(r.Nodes, false)
+	r.Steps = restartSteps(r.Nodes, false)
 	if _, err := Encode(r, testKinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "only a scale-up") {
 		t.Fatalf("new node in a restart: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestRestartAndRepairCheckpoints(t *testing.T) {
 	r := base(kindRestart)
 	r.Nodes = []Node{{Pod: "c-dc1-r1-1", PodUID: "u1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"},
 		{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"}}
-	r.Steps = RestartSteps(r.Nodes, false)
+	r.Steps = restartSteps(r.Nodes, false)
 	if len(r.Steps) != 6 || r.Steps[0].ID != "drain/c-dc1-r1-1" || r.Steps[5].ID != "wait-restarted/c-dc1-r1-0" {
 		t.Fatalf("restart steps %+v", r.Steps)
 	}
@@ -151,7 +151,7 @@ func TestSettleCheckpoint(t *testing.T) {
 	cp.PausedOperator = &PausedOperator{Name: "op"}
 	cp.Leftovers = []Leftover{{Pod: "c-dc1-r1-2", StatefulSet: "c-dc1-r1", Rack: "r1", Ordinal: 2, PVCs: []PVC{{Name: "data-c-dc1-r1-2", UID: "u2"}}},
 		{Pod: "c-dc1-r1-1", StatefulSet: "c-dc1-r1", Rack: "r1", Ordinal: 1, PVCs: []PVC{{Name: "data-c-dc1-r1-1", UID: "u1"}}}}
-	cp.Steps = SettleSteps(cp.Leftovers, true)
+	cp.Steps = settleSteps(cp.Leftovers, true)
 	var ids []string
 	for _, s := range cp.Steps {
 		ids = append(ids, s.ID)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -39,7 +40,7 @@ func validCheckpoint(t *testing.T, w *world.World, mutate func(m map[string]any)
 		Target: checkpoint.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: 1, From: map[string]int{"rack1": 2}},
 		Nodes:  []checkpoint.Node{{Pod: "demo-dc1-rack1-1", PodUID: "pod-demo-dc1-rack1-1", Ordinal: 1, DC: "dc1", Rack: "rack1", StatefulSet: "demo-dc1-rack1", HostID: "x"}},
 	}
-	cp.Steps = checkpoint.ScaleDownSteps(cp.Nodes)
+	cp.Steps = scaledown.Steps(cp.Nodes, false)
 	b, _ := json.Marshal(cp)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)

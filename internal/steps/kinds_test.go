@@ -399,7 +399,7 @@ func TestBuildKinds(t *testing.T) {
 	n := newNode(1)
 	old := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{old, n}
-	sw.CP.Steps = checkpoint.ScaleUpSteps([]checkpoint.Node{n}, []checkpoint.Node{old}, true)
+	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]checkpoint.Node{n}, checkpoint.StepGrowSTS, checkpoint.StepWaitJoined), checkpoint.PendingStep(checkpoint.StepUpdateCluster, "")), checkpoint.NodeSteps([]checkpoint.Node{old}, checkpoint.StepCleanup)...)
 	impl, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)

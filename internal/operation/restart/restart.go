@@ -120,7 +120,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP = p.NewCheckpoint(cl, k, "restart", req)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.MaxNodes(), 1), RackNodes: dc.RackNodes(), From: from}
 	plan.CP.Nodes = nodes
-	plan.CP.Steps = checkpoint.RestartSteps(nodes, req.Pause != nil)
+	plan.CP.Steps = Steps(nodes, req.Pause != nil)
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil
 }

@@ -42,7 +42,7 @@ func TestLeftWhy(t *testing.T) {
 // TestMarkLeft: only the decommission and the verification of the nodes that left are
 // recorded done.
 func TestMarkLeft(t *testing.T) {
-	steps := checkpoint.ScaleDownSteps([]checkpoint.Node{{Pod: "p-2"}, {Pod: "p-1"}}, true)
+	steps := Steps([]checkpoint.Node{{Pod: "p-2"}, {Pod: "p-1"}}, true)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	markLeft(steps, map[string]bool{"p-2": true}, now)
 	var done []string

@@ -139,7 +139,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = nodes
-	plan.CP.Steps = checkpoint.ScaleDownSteps(nodes, req.Pause != nil)
+	plan.CP.Steps = Steps(nodes, req.Pause != nil)
 	markLeft(plan.CP.Steps, pf.left, plan.CP.StartedAt)
 	for _, n := range nodes {
 		if pf.left[n.Pod] {

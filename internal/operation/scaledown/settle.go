@@ -61,7 +61,7 @@ func (k Kind) planSettle(ctx context.Context, env *operation.Env, plan *operatio
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
 	plan.CP.Target = checkpoint.Target{DC: plan.DC.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
 	plan.CP.Leftovers = leftovers
-	plan.CP.Steps = checkpoint.SettleSteps(leftovers, req.Pause != nil)
+	plan.CP.Steps = settleSteps(leftovers, req.Pause != nil)
 	plan.Findings = settleFindings(plan.DC.Name, req.Nodes, env.Adapter.CountWords(), leftovers, off, from)
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil

@@ -110,7 +110,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), newNodes...)
-	plan.CP.Steps = checkpoint.ScaleUpSteps(newNodes, cleanup, req.Pause != nil)
+	plan.CP.Steps = Steps(newNodes, cleanup, req.Pause != nil)
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil
 }

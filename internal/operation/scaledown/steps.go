@@ -1,0 +1,27 @@
+package scaledown
+
+import "github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+
+// nodeKinds are a removed node's steps, in the order they run.
+var nodeKinds = []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs}
+
+// Steps lists the steps of a scale-down for nodes, in execution order: every step of a
+// node before the next node, then the final update of the cluster resource; with
+// pause, the operator is paused first and restored last.
+func Steps(nodes []checkpoint.Node, pause bool) []checkpoint.Step {
+	steps := append(checkpoint.NodeSteps(nodes, nodeKinds...), checkpoint.PendingStep(checkpoint.StepUpdateCluster, ""))
+	return checkpoint.Paused(pause, steps)
+}
+
+// settleSteps lists the steps of a scale-down whose racks are at the target already but
+// whose world is not settled (a removal whose record is gone): delete each removed
+// pod's left-over claims, then the update of the cluster resource; with pause, the
+// operator is paused first and restored last. It removes no node.
+func settleSteps(leftovers []checkpoint.Leftover, pause bool) []checkpoint.Step {
+	var steps []checkpoint.Step
+	for _, l := range leftovers {
+		steps = append(steps, checkpoint.PendingStep(checkpoint.StepDeleteLeftoverPVCs, l.Pod))
+	}
+	steps = append(steps, checkpoint.PendingStep(checkpoint.StepUpdateCluster, ""))
+	return checkpoint.Paused(pause, steps)
+}

@@ -1,0 +1,13 @@
+package scaleup
+
+import "github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+
+// Steps lists the steps of a scale-up: for each new node in order (lowest ordinal
+// first, rack by rack), grow the StatefulSet by one and wait until the node joined;
+// then the update of the cluster resource; with pause, the operator is paused first and
+// restored as soon as the cluster resource and the StatefulSets agree; then `nodetool
+// cleanup` on each of the cleanup nodes, one at a time.
+func Steps(newNodes, cleanup []checkpoint.Node, pause bool) []checkpoint.Step {
+	steps := append(checkpoint.NodeSteps(newNodes, checkpoint.StepGrowSTS, checkpoint.StepWaitJoined), checkpoint.PendingStep(checkpoint.StepUpdateCluster, ""))
+	return checkpoint.Paused(pause, steps, checkpoint.NodeSteps(cleanup, checkpoint.StepCleanup)...)
+}
