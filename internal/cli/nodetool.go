@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 const nodetoolExample = `  # The ring as one node sees it
@@ -74,13 +75,12 @@ func (o *Options) runNodetool(ctx context.Context, cluster, pod string, args []s
 	if err != nil {
 		return fmt.Errorf("cannot read pod %s/%s: %w", ns, pod, err)
 	}
-	a, err := o.assumedAdapter(c)
-	if err != nil {
-		return err
+	a, owner, ok := o.podOwner(c, p.Labels)
+	if a == nil {
+		return fmt.Errorf("this build supports no operator")
 	}
-	owner, ok := a.PodCluster(p.Labels)
 	if !ok {
-		return exit.Usagef("pod %s/%s is not a Cassandra pod of a %s (its labels name none): nothing run", ns, pod, a.Kind())
+		return exit.Usagef("pod %s/%s is not a Cassandra pod of a %s (its labels name none): nothing run", ns, pod, o.words().Replace("{Kind}"))
 	}
 	if cluster != "" && owner != cluster {
 		return exit.Usagef("pod %s/%s belongs to %s %s, not %s: nothing run", ns, pod, a.Kind(), owner, cluster)
@@ -120,22 +120,39 @@ func (o *Options) completePods(cmd *cobra.Command, args []string, _ string) ([]s
 			return nil
 		}
 		ns := o.namespace(c)
-		a, err := o.assumedAdapter(c)
-		if err != nil {
-			return nil
-		}
 		cl, _ := cmd.Flags().GetString("cluster")
-		sel := a.ClusterSelector(cl)
-		list, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			return nil
-		}
 		var names []string
-		for _, p := range list.Items {
-			if _, ok := a.PodCluster(p.Labels); ok { // a Cassandra pod of the operator's
-				names = append(names, p.Name)
+		for _, op := range o.Operators {
+			a := op.Connect(operatorClients(c))
+			a.Assume()
+			list, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: a.ClusterSelector(cl)})
+			if err != nil {
+				continue
+			}
+			for _, p := range list.Items {
+				if _, ok := a.PodCluster(p.Labels); ok { // a Cassandra pod of the operator's
+					names = append(names, p.Name)
+				}
 			}
 		}
 		return names
 	})
+}
+
+// podOwner is the operator whose Cassandra pod has labels, and the cluster they name
+// (labels only: no read). The first operator's adapter when none claims it (ok false);
+// nil when the build supports none.
+func (o *Options) podOwner(c *Clients, labels map[string]string) (operator.Adapter, string, bool) {
+	var first operator.Adapter
+	for _, op := range o.Operators {
+		a := op.Connect(operatorClients(c))
+		a.Assume()
+		if first == nil {
+			first = a
+		}
+		if owner, ok := a.PodCluster(labels); ok {
+			return a, owner, true
+		}
+	}
+	return first, "", false
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -37,6 +38,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "size-policy", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpSizePolicy(t) }},
 		{name: "scale-three-racks-6-3-5", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpThreeRacks(t) }},
 		{name: "operator-killed-at-decommission", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStateA(t) }},
+		{name: "operator-killed-after-shrink", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStateCD(t) }},
 	}
 }
 
@@ -104,6 +106,14 @@ func testCassOpStatus(t *testing.T, racks []string) {
 		assert.Contains(t, r.Stdout, p.IP, "node address shown:\n%s", r)
 	}
 	assert.Contains(t, r.Stdout, "UN", "nodes Up/Normal:\n%s", r)
+	// The nodes require JMX credentials: nodetool got the superuser's, never on an argv
+	// nor in the output.
+	nt := cassandra(t, ns, time.Minute, "nodetool", dc.Pods[0].Name, "--", "status")
+	require.Equal(t, exitOK, nt.Code, "nodetool with the superuser's credentials:\n%s", nt)
+	assert.Contains(t, nt.Stdout, "UN", "%s", nt)
+	for _, out := range []string{r.Stdout, r.Stderr, nt.Stdout, nt.Stderr} {
+		assert.NotContains(t, out, fixture.SuperuserPassword, "the password is never shown")
+	}
 	assert.NoError(t, dc.RunErr())
 	assert.Empty(t, dc.Operator.Actions(), "the stand-in finds nothing to do on the fixture")
 	summary.markConverged(t)
@@ -625,6 +635,18 @@ func testCassOpStateA(t *testing.T) {
 	}
 	rs := cassandra(t, ns, time.Minute, cassOpResumeArgs(dc)...)
 	assert.Contains(t, rs.Stdout+rs.Stderr, "No operation in flight", "the repair carried the scale to its end: %s", rs)
+	// Every nodetool call of the run used the superuser's credentials: the password is
+	// in no output, no annotation of the datacenter (checkpoint, last operation), no event.
+	u, err := dc.Get(context.Background())
+	require.NoError(t, err)
+	raw, _ := json.Marshal(u.GetAnnotations())
+	evs, err := suite.clients.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	evRaw, _ := json.Marshal(evs.Items)
+	for what, text := range map[string]string{"scale output": r.Stdout + r.Stderr, "repair output": dry.Stdout + dry.Stderr + rr.Stdout + rr.Stderr,
+		"annotations": string(raw), "events": string(evRaw)} {
+		assert.NotContains(t, text, fixture.SuperuserPassword, "the JMX password in the %s", what)
+	}
 	require.NoError(t, dc.RunErr())
 	summary.markConverged(t)
 }
@@ -635,4 +657,51 @@ func podLabel(t *testing.T, ns, pod, key string) string {
 	p, err := suite.clients.Kube.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
 	require.NoError(t, err)
 	return p.Labels[key]
+}
+
+// testCassOpStateCD: cass-operator killed between its StatefulSet shrink and its claim
+// delete (FACTS §8 stuck state C/D), restarted: the datacenter is Ready with the
+// removed pod's server-data claim orphaned and its nodeStatuses entry stale. The
+// plugin's wait-pvcs-gone says so and names repair-operator-state; the repair (the node
+// verified out of the ring, no pod of that name) deletes the claim and the entry and
+// carries the scale on; a later scale-up starts a fresh node on a new claim.
+func testCassOpStateCD(t *testing.T) {
+	requireCommand(t, "scale")
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Size: 3})
+	pod2 := dc.PodName(dc.Opts.Racks[0], 2)
+	claim := "server-data-" + pod2
+	dc.Operator.KillAfter(coop.ActShrinkStatefulSet)
+	p := startCassandra(t, ns, cassOpScaleArgs(dc, 2)...)
+	waitFor(t, "the operator killed after its StatefulSet shrink", opTimeout, func(context.Context) (bool, error) {
+		return dc.Operator.Killed(), fmt.Errorf("actions %q", dc.Operator.Actions())
+	})
+	kc := suite.clients.Kube
+	waitFor(t, pod2+" gone", opTimeout, func(ctx context.Context) (bool, error) {
+		_, err := kc.CoreV1().Pods(ns).Get(ctx, pod2, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), err
+	})
+	dc.StartOperator()
+	r := p.Wait(t, opTimeout)
+	t.Logf("the run in state C/D:\n%s", r)
+	require.Equal(t, exitError, r.Code, "%s", r)
+	assert.Contains(t, r.Stderr, "left the PVCs of "+pod2, "%s", r)
+	assert.Contains(t, r.Stderr, "kubectl cassandra repair-operator-state -n "+ns+" "+dc.Name, "the way out is named, %s", r)
+	_, err := kc.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), claim, metav1.GetOptions{})
+	require.NoError(t, err, "the orphaned claim is there")
+
+	rr := cassandra(t, ns, opTimeout, "repair-operator-state", dc.Name, "--yes", "--poll-interval", "200ms")
+	require.Equal(t, exitOK, rr.Code, "repair-operator-state:\n%s", rr)
+	assert.Contains(t, rr.Stdout+rr.Stderr, "is left over", "the finding, %s", rr)
+	assertDCAt(t, dc, 2)
+	u, err := dc.Get(context.Background())
+	require.NoError(t, err)
+	entries, _, _ := unstructured.NestedMap(u.Object, "status", "nodeStatuses")
+	assert.NotContains(t, entries, pod2, "the stale entry is removed")
+
+	r = cassandra(t, ns, opTimeout, cassOpScaleArgs(dc, 3)...)
+	require.Equal(t, exitOK, r.Code, "scale-up after the repair:\n%s", r)
+	assertDCAt(t, dc, 3)
+	require.NoError(t, dc.RunErr())
+	summary.markConverged(t)
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -74,26 +73,28 @@ func authenticate(o Options, inv invocation, stdin io.Reader, stderr io.Writer) 
 	return ExitUsage
 }
 
-// readPasswordFile reads a jmxremote.password-style file: "<user> <password>" lines.
-// StdinPath reads stdin when the caller has one (the in-memory store; the nodetool-sim
-// binary opens the path itself, which is its own standard input).
+// readPasswordFile reads a jmxremote.password-style file: "<user> <password>" lines,
+// up to the first line of user only, as readUserPasswordFromFile's Scanner does: it
+// stops there, so a password given on a stdin that is never closed (an exec whose
+// client keeps its stream open) is read without waiting for its end. StdinPath reads
+// stdin when the caller has one (the in-memory store; the nodetool-sim binary opens the
+// path itself, which is its own standard input).
 func readPasswordFile(user, path string, stdin io.Reader) (string, error) {
-	var data []byte
-	var err error
-	if path == StdinPath && stdin != nil {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
+	r := stdin
+	if path != StdinPath || stdin == nil {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		r = f
 	}
-	if err != nil {
-		return "", err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) >= 2 && f[0] == user {
 			return f[1], nil
 		}
 	}
-	return "", nil
+	return "", sc.Err()
 }
