@@ -27,7 +27,7 @@ func TestNeverStarted(t *testing.T) {
 		{"running", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, false},
 		{"being deleted", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodPending}}, false},
 	} {
-		if got := neverStarted(tc.pod); got != tc.want {
+		if got := NeverStarted(tc.pod); got != tc.want {
 			t.Errorf("%s: neverStarted %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -30,6 +30,15 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	}
 	for _, n := range cp.Nodes {
 		dec, unfinished := nodeSteps(cp, n.Pod)
+		if n.Unstarted {
+			// No decommission: removed in full, or its taking away is under way and
+			// resume finishes it (a never-started pod is not brought back).
+			if err := takenAway(ctx, r, cp.Namespace, n); err != nil {
+				return p, err
+			}
+			p.Done++
+			continue
+		}
 		if dec.State == checkpoint.StatePending {
 			note, why, err := untouched(ctx, r, n, false)
 			switch {
@@ -160,6 +169,39 @@ func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoin
 	}
 	if _, member := ring.ByHostID(n.HostID); member {
 		return half("its node is still in the ring")
+	}
+	return nil
+}
+
+// takenAway checks the world shows the never-started pod of n taken away: the pod
+// (its planned UID) gone, the StatefulSet below its ordinal, every planned claim gone
+// or being deleted. Otherwise resume finishes taking it away.
+func takenAway(ctx context.Context, r operation.AbortReads, ns string, n checkpoint.Node) error {
+	half := func(what string) error {
+		return exit.Refusedf("pod %s never started and is being taken away (%s): resume finishes taking it away (no node ran on it, nothing is decommissioned): %s", n.Pod, what, r.ResumeHint)
+	}
+	pod, err := r.Pod(ctx, ns, n.Pod)
+	if err != nil {
+		return exit.Refusedf("%v: abort needs to know whether it is gone; nothing changed", err)
+	}
+	if pod != nil && string(pod.UID) == n.PodUID {
+		return half("its pod is still there")
+	}
+	replicas, err := r.Replicas(ctx, ns, n.StatefulSet)
+	if err != nil {
+		return exit.Refusedf("%v; nothing changed", err)
+	}
+	if replicas > n.Ordinal {
+		return half(fmt.Sprintf("StatefulSet %s still has %d replicas", n.StatefulSet, replicas))
+	}
+	for _, c := range n.PVCs {
+		pvc, err := r.Claim(ctx, ns, c.Name)
+		if err != nil {
+			return exit.Refusedf("%v; nothing changed", err)
+		}
+		if pvc != nil && string(pvc.UID) == c.UID && pvc.DeletionTimestamp == nil {
+			return half("its claim " + c.Name + " is still there")
+		}
 	}
 	return nil
 }
