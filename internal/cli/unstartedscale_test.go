@@ -28,9 +28,7 @@ func TestScaleDownTakesAwayNeverStartedPod(t *testing.T) {
 	scaleDC := func(n int) []string {
 		return []string{"scale", "demo", "-n", "cassandra", "--dc", "dc1", "--nodes", fmt.Sprint(n), "--yes", "--stall-after", "50ms"}
 	}
-	if _, stderr, code := runUntilStderr(w, "not scheduled", scaleDC(2)...); code != exit.Interrupted {
-		t.Fatalf("scale-up: exit %d\n%s", code, stderr)
-	}
+	wipedAbortOfPendingScaleUp(t, w)
 	claim := "data-" + pending
 	pvcUID := func(name string) string {
 		c, err := w.Kube.CoreV1().PersistentVolumeClaims(w.NS).Get(context.Background(), name, metav1.GetOptions{})
@@ -42,12 +40,6 @@ func TestScaleDownTakesAwayNeverStartedPod(t *testing.T) {
 	uid := pvcUID(claim)
 	if w.PodUID(pending) == "" || uid == "" {
 		t.Fatalf("the pending pod %s or its claim was not created (pods %v)", pending, w.PodNames())
-	}
-	w.ChangeAfter(1, world.RecordWiped())
-	_, _, _, _ = run(w, 0, abortDemo...)
-	w.PutBack()
-	if problems := w.DeadEnd("casskop"); len(problems) == 0 {
-		t.Fatalf("the wiped abort left no dead end to get out of")
 	}
 
 	stdout, stderr, code, _ := run(w, 0, scaleDC(1)...)
@@ -85,4 +77,110 @@ func TestScaleDownTakesAwayNeverStartedPod(t *testing.T) {
 	t.Logf("scale:\n%s%s", stderr, stdout)
 	assertHistory(t, op, "a never-started pod taken away by a scale", 1, 0, 1)
 	assertNoHolders(t, w, "a never-started pod taken away by a scale")
+}
+
+// pendingWorld is two racks of one node whose rack1 pod 1, once created, stays Pending.
+func pendingWorld(t *testing.T) *world.World {
+	return world.New(t, world.Opts{Nodes: 1, Racks: []string{"rack1", "rack2"}, Topology: true, Operator: true, PendingPods: []string{"demo-dc1-rack1-1"}})
+}
+
+// wipedAbortOfPendingScaleUp brings w to the dead end: a two-rack scale-up (--dc, 1 ->
+// 2) stopped while rack1's new pod stays Pending, then abort's record wiped right after
+// its first write.
+func wipedAbortOfPendingScaleUp(t *testing.T, w *world.World) {
+	t.Helper()
+	up := append([]string{"scale", "demo", "-n", "cassandra", "--dc", "dc1", "--nodes", "2", "--yes"}, searchFlags...)
+	if _, stderr, code := runUntilStderr(w, "not scheduled", up...); code != exit.Interrupted {
+		t.Fatalf("scale-up: exit %d\n%s", code, stderr)
+	}
+	w.ChangeAfter(1, world.RecordWiped())
+	_, _, _, _ = run(w, 0, abortDemo...)
+	w.PutBack()
+	if problems := w.DeadEnd("casskop"); len(problems) == 0 {
+		t.Fatalf("the wiped abort left no dead end to get out of")
+	}
+}
+
+// TestScaleDownNeverStartedPodCrashes: the scale that takes a never-started pod away
+// (TestScaleDownTakesAwayNeverStartedPod) crashed right after each of its side effects;
+// the SRE's recovery (resume, abort when resume stops, the scale again when no record
+// is left) reaches a consistent cluster with the operator restored, and nothing is
+// ever decommissioned in the pod.
+func TestScaleDownNeverStartedPodCrashes(t *testing.T) {
+	const pending = "demo-dc1-rack1-1"
+	down := append([]string{"scale", "demo", "-n", "cassandra", "--dc", "dc1", "--nodes", "1", "--yes"}, searchFlags...)
+	ref := pendingWorld(t)
+	wipedAbortOfPendingScaleUp(t, ref)
+	if _, stderr, code, _ := run(ref, 0, down...); code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", code, stderr)
+	}
+	effects := ref.SideEffects()
+	if effects < 4 {
+		t.Fatalf("the reference run made %d side effects", effects)
+	}
+	for k := 1; k < effects; k++ {
+		w := pendingWorld(t)
+		wipedAbortOfPendingScaleUp(t, w)
+		_, stderr, _, crashed := run(w, k, down...)
+		if !crashed {
+			t.Fatalf("@%d: no crash\n%s", k, stderr)
+		}
+		log, problems := recoverFromDeadEnd(w, down, false)
+		if len(problems) > 0 {
+			t.Errorf("@%d: no way forward: %s\nthe command:\n%s\nthe recovery:\n%s", k, strings.Join(problems, "; "), stderr, log)
+		}
+		if n := execCount(w, "decommission", pending); n != 0 {
+			t.Errorf("@%d: the never-started pod's node was decommissioned %d times", k, n)
+		}
+	}
+}
+
+// TestAbortScaleDownWithNeverStartedPod: abort of the scale that takes a never-started
+// pod away, crashed after each side effect. Until the pod and its claims are gone, abort
+// refuses (nothing changed) and names resume, which finishes taking it away; once they
+// are, abort counts it removed.
+func TestAbortScaleDownWithNeverStartedPod(t *testing.T) {
+	down := append([]string{"scale", "demo", "-n", "cassandra", "--dc", "dc1", "--nodes", "1", "--yes"}, searchFlags...)
+	ref := pendingWorld(t)
+	wipedAbortOfPendingScaleUp(t, ref)
+	if _, stderr, code, _ := run(ref, 0, down...); code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", code, stderr)
+	}
+	effects := ref.SideEffects()
+	refused, aborted := 0, 0
+	for k := 1; k < effects; k++ {
+		w := pendingWorld(t)
+		wipedAbortOfPendingScaleUp(t, w)
+		_, _, _, _ = run(w, k, down...)
+		stdout, stderr, code, _ := run(w, 0, abortDemo...)
+		switch code {
+		case 0:
+			aborted++
+			if problems := w.DeadEnd("casskop"); len(problems) > 0 {
+				t.Errorf("@%d: abort succeeded but: %s\n%s%s", k, strings.Join(problems, "; "), stderr, stdout)
+			}
+		case exit.Refused:
+			refused++
+			if !strings.Contains(stderr, "resume") {
+				t.Errorf("@%d: abort refused without naming resume:\n%s", k, stderr)
+			}
+			if _, stderr, code, _ := run(w, 0, append(append([]string{}, resumeDemo...), searchFlags...)...); code != 0 {
+				t.Errorf("@%d: resume after abort's refusal: exit %d\n%s", k, code, stderr)
+			}
+			if problems := w.DeadEnd("casskop"); len(problems) > 0 {
+				t.Errorf("@%d: after resume: %s", k, strings.Join(problems, "; "))
+			}
+		default:
+			t.Errorf("@%d: abort: exit %d\n%s%s", k, code, stdout, stderr)
+		}
+		t.Logf("@%d: abort exit %d: %s", k, code, lastLine(stderr))
+	}
+	if refused == 0 {
+		t.Errorf("abort never refused while the pod was being taken away")
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }

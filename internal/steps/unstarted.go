@@ -165,7 +165,7 @@ func (w *World) recheckUnstarted(ctx context.Context, n checkpoint.Node) error {
 	case err != nil:
 		return fmt.Errorf("cannot read pod %s: %w", n.Pod, err)
 	case p.DeletionTimestamp == nil && !NeverStarted(p):
-		return fmt.Errorf("pod %s started since it was planned (phase %s): it is not taken away without a decommission; plan the scale again", n.Pod, p.Status.Phase)
+		return fmt.Errorf("pod %s started since it was planned (phase %s): it is not taken away without a decommission: abort this operation, then plan the scale again", n.Pod, p.Status.Phase)
 	}
 	r, reader, err := w.freshRing(ctx, n.Pod)
 	if err != nil {
