@@ -38,7 +38,7 @@ func TestNeverStarted(t *testing.T) {
 		{"being deleted", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodPending}}, false},
 	} {
 		if got := NeverStarted(tc.pod); got != tc.want {
-			t.Errorf("%s: neverStarted %v, want %v", tc.name, got, tc.want)
+			t.Errorf("%s: NeverStarted %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
