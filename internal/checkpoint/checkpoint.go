@@ -213,6 +213,10 @@ type Node struct {
 	// New marks a pod the operation creates (scale-up, schema 2): it has no UID, Host ID
 	// or address when planned.
 	New bool `json:"new,omitempty"`
+	// Unstarted marks a pod a scale-down removes that never started (Pending, no
+	// container ever ran, no node of the ring on it): it has no Host ID, and its removal
+	// has no decommission (schema 2: a plugin that knows only schema 1 must not run it).
+	Unstarted bool `json:"unstarted,omitempty"`
 	// Size, for an operator that scales itself (operator.Scaler), is the datacenter's
 	// size that asks it to remove or create this node (the size once it is done).
 	Size int `json:"size,omitempty"`
@@ -480,6 +484,9 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 		}
 		if n.New && !kind.NewNodes {
 			return bad("node %s is new, which only a scale-up plans", n.Pod)
+		}
+		if n.Unstarted && (n.New || n.HostID != "" || cp.SchemaVersion < 2) {
+			return bad("node %s never started, yet it is new, has a Host ID or is in a schema 1 checkpoint", n.Pod)
 		}
 		if pods[n.Pod] {
 			return bad("node %s planned twice", n.Pod)

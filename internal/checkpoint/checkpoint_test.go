@@ -246,3 +246,24 @@ func BenchmarkDecode100(b *testing.B) {
 		}
 	}
 }
+
+// A never-started node (Node.Unstarted) has no Host ID, is no new node, and needs schema
+// 2: a plugin that reads only schema 1 must not take it for a node to decommission.
+func TestUnstartedNodeValidated(t *testing.T) {
+	ok := sample(1)
+	ok.Nodes[0].HostID, ok.Nodes[0].Unstarted = "", true
+	if err := ok.Validate("", testKinds); err != nil {
+		t.Fatalf("valid: %v", err)
+	}
+	for name, change := range map[string]func(cp *Checkpoint){
+		"with a Host ID": func(cp *Checkpoint) { cp.Nodes[0].HostID = "h" },
+		"schema 1":       func(cp *Checkpoint) { cp.SchemaVersion = 1 },
+	} {
+		cp := sample(1)
+		cp.Nodes[0].HostID, cp.Nodes[0].Unstarted = "", true
+		change(cp)
+		if err := cp.Validate("", testKinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "never started") {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
+}

@@ -34,14 +34,7 @@ type deadEndScenario struct {
 // knownDeadEnds are states the search finds without a way forward, not fixed yet: the
 // search reports them instead of failing, and fails once one has a way forward (so
 // that it is taken off this list).
-var knownDeadEnds = map[string]string{
-	// abort's takeover is its first write; the record wiped right after it leaves
-	// rack1's never-started pod in the StatefulSet with no operation to take it away:
-	// a scale-down refuses a rack with a pod not Ready, and the stale pause stays for
-	// the unsettled cluster. Wanted: a scale planned from the world that treats a
-	// never-started pod at the top of a rack as abort does (steps.UnstartedNewPods).
-	"abort a two-rack scale-up with a Pending pod/record-wiped@1": "a never-started pod with no record left",
-}
+var knownDeadEnds = map[string]string{}
 
 // sharedHolder is the operation of another cluster that holds the shared operator.
 var sharedHolder = checkpoint.PauseHolder{OperationID: "scale-other", Namespace: "payments", Cluster: "ledger", Replicas: 1}

@@ -92,6 +92,11 @@ func (s *shrinkStatefulSet) Done(ctx context.Context) (bool, error) {
 // new claims of one that never joined are recorded before it goes (record).
 func (s *shrinkStatefulSet) Safe(ctx context.Context) error {
 	s.redo, s.record = "", ""
+	if s.n.Unstarted {
+		// No node ever ran on it: nothing to decommission or confirm gone. Recheck
+		// judges it again right before the shrink.
+		return s.highest(ctx)
+	}
 	g, err := s.w.judgeRegrownPod(ctx, s.n)
 	if err != nil {
 		return err
@@ -114,6 +119,12 @@ func (s *shrinkStatefulSet) Safe(ctx context.Context) error {
 	if err := s.newNodeLeft(ctx); err != nil {
 		return err
 	}
+	return s.highest(ctx)
+}
+
+// highest: the pod is the StatefulSet's highest ordinal (replicas is still ordinal+1:
+// last seen so, which the patch then tests, or read now).
+func (s *shrinkStatefulSet) highest(ctx context.Context) error {
 	if r, ok := s.lastSeen(); ok && r == s.n.Ordinal+1 {
 		return nil
 	}
@@ -125,6 +136,15 @@ func (s *shrinkStatefulSet) Safe(ctx context.Context) error {
 		return fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not its highest ordinal (%s)", s.n.StatefulSet, r, s.n.Ordinal+1, s.n.Pod, s.w.changedBy(ctx, r > s.n.Ordinal+1))
 	}
 	return nil
+}
+
+// Recheck implements engine.Rechecker: for a pod that never started (Node.Unstarted),
+// the judgment again from fresh reads right before the shrink (recheckUnstarted).
+func (s *shrinkStatefulSet) Recheck(ctx context.Context) error {
+	if !s.n.Unstarted {
+		return nil
+	}
+	return s.w.recheckUnstarted(ctx, s.n)
 }
 
 // newNodeLeft confirms that a new node recorded on the pod during this run (regrown.go:
@@ -496,12 +516,14 @@ func (s *deletePVCs) Safe(ctx context.Context) error {
 	if p != nil {
 		return fmt.Errorf("pod %s exists (UID %s): its claims are in use", s.n.Pod, p.UID)
 	}
-	left, err := s.w.nodeLeft(ctx, s.n)
-	if err != nil {
-		return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
-	}
-	if !left {
-		return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
+	if !s.n.Unstarted { // never started: no node to confirm gone (Recheck reads the ring)
+		left, err := s.w.nodeLeft(ctx, s.n)
+		if err != nil {
+			return fmt.Errorf("cannot confirm %s left the ring: %w", s.n.Pod, err)
+		}
+		if !left {
+			return fmt.Errorf("node %s is not confirmed gone from the ring", s.n.Pod)
+		}
 	}
 	// Read now (not the shrink's last-seen count): this guard has no write to test it.
 	r, err := (&shrinkStatefulSet{node: s.node}).replicas(ctx)
@@ -512,6 +534,16 @@ func (s *deletePVCs) Safe(ctx context.Context) error {
 		return fmt.Errorf("StatefulSet %s still wants pod %s", s.n.StatefulSet, s.n.Pod)
 	}
 	return nil
+}
+
+// Recheck implements engine.Rechecker: for a pod that never started (Node.Unstarted),
+// the judgment again from fresh reads right before the claims go (recheckUnstarted:
+// no node of the ring may have run on them).
+func (s *deletePVCs) Recheck(ctx context.Context) error {
+	if !s.n.Unstarted {
+		return nil
+	}
+	return s.w.recheckUnstarted(ctx, s.n)
 }
 
 // Do deletes each remaining claim with a UID precondition (deleteClaims).

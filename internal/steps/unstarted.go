@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 )
 
 // A scale-up's new pod that never started (never scheduled, or no container of it ever
@@ -61,7 +62,7 @@ func UnstartedNewPods(ctx context.Context, w *World) ([]Unstarted, error) {
 				break // not at the top: pods above it are not new, or started
 			}
 			p, err := w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, n.Pod, metav1.GetOptions{})
-			if err != nil || !neverStarted(p) {
+			if err != nil || !NeverStarted(p) {
 				break
 			}
 			out = append(out, Unstarted{Node: n, UID: p.UID, Why: pendingWhy(p)})
@@ -77,8 +78,8 @@ func UnstartedNewPods(ctx context.Context, w *World) ([]Unstarted, error) {
 	return out, nil
 }
 
-// neverStarted: the pod is Pending and no container of it ever ran.
-func neverStarted(p *corev1.Pod) bool {
+// NeverStarted: the pod is Pending and no container of it ever ran.
+func NeverStarted(p *corev1.Pod) bool {
 	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending {
 		return false
 	}
@@ -111,13 +112,27 @@ func notInRing(ctx context.Context, w *World, us []Unstarted) error {
 	if err != nil {
 		return fmt.Errorf("cannot list the cluster's pods: %w", err)
 	}
-	mine := map[string]bool{}
+	var mine []string
 	for _, u := range us {
-		mine[u.Node.Pod] = true
+		mine = append(mine, u.Node.Pod)
+	}
+	return NoNodeOn(r, reader, pods.Items, mine)
+}
+
+// NoNodeOn confirms from ring r (read on reader) that no node runs on the never-started
+// pods mine, among pods (every pod of the cluster): none at the address of one of them,
+// and none at an address no other pod has (that node could be one of them).
+func NoNodeOn(r nodetool.Ring, reader string, pods []corev1.Pod, mine []string) error {
+	if len(mine) == 0 {
+		return nil
+	}
+	ours := map[string]bool{}
+	for _, m := range mine {
+		ours[m] = true
 	}
 	var others []string
-	for _, p := range pods.Items {
-		if mine[p.Name] {
+	for _, p := range pods {
+		if ours[p.Name] {
 			if p.Status.PodIP == "" {
 				continue
 			}
@@ -130,10 +145,37 @@ func notInRing(ctx context.Context, w *World, us []Unstarted) error {
 	}
 	for _, row := range r.Nodes {
 		if !anyAddress(row.Address, others) {
-			return fmt.Errorf("node %s (Host ID %s) is in the ring (read on %s) at an address no running pod of the cluster has: whether it runs on the never-started pod %s cannot be told", row.Address, row.HostID, reader, us[0].Node.Pod)
+			return fmt.Errorf("node %s (Host ID %s) is in the ring (read on %s) at an address no running pod of the cluster has: whether it runs on the never-started pod %s cannot be told", row.Address, row.HostID, reader, mine[0])
 		}
 	}
 	return nil
+}
+
+// recheckUnstarted judges again, from fresh reads right before a write, that the
+// scale-down's never-started node n still holds nothing: its pod, if any, never
+// started, and the ring has no node on it (NoNodeOn). An operator that scales itself
+// (operator.Scaler) acts on its StatefulSets alone: never for it.
+func (w *World) recheckUnstarted(ctx context.Context, n checkpoint.Node) error {
+	if w.Scaler != nil {
+		return fmt.Errorf("pod %s: the operator scales its StatefulSets itself, the plugin never shrinks one", n.Pod)
+	}
+	p, err := w.Kube.CoreV1().Pods(w.Namespace).Get(ctx, n.Pod, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("cannot read pod %s: %w", n.Pod, err)
+	case p.DeletionTimestamp == nil && !NeverStarted(p):
+		return fmt.Errorf("pod %s started since it was planned (phase %s): it is not taken away without a decommission: abort this operation, then plan the scale again", n.Pod, p.Status.Phase)
+	}
+	r, reader, err := w.freshRing(ctx, n.Pod)
+	if err != nil {
+		return fmt.Errorf("cannot confirm that the never-started pod %s has no node in the ring: %w", n.Pod, err)
+	}
+	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
+	if err != nil {
+		return fmt.Errorf("cannot list the cluster's pods: %w", err)
+	}
+	return NoNodeOn(r, reader, pods.Items, []string{n.Pod})
 }
 
 // TakeAwayUnstarted removes the pods UnstartedNewPods found: each StatefulSet shrunk to
@@ -183,7 +225,7 @@ func TakeAwayUnstarted(ctx context.Context, w *World, us []Unstarted, wait time.
 			if apierrors.IsNotFound(err) || (err == nil && p.UID != u.UID) {
 				break
 			}
-			if err == nil && !neverStarted(p) && p.DeletionTimestamp == nil {
+			if err == nil && !NeverStarted(p) && p.DeletionTimestamp == nil {
 				return fmt.Errorf("pod %s started meanwhile: its claims are kept", u.Node.Pod)
 			}
 			if time.Now().After(deadline) {

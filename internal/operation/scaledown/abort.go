@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -30,6 +31,21 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	}
 	for _, n := range cp.Nodes {
 		dec, unfinished := nodeSteps(cp, n.Pod)
+		if n.Unstarted {
+			// No decommission: removed in full, or its taking away is under way and
+			// resume finishes it (a never-started pod is not brought back), or the pod
+			// started since it was planned and was not touched: it stays.
+			note, err := takenAway(ctx, r, cp, n)
+			switch {
+			case err != nil:
+				return p, err
+			case note != "":
+				p.Notes = append(p.Notes, note)
+			default:
+				p.Done++
+			}
+			continue
+		}
 		if dec.State == checkpoint.StatePending {
 			note, why, err := untouched(ctx, r, n, false)
 			switch {
@@ -162,6 +178,55 @@ func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoin
 		return half("its node is still in the ring")
 	}
 	return nil
+}
+
+// takenAway checks the world shows the never-started pod of n taken away: the pod
+// (its planned UID) gone, the StatefulSet below its ordinal, every planned claim gone
+// or being deleted. A pod that started since it was planned, its StatefulSet not
+// shrunk, was not touched: it stays, and note says so (the steps that take it away
+// refuse it now). Otherwise resume finishes taking it away.
+func takenAway(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint, n checkpoint.Node) (note string, err error) {
+	ns := cp.Namespace
+	half := func(what string) error {
+		return exit.Refusedf("pod %s never started and is being taken away (%s): resume finishes taking it away (no node ran on it, nothing is decommissioned): %s", n.Pod, what, r.ResumeHint)
+	}
+	pod, err := r.Pod(ctx, ns, n.Pod)
+	if err != nil {
+		return "", exit.Refusedf("%v: abort needs to know whether it is gone; nothing changed", err)
+	}
+	replicas, err := r.Replicas(ctx, ns, n.StatefulSet)
+	if err != nil {
+		return "", exit.Refusedf("%v; nothing changed", err)
+	}
+	if pod != nil && string(pod.UID) == n.PodUID {
+		if replicas == n.Ordinal+1 && pod.DeletionTimestamp == nil && !steps.NeverStarted(pod) && stepPending(cp, checkpoint.StepShrinkSTS, n.Pod) {
+			return fmt.Sprintf("pod %s started since it was planned (phase %s): it was not taken away and stays", n.Pod, pod.Status.Phase), nil
+		}
+		return "", half("its pod is still there")
+	}
+	if replicas > n.Ordinal {
+		return "", half(fmt.Sprintf("StatefulSet %s still has %d replicas", n.StatefulSet, replicas))
+	}
+	for _, c := range n.PVCs {
+		pvc, err := r.Claim(ctx, ns, c.Name)
+		if err != nil {
+			return "", exit.Refusedf("%v; nothing changed", err)
+		}
+		if pvc != nil && string(pvc.UID) == c.UID && pvc.DeletionTimestamp == nil {
+			return "", half("its claim " + c.Name + " is still there")
+		}
+	}
+	return "", nil
+}
+
+// stepPending: the step of kind for pod is recorded pending (never started).
+func stepPending(cp *checkpoint.Checkpoint, kind, pod string) bool {
+	for _, st := range cp.Steps {
+		if st.Kind == kind && st.Pod == pod {
+			return st.State == checkpoint.StatePending
+		}
+	}
+	return false
 }
 
 // untouched reads whether a planned node is a plain member that is not leaving

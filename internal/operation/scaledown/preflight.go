@@ -7,12 +7,14 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -104,6 +106,11 @@ type preflight struct {
 	unready map[string]error
 	// left are the leaving nodes that already left the ring (judgeMember).
 	left map[string]bool
+	// unstarted are the leaving pods that never started (steps.NeverStarted, the ring
+	// with no node on them): taken away without a decommission.
+	unstarted map[string]bool
+	// selector selects every pod of the cluster (the ring's nodes are matched to them).
+	selector string
 }
 
 // keep is the count rack keeps.
@@ -148,10 +155,21 @@ func (f *preflight) claim(ctx context.Context, name string) (*corev1.PersistentV
 func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoint.Node, []string, error) {
 	var nodes []checkpoint.Node
 	var warnings []string
+	if err := f.findUnstarted(ctx, ring); err != nil {
+		return nil, nil, err
+	}
 	for _, st := range f.states {
 		above := "" // the lowest planned pod of this rack whose node is a member
 		for i := st.Cur - 1; i >= f.keep(st.Rack.Name); i-- {
 			pod := st.Pods[i]
+			if f.unstarted[pod.Name] {
+				n, err := f.unstartedNode(ctx, st, i)
+				if err != nil {
+					return nil, nil, err
+				}
+				nodes = append(nodes, n)
+				continue
+			}
 			hostID, err := f.hostID(ctx, ring, pod)
 			if err != nil {
 				if uerr := f.unready[pod.Name]; uerr != nil {
@@ -191,6 +209,73 @@ func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoi
 	return nodes, warnings, nil
 }
 
+// findUnstarted finds, at the top of each rack, the leaving pods that never started
+// (steps.NeverStarted: Pending, no container ever ran), from the highest ordinal down
+// to the first that did start (a StatefulSet loses its highest pods first), and
+// confirms from the ring that no node runs on them (steps.NoNodeOn: none at their
+// address, none at an address no other pod of the cluster has). Unconfirmed, none is
+// taken for never started: such a pod is refused as not Ready, as before.
+func (f *preflight) findUnstarted(ctx context.Context, ring nodetool.Ring) error {
+	f.unstarted = map[string]bool{}
+	var mine []string
+	for _, st := range f.states {
+		for i := st.Cur - 1; i >= f.keep(st.Rack.Name); i-- {
+			pod, ok := st.Pods[i]
+			if !ok || !steps.NeverStarted(&pod) {
+				break
+			}
+			mine = append(mine, pod.Name)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	pods, err := f.p.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
+	if err != nil {
+		return f.unreadyOr(mine[0], exit.Refusedf("cannot list the cluster's pods: %v; nothing changed", err))
+	}
+	if err := steps.NoNodeOn(ring, f.reader, pods.Items, mine); err != nil {
+		return f.unreadyOr(mine[0], exit.Refusedf("%v; nothing changed", err))
+	}
+	for _, m := range mine {
+		f.unstarted[m] = true
+	}
+	return nil
+}
+
+// unreadyOr is the refusal deferUnready kept for pod, else err.
+func (f *preflight) unreadyOr(pod string, err error) error {
+	if uerr := f.unready[pod]; uerr != nil {
+		return fmt.Errorf("%w (%v)", uerr, err)
+	}
+	return err
+}
+
+// unstartedNode plans the never-started pod of ordinal i: no Host ID, no address, its
+// claims as they are now.
+func (f *preflight) unstartedNode(ctx context.Context, st operation.RackNow, i int) (checkpoint.Node, error) {
+	pod := st.Pods[i]
+	n := checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
+		StatefulSet: st.STS.Name, Unstarted: true}
+	for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
+		name := tpl.Name + "-" + pod.Name
+		pvc, err := f.claim(ctx, name)
+		if err != nil {
+			return n, err
+		}
+		if pvc == nil {
+			continue // an unscheduled pod's claim may never have been created
+		}
+		n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
+	}
+	return n, nil
+}
+
+// unstartedFinding is the plan's line for a pod that never started.
+func unstartedFinding(pod string) string {
+	return fmt.Sprintf("pod %s never started (Pending, no container ever ran; no node of the ring on it): taking it away without a decommission", pod)
+}
+
 // hostID is the Host ID of the node on pod: the ring's entry for the pod's address, or
 // what the node itself says when the ring has no entry for that address (a broadcast
 // address other than the pod IP).
@@ -220,7 +305,8 @@ func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodet
 		return exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", reader, err)
 	}
 	// A node that left is in no ring read already: only the members still leave it.
-	problems, ok := operation.ReplicationCheck(desc, ring, plan.DC.Name, len(nodes)-len(f.left))
+	// A never-started pod has no node in the ring either.
+	problems, ok := operation.ReplicationCheck(desc, ring, plan.DC.Name, len(nodes)-len(f.left)-len(f.unstarted))
 	switch {
 	case !ok:
 		plan.Warnings = append(plan.Warnings, "replication factors not checked: this Cassandra version lists no keyspaces in describecluster (check system_schema.keyspaces with cqlsh)")
@@ -237,8 +323,8 @@ func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodet
 func (f *preflight) space(ctx context.Context, ring nodetool.Ring, nodes []checkpoint.Node) (leaving, remaining []operation.RackNode) {
 	for _, n := range nodes {
 		rn := operation.RackNode{Rack: n.Rack, Load: -1}
-		if f.left[n.Pod] {
-			rn.Load = 0 // its data moved to the others when it left
+		if f.left[n.Pod] || n.Unstarted {
+			rn.Load = 0 // its data moved to the others when it left, or it never had any
 		} else if row, ok := ring.ByHostID(n.HostID); ok {
 			if l, ok := operation.ParseLoad(row.Load); ok {
 				rn.Load = l

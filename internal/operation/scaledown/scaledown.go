@@ -119,7 +119,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	}
 	reader := states[0].Pods[0].Name
 	pf := &preflight{p: p, ns: cl.Namespace, states: states, nodes: req.Nodes, claims: map[string]*corev1.PersistentVolumeClaim{},
-		reader: reader, unready: unready, left: map[string]bool{}}
+		reader: reader, unready: unready, left: map[string]bool{}, selector: env.Adapter.ClusterSelector(cl.Name)}
 	describe := early.describeFrom(ctx, reader)
 	// The claims do not depend on the ring: they are listed while it is read.
 	claimsRead := future.Start(func() (struct{}, error) { pf.listClaims(ctx); return struct{}{}, nil })
@@ -142,9 +142,17 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP.Steps = Steps(nodes, req.Pause != nil)
 	markLeft(plan.CP.Steps, pf.left, plan.CP.StartedAt)
 	for _, n := range nodes {
-		if pf.left[n.Pod] {
+		switch {
+		case pf.left[n.Pod]:
 			plan.Findings = append(plan.Findings, leftFinding(n.Pod))
+		case n.Unstarted:
+			plan.Findings = append(plan.Findings, unstartedFinding(n.Pod))
 		}
+	}
+	if len(pf.unstarted) > 0 {
+		// Node.Unstarted: a plugin that reads only schema 1 would not know that its
+		// removal has no decommission.
+		plan.CP.SchemaVersion = max(plan.CP.SchemaVersion, 2)
 	}
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil

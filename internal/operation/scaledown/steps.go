@@ -8,10 +8,23 @@ var nodeKinds = []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft,
 // Steps lists the steps of a scale-down for nodes, in execution order: every step of a
 // node before the next node, then the final update of the cluster resource; with
 // pause, the operator is paused first and restored last.
+// A node that never started (Node.Unstarted) has no decommission nor its verification:
+// its pod is taken away (shrink, wait until it is gone, delete its claims).
 func Steps(nodes []checkpoint.Node, pause bool) []checkpoint.Step {
-	steps := append(checkpoint.NodeSteps(nodes, nodeKinds...), checkpoint.PendingStep(checkpoint.StepUpdateCluster, ""))
+	var steps []checkpoint.Step
+	for _, n := range nodes {
+		kinds := nodeKinds
+		if n.Unstarted {
+			kinds = unstartedKinds
+		}
+		steps = append(steps, checkpoint.NodeSteps([]checkpoint.Node{n}, kinds...)...)
+	}
+	steps = append(steps, checkpoint.PendingStep(checkpoint.StepUpdateCluster, ""))
 	return checkpoint.Paused(pause, steps)
 }
+
+// unstartedKinds are the steps that take away a pod that never started.
+var unstartedKinds = []string{checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs}
 
 // settleSteps lists the steps of a scale-down whose racks are at the target already but
 // whose world is not settled (a removal whose record is gone): delete each removed
