@@ -86,6 +86,10 @@ type World struct {
 	// OperatorRunning reports whether it runs now (nil: not checked).
 	Scaler          operator.Scaler
 	OperatorRunning func(ctx context.Context) (bool, error)
+	// Tasks is the operator when it runs datacenter-wide jobs as tasks of its own
+	// (operator.Tasks): the task steps create and read the operation's task (tasks.go);
+	// nil otherwise.
+	Tasks operator.Tasks
 
 	// mu guards readers and noWatchList; the maps below guard themselves (guarded).
 	mu     sync.Mutex
