@@ -74,11 +74,19 @@ func (w *World) task(ctx context.Context) (*operator.Task, operator.TaskSpec, er
 	return t, spec, err
 }
 
+// taskResource names the task resource for kubectl commands in messages.
+func (w *World) taskResource() string {
+	if w.Tasks == nil {
+		return "tasks"
+	}
+	return w.Tasks.TaskResource().String()
+}
+
 // foreign is the error for a task of the planned name that is not the operation's.
 func (w *World) foreign(t *operator.Task) error {
 	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("a task named %s exists in namespace %s, but it is not operation %s's (label %s=%q): nothing was created. "+
-		"Look at it (kubectl get cassandratask -n %s %s -o yaml); abort this operation and plan again",
-		t.Name, w.CP.Namespace, w.CP.OperationID, operator.TaskOperationLabel, t.OperationID, w.CP.Namespace, t.Name)}
+		"Look at it (kubectl get %s -n %s %s -o yaml); abort this operation and plan again",
+		t.Name, w.CP.Namespace, w.CP.OperationID, operator.TaskOperationLabel, t.OperationID, w.taskResource(), w.CP.Namespace, t.Name)}
 }
 
 // podsText says the task's pod states, sorted, for errors.
@@ -100,8 +108,8 @@ func podsText(t *operator.Task) string {
 
 // failedTask is the error for a task that failed.
 func (w *World) failedTask(t *operator.Task) error {
-	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator's task %s failed (%s); %s. See: kubectl get cassandratask -n %s %s -o yaml; fix the cause, then abort this operation and plan again",
-		t.Name, t.Message, podsText(t), w.CP.Namespace, t.Name)}
+	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator's task %s failed (%s); %s. See: kubectl get %s -n %s %s -o yaml; fix the cause, then abort this operation and plan again",
+		t.Name, t.Message, podsText(t), w.taskResource(), w.CP.Namespace, t.Name)}
 }
 
 // createTask creates the operation's task. The task's existence shows it was created
@@ -389,8 +397,8 @@ func (s *waitTaskRestarted) taskStops(ctx context.Context) error {
 		return s.w.failedTask(t)
 	case t.Finished && old:
 		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s says it finished (Complete), but pod %s still has its planned UID %s: the operator did not restart it. "+
-			"Look at the StatefulSet %s (updateStrategy, status) and the task (kubectl get cassandratask -n %s %s -o yaml); abort this operation and plan again",
-			t.Name, s.n.Pod, s.n.PodUID, s.n.StatefulSet, s.w.CP.Namespace, t.Name)}
+			"Look at the StatefulSet %s (updateStrategy, status) and the task (kubectl get %s -n %s %s -o yaml); abort this operation and plan again",
+			t.Name, s.n.Pod, s.n.PodUID, s.n.StatefulSet, s.w.taskResource(), s.w.CP.Namespace, t.Name)}
 	}
 	return nil
 }

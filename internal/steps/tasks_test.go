@@ -2,7 +2,9 @@ package steps
 
 import (
 	"context"
+
 	"errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +47,9 @@ func (f *fakeTasks) GetTask(_ context.Context, _, name string) (*operator.Task, 
 }
 
 func (f *fakeTasks) AutoCleanup(context.Context, string, string) (bool, error) { return true, nil }
+func (*fakeTasks) TaskResource() schema.GroupResource {
+	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
+}
 
 // set changes the task name in place.
 func (f *fakeTasks) set(name string, change func(t *operator.Task)) {

@@ -3,6 +3,8 @@ package operator
 import (
 	"context"
 	"errors"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Tasks is offered by an operator that runs datacenter-wide jobs itself when asked
@@ -22,6 +24,8 @@ type Tasks interface {
 	// resource is annotated cassandra.datastax.com/no-cleanup;
 	// pkg/reconciliation/reconcile_racks.go cleanupAfterScaling).
 	AutoCleanup(ctx context.Context, ns, name string) (bool, error)
+	// TaskResource names the task resource for RBAC checks and kubectl commands.
+	TaskResource() schema.GroupResource
 }
 
 // ErrTaskExists is matched (errors.Is) by CreateTask's error when a task of that name

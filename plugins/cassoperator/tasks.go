@@ -184,3 +184,6 @@ func (a *Adapter) Related(ctx context.Context, ns, name string) (map[string][]un
 	}
 	return map[string][]unstructured.Unstructured{"CassandraTask": out}, nil
 }
+
+// TaskResource implements operator.Tasks.
+func (a *Adapter) TaskResource() schema.GroupResource { return TaskGVR.GroupResource() }

@@ -35,8 +35,8 @@ func (Kind) Info() operation.Info {
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
-	if _, ok := env.Adapter.(operator.Tasks); ok {
-		return taskAccess(ns, env.Adapter), nil
+	if ts, ok := env.Adapter.(operator.Tasks); ok {
+		return taskAccess(ns, env.Adapter, ts), nil
 	}
 	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation"),
 		operation.Access{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete each drained pod"})

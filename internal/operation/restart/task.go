@@ -110,13 +110,13 @@ func notSettled(p operator.Progress) string {
 // taskAccess is what a restart through a task uses: the resource (its checkpoint and
 // progress), the tasks, the pods (list, nodetool for the ring) and StatefulSets, read
 // only. No pod is deleted, no Deployment patched.
-func taskAccess(ns string, a operator.Adapter) []operation.Access {
-	cr := a.GroupResource()
+func taskAccess(ns string, a operator.Adapter, ts operator.Tasks) []operation.Access {
+	cr, tr := a.GroupResource(), ts.TaskResource()
 	return []operation.Access{
 		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the datacenter, its progress and the checkpoint"},
 		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation"},
-		{Group: "control.k8ssandra.io", Resource: "cassandratasks", Verb: "create", Namespace: ns, Why: "ask the operator for the restart"},
-		{Group: "control.k8ssandra.io", Resource: "cassandratasks", Verb: "get", Namespace: ns, Why: "follow the task"},
+		{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: ns, Why: "ask the operator for the restart"},
+		{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: ns, Why: "follow the task"},
 		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the racks' pods"},
 		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
 		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the racks' StatefulSets"},
@@ -144,6 +144,6 @@ func taskRunning(ctx context.Context, r operation.AbortReads, cp *checkpoint.Che
 	case t == nil || t.Finished:
 		return nil
 	}
-	return exit.Refusedf("the operator's task %s has not finished: it goes on restarting pods whatever abort does. Wait for it (%s), or delete the task first (kubectl delete cassandratask -n %s %s: the pod being restarted still comes back), then run abort again",
-		name, r.ResumeHint, cp.Namespace, name)
+	return exit.Refusedf("the operator's task %s has not finished: it goes on restarting pods whatever abort does. Wait for it (%s), or delete the task first (kubectl delete %s -n %s %s: the pod being restarted still comes back), then run abort again",
+		name, r.ResumeHint, r.Tasks.TaskResource().String(), cp.Namespace, name)
 }

@@ -2,6 +2,8 @@ package restart
 
 import (
 	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"reflect"
 	"testing"
 
@@ -23,6 +25,9 @@ func (tasksAdapter) GetTask(context.Context, string, string) (*operator.Task, er
 	return nil, nil
 }
 func (tasksAdapter) AutoCleanup(context.Context, string, string) (bool, error) { return true, nil }
+func (tasksAdapter) TaskResource() schema.GroupResource {
+	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
+}
 
 func plan(t *testing.T, tasks bool) *checkpoint.Checkpoint {
 	t.Helper()
