@@ -47,6 +47,19 @@ func (f *fakeTasks) GetTask(_ context.Context, _, name string) (*operator.Task, 
 }
 
 func (f *fakeTasks) AutoCleanup(context.Context, string, string) (bool, error) { return true, nil }
+func (f *fakeTasks) ListTasks(_ context.Context, _, dc string) ([]*operator.Task, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*operator.Task
+	for _, t := range f.tasks {
+		if t.DC == dc {
+			c := *t
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
 func (*fakeTasks) TaskResource() schema.GroupResource {
 	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
 }
@@ -219,4 +232,38 @@ func TestWaitCleaned(t *testing.T) {
 	if err := st.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "without cleaning up") {
 		t.Fatalf("finished without the pod: %v", err)
 	}
+}
+
+// readyScaler is an operator.Scaler whose datacenter is settled.
+type readyScaler struct{ operator.Scaler }
+
+func (readyScaler) Progress(context.Context, string, string, string, string) (operator.Progress, error) {
+	return operator.Progress{Ready: true, Size: 3}, nil
+}
+
+// TestOtherTaskHoldsTheOperator: nothing is asked of the operator while another task
+// on the datacenter has not finished (cass-operator #902: its own cleanup after each
+// node); the operation's own task, and finished ones, do not hold it.
+func TestOtherTaskHoldsTheOperator(t *testing.T) {
+	ctx := context.Background()
+	ft, sw, _, _ := taskSetup(t, false)
+	sw.Scaler = readyScaler{}
+	check := func(want string) {
+		t.Helper()
+		_, what, err := sw.operatorMayAct(ctx, "")
+		if err != nil || !strings.Contains(what, want) || (want == "" && what != "") {
+			t.Fatalf("operatorMayAct: %q %v, want %q", what, err, want)
+		}
+	}
+	check("")
+	ft.tasks = map[string]*operator.Task{"cleanup-1764928800": {Name: "cleanup-1764928800", DC: sw.CP.Cluster, Command: "cleanup"}}
+	check("task cleanup-1764928800 (cleanup) has not finished")
+	ft.set("cleanup-1764928800", func(t *operator.Task) { t.Finished = true })
+	check("")
+	if err := (&createTask{sw}).Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("") // the operation's own task, running
+	ft.tasks["other-dc"] = &operator.Task{Name: "other-dc", DC: "elsewhere", Command: "cleanup"}
+	check("")
 }

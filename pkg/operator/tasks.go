@@ -24,6 +24,9 @@ type Tasks interface {
 	// resource is annotated cassandra.datastax.com/no-cleanup;
 	// pkg/reconciliation/reconcile_racks.go cleanupAfterScaling).
 	AutoCleanup(ctx context.Context, ns, name string) (bool, error)
+	// ListTasks lists the tasks of namespace ns on the datacenter resource dc, finished
+	// or not, sorted by name.
+	ListTasks(ctx context.Context, ns, dc string) ([]*Task, error)
 	// TaskResource names the task resource for RBAC checks and kubectl commands.
 	TaskResource() schema.GroupResource
 }

@@ -187,3 +187,23 @@ func (a *Adapter) Related(ctx context.Context, ns, name string) (map[string][]un
 
 // TaskResource implements operator.Tasks.
 func (a *Adapter) TaskResource() schema.GroupResource { return TaskGVR.GroupResource() }
+
+// ListTasks implements operator.Tasks: the CassandraTasks whose spec.datacenter.name is
+// dc. A server without the CRD has none.
+func (a *Adapter) ListTasks(ctx context.Context, ns, dc string) ([]*operator.Task, error) {
+	l, err := a.Dynamic.Resource(TaskGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot list CassandraTasks: %w", err)
+	}
+	var out []*operator.Task
+	for i := range l.Items {
+		if t := taskOf(&l.Items[i]); t.DC == dc {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

@@ -96,3 +96,15 @@ func TestAutoCleanup(t *testing.T) {
 		}
 	}
 }
+
+// TestListTasks: the datacenter's tasks, finished or not, by name; others' are left out.
+func TestListTasks(t *testing.T) {
+	a, _, _ := fakeAdapter([]runtime.Object{task("b", "dc1", "cleanup", false), task("a", "dc1", "restart", true), task("other", "dc2", "cleanup", false)})
+	ts, err := a.ListTasks(context.Background(), "ns", "dc1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].Name != "a" || !ts[0].Finished || ts[1].Name != "b" || ts[1].Finished || ts[1].Command != "cleanup" {
+		t.Fatalf("tasks %+v", ts)
+	}
+}

@@ -25,6 +25,10 @@ func (tasksAdapter) GetTask(context.Context, string, string) (*operator.Task, er
 	return nil, nil
 }
 func (tasksAdapter) AutoCleanup(context.Context, string, string) (bool, error) { return true, nil }
+func (tasksAdapter) ListTasks(context.Context, string, string) ([]*operator.Task, error) {
+	return nil, nil
+}
+
 func (tasksAdapter) TaskResource() schema.GroupResource {
 	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
 }

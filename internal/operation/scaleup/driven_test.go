@@ -37,6 +37,10 @@ func (autoTasks) GetTask(context.Context, string, string) (*operator.Task, error
 	return nil, nil
 }
 func (a autoTasks) AutoCleanup(context.Context, string, string) (bool, error) { return a.auto, nil }
+func (autoTasks) ListTasks(context.Context, string, string) ([]*operator.Task, error) {
+	return nil, nil
+}
+
 func (autoTasks) TaskResource() schema.GroupResource {
 	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
 }
