@@ -77,8 +77,10 @@ func (w *World) operatorMayAct(ctx context.Context, pod string) (operator.Progre
 	case p.ScalingDown || p.ScalingUp:
 		return p, "the operator is still resizing the datacenter", nil
 	}
-	if what, err := w.otherTaskRuns(ctx); what != "" || err != nil {
-		return p, what, err
+	if w.HoldForTasks {
+		if what, err := w.otherTaskRuns(ctx); what != "" || err != nil {
+			return p, what, err
+		}
 	}
 	return p, "", nil
 }

@@ -248,6 +248,12 @@ func TestOtherTaskHoldsTheOperator(t *testing.T) {
 	ctx := context.Background()
 	ft, sw, _, _ := taskSetup(t, false)
 	sw.Scaler = readyScaler{}
+	ft.tasks = map[string]*operator.Task{"cleanup-0": {Name: "cleanup-0", DC: sw.CP.Cluster, Command: "cleanup"}}
+	if _, what, err := sw.operatorMayAct(ctx, ""); what != "" || err != nil {
+		t.Fatalf("without HoldForTasks: %q %v", what, err)
+	}
+	sw.HoldForTasks = true
+	ft.tasks = nil
 	check := func(want string) {
 		t.Helper()
 		_, what, err := sw.operatorMayAct(ctx, "")
