@@ -88,6 +88,9 @@ func (o *Options) abortReads(s *session) operation.AbortReads {
 			return sc.Progress(ctx, s.cluster.Namespace, s.cluster.Name, dc, pod)
 		}
 	}
+	if ts, ok := s.adapter.(operator.Tasks); ok {
+		r.Tasks = ts
+	}
 	return r
 }
 

@@ -263,6 +263,9 @@ func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *st
 			return len(ops) > 0, err
 		}
 	}
+	if ts, ok := s.adapter.(operator.Tasks); ok {
+		w.Tasks = ts
+	}
 	return w
 }
 

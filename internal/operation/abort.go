@@ -36,6 +36,9 @@ type AbortReads struct {
 	// Progress, for an operator that scales itself (operator.Scaler), reads what it says
 	// about the datacenter and a pod; nil otherwise.
 	Progress func(ctx context.Context, pod string) (operator.Progress, error)
+	// Tasks, for an operator that runs an operation as a task of its own
+	// (operator.Tasks), reads the operation's task; nil otherwise.
+	Tasks operator.Tasks
 }
 
 // Progress is how far an operation got, as abort found the world: Done of Total units

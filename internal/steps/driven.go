@@ -77,7 +77,33 @@ func (w *World) operatorMayAct(ctx context.Context, pod string) (operator.Progre
 	case p.ScalingDown || p.ScalingUp:
 		return p, "the operator is still resizing the datacenter", nil
 	}
+	if w.HoldForTasks {
+		if what, err := w.otherTaskRuns(ctx); what != "" || err != nil {
+			return p, what, err
+		}
+	}
 	return p, "", nil
+}
+
+// otherTaskRuns says which of the operator's tasks on the datacenter, not the
+// operation's own, has not finished ("" when none, or when the operator has no tasks):
+// nothing is asked of the operator while one runs. A resize during a cleanup breaks the
+// cleanup (cass-operator #902), and cass-operator creates one itself after each node it
+// adds (pkg/reconciliation/reconcile_racks.go cleanupAfterScaling).
+func (w *World) otherTaskRuns(ctx context.Context) (string, error) {
+	if w.Tasks == nil {
+		return "", nil
+	}
+	ts, err := w.Tasks.ListTasks(ctx, w.CP.Namespace, w.CP.Cluster)
+	if err != nil {
+		return "cannot list the operator's tasks: " + err.Error(), nil
+	}
+	for _, t := range ts {
+		if !t.Finished && (t.OperationID == "" || t.OperationID != w.CP.OperationID) {
+			return fmt.Sprintf("the operator's task %s (%s) has not finished: nothing is asked of the operator while it runs (a resize during a cleanup breaks it: cass-operator #902)", t.Name, t.Command), nil
+		}
+	}
+	return "", nil
 }
 
 // sizeRequest is what the two request steps share: ask the operator to take the DC's

@@ -80,6 +80,10 @@ func BuildOne(w *World, v Variant, s checkpoint.Step) (engine.Step, error) {
 		return &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
 	case checkpoint.StepUpdateCluster:
 		return newUpdateCluster(w), nil
+	case StepCreateTask:
+		return &createTask{w}, nil
+	case StepWaitTaskDone:
+		return &waitTaskDone{taskWait{w}}, nil
 	case checkpoint.StepDeleteLeftoverPVCs:
 		return newLeftoverStep(w, s.Pod)
 	}
@@ -111,7 +115,7 @@ func nodeSteps(on node) []nodeStep {
 		&deletePod{node: on}, &waitRestarted{waiting{on}}, &operatorStatusStep{node: on}, &decommission{node: on},
 		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on},
 		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
-		&requestGrowth{sizeRequest{on, false}}}
+		&requestGrowth{sizeRequest{on, false}}, &waitCleaned{driven{on}}}
 }
 
 // varies is a node step that differs by operation kind (Variant): it returns the step

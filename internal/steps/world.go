@@ -86,6 +86,16 @@ type World struct {
 	// OperatorRunning reports whether it runs now (nil: not checked).
 	Scaler          operator.Scaler
 	OperatorRunning func(ctx context.Context) (bool, error)
+	// Tasks is the operator when it runs datacenter-wide jobs as tasks of its own
+	// (operator.Tasks): the task steps create and read the operation's task (tasks.go);
+	// nil otherwise.
+	Tasks operator.Tasks
+	// HoldForTasks: nothing is asked of the operator (a size, a task) while another of
+	// its tasks on the datacenter has not finished (otherTaskRuns: a resize during a
+	// cleanup breaks it, cass-operator #902). Off by default: cass-operator creates a
+	// cleanup task after each node it adds, so a world whose operator never runs its
+	// tasks would wait for ever.
+	HoldForTasks bool
 
 	// mu guards readers and noWatchList; the maps below guard themselves (guarded).
 	mu     sync.Mutex

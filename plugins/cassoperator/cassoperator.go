@@ -78,6 +78,7 @@ var (
 	_ operator.Operator = Plugin{}
 	_ operator.Adapter  = (*Adapter)(nil)
 	_ operator.Scaler   = (*Adapter)(nil)
+	_ operator.Tasks    = (*Adapter)(nil)
 )
 
 // Adapter reads and writes CassandraDatacenters (operator.Adapter and operator.Scaler).

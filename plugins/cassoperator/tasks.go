@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // TaskGVR is cass-operator's CassandraTask (apis/control/v1alpha1/cassandratask_types.go).
@@ -62,6 +64,106 @@ func taskRunning(t *unstructured.Unstructured, dc string) (bool, string) {
 	return true, fmt.Sprintf("CassandraTask %s (%s) has not finished: a resize while it runs breaks it (cass-operator #902)", t.GetName(), strings.Join(cmds, ","))
 }
 
+// Names of a CassandraTask the adapter reads (internal/controllers/control/
+// cassandratask_controller.go; apis/cassandra/v1beta1/cassandradatacenter_types.go).
+const (
+	// NoCleanupAnnotation on a CassandraDatacenter stops the operator from creating a
+	// cleanup task after a scale-up (reconcile_racks.go cleanupAfterScaling).
+	NoCleanupAnnotation = "cassandra.datastax.com/no-cleanup"
+	// TaskKind is the CassandraTask's kind.
+	TaskKind = "CassandraTask"
+)
+
+// CreateTask implements operator.Tasks: a CassandraTask of one job, concurrencyPolicy
+// Forbid (the controller's default too: cassandratask_controller.go setDefaults), on
+// the datacenter resource t.DC, args.rack when t.Rack is set (jobs.go restartSts and
+// genericPodFilter honour it), labelled with the operation's ID.
+func (a *Adapter) CreateTask(ctx context.Context, ns string, t operator.TaskSpec) error {
+	job := map[string]any{"name": t.Name, "command": t.Command}
+	if t.Rack != "" {
+		job["args"] = map[string]any{"rack": t.Rack}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": TaskGVR.GroupVersion().String(), "kind": TaskKind,
+		"metadata": map[string]any{"name": t.Name, "namespace": ns,
+			"labels": map[string]any{operator.TaskOperationLabel: t.OperationID}},
+		"spec": map[string]any{
+			"datacenter":        map[string]any{"name": t.DC, "namespace": ns},
+			"concurrencyPolicy": "Forbid",
+			"jobs":              []any{job},
+		},
+	}}
+	_, err := a.Dynamic.Resource(TaskGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("CassandraTask %s/%s: %w", ns, t.Name, operator.ErrTaskExists)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create CassandraTask %s/%s: %w", ns, t.Name, err)
+	}
+	return nil
+}
+
+// GetTask implements operator.Tasks.
+func (a *Adapter) GetTask(ctx context.Context, ns, name string) (*operator.Task, error) {
+	u, err := a.Dynamic.Resource(TaskGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read CassandraTask %s/%s: %w", ns, name, err)
+	}
+	return taskOf(u), nil
+}
+
+// taskOf maps a CassandraTask (cassandratask_types.go) onto operator.Task.
+func taskOf(u *unstructured.Unstructured) *operator.Task {
+	t := &operator.Task{Name: u.GetName(), UID: string(u.GetUID()), OperationID: u.GetLabels()[operator.TaskOperationLabel], Pods: map[string]operator.TaskPod{}}
+	t.DC, _, _ = unstructured.NestedString(u.Object, "spec", "datacenter", "name")
+	if jobs, _, _ := unstructured.NestedSlice(u.Object, "spec", "jobs"); len(jobs) > 0 {
+		if m, ok := jobs[0].(map[string]any); ok {
+			t.Command, _, _ = unstructured.NestedString(m, "command")
+			t.Rack, _, _ = unstructured.NestedString(m, "args", "rack")
+		}
+	}
+	start, _, _ := unstructured.NestedString(u.Object, "status", "startTime")
+	done, _, _ := unstructured.NestedString(u.Object, "status", "completionTime")
+	t.Started, t.Finished = start != "", done != ""
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["status"] != "True" {
+			continue
+		}
+		switch m["type"] {
+		case "Complete":
+			t.Complete = true
+		case "Failed":
+			t.Failed = true
+			t.Message, _ = m["message"].(string)
+		}
+	}
+	pods, _, _ := unstructured.NestedMap(u.Object, "status", "podStatuses")
+	for pod, v := range pods {
+		m, _ := v.(map[string]any)
+		st, _ := m["status"].(string)
+		e, _ := m["error"].(string)
+		t.Pods[pod] = operator.TaskPod{Status: st, Error: e}
+	}
+	return t
+}
+
+// AutoCleanup implements operator.Tasks: the operator creates a cleanup task after each
+// scale-up unless the resource is annotated no-cleanup (reconcile_racks.go
+// cleanupAfterScaling: metav1.HasAnnotation, whatever the value).
+func (a *Adapter) AutoCleanup(ctx context.Context, ns, name string) (bool, error) {
+	u, err := a.get(ctx, ns, name)
+	if err != nil {
+		return false, err
+	}
+	_, off := u.GetAnnotations()[NoCleanupAnnotation]
+	return !off, nil
+}
+
 // Related implements operator.Related: the CassandraTasks on the datacenter, for report.
 func (a *Adapter) Related(ctx context.Context, ns, name string) (map[string][]unstructured.Unstructured, error) {
 	if a.Dynamic == nil {
@@ -81,4 +183,27 @@ func (a *Adapter) Related(ctx context.Context, ns, name string) (map[string][]un
 		}
 	}
 	return map[string][]unstructured.Unstructured{"CassandraTask": out}, nil
+}
+
+// TaskResource implements operator.Tasks.
+func (a *Adapter) TaskResource() schema.GroupResource { return TaskGVR.GroupResource() }
+
+// ListTasks implements operator.Tasks: the CassandraTasks whose spec.datacenter.name is
+// dc. A server without the CRD has none.
+func (a *Adapter) ListTasks(ctx context.Context, ns, dc string) ([]*operator.Task, error) {
+	l, err := a.Dynamic.Resource(TaskGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot list CassandraTasks: %w", err)
+	}
+	var out []*operator.Task
+	for i := range l.Items {
+		if t := taskOf(&l.Items[i]); t.DC == dc {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }

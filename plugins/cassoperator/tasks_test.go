@@ -2,11 +2,17 @@ package cassoperator
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 func task(name, dc, command string, done bool) *unstructured.Unstructured {
@@ -33,5 +39,72 @@ func TestBusyTasks(t *testing.T) {
 	}
 	if len(busy) != 1 || !strings.Contains(busy[0], "CassandraTask clean (cleanup) has not finished") {
 		t.Fatalf("busy = %q", busy)
+	}
+}
+
+// TestCreateAndGetTask: the task is written as cass-operator reads it (one job, args.rack,
+// concurrencyPolicy Forbid, the operation label); a second create says it exists; the
+// status is read back (conditions, podStatuses).
+func TestCreateAndGetTask(t *testing.T) {
+	ctx := context.Background()
+	a, dyn, _ := fakeAdapter(nil)
+	spec := operator.TaskSpec{Name: "restart-1-restart", DC: "dc1", Command: "restart", Rack: "r1", OperationID: "restart-1"}
+	if err := a.CreateTask(ctx, "ns", spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CreateTask(ctx, "ns", spec); !errors.Is(err, operator.ErrTaskExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	u, err := dyn.Resource(TaskGVR).Namespace("ns").Get(ctx, spec.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _, _ := unstructured.NestedString(u.Object, "spec", "concurrencyPolicy"); p != "Forbid" {
+		t.Fatalf("concurrencyPolicy %q", p)
+	}
+	u.Object["status"] = map[string]any{"startTime": "2026-12-05T10:00:00Z", "completionTime": "2026-12-05T10:05:00Z",
+		"conditions":  []any{map[string]any{"type": "Complete", "status": "True"}, map[string]any{"type": "Failed", "status": "True", "message": "1 pods failed during processing"}},
+		"podStatuses": map[string]any{"p0": map[string]any{"status": "COMPLETED"}, "p1": map[string]any{"status": "ERROR", "error": "boom"}}}
+	if _, err := dyn.Resource(TaskGVR).Namespace("ns").Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.GetTask(ctx, "ns", spec.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &operator.Task{Name: spec.Name, DC: "dc1", Command: "restart", Rack: "r1", OperationID: "restart-1", Started: true, Finished: true,
+		Complete: true, Failed: true, Message: "1 pods failed during processing",
+		Pods: map[string]operator.TaskPod{"p0": {Status: "COMPLETED"}, "p1": {Status: "ERROR", Error: "boom"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	if none, err := a.GetTask(ctx, "ns", "absent"); none != nil || err != nil {
+		t.Fatalf("absent: %v %v", none, err)
+	}
+}
+
+// TestAutoCleanup: the operator cleans up after a scale-up unless no-cleanup is set.
+func TestAutoCleanup(t *testing.T) {
+	u := dc("ns", "dc1", map[string]any{"clusterName": "c", "size": int64(3)})
+	off := dc("ns", "dc2", map[string]any{"clusterName": "c", "size": int64(3)})
+	off.SetAnnotations(map[string]string{NoCleanupAnnotation: ""})
+	a, _, _ := fakeAdapter([]runtime.Object{u, off})
+	for name, want := range map[string]bool{"dc1": true, "dc2": false} {
+		got, err := a.AutoCleanup(context.Background(), "ns", name)
+		if err != nil || got != want {
+			t.Fatalf("%s: %v %v, want %v", name, got, err, want)
+		}
+	}
+}
+
+// TestListTasks: the datacenter's tasks, finished or not, by name; others' are left out.
+func TestListTasks(t *testing.T) {
+	a, _, _ := fakeAdapter([]runtime.Object{task("b", "dc1", "cleanup", false), task("a", "dc1", "restart", true), task("other", "dc2", "cleanup", false)})
+	ts, err := a.ListTasks(context.Background(), "ns", "dc1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].Name != "a" || !ts[0].Finished || ts[1].Name != "b" || ts[1].Finished || ts[1].Command != "cleanup" {
+		t.Fatalf("tasks %+v", ts)
 	}
 }

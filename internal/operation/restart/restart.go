@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // Kind is the rolling restart.
@@ -22,8 +23,9 @@ type Kind struct{}
 // Info implements operation.Kind.
 func (Kind) Info() operation.Info {
 	return operation.Info{
-		Name:        "restart",
-		Checkpoint:  checkpoint.Schema{Version: 2, Steps: []string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
+		Name: "restart",
+		Checkpoint: checkpoint.Schema{Version: 2, Steps: append([]string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+			steps.StepCreateTask, steps.StepWaitTaskDone)},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",
 		Abort:       operation.Abort{Verb: "restarting", Unit: "pods", Past: "restarted", Assess: assess},
@@ -33,6 +35,9 @@ func (Kind) Info() operation.Info {
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
+	if ts, ok := env.Adapter.(operator.Tasks); ok {
+		return taskAccess(ns, env.Adapter, ts), nil
+	}
 	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation"),
 		operation.Access{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete each drained pod"})
 	return operation.PauseAccess(acc, env.Request.Pause), nil
@@ -40,7 +45,7 @@ func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, e
 
 // Summary implements operation.Kind.
 func (Kind) Summary(cp *checkpoint.Checkpoint) string {
-	return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), operation.CountSteps(cp, checkpoint.StepDeletePod))
+	return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), operation.CountSteps(cp, checkpoint.StepWaitRestarted))
 }
 
 // Target implements operation.Kind.
@@ -62,7 +67,13 @@ func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 // the pod (UID precondition) and wait until the new pod is Ready and its node UN. Every
 // pod must be Ready and every node of the datacenter Up/Normal now; the steps check it
 // again before each pod.
+//
+// An operator that restarts pods itself when asked through a task (operator.Tasks:
+// cass-operator) is asked instead (planTask); the others' restart is unchanged.
 func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+	if _, ok := env.Adapter.(operator.Tasks); ok {
+		return k.planTask(ctx, env)
+	}
 	p, cl, req := env.Planner, env.Cluster, env.Request
 	dc, racks, err := cl.Select(req.DC, req.Rack)
 	if err != nil {
@@ -130,6 +141,9 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 // none on its way back); a pod whose UID changed since the plan counts as restarted.
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
 	p := operation.Progress{Total: len(cp.Nodes)}
+	if err := taskRunning(ctx, r, cp); err != nil {
+		return p, err
+	}
 	for _, n := range cp.Nodes {
 		pod, err := r.Pod(ctx, cp.Namespace, n.Pod)
 		if err != nil {

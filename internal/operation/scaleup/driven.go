@@ -2,6 +2,8 @@ package scaleup
 
 import (
 	"context"
+	"fmt"
+	"sort"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
@@ -16,8 +18,9 @@ import (
 // (pod Ready, node UN) before the next is asked for.
 func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Scaler) (*operation.Plan, error) {
 	p, cl, req := env.Planner, env.Cluster, env.Request
-	if req.Cleanup {
-		return nil, exit.Usagef("--cleanup is not offered for %s yet (it would run as a CassandraTask); run a cleanup task after the scale-up; nothing changed", env.Adapter.Title())
+	tasks, hasTasks := env.Adapter.(operator.Tasks)
+	if req.Cleanup && !hasTasks {
+		return nil, exit.Usagef("--cleanup is not offered for %s (it runs no cleanup task the plugin can ask for); nothing changed", env.Adapter.Title())
 	}
 	dc, size, wanted, err := operation.DrivenTarget(cl, req, sc)
 	if err != nil {
@@ -41,7 +44,8 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 		from[r.Name], sts[r.Name] = st.Cur, st.STS.Name
 		states = append(states, st)
 	}
-	if _, _, err := p.ReadRing(ctx, cl, dc, states, "scale-up"); err != nil {
+	ring, _, err := p.ReadRing(ctx, cl, dc, states, "scale-up")
+	if err != nil {
 		return nil, err
 	}
 	moves, err := sc.Additions(dc, from, size)
@@ -65,14 +69,78 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 		next[m.Rack]++
 	}
 	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks}
-	plan.Warnings = append(plan.Warnings, "the existing nodes keep the data of the ranges the new nodes take over until a cleanup runs on each of them (a CassandraTask of command cleanup)")
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(selected), Nodes: req.Nodes, From: from, RackNodes: wanted, Size: size}
-	plan.CP.Nodes = nodes
+	var cleanup []checkpoint.Node
+	if req.Cleanup {
+		if cleanup, err = cleanupNodes(ctx, p, cl, dc, ring); err != nil {
+			return nil, err
+		}
+		// The order the operator's cleanup job takes them in: racks by name, then pods by
+		// name (internal/controllers/control/cassandratask_controller.go reconcileEveryPodTask).
+		sort.SliceStable(cleanup, func(i, j int) bool {
+			if cleanup[i].Rack != cleanup[j].Rack {
+				return cleanup[i].Rack < cleanup[j].Rack
+			}
+			return cleanup[i].Pod < cleanup[j].Pod
+		})
+	}
+	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), nodes...)
 	for _, n := range nodes {
 		plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(steps.StepRequestGrowth, n.Pod), checkpoint.PendingStep(checkpoint.StepWaitJoined, n.Pod))
 	}
+	plan.CP.Steps = append(plan.CP.Steps, CleanupTaskSteps(cleanup)...)
+	w, err := cleanupWarning(ctx, env, tasks, hasTasks, req.Cleanup, plan.CP)
+	if err != nil {
+		return nil, err
+	}
+	plan.Warnings = append(plan.Warnings, w)
 	return plan, nil
+}
+
+// CleanupTaskSteps lists the steps of a scale-up's --cleanup on an operator with tasks
+// (operator.Tasks): after the last new node joined, create the operation's cleanup task,
+// wait until it reports each pre-existing pod COMPLETED, then until it finished well.
+// None without cleanup nodes.
+func CleanupTaskSteps(cleanup []checkpoint.Node) []checkpoint.Step {
+	if len(cleanup) == 0 {
+		return nil
+	}
+	out := []checkpoint.Step{checkpoint.PendingStep(steps.StepCreateTask, "")}
+	for _, n := range cleanup {
+		out = append(out, checkpoint.PendingStep(steps.StepWaitCleaned, n.Pod))
+	}
+	return append(out, checkpoint.PendingStep(steps.StepWaitTaskDone, ""))
+}
+
+// cleanupWarning says who cleans up the pre-existing nodes after a driven scale-up.
+// cass-operator creates a cleanup task of its own (cleanup-<unix seconds>) each time it
+// finishes adding nodes, unless the resource is annotated no-cleanup
+// (pkg/reconciliation/reconcile_racks.go cleanupAfterScaling, createCleanupTask); the
+// plugin asks for one node at a time, so it makes one per node, and does not track
+// them: their names are not known before they exist. With --cleanup the plugin creates
+// its own task, named after the operation (a resumed run finds it), once after the last
+// node, and verifies every pre-existing pod COMPLETED in it; its concurrencyPolicy
+// Forbid runs it after the operator's own ones, on nodes they already cleaned
+// (Cassandra's cleanup skips the SSTables that hold no range the node lost).
+func cleanupWarning(ctx context.Context, env *operation.Env, tasks operator.Tasks, hasTasks, cleanup bool, cp *checkpoint.Checkpoint) (string, error) {
+	auto := false
+	if hasTasks {
+		var err error
+		if auto, err = tasks.AutoCleanup(ctx, env.Cluster.Namespace, env.Cluster.Name); err != nil {
+			return "", err
+		}
+	}
+	title := env.Adapter.Title()
+	switch {
+	case cleanup && auto:
+		return fmt.Sprintf("%s also creates a cleanup task of its own after each node it adds (not tracked); the plugin's task %s runs after them (concurrencyPolicy Forbid) and is the one verified: every pre-existing pod COMPLETED", title, steps.TaskOf(cp).Name), nil
+	case cleanup:
+		return fmt.Sprintf("the datacenter is annotated no-cleanup: %s runs no cleanup of its own; the plugin's task %s cleans every pre-existing node after the last new node joined", title, steps.TaskOf(cp).Name), nil
+	case auto:
+		return fmt.Sprintf("%s creates a cleanup task of its own after each node it adds (named cleanup-<time>); the plugin does not track it: see kubectl get %s -n %s. With --cleanup the plugin runs one of its own after the last node and verifies it", title, tasks.TaskResource(), env.Cluster.Namespace), nil
+	}
+	return "the existing nodes keep the data of the ranges the new nodes take over until a cleanup runs on each of them (a CassandraTask of command cleanup; or run the scale with --cleanup)", nil
 }
 
 // noLeftoverClaims refuses a new pod whose claim is left over: it would start on the

@@ -29,7 +29,7 @@ func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
 		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
-			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator, steps.StepRequestGrowth}},
+			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator, steps.StepRequestGrowth, steps.StepCreateTask, steps.StepWaitCleaned, steps.StepWaitTaskDone}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
 		Abort:       operation.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: assess},
@@ -39,7 +39,14 @@ func (Kind) Info() operation.Info {
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
 	if _, ok := env.Adapter.(operator.Scaler); ok {
-		return operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords()), nil
+		acc := operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords())
+		if ts, ok := env.Adapter.(operator.Tasks); ok && env.Request.Cleanup {
+			tr := ts.TaskResource()
+			acc = append(acc,
+				operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: env.Cluster.Namespace, Why: "ask the operator for the cleanup"},
+				operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: env.Cluster.Namespace, Why: "follow the cleanup task"})
+		}
+		return acc, nil
 	}
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
 	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation and "+env.Adapter.CountWords()),
@@ -53,6 +60,9 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, checkpoint.StepGrowSTS)+drivenAdded(cp))
 	if c := operation.CountSteps(cp, checkpoint.StepCleanup); c > 0 {
 		s += fmt.Sprintf(", nodetool cleanup on %d nodes", c)
+	}
+	if c := operation.CountSteps(cp, steps.StepWaitCleaned); c > 0 {
+		s += fmt.Sprintf(", cleaned up by task %s on %d nodes", steps.TaskOf(cp).Name, c)
 	}
 	return s
 }

@@ -45,6 +45,9 @@ type Config struct {
 	DecommissionedStaysReady bool
 	// Now is the clock (task names, lastTransitionTime); nil = time.Now.
 	Now func() time.Time
+	// RunTasks runs the CassandraTask controller too (tasks.go: restart and cleanup);
+	// without it tasks are created, never run.
+	RunTasks bool
 }
 
 // Action names one reconcile write the stand-in made ("" = idle: nothing to do, or
@@ -212,6 +215,14 @@ func (o *Operator) Step(ctx context.Context) (Action, error) {
 	}
 	if len(o.pending) == 0 {
 		ops, wait, err := o.reconcile(ctx)
+		if err == nil && len(ops) == 0 && o.cfg.RunTasks {
+			// The task controller runs beside the datacenter's reconcile (tasks.go).
+			var twait string
+			ops, twait, err = o.reconcileTasks(ctx)
+			if wait == "" {
+				wait = twait
+			}
+		}
 		o.waiting = wait
 		if err != nil {
 			return "", err

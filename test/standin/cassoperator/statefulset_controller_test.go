@@ -40,6 +40,8 @@ type env struct {
 	nextIP int
 	uids   int
 	racks  []string
+	// rolled lists the pods the rolling update deleted, in order.
+	rolled []string
 }
 
 func (e *env) clock() time.Time { return e.now }
@@ -111,6 +113,11 @@ func (e *env) addStatefulSet(rack string, replicas int) {
 
 // createPod creates a pod (and its claim when missing) with a new IP and UID.
 func (e *env) createPod(rack, name, nodeState string) *corev1.Pod {
+	return e.createPodAnn(rack, name, nodeState, nil)
+}
+
+// createPodAnn is createPod with the template's annotations.
+func (e *env) createPodAnn(rack, name, nodeState string, ann map[string]string) *corev1.Pod {
 	ctx := context.Background()
 	e.nextIP++
 	e.uids++
@@ -118,7 +125,7 @@ func (e *env) createPod(rack, name, nodeState string) *corev1.Pod {
 	lbl[LabelNodeState] = nodeState
 	claim := DataPVCName(name)
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: lbl, UID: types.UID(fmt.Sprintf("pod-uid-%d", e.uids))},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: lbl, Annotations: ann, UID: types.UID(fmt.Sprintf("pod-uid-%d", e.uids))},
 		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "server-data", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.0.0.%d", e.nextIP)},
@@ -163,6 +170,29 @@ func (e *env) controller() {
 			}
 			have[p.Name] = true
 		}
+		// RollingUpdate: once every pod is there and started, the highest-ordinal pod
+		// whose restartedAt annotation is not the template's is deleted (then created
+		// again from the template below): one pod at a time.
+		if want, ok := s.Spec.Template.Annotations[RestartedAtAnnotaton]; ok {
+			all, roll := true, -1
+			for k := 0; k < n; k++ {
+				name := fmt.Sprintf("%s-%d", s.Name, k)
+				p := e.pod(name)
+				if p == nil || p.Labels[LabelNodeState] != StateStarted {
+					all = false
+					break
+				}
+				if p.Annotations[RestartedAtAnnotaton] != want {
+					roll = k
+				}
+			}
+			if all && roll >= 0 {
+				name := fmt.Sprintf("%s-%d", s.Name, roll)
+				e.deletePod(name)
+				e.rolled = append(e.rolled, name)
+				have[name] = false
+			}
+		}
 		for k := 0; k < n; k++ {
 			name := fmt.Sprintf("%s-%d", s.Name, k)
 			if have[name] {
@@ -173,7 +203,7 @@ func (e *env) controller() {
 			if _, nerr := e.node(name); nerr == nil && fresh {
 				_ = e.cass.RemoveNode(name)
 			}
-			e.createPod(rack, name, StateReadyToStart)
+			e.createPodAnn(rack, name, StateReadyToStart, s.Spec.Template.Annotations)
 		}
 	}
 }

@@ -1,0 +1,428 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+)
+
+// The steps of an operation the operator runs as a task of its own (operator.Tasks,
+// cass-operator's CassandraTask): the plugin creates the task under a name derived from
+// the operation ID (a resumed run finds it by name, never creates a second one), then
+// verifies in the world what the task does (a restart: each pod re-created, Ready, its
+// node UN; a cleanup: each pod's own status in the task), and finally that the task
+// finished without failing. Never the task's word alone.
+const (
+	// StepCreateTask creates the operation's task (checkpoint step without a pod).
+	StepCreateTask = "create-task"
+	// StepWaitCleaned waits until the cleanup task reports the pod COMPLETED.
+	StepWaitCleaned = "wait-cleaned"
+	// StepWaitTaskDone waits until the task finished, Complete and not Failed.
+	StepWaitTaskDone = "wait-task-done"
+)
+
+// TaskStepKinds are the step kinds above, for the schemas of the kinds that use them.
+var TaskStepKinds = []string{StepCreateTask, StepWaitCleaned, StepWaitTaskDone}
+
+// TaskOf is the task checkpoint cp's operation creates: a restart when its steps wait
+// for restarted pods (restart args.rack when it restarts one rack), else a cleanup. It
+// is derived from the checkpoint alone, so every run asks for the same task.
+func TaskOf(cp *checkpoint.Checkpoint) operator.TaskSpec {
+	t := operator.TaskSpec{Command: operator.TaskCleanup, DC: cp.Cluster, OperationID: cp.OperationID}
+	for _, s := range cp.Steps {
+		if s.Kind == checkpoint.StepWaitRestarted {
+			t.Command = operator.TaskRestart
+			if len(cp.Target.Racks) == 1 {
+				t.Rack = cp.Target.Racks[0]
+			}
+			break
+		}
+	}
+	t.Name = operator.TaskName(cp.OperationID, t.Command)
+	return t
+}
+
+// hasTask reports whether cp's operation runs through a task of the operator.
+func hasTask(cp *checkpoint.Checkpoint) bool {
+	_, ok := cp.Step(StepCreateTask)
+	return ok
+}
+
+// tasks is the operator's task interface, or an error saying this world has none.
+func (w *World) tasks() (operator.Tasks, error) {
+	if w.Tasks == nil {
+		return nil, errors.New("this operation runs as a task of the operator, and the operator read has no tasks")
+	}
+	return w.Tasks, nil
+}
+
+// task reads the operation's task (nil when it does not exist).
+func (w *World) task(ctx context.Context) (*operator.Task, operator.TaskSpec, error) {
+	spec := TaskOf(w.CP)
+	ts, err := w.tasks()
+	if err != nil {
+		return nil, spec, err
+	}
+	t, err := ts.GetTask(ctx, w.CP.Namespace, spec.Name)
+	return t, spec, err
+}
+
+// taskResource names the task resource for kubectl commands in messages.
+func (w *World) taskResource() string {
+	if w.Tasks == nil {
+		return "tasks"
+	}
+	return w.Tasks.TaskResource().String()
+}
+
+// foreign is the error for a task of the planned name that is not the operation's.
+func (w *World) foreign(t *operator.Task) error {
+	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("a task named %s exists in namespace %s, but it is not operation %s's (label %s=%q): nothing was created. "+
+		"Look at it (kubectl get %s -n %s %s -o yaml); abort this operation and plan again",
+		t.Name, w.CP.Namespace, w.CP.OperationID, operator.TaskOperationLabel, t.OperationID, w.taskResource(), w.CP.Namespace, t.Name)}
+}
+
+// podsText says the task's pod states, sorted, for errors.
+func podsText(t *operator.Task) string {
+	if len(t.Pods) == 0 {
+		return "no pod statuses"
+	}
+	var out []string
+	for p, st := range t.Pods {
+		s := p + " " + st.Status
+		if st.Error != "" {
+			s += " (" + st.Error + ")"
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return "pod statuses: " + strings.Join(out, ", ")
+}
+
+// failedTask is the error for a task that failed.
+func (w *World) failedTask(t *operator.Task) error {
+	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator's task %s failed (%s); %s. See: kubectl get %s -n %s %s -o yaml; fix the cause, then abort this operation and plan again",
+		t.Name, t.Message, podsText(t), w.taskResource(), w.CP.Namespace, t.Name)}
+}
+
+// createTask creates the operation's task. The task's existence shows it was created
+// (Evident); one of the planned name that is not the operation's stops the run.
+type createTask struct {
+	w *World
+}
+
+func (s *createTask) id() string { return StepCreateTask }
+
+// Describe implements engine.Describer.
+func (s *createTask) Describe() string {
+	t := TaskOf(s.w.CP)
+	return fmt.Sprintf("create task %s (%s)", t.Name, t.Command)
+}
+
+// PlanText implements PlanTexter.
+func (s *createTask) PlanText() string {
+	t := TaskOf(s.w.CP)
+	what := "command " + t.Command
+	if t.Rack != "" {
+		what += ", args.rack " + t.Rack
+	}
+	var does string
+	switch t.Command {
+	case operator.TaskRestart:
+		does = "the operator rolls the racks' StatefulSets, one rack at a time in name order; each pod is re-created, highest ordinal first"
+	default:
+		does = "the operator runs a cleanup on every pod of the datacenter, rack by rack, one pod at a time"
+	}
+	return fmt.Sprintf("create CassandraTask %s on datacenter %s (%s, concurrencyPolicy Forbid, label %s=%s), once the operator is Ready and every node UN: %s",
+		t.Name, t.DC, what, operator.TaskOperationLabel, t.OperationID, does)
+}
+
+// Done: the task exists and is the operation's (or the checkpoint records the step
+// done: a finished task may be gone since, deleted after its TTL).
+func (s *createTask) Done(ctx context.Context) (bool, error) {
+	if s.w.recordDone(s.id()) {
+		return true, nil
+	}
+	t, _, err := s.w.task(ctx)
+	switch {
+	case err != nil:
+		return false, err
+	case t == nil:
+		return false, nil
+	case t.OperationID != s.w.CP.OperationID:
+		return false, s.w.foreign(t)
+	}
+	return true, nil
+}
+
+// Safe: the operator runs, is not stopped, not resizing, reports the datacenter Ready,
+// and no task of the planned name belongs to someone else; the ring is checked right
+// before the create (Recheck).
+func (s *createTask) Safe(ctx context.Context) error {
+	return s.w.waitSafe(ctx, s.id(), func() (string, error) {
+		if s.w.Scaler != nil {
+			p, what, err := s.w.operatorMayAct(ctx, "")
+			if what != "" || err != nil {
+				return what, err
+			}
+			if !p.Ready {
+				return "the operator does not report the datacenter Ready yet", nil
+			}
+		}
+		t, _, err := s.w.task(ctx)
+		switch {
+		case err != nil:
+			return "cannot read the task: " + err.Error(), nil
+		case t != nil && t.OperationID != s.w.CP.OperationID:
+			return "", s.w.foreign(t)
+		}
+		return s.w.ringSafeAt(ctx, s.id(), s.w.CP.Target.DC, "", "")
+	})
+}
+
+// Recheck implements engine.Rechecker: the ring, read right before the create.
+func (s *createTask) Recheck(ctx context.Context) error {
+	return s.w.recheckRing(ctx, s.id(), s.w.CP.Target.DC, "", "")
+}
+
+// Do creates the task; one that exists already is left to Done (it says whose it is).
+func (s *createTask) Do(ctx context.Context) error {
+	if err := s.w.refuseDeleting(s.id()); err != nil {
+		return err
+	}
+	ts, err := s.w.tasks()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	err = ts.CreateTask(ctx, s.w.CP.Namespace, TaskOf(s.w.CP))
+	if err == nil || errors.Is(err, operator.ErrTaskExists) {
+		return nil
+	}
+	return &engine.Retryable{Err: err}
+}
+
+// Evident implements engine.Evident: the task's existence shows the create.
+func (s *createTask) Evident() {}
+
+// taskWait is what the steps that follow a task share: they change nothing.
+type taskWait struct{ w *World }
+
+// Safe: nothing is changed by a waiting step.
+func (taskWait) Safe(context.Context) error { return nil }
+
+// Do: nothing; the operator acts.
+func (taskWait) Do(context.Context) error { return nil }
+
+// Evident implements engine.Evident: it does not act.
+func (taskWait) Evident() {}
+
+// Passive implements engine.Passive.
+func (taskWait) Passive() {}
+
+// waitTaskDone waits until the task finished: completionTime set, Complete, not Failed.
+type waitTaskDone struct{ taskWait }
+
+// Describe implements engine.Describer.
+func (s *waitTaskDone) Describe() string {
+	return "wait until task " + TaskOf(s.w.CP).Name + " has finished, Complete and not Failed"
+}
+
+// PlanText implements PlanTexter.
+func (s *waitTaskDone) PlanText() string {
+	return "wait until task " + TaskOf(s.w.CP).Name + " has finished (status.completionTime set, condition Complete; Failed stops the run, naming the pods' statuses)"
+}
+
+// Done: the task finished Complete and did not fail. A task gone (deleted after its
+// TTL) counts only when every step before this one is recorded done: each pod was
+// verified in the world.
+func (s *waitTaskDone) Done(ctx context.Context) (bool, error) {
+	t, _, err := s.w.task(ctx)
+	if err != nil {
+		return false, err
+	}
+	ok, err := s.judge(t)
+	return ok && err == nil, nil
+}
+
+// judge says whether t finished well; an error when it never will.
+func (s *waitTaskDone) judge(t *operator.Task) (bool, error) {
+	switch {
+	case t == nil:
+		for _, st := range s.w.CP.Steps {
+			if st.Kind != StepWaitTaskDone && st.State != checkpoint.StateDone {
+				return false, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) before step %s was done: what the operator did is unknown; see: kubectl cassandra status -n %s %s",
+					TaskOf(s.w.CP).Name, st.ID, s.w.CP.Namespace, s.w.CP.Cluster)}
+			}
+		}
+		s.w.Reporter.Warn(StepWaitTaskDone, fmt.Sprintf("task %s is gone (deleted after its TTL?); every pod was verified before it went", TaskOf(s.w.CP).Name))
+		return true, nil
+	case t.OperationID != s.w.CP.OperationID:
+		return false, s.w.foreign(t)
+	case t.Failed:
+		return false, s.w.failedTask(t)
+	}
+	return t.Finished && t.Complete, nil
+}
+
+// Wait polls the task until it finished.
+func (s *waitTaskDone) Wait(ctx context.Context) error {
+	start := s.w.now()
+	for {
+		t, _, err := s.w.task(ctx)
+		what := ""
+		if err != nil {
+			what = "cannot read the task: " + err.Error()
+		} else {
+			ok, err := s.judge(t)
+			if err != nil || ok {
+				return err
+			}
+			what = "task " + t.Name + " has not finished"
+			if !t.Started {
+				what += " (not started: the operator runs one task at a time)"
+			}
+		}
+		s.w.Reporter.Waiting(StepWaitTaskDone, what, s.w.now().Sub(start))
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			return err
+		}
+	}
+}
+
+// waitCleaned waits until the cleanup task reports the pod COMPLETED
+// (status.podStatuses: internal/controllers/control/cassandratask_controller.go
+// checkRackCompletion).
+type waitCleaned struct{ driven }
+
+func (*waitCleaned) kind() string { return StepWaitCleaned }
+
+// Describe implements engine.Describer.
+func (s *waitCleaned) Describe() string {
+	return "wait until task " + TaskOf(s.w.CP).Name + " has cleaned up " + s.n.Pod
+}
+
+// PlanText implements PlanTexter.
+func (s *waitCleaned) PlanText() string {
+	return "wait until task " + TaskOf(s.w.CP).Name + " reports " + s.n.Pod + " COMPLETED (ERROR stops the run)"
+}
+
+// cleaned reads the task: whether it reports the pod COMPLETED, what it waits for
+// otherwise, and an error when it never will.
+func (s *waitCleaned) cleaned(ctx context.Context) (bool, string, error) {
+	t, spec, err := s.w.task(ctx)
+	switch {
+	case err != nil:
+		return false, "cannot read the task: " + err.Error(), nil
+	case t == nil:
+		return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) before it reported %s cleaned up; see: kubectl cassandra status -n %s %s", spec.Name, s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster)}
+	case t.OperationID != s.w.CP.OperationID:
+		return false, "", s.w.foreign(t)
+	}
+	st := t.Pods[s.n.Pod]
+	switch {
+	case st.Status == operator.TaskPodCompleted:
+		return true, "", nil
+	case st.Status == operator.TaskPodError:
+		return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s failed on %s: %s; %s. Run a cleanup on it again once the cause is fixed", t.Name, s.n.Pod, st.Error, podsText(t))}
+	case t.Failed:
+		return false, "", s.w.failedTask(t)
+	case t.Finished:
+		return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s finished without cleaning up %s (%s): the pod was not in the datacenter when the task ran? Run a cleanup on it", t.Name, s.n.Pod, podsText(t))}
+	case st.Status == "":
+		return false, "task " + t.Name + " has not reached " + s.n.Pod + " yet", nil
+	}
+	return false, "task " + t.Name + ": " + s.n.Pod + " is " + st.Status, nil
+}
+
+// Done: the task reports the pod COMPLETED.
+func (s *waitCleaned) Done(ctx context.Context) (bool, error) {
+	ok, what, err := s.cleaned(ctx)
+	if err == nil && !ok && strings.HasPrefix(what, "cannot read") {
+		return false, errors.New(what)
+	}
+	return ok, nil
+}
+
+// Wait polls the task.
+func (s *waitCleaned) Wait(ctx context.Context) error {
+	return s.poll(ctx, checkpoint.StepID(StepWaitCleaned, s.n.Pod), func() (bool, string, error) { return s.cleaned(ctx) })
+}
+
+// variant: a restart the operator runs as a task also watches the task (hasTask).
+func (s *waitRestarted) variant(Variant) engine.Step {
+	if hasTask(s.w.CP) {
+		return &waitTaskRestarted{s}
+	}
+	return s
+}
+
+// waitTaskRestarted is wait-restarted when the operator restarts the pods (a restart
+// task): done only when the world shows the pod re-created (a new UID), Ready, and its
+// node UN, whatever the task says. A task finished (or failed) while the pod still has
+// its planned UID stops the run: the operator did not restart it.
+type waitTaskRestarted struct {
+	*waitRestarted
+}
+
+// taskStops says why the wait for the pod ends without it: the task failed, is gone,
+// or finished while the pod was not re-created (nil: go on waiting).
+func (s *waitTaskRestarted) taskStops(ctx context.Context) error {
+	t, spec, err := s.w.task(ctx)
+	if err != nil {
+		return nil // unknown: read again next round
+	}
+	p, err := s.w.getPod(ctx, s.n.Pod)
+	if err != nil {
+		return nil
+	}
+	old := p != nil && string(p.UID) == s.n.PodUID
+	switch {
+	case t == nil && old:
+		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) and pod %s still has its planned UID %s: it was not restarted; see: kubectl cassandra status -n %s %s",
+			spec.Name, s.n.Pod, s.n.PodUID, s.w.CP.Namespace, s.w.CP.Cluster)}
+	case t == nil:
+		return nil
+	case t.OperationID != s.w.CP.OperationID:
+		return s.w.foreign(t)
+	case t.Failed:
+		return s.w.failedTask(t)
+	case t.Finished && old:
+		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s says it finished (Complete), but pod %s still has its planned UID %s: the operator did not restart it. "+
+			"Look at the StatefulSet %s (updateStrategy, status) and the task (kubectl get %s -n %s %s -o yaml); abort this operation and plan again",
+			t.Name, s.n.Pod, s.n.PodUID, s.n.StatefulSet, s.w.taskResource(), s.w.CP.Namespace, t.Name)}
+	}
+	return nil
+}
+
+// Wait polls the pod and its node as wait-restarted does, and the task between rounds.
+func (s *waitTaskRestarted) Wait(ctx context.Context) error {
+	id := checkpoint.StepID(s.kind(), s.n.Pod)
+	start := s.w.now()
+	stall := &stallWatch{w: s.w, id: id, start: start}
+	for {
+		ok, what, err := s.readBack(ctx, s.back)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			what = "state unknown: " + err.Error()
+		}
+		if err := s.taskStops(ctx); err != nil {
+			return err
+		}
+		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		stall.check(what, s.hint())
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			return fmt.Errorf("pod %s is not back: %s; %s", s.n.Pod, what, s.hint())
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package steps
+
+import (
+	"context"
+
+	"errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+)
+
+// fakeTasks is operator.Tasks in memory.
+type fakeTasks struct {
+	mu      sync.Mutex
+	tasks   map[string]*operator.Task
+	creates int
+}
+
+func (f *fakeTasks) CreateTask(_ context.Context, _ string, t operator.TaskSpec) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.tasks == nil {
+		f.tasks = map[string]*operator.Task{}
+	}
+	if _, ok := f.tasks[t.Name]; ok {
+		return operator.ErrTaskExists
+	}
+	f.creates++
+	f.tasks[t.Name] = &operator.Task{Name: t.Name, DC: t.DC, Command: t.Command, Rack: t.Rack, OperationID: t.OperationID, Pods: map[string]operator.TaskPod{}}
+	return nil
+}
+
+func (f *fakeTasks) GetTask(_ context.Context, _, name string) (*operator.Task, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.tasks[name]
+	if !ok {
+		return nil, nil
+	}
+	c := *t
+	return &c, nil
+}
+
+func (f *fakeTasks) AutoCleanup(context.Context, string, string) (bool, error) { return true, nil }
+func (f *fakeTasks) ListTasks(_ context.Context, _, dc string) ([]*operator.Task, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*operator.Task
+	for _, t := range f.tasks {
+		if t.DC == dc {
+			c := *t
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+func (*fakeTasks) TaskResource() schema.GroupResource {
+	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
+}
+
+// set changes the task name in place.
+func (f *fakeTasks) set(name string, change func(t *operator.Task)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(f.tasks[name])
+}
+
+// taskSetup is setup with a restart of pod 2 through a task: create-task,
+// wait-restarted, wait-task-done.
+func taskSetup(t *testing.T, restart bool) (*fakeTasks, *World, checkpoint.Node, map[string]engine.Step) {
+	t.Helper()
+	_, sw, n := setup(t, "4.1")
+	ft := &fakeTasks{}
+	sw.Tasks = ft
+	sw.CP.OperationID = "restart-20261205-101010-abcde"
+	sw.CP.Target.Racks = []string{"rack1"}
+	wait := checkpoint.StepWaitRestarted
+	if !restart {
+		wait = StepWaitCleaned
+	}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, ""), checkpoint.PendingStep(wait, n.Pod), checkpoint.PendingStep(StepWaitTaskDone, "")}
+	steps, err := Build(sw, Variant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ft, sw, n, steps
+}
+
+// TestTaskOf: the task is named after the operation; a restart of one rack sets
+// args.rack; a plan without restarted pods asks for a cleanup.
+func TestTaskOf(t *testing.T) {
+	_, sw, _, _ := taskSetup(t, true)
+	want := operator.TaskSpec{Name: "restart-20261205-101010-abcde-restart", DC: sw.CP.Cluster, Command: "restart", Rack: "rack1", OperationID: "restart-20261205-101010-abcde"}
+	if got := TaskOf(sw.CP); got != want {
+		t.Fatalf("restart: %+v, want %+v", got, want)
+	}
+	_, sw, _, _ = taskSetup(t, false)
+	if got := TaskOf(sw.CP); got.Command != "cleanup" || got.Rack != "" || got.Name != "restart-20261205-101010-abcde-cleanup" {
+		t.Fatalf("cleanup: %+v", got)
+	}
+}
+
+// TestCreateTaskDoneAfterCrash: a run that died after the create finds the task by
+// name: done, and no second task; a task of that name that is not the operation's
+// stops the run.
+func TestCreateTaskDoneAfterCrash(t *testing.T) {
+	ctx := context.Background()
+	ft, sw, _, steps := taskSetup(t, true)
+	st := steps[StepCreateTask]
+	if _, ok := st.(engine.Evident); !ok {
+		t.Fatal("create-task should be Evident")
+	}
+	mustDone(t, st, false)
+	if err := st.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the checkpoint still says pending. A new run asks the world.
+	steps2, err := Build(sw, Variant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, steps2[StepCreateTask], true)
+	// Even a repeated Do makes no second task.
+	if err := steps2[StepCreateTask].Do(ctx); err != nil || ft.creates != 1 {
+		t.Fatalf("second Do: %v, creates %d", err, ft.creates)
+	}
+	// Someone else's task under the planned name.
+	ft.set(TaskOf(sw.CP).Name, func(t *operator.Task) { t.OperationID = "other" })
+	var fatal *engine.Fatal
+	if _, err := st.Done(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "not operation") {
+		t.Fatalf("foreign task: %v", err)
+	}
+}
+
+// TestWaitRestartedRefusesCompleteTask: the task says Complete but the pod was never
+// re-created: not done, and the wait stops naming the pod; once the pod is re-created
+// (new UID, Ready, node UN) it is done.
+func TestWaitRestartedRefusesCompleteTask(t *testing.T) {
+	ctx := context.Background()
+	ft, sw, n, steps := taskSetup(t, true)
+	w := sw
+	st := steps[checkpoint.StepID(checkpoint.StepWaitRestarted, n.Pod)]
+	if _, ok := st.(*waitTaskRestarted); !ok {
+		t.Fatalf("wait-restarted of a task is %T", st)
+	}
+	if err := steps[StepCreateTask].Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ft.set(TaskOf(w.CP).Name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
+	mustDone(t, st, false)
+	var fatal *engine.Fatal
+	err := st.(engine.Waiter).Wait(ctx)
+	if !errors.As(err, &fatal) || !strings.Contains(err.Error(), "did not restart it") || !strings.Contains(err.Error(), n.Pod) {
+		t.Fatalf("Wait: %v", err)
+	}
+	// A failed task stops the wait too, naming the pods' statuses.
+	ft.set(TaskOf(w.CP).Name, func(t *operator.Task) { t.Failed, t.Message = true, "1 pods failed" })
+	if err := st.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "failed (1 pods failed)") {
+		t.Fatalf("Wait on a failed task: %v", err)
+	}
+}
+
+// TestWaitRestartedDoneInWorld: the pod re-created with its node UN is done, whatever
+// the task says yet.
+func TestWaitRestartedDoneInWorld(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	ft := &fakeTasks{}
+	sw.Tasks = ft
+	sw.CP.OperationID = "restart-1"
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, ""), checkpoint.PendingStep(checkpoint.StepWaitRestarted, n.Pod), checkpoint.PendingStep(StepWaitTaskDone, "")}
+	n.PodUID = w.PodUID(n.Pod)
+	sw.CP.Nodes[0] = n
+	steps, err := Build(sw, Variant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := steps[StepCreateTask].Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := steps[checkpoint.StepID(checkpoint.StepWaitRestarted, n.Pod)]
+	mustDone(t, st, false)
+	w.RecreatePod(n.Pod)
+	if err := st.(engine.Waiter).Wait(ctx); err != nil {
+		t.Fatalf("Wait after the re-create: %v", err)
+	}
+	mustDone(t, st, true)
+	// The task's end: Complete; Failed is an error.
+	done := steps[StepWaitTaskDone]
+	mustDone(t, done, false)
+	ft.set(TaskOf(sw.CP).Name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
+	mustDone(t, done, true)
+	ft.set(TaskOf(sw.CP).Name, func(t *operator.Task) {
+		t.Failed, t.Message, t.Pods = true, "1 pods failed during processing", map[string]operator.TaskPod{"p": {Status: "ERROR", Error: "boom"}}
+	})
+	mustDone(t, done, false)
+	var fatal *engine.Fatal
+	if err := done.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "p ERROR (boom)") {
+		t.Fatalf("failed task: %v", err)
+	}
+}
+
+// TestWaitCleaned: the pod is done once the task reports it COMPLETED; ERROR stops the
+// run; a task finished without the pod stops it too.
+func TestWaitCleaned(t *testing.T) {
+	ctx := context.Background()
+	ft, sw, n, steps := taskSetup(t, false)
+	st := steps[checkpoint.StepID(StepWaitCleaned, n.Pod)]
+	if err := steps[StepCreateTask].Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	name := TaskOf(sw.CP).Name
+	mustDone(t, st, false)
+	ft.set(name, func(t *operator.Task) { t.Pods[n.Pod] = operator.TaskPod{Status: operator.TaskPodRunning} })
+	mustDone(t, st, false)
+	ft.set(name, func(t *operator.Task) { t.Pods[n.Pod] = operator.TaskPod{Status: operator.TaskPodCompleted} })
+	mustDone(t, st, true)
+	var fatal *engine.Fatal
+	ft.set(name, func(t *operator.Task) {
+		t.Pods[n.Pod] = operator.TaskPod{Status: operator.TaskPodError, Error: "no space"}
+	})
+	if err := st.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "no space") {
+		t.Fatalf("ERROR: %v", err)
+	}
+	ft.set(name, func(t *operator.Task) { t.Pods = map[string]operator.TaskPod{}; t.Finished, t.Complete = true, true })
+	if err := st.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "without cleaning up") {
+		t.Fatalf("finished without the pod: %v", err)
+	}
+}
+
+// readyScaler is an operator.Scaler whose datacenter is settled.
+type readyScaler struct{ operator.Scaler }
+
+func (readyScaler) Progress(context.Context, string, string, string, string) (operator.Progress, error) {
+	return operator.Progress{Ready: true, Size: 3}, nil
+}
+
+// TestOtherTaskHoldsTheOperator: nothing is asked of the operator while another task
+// on the datacenter has not finished (cass-operator #902: its own cleanup after each
+// node); the operation's own task, and finished ones, do not hold it.
+func TestOtherTaskHoldsTheOperator(t *testing.T) {
+	ctx := context.Background()
+	ft, sw, _, _ := taskSetup(t, false)
+	sw.Scaler = readyScaler{}
+	ft.tasks = map[string]*operator.Task{"cleanup-0": {Name: "cleanup-0", DC: sw.CP.Cluster, Command: "cleanup"}}
+	if _, what, err := sw.operatorMayAct(ctx, ""); what != "" || err != nil {
+		t.Fatalf("without HoldForTasks: %q %v", what, err)
+	}
+	sw.HoldForTasks = true
+	ft.tasks = nil
+	check := func(want string) {
+		t.Helper()
+		_, what, err := sw.operatorMayAct(ctx, "")
+		if err != nil || !strings.Contains(what, want) || (want == "" && what != "") {
+			t.Fatalf("operatorMayAct: %q %v, want %q", what, err, want)
+		}
+	}
+	check("")
+	ft.tasks = map[string]*operator.Task{"cleanup-1764928800": {Name: "cleanup-1764928800", DC: sw.CP.Cluster, Command: "cleanup"}}
+	check("task cleanup-1764928800 (cleanup) has not finished")
+	ft.set("cleanup-1764928800", func(t *operator.Task) { t.Finished = true })
+	check("")
+	if err := (&createTask{sw}).Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("") // the operation's own task, running
+	ft.tasks["other-dc"] = &operator.Task{Name: "other-dc", DC: "elsewhere", Command: "cleanup"}
+	check("")
+}

@@ -1,0 +1,102 @@
+package operator
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Tasks is offered by an operator that runs datacenter-wide jobs itself when asked
+// through an object of its own (cass-operator's CassandraTask,
+// apis/control/v1alpha1/cassandratask_types.go): a rolling restart, a cleanup. The
+// plugin creates the task under a name derived from the operation (TaskName), so a
+// resumed run finds it again by name, and verifies what the task says in the world
+// (every pod re-created and its node UN; each pod's own status).
+type Tasks interface {
+	// CreateTask creates the task t in namespace ns (errors.Is ErrTaskExists when a task
+	// of that name exists already; nothing is written then).
+	CreateTask(ctx context.Context, ns string, t TaskSpec) error
+	// GetTask reads the task name of namespace ns (nil, nil when there is none).
+	GetTask(ctx context.Context, ns, name string) (*Task, error)
+	// AutoCleanup reports whether the operator creates a cleanup task of its own after
+	// each node it adds to the datacenter resource name (cass-operator: unless the
+	// resource is annotated cassandra.datastax.com/no-cleanup;
+	// pkg/reconciliation/reconcile_racks.go cleanupAfterScaling).
+	AutoCleanup(ctx context.Context, ns, name string) (bool, error)
+	// ListTasks lists the tasks of namespace ns on the datacenter resource dc, finished
+	// or not, sorted by name.
+	ListTasks(ctx context.Context, ns, dc string) ([]*Task, error)
+	// TaskResource names the task resource for RBAC checks and kubectl commands.
+	TaskResource() schema.GroupResource
+}
+
+// ErrTaskExists is matched (errors.Is) by CreateTask's error when a task of that name
+// exists already.
+var ErrTaskExists = errors.New("a task of that name exists already")
+
+// Task commands the plugin asks for (cassandratask_types.go CassandraCommand).
+const (
+	TaskRestart = "restart"
+	TaskCleanup = "cleanup"
+)
+
+// Per-pod states of a task (cassandratask_types.go PodProcessingPhase).
+const (
+	TaskPodWaiting   = "WAITING"
+	TaskPodRunning   = "RUNNING"
+	TaskPodCompleted = "COMPLETED"
+	TaskPodError     = "ERROR"
+)
+
+// TaskOperationLabel is the label the plugin puts on the tasks it creates, its value
+// the operation's ID: a task of the planned name without it (or with another ID) is
+// not the operation's.
+const TaskOperationLabel = "kubectl-cassandra.io/operation-id"
+
+// TaskSpec is a task to create: one job of Command on datacenter resource DC, limited
+// to Rack when set; labelled with OperationID (TaskOperationLabel). Its concurrency
+// policy is Forbid: it runs only while no other task runs on the datacenter.
+type TaskSpec struct {
+	Name        string
+	DC          string
+	Command     string
+	Rack        string
+	OperationID string
+}
+
+// Task is a task as read.
+type Task struct {
+	Name    string
+	UID     string
+	DC      string
+	Command string
+	Rack    string
+	// OperationID is the value of its TaskOperationLabel ("" when it has none).
+	OperationID string
+	// Started: status.startTime is set (the operator began it). Finished:
+	// status.completionTime is set (every job ended, well or not).
+	Started, Finished bool
+	// Complete, Failed: its conditions of those types are True; Message is the Failed
+	// condition's message.
+	Complete, Failed bool
+	Message          string
+	// Pods is status.podStatuses: pod -> state (TaskPod*) and error. A restart task
+	// keeps none (it rolls the StatefulSets: internal/controllers/control/jobs.go
+	// restartSts).
+	Pods map[string]TaskPod
+}
+
+// TaskPod is one pod's entry in a task's status.
+type TaskPod struct {
+	Status string
+	Error  string
+}
+
+// TaskName is the name of the task of command that operation operationID creates:
+// derived from the ID alone, so every run of the operation finds the same task.
+// Operation IDs are lowercase words, digits and dashes (operation.Planner), so the name
+// is a valid object name.
+func TaskName(operationID, command string) string {
+	return operationID + "-" + command
+}
