@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	cassop "github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 	coop "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
@@ -39,6 +40,8 @@ func cassOperatorScenarios() []scenario {
 		{name: "scale-three-racks-6-3-5", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpThreeRacks(t) }},
 		{name: "operator-killed-at-decommission", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStateA(t) }},
 		{name: "operator-killed-after-shrink", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStateCD(t) }},
+		{name: "restart-through-task-sigkill", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRestartTask(t) }},
+		{name: "scale-up-cleanup-task", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpCleanupTask(t) }},
 	}
 }
 
@@ -702,6 +705,77 @@ func testCassOpStateCD(t *testing.T) {
 	r = cassandra(t, ns, opTimeout, cassOpScaleArgs(dc, 3)...)
 	require.Equal(t, exitOK, r.Code, "scale-up after the repair:\n%s", r)
 	assertDCAt(t, dc, 3)
+	require.NoError(t, dc.RunErr())
+	summary.markConverged(t)
+}
+
+// pluginTasks lists the CassandraTasks the plugin created in ns (its operation label).
+func pluginTasks(t *testing.T, ns string) []unstructured.Unstructured {
+	t.Helper()
+	l, err := suite.clients.Dyn.Resource(cassop.TaskGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: operator.TaskOperationLabel})
+	require.NoError(t, err)
+	return l.Items
+}
+
+// testCassOpRestartTask: `restart` on a CassandraDatacenter runs through a CassandraTask
+// (command restart) the plan names; the run is SIGKILLed once the task exists and a pod
+// is being waited for, and resume finds the task by name: exactly one task, every pod
+// re-created once (a new UID) and its node UN, the task Complete.
+func testCassOpRestartTask(t *testing.T) {
+	requireCommand(t, "restart")
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Size: 3})
+	kc := suite.clients.Kube
+	uids := map[string]types.UID{}
+	for _, p := range dc.Pods {
+		pod, err := kc.CoreV1().Pods(ns).Get(context.Background(), p.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		uids[p.Name] = pod.UID
+	}
+	dry := cassandra(t, ns, time.Minute, "restart", dc.Name, "--dry-run")
+	require.Equal(t, exitOK, dry.Code, "%s", dry)
+	assert.Contains(t, dry.Stdout, "create task", "the plan names the task:\n%s", dry)
+	assert.Empty(t, pluginTasks(t, ns), "the dry run created nothing")
+
+	p := startCassandra(t, ns, append([]string{"restart", dc.Name}, runFlags...)...)
+	if !killAtLine(t, p, regexp.MustCompile(`wait until pod \S+ is back \(new UID\)`)) {
+		t.Fatalf("the restart ended before waiting for a pod:\n%s", p.Wait(t, opTimeout))
+	}
+	summary.crash("cass-operator/wait-restarted")
+	summary.resumed()
+	r := cassandra(t, ns, opTimeout, cassOpResumeArgs(dc)...)
+	require.Equal(t, exitOK, r.Code, "resume of the restart:\n%s", r)
+	tasks := pluginTasks(t, ns)
+	require.Len(t, tasks, 1, "one task, found again by the resume")
+	done, _, _ := unstructured.NestedString(tasks[0].Object, "status", "completionTime")
+	assert.NotEmpty(t, done, "the task finished")
+	for _, pd := range dc.Pods {
+		pod, err := kc.CoreV1().Pods(ns).Get(context.Background(), pd.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.NotEqual(t, uids[pd.Name], pod.UID, "pod %s re-created", pd.Name)
+	}
+	assertDCAt(t, dc, 3)
+	require.NoError(t, dc.RunErr())
+	summary.markConverged(t)
+}
+
+// testCassOpCleanupTask: `scale --nodes 3 --cleanup` from 2 asks the operator for the
+// new node, then creates its own cleanup CassandraTask and verifies each pre-existing
+// pod COMPLETED in the task's podStatuses.
+func testCassOpCleanupTask(t *testing.T) {
+	requireCommand(t, "scale")
+	ns := newNamespace(t)
+	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Size: 2})
+	r := cassandra(t, ns, opTimeout, append(cassOpScaleArgs(dc, 3), "--cleanup")...)
+	require.Equal(t, exitOK, r.Code, "scale up with --cleanup:\n%s\nthe stand-in waits: %s; actions %q; run error %v", r, dc.Operator.Waiting(), dc.Operator.Actions(), dc.RunErr())
+	assertDCAt(t, dc, 3)
+	tasks := pluginTasks(t, ns)
+	require.Len(t, tasks, 1, "the plugin's cleanup task")
+	statuses, _, _ := unstructured.NestedMap(tasks[0].Object, "status", "podStatuses")
+	for _, pd := range dc.Pods {
+		st, _ := statuses[pd.Name].(map[string]any)
+		assert.Equal(t, "COMPLETED", st["status"], "pod %s cleaned up: %v", pd.Name, statuses)
+	}
 	require.NoError(t, dc.RunErr())
 	summary.markConverged(t)
 }

@@ -36,7 +36,6 @@ rack too: a pod that was already restarted (its UID changed) is not restarted ag
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
 			operation.RackFlags(fs, req, "Rack to restart")
 		},
-		Validate: func(req operation.Request, _ func(string) bool) error { return operation.RequireRack(req) },
 		Busy:     true,
 		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
 			if existing.Kind == (Kind{}).Info().Name && asked.Selected && existing.SameRacks(asked.DC, asked.Racks) {

@@ -75,6 +75,11 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		return k.planTask(ctx, env)
 	}
 	p, cl, req := env.Planner, env.Cluster, env.Request
+	// A cluster of several datacenters needs the racks named; a CassandraDatacenter is
+	// one (checked here, once the operator is known).
+	if err := operation.RequireRack(req); err != nil {
+		return nil, err
+	}
 	dc, racks, err := cl.Select(req.DC, req.Rack)
 	if err != nil {
 		return nil, exit.Usagef("%v", err)
