@@ -190,3 +190,33 @@ func TestDrivenTaskScaleCleanup(t *testing.T) {
 		}
 	}
 }
+
+// TestDrivenTaskHold: the cleanup task cass-operator creates after each node it adds
+// finishes before the plugin asks for the next node (World.HoldForTasks: a resize
+// during a cleanup breaks it, cass-operator #902).
+func TestDrivenTaskHold(t *testing.T) {
+	w := drivenWorld(t, 1)
+	out, errOut, code, _ := drun(w, 0, scaleDC(3)...)
+	if code != 0 {
+		t.Fatalf("scale: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out+errOut, "not acting yet: the operator's task cleanup-") {
+		t.Errorf("the plugin did not wait for the operator's cleanup task:\n%s\n%s", out, errOut)
+	}
+	pending := false
+	for _, a := range w.OperatorActions() {
+		switch a {
+		case standin.ActTaskComplete:
+			pending = false
+		case standin.ActCreateCleanupTask:
+			pending = true
+		case standin.ActGrowStatefulSet:
+			if pending {
+				t.Errorf("the operator grew the StatefulSet while its cleanup task ran: %v", w.OperatorActions())
+			}
+		}
+	}
+	w.SettleOperator(200)
+	w.AssertDrivenConverged(3, "scale 1 -> 3")
+	assertDrivenHistory(t, w, sizeSteps(1, 3), "scale 1 -> 3")
+}
