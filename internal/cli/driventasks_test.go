@@ -220,3 +220,68 @@ func TestDrivenTaskHold(t *testing.T) {
 	w.AssertDrivenConverged(3, "scale 1 -> 3")
 	assertDrivenHistory(t, w, sizeSteps(1, 3), "scale 1 -> 3")
 }
+
+// TestDrivenTaskRestartRack: restart --rack r2 on two racks of two nodes rolls r2's
+// pods only, through one task with args.rack.
+func TestDrivenTaskRestartRack(t *testing.T) {
+	w := drivenWorld(t, 4, "r1", "r2")
+	r1, r2 := "demo-dc1-r1-sts-", "demo-dc1-r2-sts-"
+	before := map[string]string{}
+	for _, p := range []string{r1 + "0", r1 + "1", r2 + "0", r2 + "1"} {
+		before[p] = w.PodUID(p)
+	}
+	out, errOut, code, _ := drun(w, 0, "restart", "dc1", "--dc", "dc1", "--rack", "r2", "-n", "cassandra", "--yes")
+	if code != 0 {
+		t.Fatalf("restart --rack r2: exit %d\n%s\n%s\noperator: %v", code, out, errOut, w.OperatorActions())
+	}
+	w.SettleOperator(200)
+	w.AssertDrivenConverged(4, "restart --rack r2")
+	for p, uid := range before {
+		changed := w.PodUID(p) != uid
+		if want := strings.HasPrefix(p, r2); changed != want {
+			t.Errorf("pod %s re-created=%v, want %v", p, changed, want)
+		}
+	}
+	if got := w.RolledPods(); strings.Join(got, " ") != r2+"1 "+r2+"0" {
+		t.Errorf("rolled pods %v, want %s1 %s0", got, r2, r2)
+	}
+	u := assertOneTask(t, w, "restart", "restart --rack r2")
+	jobs, _, _ := unstructured.NestedSlice(u.Object, "spec", "jobs")
+	if r, _, _ := unstructured.NestedString(jobs[0].(map[string]any), "args", "rack"); r != "r2" {
+		t.Errorf("task %s args.rack %q, want r2", u.GetName(), r)
+	}
+	assertDrivenHistory(t, w, nil, "restart --rack r2")
+}
+
+// TestDrivenTaskScaleCleanupCrashMatrix kills the plugin right after each of its side
+// effects during scale --nodes 4 --cleanup from 3, then resumes: each case converges
+// with exactly one cleanup task of the plugin, COMPLETED on the pre-existing pods.
+func TestDrivenTaskScaleCleanupCrashMatrix(t *testing.T) {
+	args := append(scaleDC(4), "--cleanup")
+	ref := drivenWorld(t, 3)
+	if _, errOut, code, crashed := drun(ref, 0, args...); code != 0 || crashed {
+		t.Fatalf("reference run: exit %d crashed %v\n%s", code, crashed, errOut)
+	}
+	points := ref.SideEffects()
+	for k := 1; k <= points; k++ {
+		label := fmt.Sprintf("crash after side effect %d/%d", k, points)
+		w := drivenWorld(t, 3)
+		if _, errOut, _, crashed := drun(w, k, args...); !crashed {
+			t.Fatalf("%s: not reached\n%s", label, errOut)
+		}
+		if out, errOut, code, crashed := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes"); crashed || code != 0 {
+			t.Fatalf("%s: resume exited %d\n%s\n%s", label, code, out, errOut)
+		}
+		w.SettleOperator(200)
+		w.AssertDrivenConverged(4, label)
+		assertDrivenHistory(t, w, sizeSteps(3, 4), label)
+		u := assertOneTask(t, w, "cleanup", label)
+		ps, _, _ := unstructured.NestedMap(u.Object, "status", "podStatuses")
+		for i := 0; i < 3; i++ {
+			if st, _, _ := unstructured.NestedString(ps, pod(i), "status"); st != "COMPLETED" {
+				t.Errorf("%s: pod %s status %q, want COMPLETED", label, pod(i), st)
+			}
+		}
+	}
+	t.Logf("scale --cleanup: %d crash points, each followed by a resume", points)
+}
