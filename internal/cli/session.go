@@ -265,6 +265,9 @@ func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *st
 	}
 	if ts, ok := s.adapter.(operator.Tasks); ok {
 		w.Tasks = ts
+		// A driven scale waits while another of the operator's tasks runs on the
+		// datacenter (a resize during a cleanup breaks it: cass-operator #902).
+		w.HoldForTasks = w.Scaler != nil
 	}
 	return w
 }

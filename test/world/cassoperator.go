@@ -66,6 +66,8 @@ type cassOpState struct {
 	ticks  atomic.Int64
 	events []string
 	errs   []string
+	// rolled lists the pods the StatefulSet controller's rolling update deleted, in order.
+	rolled []string
 }
 
 // crGVR is the cluster resource of the world's shape.
@@ -201,7 +203,7 @@ func newCassOperator(t *testing.T, w *World, o Opts) {
 	sd := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	sd.PrependReactor("*", "*", w.operatorReact(w.Dyn.Tracker()))
 	w.co.cfg = standin.Config{Kube: sk, Dyn: sd, Cass: w.Cass, Namespace: w.NS, Name: dcName,
-		OperatorNamespace: w.NS, OperatorDeployment: CassOperatorDeployment,
+		OperatorNamespace: w.NS, OperatorDeployment: CassOperatorDeployment, RunTasks: true,
 		Now: func() time.Time {
 			return time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC).Add(time.Duration(w.co.ticks.Load()) * time.Second)
 		}}
@@ -340,7 +342,65 @@ func (w *World) stepOperator() standin.Action {
 		w.co.errs = append(w.co.errs, err.Error())
 	}
 	w.kubelet()
+	if w.rollStatefulSets() {
+		w.kubelet()
+	}
 	return a
+}
+
+// rollStatefulSets is the StatefulSet controller's rolling update (RollingUpdate, one
+// pod at a time, highest ordinal first) for a template changed by a restart task: in a
+// StatefulSet whose pods below replicas all exist and are Ready, the highest-ordinal
+// pod whose restartedAt annotation is not the template's is deleted, then created again
+// from the template (createMissingPods: the same node starts again on its data, when
+// the operator starts it). Reports whether a pod was rolled. Called with w.mu held.
+func (w *World) rollStatefulSets() bool {
+	sl, err := w.Kube.Tracker().List(stsGVR, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), w.NS)
+	if err != nil {
+		return false
+	}
+	rolled := false
+	for _, s := range sl.(*appsv1.StatefulSetList).Items {
+		want, ok := s.Spec.Template.Annotations[standin.RestartedAtAnnotaton]
+		if !ok || s.Spec.Replicas == nil {
+			continue
+		}
+		all, roll := true, -1
+		for k := 0; k < int(*s.Spec.Replicas); k++ {
+			obj, err := w.Kube.Tracker().Get(podsGVR, w.NS, fmt.Sprintf("%s-%d", s.Name, k))
+			if err != nil {
+				all = false
+				break
+			}
+			p := obj.(*corev1.Pod)
+			if len(p.Status.Conditions) == 0 || p.Status.Conditions[0].Type != corev1.PodReady || p.Status.Conditions[0].Status != corev1.ConditionTrue {
+				all = false
+				break
+			}
+			if p.Annotations[standin.RestartedAtAnnotaton] != want {
+				roll = k
+			}
+		}
+		if !all || roll < 0 {
+			continue
+		}
+		name := fmt.Sprintf("%s-%d", s.Name, roll)
+		if err := w.Kube.Tracker().Delete(podsGVR, w.NS, name); err != nil {
+			continue
+		}
+		w.co.rolled = append(w.co.rolled, name)
+		w.statefulSetController(w.NS, s.Name)
+		rolled = true
+	}
+	return rolled
+}
+
+// RolledPods lists the pods the StatefulSet controller's rolling update re-created, in
+// order.
+func (w *World) RolledPods() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.co.rolled...)
 }
 
 // KillOperatorAfter makes the running stand-in die right after its next action a (the

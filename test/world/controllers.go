@@ -95,6 +95,12 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podAddress(addr),
 				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}},
 		}
+		if len(sts.Spec.Template.Annotations) > 0 {
+			pod.Annotations = map[string]string{}
+			for k, v := range sts.Spec.Template.Annotations {
+				pod.Annotations[k] = v
+			}
+		}
 		for _, tpl := range sts.Spec.VolumeClaimTemplates {
 			pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: tpl.Name, VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: tpl.Name + "-" + name}}})

@@ -30,7 +30,13 @@ then the next pod.
 
 Every step is written to a checkpoint annotation on the {Kind} before it runs. If the
 run is interrupted, "kubectl cassandra resume" finishes it from any machine, in the middle of a
-rack too: a pod that was already restarted (its UID changed) is not restarted again.`,
+rack too: a pod that was already restarted (its UID changed) is not restarted again.
+
+Where the operator restarts pods itself when asked through a task (cass-operator), the plugin
+neither drains nor deletes a pod and never pauses the operator: it creates a CassandraTask of
+command restart named after the operation (args.rack with --rack; a resumed run finds it by name),
+then waits until each pod is re-created (a new UID), Ready and its node UN, in the order the
+operator restarts them, and finally until the task finished Complete (Failed stops the run).`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {

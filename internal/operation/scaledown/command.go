@@ -48,6 +48,9 @@ With --nodes larger than today, scale the rack up one node at a time: grow the S
 wait until the new pod is Ready and its node UN (bootstrap finished), then the next; then set
 {Count}. With --cleanup, nodetool cleanup then runs on every node that was in the datacenter
 before, one at a time (a run interrupted during a cleanup runs it again on that node: harmless).
+Where the operator scales the datacenter itself (cass-operator), --cleanup creates a CassandraTask
+of command cleanup named after the operation once the last new node joined, and waits until it
+reports every pre-existing pod COMPLETED.
 
 Where the operator scales datacenters itself (cass-operator's CassandraDatacenter), it is the
 one that removes and adds nodes: --nodes is the datacenter's size (with --rack, only a size
