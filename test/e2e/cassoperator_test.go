@@ -734,7 +734,7 @@ func testCassOpRestartTask(t *testing.T) {
 	}
 	dry := cassandra(t, ns, time.Minute, "restart", dc.Name, "--dry-run")
 	require.Equal(t, exitOK, dry.Code, "%s", dry)
-	assert.Contains(t, dry.Stdout, "create task", "the plan names the task:\n%s", dry)
+	assert.Contains(t, dry.Stdout, "create CassandraTask", "the plan names the task:\n%s", dry)
 	assert.Empty(t, pluginTasks(t, ns), "the dry run created nothing")
 
 	p := startCassandra(t, ns, append([]string{"restart", dc.Name}, runFlags...)...)
@@ -754,6 +754,7 @@ func testCassOpRestartTask(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEqual(t, uids[pd.Name], pod.UID, "pod %s re-created", pd.Name)
 	}
+	t.Logf("the stand-in waits: %s; last step error: %v", dc.Operator.Waiting(), dc.Operator.LastError())
 	assertDCAt(t, dc, 3)
 	require.NoError(t, dc.RunErr())
 	summary.markConverged(t)
@@ -767,7 +768,7 @@ func testCassOpCleanupTask(t *testing.T) {
 	ns := newNamespace(t)
 	dc := newCassOpDC(t, ns, fixture.DatacenterOptions{Size: 2})
 	r := cassandra(t, ns, opTimeout, append(cassOpScaleArgs(dc, 3), "--cleanup")...)
-	require.Equal(t, exitOK, r.Code, "scale up with --cleanup:\n%s\nthe stand-in waits: %s; actions %q; run error %v", r, dc.Operator.Waiting(), dc.Operator.Actions(), dc.RunErr())
+	require.Equal(t, exitOK, r.Code, "scale up with --cleanup:\n%s\nthe stand-in waits: %s; actions %q; run error %v; last step error %v", r, dc.Operator.Waiting(), dc.Operator.Actions(), dc.RunErr(), dc.Operator.LastError())
 	assertDCAt(t, dc, 3)
 	tasks := pluginTasks(t, ns)
 	require.Len(t, tasks, 1, "the plugin's cleanup task")

@@ -42,7 +42,7 @@ operator restarts them, and finally until the task finished Complete (Failed sto
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
 			operation.RackFlags(fs, req, "Rack to restart")
 		},
-		Busy:     true,
+		Busy: true,
 		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
 			if existing.Kind == (Kind{}).Info().Name && asked.Selected && existing.SameRacks(asked.DC, asked.Racks) {
 				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID)}

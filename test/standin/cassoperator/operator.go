@@ -97,6 +97,7 @@ type Operator struct {
 
 	mu        sync.Mutex
 	pending   []op
+	lastErr   error
 	killed    bool
 	down      bool
 	killAfter map[Action]bool
@@ -184,6 +185,13 @@ func (o *Operator) Actions() []Action {
 	return append([]Action(nil), o.actions...)
 }
 
+// LastError is the last error a Step of Run returned (nil: none).
+func (o *Operator) LastError() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lastErr
+}
+
 // Waiting says what the last idle Step waited for ("" when it had nothing to wait for).
 func (o *Operator) Waiting() string {
 	o.mu.Lock()
@@ -259,6 +267,12 @@ func (o *Operator) Run(ctx context.Context, interval time.Duration) error {
 		a, err := o.Step(ctx)
 		if errors.Is(err, ErrKilled) {
 			return err
+		}
+		if err != nil {
+			// A reconcile error is requeued, as in the real one; kept for the tests.
+			o.mu.Lock()
+			o.lastErr = err
+			o.mu.Unlock()
 		}
 		if a != "" && err == nil {
 			if ctx.Err() != nil {

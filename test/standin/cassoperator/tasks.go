@@ -340,7 +340,8 @@ func (o *Operator) taskCondOp(name string, a Action, set map[string]string) op {
 }
 
 // setTaskConds is SetCondition (cassandratask_controller.go) for each type in set; msg
-// goes to the Failed condition.
+// goes to the Failed condition. Its reason is the condition's type, as there (the CRD's
+// metav1.Condition schema refuses an empty reason).
 func setTaskConds(u *unstructured.Unstructured, set map[string]string, msg, now string) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, ty := range []string{"Running", "Complete", "Failed"} {
@@ -348,7 +349,7 @@ func setTaskConds(u *unstructured.Unstructured, set map[string]string, msg, now 
 		if !ok {
 			continue
 		}
-		m := map[string]any{"type": ty, "status": st, "lastTransitionTime": now, "reason": "", "message": ""}
+		m := map[string]any{"type": ty, "status": st, "lastTransitionTime": now, "reason": ty, "message": ""}
 		if ty == "Failed" {
 			m["message"] = msg
 		}
