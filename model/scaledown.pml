@@ -9,7 +9,7 @@
  * done, as internal/engine runs them in order), and fresh[r] stands for the
  * resourceVersion run r saw last being the object's current one (checkpoint.Store.rv).
  * The step list is built by build_scale_down(), which mirrors
- * checkpoint.ScaleDownSteps; model/steps_test.go compares the two.
+ * scaledown.Steps; model/steps_test.go compares the two.
  *
  * Issue 23 ("the world is the truth"): cp_op is Checkpoint.OperationID, held the operator
  * Deployment's kubectl-cassandra.io/paused-by list (bit o: operation o holds it paused),
@@ -154,7 +154,7 @@ inline add(k, p) {
 	kind[nsteps] = k; spod[nsteps] = p; nsteps++
 }
 
-/* checkpoint.ScaleDownSteps(nodes, pause): nodes highest ordinal first */
+/* scaledown.Steps(nodes, pause): nodes highest ordinal first */
 inline build_scale_down() {
 #ifndef NOPAUSESTEP
 	add(pause_operator, NONE);

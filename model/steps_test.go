@@ -77,7 +77,7 @@ func TestModelStepsMatchCode(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, want := modelSteps(t, c.defines...), codeSteps(c.pause)
 			if strings.Join(got, " ") != strings.Join(want, " ") {
-				t.Fatalf("the model's scale-down steps differ from checkpoint.ScaleDownSteps:\nmodel: %s\ncode:  %s\nupdate model/%s (build_scale_down and the step semantics) with the code",
+				t.Fatalf("the model's scale-down steps differ from scaledown.Steps:\nmodel: %s\ncode:  %s\nupdate model/%s (build_scale_down and the step semantics) with the code",
 					strings.Join(got, " "), strings.Join(want, " "), modelFile)
 			}
 			// Every kind the model names is a step kind of a scale-down checkpoint.
