@@ -52,3 +52,14 @@ func HolderIndex(hs []PauseHolder, id string) int {
 	}
 	return -1
 }
+
+// Holders is PauseHolders for an adapter describing its operator's Deployment: an
+// unreadable list counts as one unnamed holder (someone holds it paused; whether its
+// operation still needs the pause is unknown).
+func Holders(ann map[string]string) []PauseHolder {
+	hs, err := PauseHolders(ann)
+	if err != nil {
+		return []PauseHolder{{OperationID: "(unreadable " + PausedByAnnotation + ")"}}
+	}
+	return hs
+}

@@ -398,20 +398,7 @@ func (o *Annotated) PatchAnnotations(ctx context.Context, rv string, set map[str
 	if err != nil {
 		return "", err
 	}
-	ann := map[string]any{}
-	for k, v := range set {
-		if v == nil {
-			ann[k] = nil
-		} else {
-			ann[k] = *v
-		}
-	}
-	meta := map[string]any{"annotations": ann}
-	if rv != "" {
-		meta["resourceVersion"] = rv
-	}
-	body, _ := json.Marshal(map[string]any{"metadata": meta})
-	u, err := c.Patch(ctx, o.name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	u, err := c.Patch(ctx, o.name, types.MergePatchType, record.AnnotationsPatch(rv, set), metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
 	if err != nil {
 		return "", err
 	}
@@ -474,12 +461,7 @@ func OperatorOf(d *appsv1.Deployment) (Operator, bool) {
 	}
 	op := Operator{Namespace: d.Namespace, Name: d.Name, Replicas: replicas, Watch: watchNamespace(d),
 		IsRunning: replicas > 0 || d.Status.Replicas > 0}
-	// An unreadable list is kept as one unnamed holder: someone holds it paused.
-	if hs, err := record.PauseHolders(d.Annotations); err != nil {
-		op.PausedBy = []record.PauseHolder{{OperationID: "(unreadable " + record.PausedByAnnotation + ")"}}
-	} else {
-		op.PausedBy = hs
-	}
+	op.PausedBy = record.Holders(d.Annotations)
 	return op, true
 }
 

@@ -2,7 +2,6 @@ package cassoperator
 
 import (
 	"context"
-	"encoding/json"
 	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,20 +48,7 @@ func (o *Annotated) PatchAnnotations(ctx context.Context, rv string, set map[str
 	if err != nil {
 		return "", err
 	}
-	ann := map[string]any{}
-	for k, v := range set {
-		if v == nil {
-			ann[k] = nil
-		} else {
-			ann[k] = *v
-		}
-	}
-	meta := map[string]any{"annotations": ann}
-	if rv != "" {
-		meta["resourceVersion"] = rv
-	}
-	body, _ := json.Marshal(map[string]any{"metadata": meta})
-	u, err := c.Patch(ctx, o.name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+	u, err := c.Patch(ctx, o.name, types.MergePatchType, record.AnnotationsPatch(rv, set), metav1.PatchOptions{FieldManager: FieldManager})
 	if err != nil {
 		return "", err
 	}

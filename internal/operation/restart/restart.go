@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // Kind is the rolling restart.
@@ -85,18 +86,9 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		return nil, exit.Usagef("%v", err)
 	}
 	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
-	from := map[string]int{}
-	var states []operation.RackNow
-	for _, r := range racks {
-		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "restart")
-		if err != nil {
-			return nil, err
-		}
-		if st.Cur == 0 {
-			return nil, exit.Refusedf("rack %s has no pod to restart; nothing changed", r.Name)
-		}
-		from[r.Name] = st.Cur
-		states = append(states, st)
+	from, states, err := readRacks(ctx, p, cl.Namespace, racks)
+	if err != nil {
+		return nil, err
 	}
 	if req.Pause != nil {
 		// The operator is restored at the end only when the cluster resource and every
@@ -173,4 +165,23 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 		}
 	}
 	return p, nil
+}
+
+// readRacks reads the racks to restart, each with every pod Running and Ready and at
+// least one pod; from is each rack's replicas.
+func readRacks(ctx context.Context, p *operation.Planner, ns string, racks []topology.Rack) (map[string]int, []operation.RackNow, error) {
+	from := map[string]int{}
+	var states []operation.RackNow
+	for _, r := range racks {
+		st, err := p.ReadCheckedRack(ctx, ns, r, "restart")
+		if err != nil {
+			return nil, nil, err
+		}
+		if st.Cur == 0 {
+			return nil, nil, exit.Refusedf("rack %s has no pod to restart; nothing changed", r.Name)
+		}
+		from[r.Name] = st.Cur
+		states = append(states, st)
+	}
+	return from, states, nil
 }

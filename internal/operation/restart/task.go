@@ -51,18 +51,9 @@ func (k Kind) planTask(ctx context.Context, env *operation.Env) (*operation.Plan
 			return nil, exit.Refusedf("datacenter %s: %s; a restart starts only on a settled datacenter (kubectl cassandra status %s); nothing changed", dc.Name, why, cl.Name)
 		}
 	}
-	from := map[string]int{}
-	var states []operation.RackNow
-	for _, r := range racks {
-		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "restart")
-		if err != nil {
-			return nil, err
-		}
-		if st.Cur == 0 {
-			return nil, exit.Refusedf("rack %s has no pod to restart; nothing changed", r.Name)
-		}
-		from[r.Name] = st.Cur
-		states = append(states, st)
+	from, states, err := readRacks(ctx, p, cl.Namespace, racks)
+	if err != nil {
+		return nil, err
 	}
 	ring, reader, err := p.ReadRing(ctx, cl, dc, states, "restart")
 	if err != nil {

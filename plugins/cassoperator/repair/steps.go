@@ -111,6 +111,18 @@ func (r repairStep) target(ctx context.Context) (int, bool, error) {
 	return split[r.n.Rack], p.ScalingDown || p.ScalingUp, nil
 }
 
+// plannedPod is the planned pod, read now; a pod of another UID (or none) is refused.
+func (r repairStep) plannedPod(ctx context.Context) (*corev1.Pod, error) {
+	p, err := r.pod(ctx)
+	if err != nil {
+		return nil, &engine.Retryable{Err: err}
+	}
+	if p == nil || string(p.UID) != r.n.PodUID {
+		return nil, r.refuse("pod %s is not the planned one (UID %s)", r.n.Pod, r.n.PodUID)
+	}
+	return p, nil
+}
+
 func (r repairStep) refuse(format string, args ...any) error {
 	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf(format+"; nothing done by this step. See: kubectl cassandra status -n %s %s",
 		append(args, r.ns(), r.w.CP.Cluster)...)}
@@ -212,12 +224,8 @@ func (s *labelLeaving) Done(ctx context.Context) (bool, error) {
 // Safe: the planned pod, its node out of a fresh ring and DECOMMISSIONED, above what
 // the size asks of its rack, the operator not resizing.
 func (s *labelLeaving) Safe(ctx context.Context) error {
-	p, err := s.pod(ctx)
-	if err != nil {
-		return &engine.Retryable{Err: err}
-	}
-	if p == nil || string(p.UID) != s.n.PodUID {
-		return s.refuse("pod %s is not the planned one (UID %s)", s.n.Pod, s.n.PodUID)
+	if _, err := s.plannedPod(ctx); err != nil {
+		return err
 	}
 	target, scaling, err := s.target(ctx)
 	if err != nil {
@@ -423,12 +431,9 @@ func (s *labelStarted) Done(ctx context.Context) (bool, error) {
 }
 
 func (s *labelStarted) Safe(ctx context.Context) error {
-	p, err := s.pod(ctx)
+	p, err := s.plannedPod(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
-	}
-	if p == nil || string(p.UID) != s.n.PodUID {
-		return s.refuse("pod %s is not the planned one (UID %s)", s.n.Pod, s.n.PodUID)
+		return err
 	}
 	target, scaling, err := s.target(ctx)
 	if err != nil {
