@@ -389,7 +389,11 @@ func testCassOpScaleKills(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, v0.DecommissionCalls, "the kept node was never decommissioned")
 	assert.Equal(t, 2, countActions(op, coop.ActShrinkStatefulSet), "the operator shrank the StatefulSet for each node: %q", op.Actions())
-	assert.Equal(t, 2, countActions(op, coop.ActDeletePVCs), "the operator deleted the claims of each node (a claim deleted by someone else makes its delete fail): %q", op.Actions())
+	// At least once per node: a pass that meets a claim still terminating (its pod held by
+	// the test's finalizer) deletes it again, as the real operator does (cass-operator
+	// #117). That no one else deleted them is the unit tests' history (no PVC delete by
+	// the plugin in a driven plan).
+	assert.GreaterOrEqual(t, countActions(op, coop.ActDeletePVCs), 2, "the operator deleted the claims of each node: %q", op.Actions())
 	assert.Equal(t, 2, countActions(op, coop.ActDecommission), "one decommission call per node: %q", op.Actions())
 
 	t0 = time.Now()
