@@ -113,17 +113,9 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if err != nil {
 		return nil, err
 	}
-	var nodes []checkpoint.Node
-	for _, st := range states {
-		for i := st.Cur - 1; i >= 0; i-- {
-			pod := st.Pods[i]
-			row, ok := ring.ByAddress(pod.Status.PodIP)
-			if !ok {
-				return nil, exit.Refusedf("the node of pod %s (%s) is not in the ring read from %s; nothing changed", pod.Name, pod.Status.PodIP, reader)
-			}
-			nodes = append(nodes, checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
-				StatefulSet: st.STS.Name, HostID: row.HostID, Address: pod.Status.PodIP})
-		}
+	nodes, err := restartNodes(states, ring, reader)
+	if err != nil {
+		return nil, err
 	}
 	plan.CP = p.NewCheckpoint(cl, k, "restart", req)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.MaxNodes(), 1), RackNodes: dc.RackNodes(), From: from}
@@ -184,4 +176,22 @@ func readRacks(ctx context.Context, p *operation.Planner, ns string, racks []top
 		states = append(states, st)
 	}
 	return from, states, nil
+}
+
+// restartNodes are the racks' pods, highest ordinal first, rack by rack, each with its
+// node from ring (read from reader); a pod whose node the ring does not list is refused.
+func restartNodes(states []operation.RackNow, ring nodetool.Ring, reader string) ([]checkpoint.Node, error) {
+	var nodes []checkpoint.Node
+	for _, st := range states {
+		for i := st.Cur - 1; i >= 0; i-- {
+			pod := st.Pods[i]
+			row, ok := ring.ByAddress(pod.Status.PodIP)
+			if !ok {
+				return nil, exit.Refusedf("the node of pod %s (%s) is not in the ring read from %s; nothing changed", pod.Name, pod.Status.PodIP, reader)
+			}
+			nodes = append(nodes, checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
+				StatefulSet: st.STS.Name, HostID: row.HostID, Address: pod.Status.PodIP})
+		}
+	}
+	return nodes, nil
 }

@@ -60,17 +60,9 @@ func (k Kind) planTask(ctx context.Context, env *operation.Env) (*operation.Plan
 		return nil, err
 	}
 	sort.SliceStable(states, func(i, j int) bool { return states[i].STS.Name < states[j].STS.Name })
-	var nodes []checkpoint.Node
-	for _, st := range states {
-		for i := st.Cur - 1; i >= 0; i-- {
-			pod := st.Pods[i]
-			row, ok := ring.ByAddress(pod.Status.PodIP)
-			if !ok {
-				return nil, exit.Refusedf("the node of pod %s (%s) is not in the ring read from %s; nothing changed", pod.Name, pod.Status.PodIP, reader)
-			}
-			nodes = append(nodes, checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
-				StatefulSet: st.STS.Name, HostID: row.HostID, Address: pod.Status.PodIP})
-		}
+	nodes, err := restartNodes(states, ring, reader)
+	if err != nil {
+		return nil, err
 	}
 	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
 	plan.CP = p.NewCheckpoint(cl, k, "restart", req)
