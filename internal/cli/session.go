@@ -296,6 +296,11 @@ func (s *session) resumeHint() string {
 	return fmt.Sprintf("kubectl cassandra resume -n %s %s", s.cluster.Namespace, s.cluster.Name)
 }
 
+// abortHint is the command that stops the operation on this cluster.
+func (s *session) abortHint() string {
+	return fmt.Sprintf("kubectl cassandra abort -n %s %s", s.cluster.Namespace, s.cluster.Name)
+}
+
 func (s *session) statusHint() string {
 	return fmt.Sprintf("kubectl cassandra status -n %s %s", s.cluster.Namespace, s.cluster.Name)
 }
