@@ -93,7 +93,7 @@ func CassOperatorDown() Change {
 		if w.replicasOf(deployGVR, CassOperatorDeployment) != 1 || !w.setCassOperatorReplicas(0) {
 			return nil, nil, false
 		}
-		return []string{"cass-operator", CassOperatorDeployment}, func() {
+		return []string{"operator is not running", "no running cass-operator", CassOperatorDeployment}, func() {
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			w.setCassOperatorReplicas(1)
