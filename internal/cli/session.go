@@ -258,9 +258,8 @@ func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *st
 	}
 	if sc, ok := s.adapter.(operator.Scaler); ok {
 		w.Scaler = sc
-		w.OperatorRunning = func(ctx context.Context) (bool, error) {
-			ops, err := s.adapter.RunningOperators(ctx, cp.Namespace)
-			return len(ops) > 0, err
+		w.Operators = func(ctx context.Context) ([]operator.Controller, error) {
+			return s.adapter.Operators(ctx, cp.Namespace)
 		}
 	}
 	if ts, ok := s.adapter.(operator.Tasks); ok {
