@@ -148,7 +148,7 @@ func nodeSteps(cp *checkpoint.Checkpoint, pod string) (dec checkpoint.Step, unfi
 func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoint.Node) error {
 	half := func(what string) error {
 		return finishFirst(n.Pod, what, exit.Refusedf("node %s was decommissioned but its removal is not finished (%s): the cluster is consistent again only once its pod and claims are gone; "+
-			"resume finishes removing it (then stop it with Ctrl-C and abort, or let it finish): %s", n.Pod, what, r.ResumeHint))
+			"resume finishes removing it and goes on (abort finishes removing it and stops there): %s", n.Pod, what, r.ResumeHint))
 	}
 	pod, err := r.Pod(ctx, ns, n.Pod)
 	if err != nil {
@@ -344,7 +344,7 @@ func assessDriven(ctx context.Context, r operation.AbortReads, cp *checkpoint.Ch
 		}
 		if err := removed(ctx, r, cp.Namespace, n); err != nil {
 			refusal := exit.Refusedf("the datacenter's size (%d) asks the operator to remove node %s, and it is not removed in full yet (%v): a removal cannot be cancelled once asked for. "+
-				"resume waits until the operator finished it and goes on (stop it with Ctrl-C once that node is gone, then abort again): %s", now.Size, n.Pod, err, r.ResumeHint)
+				"resume waits until the operator finished it and goes on (abort waits for it too, and stops there): %s", now.Size, n.Pod, err, r.ResumeHint)
 			var ff *operation.FinishFirst
 			if errors.As(err, &ff) {
 				ff.Err = refusal
