@@ -79,8 +79,8 @@ func sharedFilter(w *world.World, problems []string) []string {
 
 // TestDeadEndSearch looks for dead ends instead of waiting for them (issue 23): every
 // state reachable by crashing a command — a scale-down, a --force re-plan after
-// Cassandra's refusal, an abort — right after any of its side effects, or by another
-// party acting there (the record wiped, the cluster resource deleted, the operator's
+// Cassandra's refusal, a resume, an abort, a repair — right after any of its side
+// effects, or by another party acting there (the record wiped, the cluster resource deleted, the operator's
 // Deployment re-created or scaled up by hand), must have a way forward. From each, the
 // SRE's recovery (resume; abort when resume stops; the same command again when no
 // record is left; at most four commands) must reach a consistent cluster — the operator
@@ -125,6 +125,13 @@ func TestDeadEndSearch(t *testing.T) {
 				}
 			},
 			args: abortDemo, again: scale},
+		{name: "resume after one node", opts: world.Opts{Nodes: 3, Operator: true},
+			setup: func(t *testing.T, w *world.World) {
+				if _, stderr, code := runUntilStderr(w, "[OK] delete PVC data-demo-dc1-rack1-2", scale...); code != exit.Interrupted {
+					t.Fatalf("setup: exit %d\n%s", code, stderr)
+				}
+			},
+			args: append(append([]string{}, resumeDemo...), searchFlags...), again: scale},
 		{name: "two racks scale-down 2->1 (--dc)", opts: racks, args: scaleDC(1), again: scaleDC(1)},
 		{name: "abort --grow-back of racks at different sizes", opts: racks,
 			setup: func(t *testing.T, w *world.World) {
@@ -239,7 +246,7 @@ func TestDeadEndSearch(t *testing.T) {
 		}
 	}
 	t.Logf("dead-end search: %d states explored in %s (slowest %s: %s), %d without a way forward, %d known", states, time.Since(start).Round(time.Millisecond), slowestAt, slowest.Round(time.Millisecond), failed, len(knownDeadEnds))
-	fmt.Printf("dead-end search: %d states explored (scale-down of one rack and of two, re-plan in one rack and in two, abort, abort --grow-back, a shared operator, a Pending pod, a never-started pod taken away, seeds removed, repair-operator-state x crash, record wiped, cluster deleted, operator re-created or scaled up, a node DN in the rack or in the other), %d without a way forward, %d known\n", states, failed, len(knownDeadEnds))
+	fmt.Printf("dead-end search: %d states explored (scale-down of one rack and of two, resume, re-plan in one rack and in two, abort, abort --grow-back, a shared operator, a Pending pod, a never-started pod taken away, seeds removed, repair-operator-state x crash, record wiped, cluster deleted, operator re-created or scaled up, a node DN in the rack or in the other), %d without a way forward, %d known\n", states, failed, len(knownDeadEnds))
 }
 
 // searchFlags are the search's run flags: a wait that cannot end (the world changed
