@@ -25,8 +25,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	cassop "github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
-	coop "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+	coop "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
 )
 
 // cassOperatorScenarios run against k8ssandra cass-operator's CassandraDatacenter, the
