@@ -71,20 +71,20 @@ func BuildOne(w *World, v Variant, s checkpoint.Step) (engine.Step, error) {
 	v.Driven = v.Driven || w.Scaler != nil
 	w.variant = v
 	switch s.Kind {
-	case checkpoint.StepPauseOperator:
+	case StepPauseOperator:
 		return &pauseOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
-	case checkpoint.StepResumeOperator:
+	case StepResumeOperator:
 		if v.Repair {
 			return &resumeAfterRepair{resumeOperator: &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}}, nil
 		}
 		return &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
-	case checkpoint.StepUpdateCluster:
+	case StepUpdateCluster:
 		return newUpdateCluster(w), nil
 	case StepCreateTask:
 		return &createTask{w}, nil
 	case StepWaitTaskDone:
 		return &waitTaskDone{taskWait{w}}, nil
-	case checkpoint.StepDeleteLeftoverPVCs:
+	case StepDeleteLeftoverPVCs:
 		return newLeftoverStep(w, s.Pod)
 	}
 	n, ok := w.CP.Node(s.Pod)
@@ -166,7 +166,7 @@ func (w *World) recordDone(id string) bool {
 // restoreStarted reports whether the checkpoint records the operator's restore as
 // started or done (pauseOperator.Done: the pause then stays done, for every kind).
 func (w *World) restoreStarted() bool {
-	return w.CP.Started(checkpoint.StepResumeOperator)
+	return w.CP.Started(StepResumeOperator)
 }
 
 func (w *World) maintenance() (maintainer, error) {

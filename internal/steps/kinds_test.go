@@ -201,7 +201,7 @@ func TestCleanupStep(t *testing.T) {
 	w, sw := kindWorld(t, world.Opts{Nodes: 2}, "scale-up")
 	n := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepCleanup, n.Pod)}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCleanup, n.Pod)}
 	st := &cleanup{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustSafe(t, st)
@@ -345,7 +345,7 @@ func stuck370(t *testing.T, statusSubresource bool) (*world.World, *World, check
 		"podLastOperation":    map[string]any{"name": "decommission", "status": "Ongoing", "pods": []any{n.Pod}, "podsOK": []any{}},
 	}}})
 	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepDeletePVCs, n.Pod), checkpoint.PendingStep(checkpoint.StepOperatorStatus, n.Pod)}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDeletePVCs, n.Pod), checkpoint.PendingStep(StepOperatorStatus, n.Pod)}
 	return w, sw, n
 }
 
@@ -399,7 +399,7 @@ func TestBuildKinds(t *testing.T) {
 	n := newNode(1)
 	old := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{old, n}
-	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]checkpoint.Node{n}, checkpoint.StepGrowSTS, checkpoint.StepWaitJoined), checkpoint.PendingStep(checkpoint.StepUpdateCluster, "")), checkpoint.NodeSteps([]checkpoint.Node{old}, checkpoint.StepCleanup)...)
+	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]checkpoint.Node{n}, StepGrowSTS, StepWaitJoined), checkpoint.PendingStep(StepUpdateCluster, "")), checkpoint.NodeSteps([]checkpoint.Node{old}, StepCleanup)...)
 	impl, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)
@@ -411,15 +411,15 @@ func TestBuildKinds(t *testing.T) {
 	}
 	// Once the operator is restored, the pause stays done (a late resume must not pause
 	// it again).
-	pause := impl[checkpoint.StepPauseOperator]
+	pause := impl[StepPauseOperator]
 	mustDone(t, pause, false)
 	sw.CP.Steps[len(sw.CP.Steps)-2].State = checkpoint.StateDone // resume-operator
 	mustDone(t, pause, true)
 	// A repair restores the operator without waiting for CR and StatefulSets to agree.
 	sw.CP.Kind = repairKind
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepResumeOperator, "")}
 	impl, _ = Build(sw, Variant{Repair: true})
-	mustSafe(t, impl[checkpoint.StepResumeOperator])
+	mustSafe(t, impl[StepResumeOperator])
 }
 
 // repairKind is CassKop's repair-operator-state (plugins/casskop/repair: the steps know
@@ -432,19 +432,19 @@ func TestBuildNodeStepVariants(t *testing.T) {
 	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindScaleDown)
 	n := existing(w, 2)
 	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepDecommission, n.Pod), checkpoint.PendingStep(checkpoint.StepDeletePVCs, n.Pod)}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDecommission, n.Pod), checkpoint.PendingStep(StepDeletePVCs, n.Pod)}
 	for _, repair := range []bool{false, true} {
 		impl, err := Build(sw, Variant{Repair: repair})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, ok := impl[checkpoint.StepID(checkpoint.StepDecommission, n.Pod)].(*decommission)
+		d, ok := impl[checkpoint.StepID(StepDecommission, n.Pod)].(*decommission)
 		if !ok || d.refire != repair {
 			t.Fatalf("repair %v: decommission %#v", repair, impl)
 		}
-		_, wrapped := impl[checkpoint.StepID(checkpoint.StepDeletePVCs, n.Pod)].(*repairDeletePVCs)
+		_, wrapped := impl[checkpoint.StepID(StepDeletePVCs, n.Pod)].(*repairDeletePVCs)
 		if wrapped != repair {
-			t.Fatalf("repair %v: delete-pvcs %T", repair, impl[checkpoint.StepID(checkpoint.StepDeletePVCs, n.Pod)])
+			t.Fatalf("repair %v: delete-pvcs %T", repair, impl[checkpoint.StepID(StepDeletePVCs, n.Pod)])
 		}
 	}
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep("no-such-step", n.Pod)}

@@ -12,6 +12,10 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 )
 
+// StepOperatorStatus marks the operator's stuck pod operation done in the cluster
+// resource's status (repair-operator-state).
+const StepOperatorStatus = "operator-status"
+
 // operatorStatusStep records in the operator's status that its stuck pod operation on
 // the node (a decommission) finished, once the real world shows it did: the pod is
 // gone, the node is out of the ring and the pod's claims are deleted. The operator then
@@ -19,7 +23,7 @@ import (
 // restored its status is its own again, and a resume must not write it a second time.
 type operatorStatusStep struct{ node }
 
-func (*operatorStatusStep) kind() string { return checkpoint.StepOperatorStatus }
+func (*operatorStatusStep) kind() string { return StepOperatorStatus }
 
 // Describe implements engine.Describer.
 func (s *operatorStatusStep) Describe() string {
@@ -36,7 +40,7 @@ func (s *operatorStatusStep) PlanText() string {
 
 // Done: recorded done, or the status already shows the operation finished.
 func (s *operatorStatusStep) Done(ctx context.Context) (bool, error) {
-	if s.w.recordDone(checkpoint.StepID(checkpoint.StepOperatorStatus, s.n.Pod)) {
+	if s.w.recordDone(checkpoint.StepID(StepOperatorStatus, s.n.Pod)) {
 		return true, nil
 	}
 	if s.w.Operator == nil {

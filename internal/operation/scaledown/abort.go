@@ -127,7 +127,7 @@ func nodeSteps(cp *checkpoint.Checkpoint, pod string) (dec checkpoint.Step, unfi
 		if st.Pod != pod {
 			continue
 		}
-		if st.Kind == checkpoint.StepDecommission {
+		if st.Kind == steps.StepDecommission {
 			dec = st
 		}
 		unfinished = unfinished || st.State != checkpoint.StateDone
@@ -199,7 +199,7 @@ func takenAway(ctx context.Context, r operation.AbortReads, cp *checkpoint.Check
 		return "", exit.Refusedf("%v; nothing changed", err)
 	}
 	if pod != nil && string(pod.UID) == n.PodUID {
-		if replicas == n.Ordinal+1 && pod.DeletionTimestamp == nil && !steps.NeverStarted(pod) && stepPending(cp, checkpoint.StepShrinkSTS, n.Pod) {
+		if replicas == n.Ordinal+1 && pod.DeletionTimestamp == nil && !steps.NeverStarted(pod) && stepPending(cp, steps.StepShrinkSTS, n.Pod) {
 			return fmt.Sprintf("pod %s started since it was planned (phase %s): it was not taken away and stays", n.Pod, pod.Status.Phase), nil
 		}
 		return "", half("its pod is still there")

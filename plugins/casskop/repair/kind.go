@@ -23,8 +23,8 @@ type Kind struct{}
 func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
-		Checkpoint: checkpoint.Schema{Version: 2, Unowned: true, Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs,
-			checkpoint.StepOperatorStatus, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
+		Checkpoint: checkpoint.Schema{Version: 2, Unowned: true, Steps: []string{steps.StepDecommission, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone, steps.StepDeletePVCs,
+			steps.StepOperatorStatus, steps.StepPauseOperator, steps.StepResumeOperator}},
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{KeepsCount: true},

@@ -202,9 +202,9 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 	}
 	s := &stuckRack{ro: ro, node: n}
 	if len(n.PVCs) > 0 {
-		s.steps = append(s.steps, checkpoint.StepDeletePVCs)
+		s.steps = append(s.steps, steps.StepDeletePVCs)
 	}
-	s.steps = append(s.steps, checkpoint.StepOperatorStatus)
+	s.steps = append(s.steps, steps.StepOperatorStatus)
 	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission Ongoing on pod %s, which is gone (CassKop #370: every reconcile stops on it). Verified: its node (Host ID %s) is not in the ring read from %s; StatefulSet %s has %d replicas; %s",
 		ro.Key(), pod, hostID, reader, rack.StatefulSet, replicas, claimsText(n.PVCs))
 	return s, "", nil
@@ -242,7 +242,7 @@ func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 	if err != nil {
 		return nil, "", err
 	}
-	s := &stuckRack{ro: ro, node: n, steps: []string{checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs, checkpoint.StepOperatorStatus}}
+	s := &stuckRack{ro: ro, node: n, steps: []string{steps.StepShrinkSTS, steps.StepWaitPodGone, steps.StepDeletePVCs, steps.StepOperatorStatus}}
 	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission Finalizing on pod %s but StatefulSet %s still has %d replicas (CassKop waits for the pod to go and never shrinks it). Verified: node %s is DECOMMISSIONED and not in the ring read from %s; %s",
 		ro.Key(), pod, rack.StatefulSet, replicas, pod, reader, claimsText(n.PVCs))
 	return s, "", nil
@@ -281,8 +281,8 @@ func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstruc
 	if err != nil {
 		return nil, "", err
 	}
-	s := &stuckRack{ro: ro, node: n, steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS,
-		checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs, checkpoint.StepOperatorStatus}}
+	s := &stuckRack{ro: ro, node: n, steps: []string{steps.StepDecommission, steps.StepVerifyLeft, steps.StepShrinkSTS,
+		steps.StepWaitPodGone, steps.StepDeletePVCs, steps.StepOperatorStatus}}
 	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission and cassandraLastAction ScaleDown are ToDo, but node %s is already %s (the decommission was fired and its Ongoing status never written: CassKop waits forever). "+
 		"Verified from %s; the plan waits until it left the ring, shrinks StatefulSet %s to %d, deletes its PVCs (%s)",
 		ro.Key(), cur.Name, ns.Mode, reader, rack.StatefulSet, last, claimNames(n.PVCs))

@@ -37,7 +37,7 @@ func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
 		Checkpoint: checkpoint.Schema{Version: 2, Unowned: true, NewNodes: true,
-			Steps: append(append([]string{checkpoint.StepVerifyLeft, checkpoint.StepWaitPodGone, checkpoint.StepWaitJoined}, steps.DrivenStepKinds...), ownSteps...)},
+			Steps: append(append([]string{steps.StepVerifyLeft, steps.StepWaitPodGone, steps.StepWaitJoined}, steps.DrivenStepKinds...), ownSteps...)},
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{KeepsCount: true},

@@ -173,7 +173,7 @@ func carryOn(plan *operation.Plan, old *checkpoint.Checkpoint) {
 func stepsFor(kind string) []string {
 	switch kind {
 	case leftUnmarked:
-		return []string{stepLabelLeaving, stepSetScalingDown, checkpoint.StepWaitPodGone, steps.StepWaitClaimsGone, steps.StepWaitReleased}
+		return []string{stepLabelLeaving, stepSetScalingDown, steps.StepWaitPodGone, steps.StepWaitClaimsGone, steps.StepWaitReleased}
 	case orphanClaim:
 		return []string{stepDeleteOrphan, stepRemoveEntry}
 	case staleEntry:
