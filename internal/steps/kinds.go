@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -46,11 +47,10 @@ type Variant struct {
 	Driven bool
 }
 
-// PlanTexter is a step that says more in a plan, before it runs, than its Describe says
-// in progress lines. The plan shows PlanText when a step has it, else Describe.
-type PlanTexter interface {
-	PlanText() string
-}
+// PlanTexter is operation.PlanTexter: a step that says more in a plan, before it runs,
+// than its Describe says in progress lines. The plan shows PlanText when a step has it,
+// else Describe.
+type PlanTexter = operation.PlanTexter
 
 // Build returns the implementations of the checkpoint's steps, one per step record.
 func Build(w *World, v Variant) (map[string]engine.Step, error) {
@@ -112,7 +112,7 @@ type nodeStep interface {
 // adding it here.
 func nodeSteps(on node) []nodeStep {
 	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on}, &drain{node: on},
-		&deletePod{node: on}, &waitRestarted{waiting{on}}, &operatorStatusStep{node: on}, &decommission{node: on},
+		&deletePod{node: on}, &waitRestarted{waiting{on}}, &decommission{node: on},
 		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on},
 		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
 		&requestGrowth{sizeRequest{on, false}}, &waitCleaned{driven{on}}}

@@ -345,45 +345,8 @@ func stuck370(t *testing.T, statusSubresource bool) (*world.World, *World, check
 		"podLastOperation":    map[string]any{"name": "decommission", "status": "Ongoing", "pods": []any{n.Pod}, "podsOK": []any{}},
 	}}})
 	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDeletePVCs, n.Pod), checkpoint.PendingStep(StepOperatorStatus, n.Pod)}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDeletePVCs, n.Pod)}
 	return w, sw, n
-}
-
-func TestOperatorStatusStep(t *testing.T) {
-	for _, sub := range []bool{true, false} {
-		w, sw, n := stuck370(t, sub)
-		st := &operatorStatusStep{node: node{sw, n}}
-		mustDone(t, st, false)
-		mustUnsafe(t, st, "PVC data-demo-dc1-rack1-2 of pod demo-dc1-rack1-2 still exists")
-		del := &repairDeletePVCs{deletePVCs: &deletePVCs{node: node{sw, n}}}
-		mustSafe(t, del)
-		mustDo(t, del)
-		mustSafe(t, st)
-		mustDo(t, st)
-		mustDone(t, st, true)
-		st0 := w.CR().Object["status"].(map[string]any)
-		po := st0["cassandraRackStatus"].(map[string]any)["dc1-rack1"].(map[string]any)["podLastOperation"].(map[string]any)
-		if po["status"] != "Done" || fmt.Sprint(po["podsOK"]) != "[demo-dc1-rack1-2]" || st0["lastClusterActionStatus"] != "Done" {
-			t.Fatalf("subresource %v: status %v", sub, st0)
-		}
-		// Recorded done, it stays done whatever the operator writes next.
-		sw.CP.Steps[1].State = checkpoint.StateDone
-		w.SetCRStatus(map[string]any{"cassandraRackStatus": map[string]any{"dc1-rack1": map[string]any{
-			"podLastOperation": map[string]any{"name": "decommission", "status": "ToDo"}}}})
-		mustDone(t, st, true)
-	}
-	// The operator moved on to another pod since the plan: nothing written.
-	w, sw, n := stuck370(t, false)
-	mustDo(t, &deletePVCs{node: node{sw, n}})
-	w.SetCRStatus(map[string]any{"cassandraRackStatus": map[string]any{"dc1-rack1": map[string]any{
-		"podLastOperation": map[string]any{"name": "decommission", "status": "Ongoing", "pods": []any{"demo-dc1-rack1-1"}}}}})
-	mustUnsafe(t, &operatorStatusStep{node: node{sw, n}}, "changed since the plan")
-	// A node still in the ring: not safe.
-	w2, sw2 := kindWorld(t, world.Opts{Nodes: 3}, repairKind)
-	n2 := existing(w2, 2)
-	sw2.CP.Nodes = []checkpoint.Node{n2}
-	w2.SetReplicas("rack1", 2)
-	mustUnsafe(t, &operatorStatusStep{node: node{sw2, n2}}, "is still in the ring")
 }
 
 func TestRepairDeletePVCsStep(t *testing.T) {
