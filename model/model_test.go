@@ -166,7 +166,7 @@ var scenarios = []scenarioDef{
 	{"world", "finishes", true, []string{"-DRUNS=1", "-DCRASHES=2", "-DFORCES=0", "-DDOWNS=1", "-DRECREATES=1", "-DREFUSALS=1", "-DBUMPS=1", "-DRENEWS=0"}},
 	{"force-takeover", "finishes", true, []string{"-DRUNS=2", "-DCRASHES=0", "-DFORCES=1", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=0", "-DRENEWS=1"}},
 	{"lease-takeover", "finishes", true, []string{"-DRUNS=2", "-DCRASHES=1", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=1", "-DRENEWS=1"}},
-	// abort (refused while a node is LEAVING, finishing a half-removed node), the re-plan
+	// abort (waiting for a LEAVING node, finishing a half-removed node), the re-plan
 	// after a refusal, a crash anywhere, a pod re-created mid-decommission.
 	{"abort-replan", "recovers", false, []string{"-DRUNS=1", "-DCRASHES=1", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=1", "-DREFUSALS=1", "-DBUMPS=0", "-DRENEWS=0", "-DABORTS=1", "-DREPLANS=1"}},
 	// the checkpoint wiped, the cluster resource deleted, a crash, an abort: stale

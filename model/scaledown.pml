@@ -367,10 +367,11 @@ inline act(i, n) {
 }
 
 /* abort's and the re-plan's judgement of a planned node (scaledown.assess), asked of the
- * world: LEAVING, or NORMAL but not UN (refuse: resume finishes it, or try again); out
- * of the ring (LEFT) and removed in full, or half-removed (pod, StatefulSet or PVC still
- * there: abort finishes it); or else untouched (NORMAL and UN), a decommission recorded
- * started but never sent included. */
+ * world: NORMAL but not UN (refuse: try again once it is seen); LEAVING (the re-plan
+ * refuses; abort waits until it left, then finishes it); out of the ring (LEFT) and
+ * removed in full, or half-removed (pod, StatefulSet or PVC still there: abort finishes
+ * it); or else untouched (NORMAL and UN), a decommission recorded started but never sent
+ * included. */
 #ifndef NOPAUSESTEP
 #define FIRSTNODE 1
 #else
@@ -394,6 +395,8 @@ inline act(i, n) {
 #define J_NOT_UN(n) (!J_LEFT(n) && mode[n] == NORMAL && !(up[n] && pod[n]))
 /* abort and the re-plan refuse (nothing changed, the lock released) */
 #define J_REFUSE (J_LEAVING(1) || J_LEAVING(2) || J_NOT_UN(1) || J_NOT_UN(2))
+/* abort refuses only a node whose state is unknown; a LEAVING one it waits for */
+#define J_NOT_UN_ANY (J_NOT_UN(1) || J_NOT_UN(2))
 #define J_HALF_ANY (J_HALF(1) || J_HALF(2))
 /* abort releases the pause: correct, whenever the world shows this operation a holder
  * (unpause does nothing otherwise); the mutant, only when the checkpoint records the
@@ -549,8 +552,10 @@ proctype Run(byte r) {
 do_abort:
 			do
 			:: atomic { !FENCE -> lost = 1 }; goto stop
-			:: atomic { FENCE && J_REFUSE -> rel = 1 };
-				save(); goto stop	/* a node LEAVING: refused, the lock released */
+			:: atomic { FENCE && J_NOT_UN_ANY -> rel = 1 };
+				save(); goto stop	/* a node not seen UN: refused, the lock released */
+			/* a node LEAVING: abort waits until it left (or stopped leaving: then it is
+			 * untouched, and abort never sends a decommission), then finishes it */
 			/* a half-removed node is finished first: shrink, the pod gone, its PVC */
 			:: atomic { FENCE && J_HALF(2) && sts == 3 ->
 				assert(FENCED); assert(mode[2] == LEFT); sts = 2 }

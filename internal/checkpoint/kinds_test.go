@@ -85,7 +85,7 @@ func TestScaleUpCheckpoint(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("steps %v", got)
 	}
-	cp.PausedOperator = &PausedOperator{Namespace: "ns", Name: "casskop", UID: "d", Replicas: 1}
+	cp.PausedOperator = &PausedOperator{Namespace: "ns", Name: "fake-operator", UID: "d", Replicas: 1}
 	s, err := Encode(cp, testKinds)
 	if err != nil {
 		t.Fatal(err)
@@ -137,9 +137,9 @@ func TestRestartAndRepairCheckpoints(t *testing.T) {
 	}
 }
 
-// kindRepair is CassKop's repair-operator-state, declared in its package
-// (plugins/casskop/repair).
-const kindRepair = "repair-operator-state"
+// kindRepair is a kind an operator offers that may name a pod already gone (Unowned),
+// as CassKop's repair-operator-state does (plugins/casskop/repair).
+const kindRepair = "repair-fake-status"
 
 // TestSettleCheckpoint: a scale-down that removes no node deletes the left-over claims
 // it names; a step about claims the plan does not name, or a pod planned twice, is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
@@ -45,10 +46,11 @@ the racks' StatefulSets have, restores anything the plan paused (the operator De
 the checkpoint and records the last operation as "aborted after removing k of n nodes" (or added,
 or restarted pods). Every write is guarded, and the checkpoint is re-read before each one.
 
-A decommission cannot be cancelled once the node is LEAVING: then abort refuses, and resume is the
-way to finish removing that node. Abort also refuses while a node is half removed (left, its pod
-or claims still there), a pod is drained or on its way back, or the datacenter's racks have
-sizes its {Count} cannot hold: it says which rack to finish first, and offers --grow-back,
+A decommission cannot be cancelled once the node is LEAVING: abort then first finishes removing
+that node (it waits until the node left, then takes its pod and claims away, never starting a
+removal of its own), and stops the operation there; so it does for a node half removed (left, its
+pod or claims still there). Abort refuses while a pod is drained or on its way back, or the
+datacenter's racks have sizes its {Count} cannot hold: it says which rack to finish first, and offers --grow-back,
 which ends the operation by growing the smaller racks back to the largest (a scale-up planned
 from the world under the same operation, the operator restored at its end).
 
@@ -96,10 +98,22 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 	if errors.As(err, &unequal) && a.growBack {
 		return o.growBack(ctx, s, cp, self, reason, unequal, &a.flags)
 	}
-	if err != nil {
+	var ff *operation.FinishFirst
+	finish := finishPlan{}
+	if errors.As(err, &ff) {
+		// A node half removed: abort finishes it first, if the checkpoint lets it
+		// (planFinish), else refuses as before.
+		if finish = planFinish(cp, ff); finish.last == "" {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
-	o.describeAbort(cp, point, o.operatorHold(ctx, s, cp))
+	if finish.last != "" {
+		o.describeFinish(cp, finish)
+	} else {
+		o.describeAbort(cp, point, o.operatorHold(ctx, s, cp))
+	}
 	if err := o.confirm(yes, "Abort"); err != nil {
 		return err
 	}
@@ -111,10 +125,30 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
 	}
 	// Safe now: the world is read again, with the checkpoint ours (time passed while
-	// the question was asked).
-	if point, err = assess(ctx, s, cp); err != nil {
+	// the question was asked); each node found half removed is finished, once.
+	finished := map[string]bool{}
+	for {
+		point, err = assess(ctx, s, cp)
+		if !errors.As(err, &ff) || finished[ff.Pod] {
+			break
+		}
+		if finish = planFinish(cp, ff); finish.last == "" {
+			break
+		}
+		if err := o.finishNode(ctx, s, cp, finish, &a.flags); err != nil {
+			return err
+		}
+		finished[ff.Pod] = true
+	}
+	if errors.As(err, &unequal) && a.growBack {
+		return o.growBack(ctx, s, cp, self, reason, unequal, &a.flags)
+	}
+	if err != nil {
 		o.releaseAbort(ctx, s, cp)
 		return err
+	}
+	if len(finished) > 0 {
+		o.describeAbort(cp, point, o.operatorHold(ctx, s, cp))
 	}
 	if err := o.undoAbort(ctx, s, cp, self, point); err != nil {
 		return err

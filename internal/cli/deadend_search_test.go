@@ -79,8 +79,8 @@ func sharedFilter(w *world.World, problems []string) []string {
 
 // TestDeadEndSearch looks for dead ends instead of waiting for them (issue 23): every
 // state reachable by crashing a command — a scale-down, a --force re-plan after
-// Cassandra's refusal, an abort — right after any of its side effects, or by another
-// party acting there (the record wiped, the cluster resource deleted, the operator's
+// Cassandra's refusal, a resume, an abort, a repair — right after any of its side
+// effects, or by another party acting there (the record wiped, the cluster resource deleted, the operator's
 // Deployment re-created or scaled up by hand), must have a way forward. From each, the
 // SRE's recovery (resume; abort when resume stops; the same command again when no
 // record is left; at most four commands) must reach a consistent cluster — the operator
@@ -88,11 +88,14 @@ func sharedFilter(w *world.World, problems []string) []string {
 // pod or PVC above it — and no safety check may have fired on the way (no node removed
 // without a decommission, no PVC of a live pod or a ring member). The worlds: one rack;
 // two racks (--dc); racks left at different sizes (abort --grow-back after Cassandra
-// refused rack2's node); two clusters sharing one operator (the other operation's pause
-// must stand until it ends, then the operator comes back); a two-rack scale-up whose
-// rack1 pod stays Pending (abort); and a kept node going DN at the crash point (back up
-// before the recovery). It prints the number of states explored. Every command waits 2 s
-// at most for a step (a world changed under a run can leave a wait that never ends).
+// refused rack2's node); a --force re-plan after that refusal; two clusters sharing one
+// operator (the other operation's pause must stand until it ends, then the operator
+// comes back); a two-rack scale-up whose rack1 pod stays Pending (abort), and the
+// scale-down that takes such a never-started pod away once no record is left; a
+// two-rack scale-down removing seeds; repair-operator-state of a scale-down CassKop
+// left; and a kept node going DN at the crash point, in the rack or in the other (back
+// up before the recovery). It prints the number of states explored. Every command waits
+// 2 s at most for a step (a world changed under a run can leave a wait that never ends).
 func TestDeadEndSearch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the dead-end search runs in the full unit suite")
@@ -122,6 +125,13 @@ func TestDeadEndSearch(t *testing.T) {
 				}
 			},
 			args: abortDemo, again: scale},
+		{name: "resume after one node", opts: world.Opts{Nodes: 3, Operator: true},
+			setup: func(t *testing.T, w *world.World) {
+				if _, stderr, code := runUntilStderr(w, "[OK] delete PVC data-demo-dc1-rack1-2", scale...); code != exit.Interrupted {
+					t.Fatalf("setup: exit %d\n%s", code, stderr)
+				}
+			},
+			args: append(append([]string{}, resumeDemo...), searchFlags...), again: scale},
 		{name: "two racks scale-down 2->1 (--dc)", opts: racks, args: scaleDC(1), again: scaleDC(1)},
 		{name: "abort --grow-back of racks at different sizes", opts: racks,
 			setup: func(t *testing.T, w *world.World) {
@@ -142,6 +152,26 @@ func TestDeadEndSearch(t *testing.T) {
 				}
 			},
 			args: abortDemo, again: scaleDC(1)},
+		{name: "scale-down taking away a never-started pod", opts: pending,
+			setup: func(t *testing.T, w *world.World) { wipedAbortOfPendingScaleUp(t, w) },
+			args:  scaleDC(1), again: scaleDC(1)},
+		{name: "two racks re-plan --force after a refusal in rack2", opts: racks,
+			setup: func(t *testing.T, w *world.World) {
+				_ = w.Cass.SetFault("demo-dc1-rack2-1", sim.Fault{RefuseRF: true})
+				if _, stderr, code, _ := run(w, 0, scaleDC(1)...); code != exit.Refused {
+					t.Fatalf("setup: exit %d\n%s", code, stderr)
+				}
+				_ = w.Cass.UpdateFault("demo-dc1-rack2-1", func(f *sim.Fault) { f.RefuseRF = false })
+			},
+			args: append(scaleDC(1), "--force"), again: append(scaleDC(1), "--force")},
+		{name: "two racks scale-down removing seeds", opts: racks,
+			setup: func(_ *testing.T, w *world.World) {
+				w.SetSeedlist("demo-dc1-rack1-0", "demo-dc1-rack1-1", "demo-dc1-rack2-0", "demo-dc1-rack2-1")
+			},
+			args: scaleDC(1), again: scaleDC(1)},
+		{name: "repair-operator-state of a scale-down CassKop left", opts: world.Opts{Nodes: 3, Operator: true},
+			setup: func(t *testing.T, w *world.World) { makeStuck(t, w, "todo-decommissioned") },
+			args:  append(append([]string{}, repairArgs...), searchFlags...), again: append(append([]string{}, repairArgs...), searchFlags...)},
 	}
 	disturbances := []func() (string, *world.Change){
 		func() (string, *world.Change) { return "crash", nil },
@@ -152,6 +182,12 @@ func TestDeadEndSearch(t *testing.T) {
 		// A kept node goes DN and stays down while the command runs; it is back up for
 		// the recovery (the world fixed).
 		func() (string, *world.Change) { c := world.NodeDown(world.PickPod(0)); return c.Name, &c },
+		// In a two-rack world, a node of the other rack goes DN.
+		func() (string, *world.Change) {
+			c := world.NodeDown(func(*world.World) string { return "demo-dc1-rack2-0" })
+			c.Name = "node-DN-rack2"
+			return c.Name, &c
+		},
 	}
 	states, failed := 0, 0
 	var slowest time.Duration
@@ -170,7 +206,7 @@ func TestDeadEndSearch(t *testing.T) {
 		for k := 1; k <= effects; k++ {
 			for _, d := range disturbances {
 				name, change := d()
-				if slices.Contains(sc.skip, name) {
+				if slices.Contains(sc.skip, name) || (name == "node-DN-rack2" && len(sc.opts.Racks) < 2) {
 					continue
 				}
 				label := fmt.Sprintf("%s/%s@%d", sc.name, name, k)
@@ -210,7 +246,7 @@ func TestDeadEndSearch(t *testing.T) {
 		}
 	}
 	t.Logf("dead-end search: %d states explored in %s (slowest %s: %s), %d without a way forward, %d known", states, time.Since(start).Round(time.Millisecond), slowestAt, slowest.Round(time.Millisecond), failed, len(knownDeadEnds))
-	fmt.Printf("dead-end search: %d states explored (scale-down of one rack and of two, re-plan, abort, abort --grow-back, a shared operator, a Pending pod x crash, record wiped, cluster deleted, operator re-created or scaled up, a node DN), %d without a way forward, %d known\n", states, failed, len(knownDeadEnds))
+	fmt.Printf("dead-end search: %d states explored (scale-down of one rack and of two, resume, re-plan in one rack and in two, abort, abort --grow-back, a shared operator, a Pending pod, a never-started pod taken away, seeds removed, repair-operator-state x crash, record wiped, cluster deleted, operator re-created or scaled up, a node DN in the rack or in the other), %d without a way forward, %d known\n", states, failed, len(knownDeadEnds))
 }
 
 // searchFlags are the search's run flags: a wait that cannot end (the world changed

@@ -258,34 +258,46 @@ func TestAbortRestartMidway(t *testing.T) {
 	}
 }
 
-// TestAbortRefusedWhileLeaving: never while a node is LEAVING — by the checkpoint
-// (decommission started) or by the world (the step pending, the node leaving anyway);
-// nothing changes, the operator stays paused, and resume is named.
-func TestAbortRefusedWhileLeaving(t *testing.T) {
+// TestAbortFinishesLeavingNode: a decommission cannot be cancelled, so abort, meeting a
+// node LEAVING — by the checkpoint (decommission started) or by the world (the step
+// pending, the node leaving anyway) — finishes removing that node first (waits until it
+// left, shrinks the StatefulSet, deletes its claims), never sending a decommission of
+// its own, then stops there: the cluster consistent at the size reached, the operator
+// restored once, the next planned node untouched.
+func TestAbortFinishesLeavingNode(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		crashAt int
-		want    string
 	}{
-		{"decommission started", 4, "a decommission cannot be cancelled once it runs"},
-		{"node leaving, step pending", 3, "node demo-dc1-rack1-2 is LEAVING: it cannot be brought back by abort; resume finishes removing it"},
+		{"decommission started", 4},
+		{"node leaving, step pending", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := world.New(t, world.Opts{Nodes: 3, Operator: true, DecommissionTime: time.Hour})
+			w := world.New(t, world.Opts{Nodes: 3, Operator: true, DecommissionTime: 50 * time.Millisecond})
+			op := w.RecordReplicas("casskop")
 			if _, _, _, crashed := run(w, tc.crashAt, scaleTo(1)...); !crashed {
 				t.Fatal("no crash")
 			}
 			if w.DeploymentReplicas("casskop") != 0 {
 				t.Fatal("the operator is not paused at the crash point")
 			}
-			w.StartDecommission("demo-dc1-rack1-2")
-			before := snapshot(t, w)
-			_, stderr, code, _ := run(w, 0, abortDemo...)
-			if code != exit.Refused || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
-				t.Fatalf("abort while leaving: exit %d\n%s", code, stderr)
+			if _, calls := w.Decommissions("demo-dc1-rack1-2"); calls != 0 {
+				t.Fatalf("crash point %d: the decommission was already sent", tc.crashAt)
 			}
-			if snapshot(t, w) != before || w.DeploymentReplicas("casskop") != 0 {
-				t.Fatal("the refused abort changed something")
+			w.StartDecommission("demo-dc1-rack1-2")
+			stdout, stderr, code, _ := run(w, 0, abortDemo...)
+			if code != 0 || !strings.Contains(stderr, "node demo-dc1-rack1-2 is half removed") || !strings.Contains(stderr, "abort first finishes removing it") ||
+				!strings.Contains(stdout, "aborted after removing 1 of 2 nodes") {
+				t.Fatalf("abort while leaving: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			w.AssertConsistentAt(2, "abort finishing a leaving node")
+			if nv, _ := w.Cass.Node("demo-dc1-rack1-1"); nv.Mode != sim.ModeNormal || nv.Left {
+				t.Fatalf("the next planned node was touched: %+v", nv)
+			}
+			assertDecommissions(t, w, "abort finishing a leaving node", map[string][2]int{"demo-dc1-rack1-2": {1, 1}, "demo-dc1-rack1-1": {0, 0}})
+			assertHistory(t, op, "abort finishing a leaving node", 1, 0, 1)
+			if cp := loadCP(t, w); cp != nil {
+				t.Fatalf("checkpoint left: %+v", cp)
 			}
 		})
 	}

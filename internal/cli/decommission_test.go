@@ -99,28 +99,25 @@ func TestAbortDecommissionStartedNeverSent(t *testing.T) {
 	w.AssertHistory(world.Expect{ExecKinds: []string{"decommission", "drain", "cleanup"}, Operator: map[string][]int32{"casskop": {1, 0, 1}}}, "abort of a decommission never sent")
 }
 
-// TestAbortRefusedDecommissionFailedWhileLeaving (CASSANDRA-21493/21583): on 5.0 the
+// TestAbortFinishesDecommissionFailedWhileLeaving (CASSANDRA-21493/21583): on 5.0 the
 // node's mode reads DECOMMISSION_FAILED while it is still leaving (its peers see it UL;
 // held, it also streams out). Whether its step is pending or recorded started, abort
-// takes it for leaving, refuses, changes nothing and names resume.
-func TestAbortRefusedDecommissionFailedWhileLeaving(t *testing.T) {
+// takes it for leaving and finishes its removal first, never sending a decommission:
+// while it cannot (the node still streams past the step's timeout) it stops with the
+// checkpoint kept and the operator paused, and names abort again; once the node left,
+// abort finishes it and stops the operation there.
+func TestAbortFinishesDecommissionFailedWhileLeaving(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		started   bool
-		streaming bool
-		want      string
+		name    string
+		started bool
 	}{
-		{"step pending, peers see UL", false, false, "node " + leavingPod + " is DECOMMISSION_FAILED but demo-dc1-rack1-0 sees it UL (leaving): it cannot be brought back by abort"},
-		{"step pending, streaming", false, true, "node " + leavingPod + " is DECOMMISSION_FAILED but streams out its data"},
-		{"step started, peers see UL", true, false, "(decommission started at attempt 1; it is DECOMMISSION_FAILED but demo-dc1-rack1-0 sees it UL (leaving)): a decommission cannot be cancelled once it runs"},
+		{"step pending", false},
+		{"step started", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Held, a short decommission streams until released; else a long one sits in
-			// its first phase (LEAVING, no stream yet) for the whole test.
-			opts := world.Opts{Nodes: 3, Version: "5.0", Operator: true, DecommissionTime: time.Hour}
-			if tc.streaming {
-				opts.DecommissionTime = 30 * time.Millisecond
-			}
+			// Held, a short decommission streams until released.
+			opts := world.Opts{Nodes: 3, Version: "5.0", Operator: true, DecommissionTime: 30 * time.Millisecond}
+			want := "node " + leavingPod + " is half removed (it is DECOMMISSION_FAILED but streams out its data"
 			var w *world.World
 			if tc.started {
 				w, _ = crashAtDecommissionStarted(t, opts)
@@ -137,7 +134,7 @@ func TestAbortRefusedDecommissionFailedWhileLeaving(t *testing.T) {
 					t.Fatalf("crash point: %+v", st)
 				}
 			}
-			if err := w.Cass.SetFault(leavingPod, sim.Fault{HoldStreaming: tc.streaming}); err != nil {
+			if err := w.Cass.SetFault(leavingPod, sim.Fault{HoldStreaming: true}); err != nil {
 				t.Fatal(err)
 			}
 			w.StartDecommission(leavingPod)
@@ -146,7 +143,7 @@ func TestAbortRefusedDecommissionFailedWhileLeaving(t *testing.T) {
 			}
 			for deadline := time.Now().Add(10 * time.Second); ; {
 				nv, _ := w.Cass.Node(leavingPod)
-				if nv.Mode == sim.ModeDecommissionFailed && nv.PeerCode == "UL" && nv.Streaming == tc.streaming {
+				if nv.Mode == sim.ModeDecommissionFailed && nv.PeerCode == "UL" && nv.Streaming {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -154,14 +151,24 @@ func TestAbortRefusedDecommissionFailedWhileLeaving(t *testing.T) {
 				}
 				<-time.After(time.Millisecond) // the held decommission reaches its streaming phase
 			}
-			before := snapshot(t, w)
-			_, stderr, code, _ := run(w, 0, abortDemo...)
-			if code != exit.Refused || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
-				t.Fatalf("abort: exit %d, want 3 and %q\n%s", code, tc.want, stderr)
+			_, stderr, code, _ := run(w, 0, append(abortDemo, "--timeout", "200ms")...)
+			if code != exit.Interrupted || !strings.Contains(stderr, want) || !strings.Contains(stderr, "abort stopped while finishing the removal of node "+leavingPod) ||
+				!strings.Contains(stderr, "kubectl cassandra abort -n cassandra demo") {
+				t.Fatalf("abort while it still leaves: exit %d, want 4 and %q\n%s", code, want, stderr)
 			}
-			if snapshot(t, w) != before || w.DeploymentReplicas("casskop") != 0 {
-				t.Fatal("the refused abort changed something")
+			if loadCP(t, w) == nil || w.DeploymentReplicas("casskop") != 0 {
+				t.Fatal("the unfinished abort cleared the checkpoint or restored the operator")
 			}
+			// The node finishes leaving (a short decommission, or the held one released).
+			if err := w.Cass.UpdateFault(leavingPod, func(f *sim.Fault) { f.HoldStreaming = false }); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code, _ := run(w, 0, abortDemo...)
+			if code != 0 || !strings.Contains(stdout, "aborted after removing 1 of 1 nodes") {
+				t.Fatalf("abort once it left: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			w.AssertConsistentAt(2, "abort finishing a DECOMMISSION_FAILED leaving node")
+			assertDecommissions(t, w, "abort finishing a DECOMMISSION_FAILED leaving node", map[string][2]int{leavingPod: {1, 1}})
 		})
 	}
 }

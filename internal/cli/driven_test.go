@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
@@ -324,5 +325,41 @@ func TestDrivenOperatorKilled(t *testing.T) {
 			w.AssertDrivenConverged(2, "repaired and carried on")
 			assertDecommissionedOnce(t, w, []string{pod(2)}, "repaired")
 		})
+	}
+}
+
+// TestDrivenAbortFinishesAskedRemoval: a scale-down 3 -> 1 dies right after asking for
+// its first removal (size 3 -> 2). A removal asked of cass-operator cannot be
+// cancelled: abort waits until the operator removed that node in full, asks nothing
+// more, and stops there — the size equal to what exists, the second planned node
+// untouched.
+func TestDrivenAbortFinishesAskedRemoval(t *testing.T) {
+	var w *world.World
+	for k := 1; ; k++ { // the crash point right after the first size write, found
+		// Its decommission lasts long enough for abort to find the node leaving.
+		w = world.New(t, world.Opts{CassOperator: true, Nodes: 3, Racks: []string{"rack1"}, DecommissionTime: 300 * time.Millisecond})
+		if _, errOut, _, crashed := drun(w, k, scaleDC(1)...); !crashed || k > 10 {
+			t.Fatalf("no crash after the first size write\n%s", errOut)
+		}
+		if strings.Join(sizeWrites(w), " ") == "3->2" {
+			break
+		}
+	}
+	for i := 0; i < 50 && w.StepOperator() != standin.ActDecommission; i++ {
+	}
+	if n, _ := w.Cass.Node(pod(2)); n.Mode != "LEAVING" {
+		t.Fatalf("the operator did not start the decommission: %+v, actions %v", n, w.OperatorActions())
+	}
+	out, errOut, code, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
+	if code != 0 || !strings.Contains(errOut, "node "+pod(2)+" is half removed (the datacenter's size (2) asks the operator to remove it") ||
+		!strings.Contains(out, "aborted after removing 1 of 2 nodes") {
+		t.Fatalf("abort: exit %d\n%s\n%s\noperator: %v", code, out, errOut, w.OperatorActions())
+	}
+	w.SettleOperator(200)
+	w.AssertDrivenConverged(2, "abort after the first removal was asked")
+	assertDrivenHistory(t, w, []string{"3->2"}, "abort after the first removal was asked")
+	assertDecommissionedOnce(t, w, []string{pod(2)}, "abort after the first removal was asked")
+	if n, _ := w.Cass.Node(pod(1)); n.DecommissionCalls != 0 || n.Left {
+		t.Errorf("the second planned node was touched: %+v", n)
 	}
 }

@@ -186,29 +186,12 @@ func checkpointError(s *session, err error) error {
 
 // execute runs the checkpoint to its end and maps the outcome to output and exit code.
 func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkpoint, f *runFlags) error {
-	progress := output.NewProgress(o.ErrOut, o.Color)
-	progress.Now = o.Now
-	progress.Mode, progress.PlainEvery = f.progress, o.ProgressEvery
-	self := cp.Holder
-	reporter := &kube.EventReporter{
-		Inner: progress, Client: s.c.Kube, Host: self.Host, Now: o.Now,
-		Object: kube.NewObjectReference(s.cluster.APIVersion, s.adapter.Kind(), cp.Namespace, cp.Cluster, cp.ClusterUID),
-	}
-	defer reporter.Flush()
 	kind, err := o.Kinds.Of(cp)
 	if err != nil {
 		return err
 	}
-	w := s.stepWorld(cp, o.Now)
-	w.Reporter, w.Poll, w.StallAfter, w.SampleEvery = reporter, f.pollInterval, f.stallAfter, o.SampleEvery
-	if d, ok := s.store.Obj.(interface{ Deleting() bool }); ok {
-		w.Deleting = d.Deleting
-	}
-	runner := &operation.Runner{
-		Kind: kind, World: w, Store: s.store,
-		Lease:       time.Duration(self.LeaseSeconds) * time.Second,
-		StepTimeout: f.stepTimeout,
-	}
+	runner, progress, flush := o.newRunner(s, cp, f, kind)
+	defer flush()
 	progress.Info(fmt.Sprintf("operation %s: %d steps, checkpoint in annotation %s of %s/%s", cp.OperationID, len(cp.Steps), checkpoint.Annotation, cp.Namespace, cp.Cluster))
 	last, err := runner.Run(ctx, cp)
 	if err != nil {
@@ -249,6 +232,30 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 	}
 	fmt.Fprintf(o.Out, "Done: %s (operation %s, %s).\n", last.Summary, last.OperationID, last.FinishedAt.Sub(last.StartedAt).Round(time.Second))
 	return nil
+}
+
+// newRunner is the runner of cp's steps with the run's progress display and events
+// (flush sends the events still buffered).
+func (o *Options) newRunner(s *session, cp *checkpoint.Checkpoint, f *runFlags, kind operation.Kind) (*operation.Runner, *output.Progress, func()) {
+	progress := output.NewProgress(o.ErrOut, o.Color)
+	progress.Now = o.Now
+	progress.Mode, progress.PlainEvery = f.progress, o.ProgressEvery
+	self := cp.Holder
+	reporter := &kube.EventReporter{
+		Inner: progress, Client: s.c.Kube, Host: self.Host, Now: o.Now,
+		Object: kube.NewObjectReference(s.cluster.APIVersion, s.adapter.Kind(), cp.Namespace, cp.Cluster, cp.ClusterUID),
+	}
+	w := s.stepWorld(cp, o.Now)
+	w.Reporter, w.Poll, w.StallAfter, w.SampleEvery = reporter, f.pollInterval, f.stallAfter, o.SampleEvery
+	if d, ok := s.store.Obj.(interface{ Deleting() bool }); ok {
+		w.Deleting = d.Deleting
+	}
+	runner := &operation.Runner{
+		Kind: kind, World: w, Store: s.store,
+		Lease:       time.Duration(self.LeaseSeconds) * time.Second,
+		StepTimeout: f.stepTimeout,
+	}
+	return runner, progress, reporter.Flush
 }
 
 func nonEmptyStep(s string) string {

@@ -56,6 +56,14 @@ func stuckWorld(t *testing.T, state string, statusSubresource bool) *world.World
 		opts.DecommissionTime = 300 * time.Millisecond
 	}
 	w := world.New(t, opts)
+	makeStuck(t, w, state)
+	return w
+}
+
+// makeStuck leaves w, a 3-node rack, in the stuck state CassKop (stopped now) left
+// while scaling it down to 2.
+func makeStuck(t *testing.T, w *world.World, state string) {
+	t.Helper()
 	w.SetNodesPerRack(2)
 	decommission := func() {
 		var out, errb strings.Builder
@@ -68,6 +76,10 @@ func stuckWorld(t *testing.T, state string, statusSubresource bool) *world.World
 		decommission()
 		w.SetReplicas("rack1", 2)
 		w.SetCRStatus(casskopStatus(w, "Ongoing", []string{stuckPod}))
+	case "todo-shrunk": // decommissioned and shrunk by a run whose record is gone, status still ToDo
+		decommission()
+		w.SetReplicas("rack1", 2)
+		w.SetCRStatus(casskopStatus(w, "ToDo", nil))
 	case "finalizing-not-shrunk": // Finalizing persisted, the STS never shrunk
 		decommission()
 		w.SetCRStatus(casskopStatus(w, "Finalizing", []string{stuckPod}))
@@ -99,7 +111,6 @@ func stuckWorld(t *testing.T, state string, statusSubresource bool) *world.World
 	default:
 		t.Fatalf("unknown state %s", state)
 	}
-	return w
 }
 
 // assertRepaired: the rack is at 2 nodes with no leftover of pod 2, CassKop's status says
@@ -161,7 +172,7 @@ func statusWrites(w *world.World) []string {
 	return out
 }
 
-var stuckStates = []string{"ongoing-pod-gone", "finalizing-not-shrunk", "todo-decommissioned", "todo-leaving"}
+var stuckStates = []string{"ongoing-pod-gone", "finalizing-not-shrunk", "todo-decommissioned", "todo-leaving", "todo-shrunk"}
 
 // TestRepairOperatorState repairs each stuck state against both CRDs: the 2026 one with
 // a status subresource (the status goes through /status) and the 2022 one without (a

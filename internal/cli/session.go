@@ -258,9 +258,8 @@ func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *st
 	}
 	if sc, ok := s.adapter.(operator.Scaler); ok {
 		w.Scaler = sc
-		w.OperatorRunning = func(ctx context.Context) (bool, error) {
-			ops, err := s.adapter.RunningOperators(ctx, cp.Namespace)
-			return len(ops) > 0, err
+		w.Operators = func(ctx context.Context) ([]operator.Controller, error) {
+			return s.adapter.Operators(ctx, cp.Namespace)
 		}
 	}
 	if ts, ok := s.adapter.(operator.Tasks); ok {
@@ -294,6 +293,11 @@ func (o *Options) openInFlight(ctx context.Context, args []string) (*session, *c
 // resumeHint is the command that continues the operation on this cluster.
 func (s *session) resumeHint() string {
 	return fmt.Sprintf("kubectl cassandra resume -n %s %s", s.cluster.Namespace, s.cluster.Name)
+}
+
+// abortHint is the command that stops the operation on this cluster.
+func (s *session) abortHint() string {
+	return fmt.Sprintf("kubectl cassandra abort -n %s %s", s.cluster.Namespace, s.cluster.Name)
 }
 
 func (s *session) statusHint() string {

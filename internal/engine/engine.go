@@ -160,6 +160,10 @@ type Engine struct {
 	// and the step's Recheck; not for passive steps), with the step's ID: an error stops
 	// the run before the action (steps.OperatorGuard: the paused operator still at 0).
 	Guard func(ctx context.Context, id string) error
+	// Until, when set, ends the run once the step with this ID is done (abort finishing
+	// a node half removed runs that node's steps only); Run then returns nil with the
+	// later steps untouched.
+	Until string
 
 	// mu serializes changes to CP and their writes (the lease renewer writes too).
 	mu      sync.Mutex
@@ -263,6 +267,9 @@ func (e *Engine) run(ctx, actx context.Context) error {
 		next, err := e.runStep(ctx, actx, i)
 		if err != nil {
 			return err
+		}
+		if u := e.index(e.Until); u >= 0 && next > u {
+			break
 		}
 		i = next
 	}

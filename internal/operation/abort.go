@@ -61,3 +61,21 @@ func RefuseStarted(cp *checkpoint.Checkpoint, resumeHint string) error {
 	}
 	return nil
 }
+
+// FinishFirst is an assessment's answer for a node half removed (leaving, or left with
+// its pod or claims still there): a removal cannot be cancelled once under way, so
+// abort finishes that node's steps first (never starting a removal: NeverAct), then
+// assesses again and stops the operation there. Err is the refusal it replaces, for a
+// caller that cannot finish.
+type FinishFirst struct {
+	Pod string
+	// Why says in words what shows the node half removed.
+	Why string
+	// NeverAct are the step kinds whose action abort must not take while finishing
+	// (the ones that start a removal): reaching one refuses.
+	NeverAct []string
+	Err      error
+}
+
+func (f *FinishFirst) Error() string { return f.Err.Error() }
+func (f *FinishFirst) Unwrap() error { return f.Err }

@@ -23,6 +23,12 @@ type Runner struct {
 	Store       *checkpoint.Store
 	StepTimeout time.Duration
 	Lease       time.Duration
+	// Until, when set, runs the steps up to the one with this ID only and keeps the
+	// checkpoint (Run returns a nil LastOperation); Forbid, when set, is asked right
+	// before every action and refuses the ones this run must not take (abort finishing
+	// a node never starts a removal: FinishFirst).
+	Until  string
+	Forbid func(id string) error
 
 	eng *engine.Engine
 }
@@ -55,6 +61,19 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		defer guard.Stop()
 		r.eng.Guard = guard.Check
 	}
+	r.eng.Until = r.Until
+	if r.Forbid != nil {
+		inner := r.eng.Guard
+		r.eng.Guard = func(ctx context.Context, id string) error {
+			if err := r.Forbid(id); err != nil {
+				return err
+			}
+			if inner == nil {
+				return nil
+			}
+			return inner(ctx, id)
+		}
+	}
 	if err := r.eng.Run(ctx); err != nil {
 		var lost *engine.Fatal
 		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {
@@ -63,6 +82,9 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 			}
 		}
 		return nil, err
+	}
+	if r.Until != "" {
+		return nil, nil
 	}
 	now := time.Now().UTC()
 	if w.Now != nil {

@@ -52,18 +52,13 @@ func (w *World) progress(ctx context.Context, pod string) (operator.Progress, er
 	return sc.Progress(ctx, w.CP.Namespace, w.CP.Cluster, w.CP.Target.DC, pod)
 }
 
-// operatorMayAct is what must hold before the operator is asked for a change: it runs,
-// it is not stopped, not blocked, and no resize of its own is under way (its webhook
-// would refuse the change; waiting is the answer). "" when it may.
+// operatorMayAct is what must hold before the operator is asked for a change: it runs
+// and is ready (operatorDown), it is not stopped, not blocked, and no resize of its own
+// is under way (its webhook would refuse the change; waiting is the answer). "" when it
+// may.
 func (w *World) operatorMayAct(ctx context.Context, pod string) (operator.Progress, string, error) {
-	if w.OperatorRunning != nil {
-		running, err := w.OperatorRunning(ctx)
-		if err != nil {
-			return operator.Progress{}, "cannot tell whether the operator runs: " + err.Error(), nil
-		}
-		if !running {
-			return operator.Progress{}, "the operator is not running (it is the one that scales this datacenter)", nil
-		}
+	if down := w.operatorDown(ctx); down != "" {
+		return operator.Progress{}, down, nil
 	}
 	p, err := w.progress(ctx, pod)
 	if err != nil {
@@ -134,10 +129,16 @@ func (s *sizeRequest) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return s.reached(p.Size), nil
+}
+
+// reached reports whether size is the planned one or beyond it, in the operation's
+// direction.
+func (s *sizeRequest) reached(size int) bool {
 	if s.down {
-		return p.Size <= s.n.Size, nil
+		return size <= s.n.Size
 	}
-	return p.Size >= s.n.Size, nil
+	return size >= s.n.Size
 }
 
 // Do asks for the size, testing the value it was computed from.
@@ -162,6 +163,29 @@ func (s *sizeRequest) Do(ctx context.Context) error {
 			err, s.from(), s.n.Size, s.w.CP.Namespace, s.w.CP.Cluster)}
 	}
 	return &engine.Retryable{Err: err}
+}
+
+// Wait: right after the request the resource asks for the planned size (Done). When it
+// does not, someone else changed the size since (a kubectl edit, a GitOps sync; the
+// operator never writes it): the run stops naming it rather than wait for a size
+// nobody asks any more, and asks nothing over their change. An unreadable size is
+// unknown: read again.
+func (s *sizeRequest) Wait(ctx context.Context) error {
+	for {
+		p, err := s.w.progress(ctx, "")
+		if err == nil {
+			if s.reached(p.Size) {
+				return nil
+			}
+			return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the datacenter's %s is %d right after this run set it %d -> %d: someone else changed it since. Nothing more was asked of the operator. "+
+				"See: kubectl cassandra status -n %s %s; then resume (it asks for %d again, only while the size is %d) or abort",
+				s.w.countWords(), p.Size, s.from(), s.n.Size, s.w.CP.Namespace, s.w.CP.Cluster, s.n.Size, s.from())}
+		}
+		s.w.Reporter.Waiting(s.id(), "cannot read the datacenter's size ("+err.Error()+"): unknown, reading again", 0)
+		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			return err
+		}
+	}
 }
 
 // requestRemoval lowers the size by one so that the operator removes the planned node.
@@ -288,17 +312,31 @@ func (driven) Evident() {}
 // Passive implements engine.Passive.
 func (driven) Passive() {}
 
-// poll waits until done answers true, reporting what it waits for; check, asked at each
-// round, may stop the wait with an error (a stuck operator).
+// poll waits until done answers true, reporting what it waits for and what keeps the
+// operator from going on (stallGuard: a cause that lasts StallAfter stops the wait);
+// done may stop the wait with an error (a stuck operator). A wait that times out says
+// what it waited for and what explains it.
 func (s driven) poll(ctx context.Context, id string, done func() (bool, string, error)) error {
 	start := s.w.now()
+	guard := s.w.guardStall(id, s.n)
 	for {
 		ok, what, err := done()
 		if err != nil || ok {
 			return err
 		}
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		cause, err := guard.check(ctx)
+		if err != nil {
+			return err
+		}
+		shown := what
+		if cause != "" {
+			shown += " (" + cause + ")"
+		}
+		s.w.Reporter.Waiting(id, shown, s.w.now().Sub(start))
 		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+			if timedOut(ctx) {
+				return fmt.Errorf("%s; read now: %s. %s", what, s.w.explainStall(ctx, s.n), s.w.drivenNext())
+			}
 			return err
 		}
 	}
@@ -340,6 +378,27 @@ func (s *waitLeaving) Wait(ctx context.Context) error {
 	})
 }
 
+// variant: for an operator that acts, the wait also watches what keeps it from
+// creating and starting the pod (Driven).
+func (s *waitJoined) variant(v Variant) engine.Step {
+	if v.Driven {
+		return &waitOperatorAdds{s}
+	}
+	return s
+}
+
+// waitOperatorAdds is wait-joined for an operator that acts: the operator creates the
+// pod and starts its node, and waits itself while another node is down or it does not
+// run; such a cause, lasting StallAfter, stops the wait (stallGuard).
+type waitOperatorAdds struct {
+	*waitJoined
+}
+
+// Wait waits as wait-joined does, with the guard.
+func (s *waitOperatorAdds) Wait(ctx context.Context) error {
+	return s.wait(ctx, s.w.guardStall(checkpoint.StepID(s.kind(), s.n.Pod), s.n))
+}
+
 // variant: for an operator that acts, the wait also watches the operator (Driven).
 func (s *waitPodGone) variant(v Variant) engine.Step {
 	if v.Driven {
@@ -361,6 +420,7 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stuck := make(chan error, 1)
+	guard := s.w.guardStall(checkpoint.StepID(StepWaitPodGone, s.n.Pod), s.n)
 	go func() {
 		start := s.w.now()
 		for {
@@ -369,6 +429,11 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-time.After(s.w.poll()):
+			}
+			if _, err := guard.check(ctx); err != nil {
+				stuck <- err
+				cancel(err)
+				return
 			}
 			p, err := s.w.progress(ctx, s.n.Pod)
 			if err != nil || p.Leaving || p.ScalingDown || s.w.now().Sub(start) < 2*s.w.poll() {
@@ -390,6 +455,9 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 	case e := <-stuck:
 		return e
 	default:
+	}
+	if err != nil && timedOut(ctx) {
+		return fmt.Errorf("%w; read now: %s. %s", err, s.w.explainStall(ctx, s.n), s.w.drivenNext())
 	}
 	return err
 }

@@ -211,9 +211,41 @@ func (w *World) ringExcept(ctx context.Context, except string) (nodetool.Ring, s
 	case reader != "":
 		return r, reader, nil
 	case len(failed) == 0:
-		return r, "", fmt.Errorf("no Ready pod other than %s to read the ring from", except)
+		return r, "", fmt.Errorf("no Ready pod%s to read the ring from%s", otherThan(except), w.notReadyWords(ctx, except))
 	}
 	return r, "", fmt.Errorf("ring unreadable: %s", strings.Join(failed, "; "))
+}
+
+func otherThan(pod string) string {
+	if pod == "" {
+		return ""
+	}
+	return " other than " + pod
+}
+
+// notReadyWords names the cluster's pods but except that cannot read the ring, with
+// their state (" (pod a: Running, not Ready)"): why no reader was found. A second list,
+// only on that path.
+func (w *World) notReadyWords(ctx context.Context, except string) string {
+	l, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.ClusterSelector})
+	if err != nil {
+		return ""
+	}
+	var bad []string
+	for i := range l.Items {
+		p := &l.Items[i]
+		if p.Name == except {
+			continue
+		}
+		if st := podState(p); st != "" {
+			bad = append(bad, "pod "+p.Name+": "+st)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	sort.Strings(bad)
+	return " (" + strings.Join(bad, "; ") + ")"
 }
 
 // RingReader reads the ring as one node sees it (`nodetool status`).

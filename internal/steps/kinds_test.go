@@ -15,9 +15,9 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
 // warnings records the reporter's warnings.
@@ -53,15 +53,15 @@ func (r *warnings) all() string {
 }
 
 // kindWorld is a fake world and the steps' World for a checkpoint of kind with nodes.
-func kindWorld(t *testing.T, o world.Opts, kind string, nodes ...checkpoint.Node) (*world.World, *World) {
+func kindWorld(t *testing.T, o fakeworld.Opts, kind string, nodes ...checkpoint.Node) (*fakeworld.World, *World) {
 	t.Helper()
-	w := world.New(t, o)
+	w := fakeworld.New(t, o)
 	cp := &checkpoint.Checkpoint{Kind: kind, Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: o.Nodes}, Nodes: nodes}
-	a := &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery(), Version: "v2"}
-	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
-		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Container: "cassandra", CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
-		Spec:     casskop.DCSpec{A: a, NS: w.NS, Name: w.Name, DC: "dc1"},
-		Operator: casskop.OperatorStatus{A: a, NS: w.NS, Name: w.Name}}
+	a := w.Adapter()
+	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: a.ClusterSelector(w.Name),
+		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Container: a.Container(), CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
+		Spec:     a.DCSpec(w.NS, w.Name, "dc1"),
+		Operator: a.OperatorStatus(w.NS, w.Name, nil)}
 	sw.obs.SetUncached(true)
 	// The scale-down reads the ring from its ring readers (its Info's Variant).
 	sw.variant.RingReaders = kind == checkpoint.KindScaleDown
@@ -71,15 +71,16 @@ func kindWorld(t *testing.T, o world.Opts, kind string, nodes ...checkpoint.Node
 }
 
 // existing describes a pod of the initial world.
-func existing(w *world.World, ordinal int) checkpoint.Node {
-	pod := fmt.Sprintf("demo-dc1-rack1-%d", ordinal)
+func existing(w *fakeworld.World, ordinal int) checkpoint.Node {
+	pod := w.Pod("rack1", ordinal)
 	nv, _ := w.Cass.Node(pod)
-	return checkpoint.Node{Pod: pod, PodUID: w.PodUID(pod), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: "demo-dc1-rack1",
-		HostID: nv.HostID, Address: nv.Address, PVCs: []checkpoint.PVC{{Name: "data-" + pod, UID: "pvc-data-" + pod}}}
+	return checkpoint.Node{Pod: pod, PodUID: w.PodUID(pod), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
+		HostID: nv.HostID, Address: nv.Address, PVCs: []checkpoint.PVC{{Name: "storage-" + pod, UID: "pvc-storage-" + pod}}}
 }
 
 func newNode(ordinal int) checkpoint.Node {
-	return checkpoint.Node{Pod: fmt.Sprintf("demo-dc1-rack1-%d", ordinal), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: "demo-dc1-rack1", New: true}
+	sts := fakeadapter.StatefulSetName("demo", "dc1", "rack1")
+	return checkpoint.Node{Pod: fmt.Sprintf("%s-%d", sts, ordinal), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: sts, New: true}
 }
 
 func mustSafe(t *testing.T, st engine.Step) {
@@ -111,7 +112,7 @@ func mustDo(t *testing.T, st engine.Step) {
 
 func TestGrowStatefulSetStep(t *testing.T) {
 	n := newNode(1)
-	w, sw := kindWorld(t, world.Opts{Nodes: 1}, "scale-up", n)
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 1}, "scale-up", n)
 	st := &growStatefulSet{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustSafe(t, st)
@@ -128,12 +129,12 @@ func TestGrowStatefulSetStep(t *testing.T) {
 	mustUnsafe(t, &growStatefulSet{node: node{sw, newNode(3)}}, "expected 3")
 
 	// A claim left over for the new pod: refused (it would start on old data).
-	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1}, "scale-up", n)
-	_ = w2.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-" + n.Pod, Namespace: w2.NS, UID: "old"}})
-	mustUnsafe(t, &growStatefulSet{node: node{sw2, n}}, "PVC data-demo-dc1-rack1-1 already exists")
+	w2, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1}, "scale-up", n)
+	_ = w2.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "storage-" + n.Pod, Namespace: w2.NS, UID: "old"}})
+	mustUnsafe(t, &growStatefulSet{node: node{sw2, n}}, "PVC storage-fake-demo-dc1-rack1-1 already exists")
 	// A node down: refused (a node joins a healthy ring only).
-	w3, sw3 := kindWorld(t, world.Opts{Nodes: 2}, "scale-up", newNode(2))
-	_ = w3.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{Down: true})
+	w3, sw3 := kindWorld(t, fakeworld.Opts{Nodes: 2}, "scale-up", newNode(2))
+	_ = w3.Cass.SetFault(w3.Pod("rack1", 1), sim.Fault{Down: true})
 	mustUnsafe(t, &growStatefulSet{node: node{sw3, newNode(2)}}, "is DN")
 }
 
@@ -142,7 +143,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	n := newNode(1)
 	// The node stays joining (JoinFails) until the test lets it finish: no race with a
 	// wall-clock JoinTime.
-	w, sw := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	st := &waitJoined{waiting{node{sw, n}}}
 	mustDone(t, st, false) // no pod yet
 	mustDo(t, &growStatefulSet{node: node{sw, n}})
@@ -159,11 +160,11 @@ func TestWaitJoinedStep(t *testing.T) {
 	mustDone(t, st, true)
 
 	// A bootstrap that fails (5.0 JOINING_FAILED) stops the run with what to check.
-	_, sw2 := kindWorld(t, world.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
+	_, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	mustDo(t, &growStatefulSet{node: node{sw2, n}})
 	err := (&waitJoined{waiting{node{sw2, n}}}).Wait(ctx)
 	var fatal *engine.Fatal
-	if !asFatal(err, &fatal) || !strings.Contains(err.Error(), "JOINING_FAILED") || !strings.Contains(err.Error(), "kubectl logs -n cassandra demo-dc1-rack1-1 -c cassandra") {
+	if !asFatal(err, &fatal) || !strings.Contains(err.Error(), "JOINING_FAILED") || !strings.Contains(err.Error(), "kubectl logs -n cassandra fake-demo-dc1-rack1-1 -c server") {
 		t.Fatalf("failed join: %v", err)
 	}
 
@@ -173,7 +174,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rec := &warnings{onWarn: cancel}
-	_, sw3 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
+	_, sw3 := kindWorld(t, fakeworld.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	sw3.Reporter, sw3.StallAfter = rec, 20*time.Millisecond
 	mustDo(t, &growStatefulSet{node: node{sw3, n}})
 	err = (&waitJoined{waiting{node{sw3, n}}}).Wait(wctx)
@@ -188,7 +189,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	// waits for).
 	wctx2, cancel2 := context.WithCancel(ctx)
 	defer cancel2()
-	_, sw4 := kindWorld(t, world.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, "scale-up", n)
+	_, sw4 := kindWorld(t, fakeworld.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, "scale-up", n)
 	sw4.Reporter = &warnings{onWaiting: func(string) { cancel2() }}
 	mustDo(t, &growStatefulSet{node: node{sw4, n}})
 	if err := (&waitJoined{waiting{node{sw4, n}}}).Wait(wctx2); err == nil || !strings.Contains(err.Error(), "not scheduled (Unschedulable") {
@@ -198,7 +199,7 @@ func TestWaitJoinedStep(t *testing.T) {
 
 func TestCleanupStep(t *testing.T) {
 	ctx := context.Background()
-	w, sw := kindWorld(t, world.Opts{Nodes: 2}, "scale-up")
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 2}, "scale-up")
 	n := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{n}
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCleanup, n.Pod)}
@@ -221,11 +222,11 @@ func TestCleanupStep(t *testing.T) {
 	// A node that is not NORMAL is not cleaned; a cleanup Cassandra refuses is retried.
 	var out, errb strings.Builder
 	w.Cass.Run(ctx, n.Pod, []string{"drain"}, &out, &errb)
-	mustUnsafe(t, st, "demo-dc1-rack1-0 is in mode DRAINED") // Safe asks the node itself
-	if err := st.Recheck(ctx); err == nil || !strings.Contains(err.Error(), "demo-dc1-rack1-0 (10.244.0.11) of datacenter dc1 is DN") {
+	mustUnsafe(t, st, "fake-demo-dc1-rack1-0 is in mode DRAINED") // Safe asks the node itself
+	if err := st.Recheck(ctx); err == nil || !strings.Contains(err.Error(), "fake-demo-dc1-rack1-0 (10.244.0.11) of datacenter dc1 is DN") {
 		t.Fatalf("Recheck = %v, want the node DN (peers see a drained node down)", err)
 	}
-	w2, sw2 := kindWorld(t, world.Opts{Nodes: 1, JoinTime: time.Hour}, "scale-up")
+	w2, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1, JoinTime: time.Hour}, "scale-up")
 	mustDo(t, &growStatefulSet{node: node{sw2, newNode(1)}}) // joins for an hour
 	err := (&cleanup{node: node{sw2, existing(w2, 0)}}).Do(ctx)
 	if _, ok := err.(*engine.Retryable); !ok || !strings.Contains(err.Error(), "Not safe to run cleanup") {
@@ -234,7 +235,7 @@ func TestCleanupStep(t *testing.T) {
 }
 
 func TestDrainStep(t *testing.T) {
-	w, sw := kindWorld(t, world.Opts{Nodes: 3}, "restart")
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, "restart")
 	n := existing(w, 2)
 	st := &drain{node: node{sw, n}}
 	mustDone(t, st, false)
@@ -253,7 +254,7 @@ func TestDrainStep(t *testing.T) {
 }
 
 func TestDeletePodStep(t *testing.T) {
-	w, sw := kindWorld(t, world.Opts{Nodes: 3}, "restart")
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, "restart")
 	n := existing(w, 2)
 	st := &deletePod{node: node{sw, n}}
 	mustDone(t, st, false)
@@ -281,7 +282,7 @@ func TestWaitRestartedStep(t *testing.T) {
 	// The world would start the new pod's Cassandra (and turn the pod Ready) an hour
 	// after creating it, so the pod stays not Ready until the test starts it, on the
 	// step's report that it waits for that: no race with a wall-clock StartTime.
-	w, sw := kindWorld(t, world.Opts{Nodes: 3, StartTime: time.Hour}, "restart")
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3, StartTime: time.Hour}, "restart")
 	n := existing(w, 1)
 	st := &waitRestarted{waiting{node{sw, n}}}
 	mustDone(t, st, false) // the old pod
@@ -310,10 +311,10 @@ func TestWaitRestartedStep(t *testing.T) {
 	}
 }
 
-// startPod starts the Cassandra of a pod the world created not Ready (world.Opts.StartTime)
+// startPod starts the Cassandra of a pod the world created not Ready (fakeworld.Opts.StartTime)
 // and turns the pod Ready, as the world does once StartTime passed: the kubelet's
 // doing, written to the tracker behind the plugin's back.
-func startPod(t *testing.T, w *world.World, pod string) {
+func startPod(t *testing.T, w *fakeworld.World, pod string) {
 	t.Helper()
 	if err := w.Cass.Restart(pod); err != nil {
 		t.Fatal(err)
@@ -330,34 +331,33 @@ func startPod(t *testing.T, w *world.World, pod string) {
 	}
 }
 
-// stuck370 is CassKop's seed-bug state: pod 2 decommissioned and gone (StatefulSet
-// shrunk), its PVC left, status decommission Ongoing on it.
-func stuck370(t *testing.T, statusSubresource bool) (*world.World, *World, checkpoint.Node) {
+// stuck370 is the state of CassKop's seed bug (#370) on the neutral operator: pod 2
+// decommissioned and gone (StatefulSet shrunk), its PVC left, the operator's status
+// showing its operation on the pod unfinished. How CassKop's own status reads and is
+// written (with and without a /status subresource) is tested in plugins/casskop.
+func stuck370(t *testing.T) (*fakeworld.World, *World, checkpoint.Node) {
 	t.Helper()
-	w, sw := kindWorld(t, world.Opts{Nodes: 3, StatusSubresource: statusSubresource}, repairKind)
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, repairKind)
 	n := existing(w, 2)
 	n.PodUID = ""
 	var out, errb strings.Builder
 	w.Cass.Run(context.Background(), n.Pod, []string{"decommission"}, &out, &errb)
 	w.SetReplicas("rack1", 2)
-	w.SetCRStatus(map[string]any{"lastClusterAction": "ScaleDown", "lastClusterActionStatus": "ToDo", "cassandraRackStatus": map[string]any{"dc1-rack1": map[string]any{
-		"cassandraLastAction": map[string]any{"name": "ScaleDown", "status": "ToDo"},
-		"podLastOperation":    map[string]any{"name": "decommission", "status": "Ongoing", "pods": []any{n.Pod}, "podsOK": []any{}},
-	}}})
+	w.SetOperations(fakeadapter.Operation{Datacenter: "dc1", Rack: "rack1", Pod: n.Pod, Phase: fakeadapter.PhaseRunning})
 	sw.CP.Nodes = []checkpoint.Node{n}
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDeletePVCs, n.Pod)}
 	return w, sw, n
 }
 
 func TestRepairDeletePVCsStep(t *testing.T) {
-	w, sw, n := stuck370(t, false)
-	w.MountClaim("demo-dc1-rack1-0", "data-"+n.Pod)
-	mustUnsafe(t, &repairDeletePVCs{deletePVCs: &deletePVCs{node: node{sw, n}}}, "PVC data-demo-dc1-rack1-2 is used by pod demo-dc1-rack1-0")
+	w, sw, n := stuck370(t)
+	w.MountClaim(w.Pod("rack1", 0), "storage-"+n.Pod)
+	mustUnsafe(t, &repairDeletePVCs{deletePVCs: &deletePVCs{node: node{sw, n}}}, "PVC storage-fake-demo-dc1-rack1-2 is used by pod fake-demo-dc1-rack1-0")
 }
 
 func TestBuildKinds(t *testing.T) {
-	w, sw := kindWorld(t, world.Opts{Nodes: 1, Operator: true}, "scale-up")
-	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 1, Operator: true}, "scale-up")
+	op := checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: fakeworld.OperatorUID, Replicas: 1}
 	sw.CP.PausedOperator = &op
 	n := newNode(1)
 	old := existing(w, 0)
@@ -385,14 +385,14 @@ func TestBuildKinds(t *testing.T) {
 	mustSafe(t, impl[StepResumeOperator])
 }
 
-// repairKind is CassKop's repair-operator-state (plugins/casskop/repair: the steps know
-// it only through steps.Variant).
-const repairKind = "repair-operator-state"
+// repairKind is an operator's own repair kind (as CassKop's repair-operator-state,
+// plugins/casskop/repair): the steps know it only through steps.Variant.
+const repairKind = "repair-fake-status"
 
 // TestBuildNodeStepVariants: the node steps a kind differs in (Variant) and the refusal
 // of a kind no step implements.
 func TestBuildNodeStepVariants(t *testing.T) {
-	w, sw := kindWorld(t, world.Opts{Nodes: 3}, checkpoint.KindScaleDown)
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, checkpoint.KindScaleDown)
 	n := existing(w, 2)
 	sw.CP.Nodes = []checkpoint.Node{n}
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDecommission, n.Pod), checkpoint.PendingStep(StepDeletePVCs, n.Pod)}

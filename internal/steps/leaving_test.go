@@ -10,8 +10,8 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
 // recorder keeps the warnings a step gave and shows onWait each waiting line.
@@ -48,9 +48,9 @@ func (r *recorder) warnings() []string {
 // leavingButFailed starts a decommission of n's node whose 5.0 mode then reads
 // DECOMMISSION_FAILED while it goes on (CASSANDRA-21493/21583): peers see it UL, and
 // held (a short decommission) it streams out too.
-func leavingButFailed(t *testing.T, streaming bool) (*world.World, *World, checkpoint.Node) {
+func leavingButFailed(t *testing.T, streaming bool) (*fakeworld.World, *World, checkpoint.Node) {
 	t.Helper()
-	opts := world.Opts{Nodes: 3, Version: "5.0", DecommissionTime: time.Hour}
+	opts := fakeworld.Opts{Nodes: 3, Version: "5.0", DecommissionTime: time.Hour}
 	if streaming {
 		opts.DecommissionTime = 30 * time.Millisecond
 	}
@@ -84,7 +84,7 @@ func TestDecommissionFailedWhileLeaving(t *testing.T) {
 		streaming bool
 		why       string
 	}{
-		{"peers see it UL", false, "demo-dc1-rack1-0 sees it UL (leaving)"},
+		{"peers see it UL", false, "fake-demo-dc1-rack1-0 sees it UL (leaving)"},
 		{"streaming out", true, "its netstats list an Unbootstrap stream it sends"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +139,7 @@ func TestDecommissionFailedAfterRefusal(t *testing.T) {
 	}
 
 	w, sw, n = leavingButFailed(t, false)
-	for _, p := range []string{"demo-dc1-rack1-0", "demo-dc1-rack1-1"} {
+	for _, p := range []string{w.Pod("rack1", 0), w.Pod("rack1", 1)} {
 		_ = w.Cass.SetFault(p, sim.Fault{EmptyRing: true})
 	}
 	if done, err := (&decommission{node: node{sw, n}}).Done(ctx); done || err == nil {
@@ -216,10 +216,10 @@ func TestDecommissionResumedAfterRestart(t *testing.T) {
 	vl := &verifyLeft{node: node{sw, n}}
 	mustDone(t, vl, true)
 	mustDone(t, vl, true)
-	want := "node demo-dc1-rack1-2 was removed, but its decommission was issued again after the node restarted in the middle of it: " +
+	want := "node fake-demo-dc1-rack1-2 was removed, but its decommission was issued again after the node restarted in the middle of it: " +
 		"a resumed decommission skips the ranges it had already streamed, and writes to them since may be missing on their new replicas (CASSANDRA-16290). " +
 		"Run `nodetool repair -pr <keyspace>` for each of system_auth, system_distributed, system_traces, app on every remaining node of datacenter dc1 " +
-		"(e.g. kubectl cassandra nodetool -n cassandra demo-dc1-rack1-0 -- repair -pr system_auth)"
+		"(e.g. kubectl cassandra nodetool -n cassandra fake-demo-dc1-rack1-0 -- repair -pr system_auth)"
 	if got := rec.warnings(); len(got) != 1 || got[0] != want {
 		t.Fatalf("warnings %q, want once %q", got, want)
 	}

@@ -8,22 +8,22 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
 // sharedWorld is the steps' world of operation id on cluster ns/name, pausing the
-// fake world's operator Deployment casskop.
-func sharedWorld(w *world.World, id, ns, name string) (*World, checkpoint.PausedOperator) {
-	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
+// fake world's operator Deployment.
+func sharedWorld(w *fakeworld.World, id, ns, name string) (*World, checkpoint.PausedOperator) {
+	op := checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: fakeworld.OperatorUID, Replicas: 1}
 	cp := &checkpoint.Checkpoint{OperationID: id, Namespace: ns, Cluster: name, PausedOperator: &op}
 	sw := &World{Kube: w.Kube, Namespace: ns, CP: cp, Reporter: nopReporter{}}
 	sw.obs.SetUncached(true)
 	return sw, op
 }
 
-func holders(t *testing.T, w *world.World) ([]checkpoint.PauseHolder, int32) {
+func holders(t *testing.T, w *fakeworld.World) ([]checkpoint.PauseHolder, int32) {
 	t.Helper()
-	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, "casskop")
+	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, fakeworld.OperatorName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func ids(hs []checkpoint.PauseHolder) []string {
 // from before the first pause. Every action is idempotent (a resume repeats it).
 func TestSharedPause(t *testing.T) {
 	ctx := context.Background()
-	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
+	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Operator: true})
 	a, opA := sharedWorld(w, "op-a", "cassandra", "demo")
 	b, opB := sharedWorld(w, "op-b", "apps", "other")
 	pauseA, restoreA := &pauseOperator{operatorStep{w: a, op: opA}}, &resumeOperator{operatorStep{w: a, op: opA}}
@@ -96,7 +96,7 @@ func TestSharedPause(t *testing.T) {
 	if _, err := RestoreOperator(ctx, a, opA, true); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.OperatorReplicas("casskop"); !reflect.DeepEqual(got, []int32{1, 0, 0, 0, 1}) {
+	if got := w.OperatorReplicas(fakeworld.OperatorName); !reflect.DeepEqual(got, []int32{1, 0, 0, 0, 1}) {
 		t.Fatalf("operator writes %v, want [1 0 0 0 1] (A pauses, B joins, A leaves, B restores)", got)
 	}
 }
@@ -105,7 +105,7 @@ func TestSharedPause(t *testing.T) {
 // (its write may have happened, its done mark not), the pause is done without asking
 // the Deployment: a resume must not pause the operator again.
 func TestPauseStaysDoneAfterRestore(t *testing.T) {
-	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
+	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Operator: true})
 	for _, kind := range []string{checkpoint.KindScaleDown, "scale-up", "restart"} {
 		sw, op := sharedWorld(w, "op-"+kind, w.NS, w.Name)
 		sw.CP.Kind = kind
@@ -121,8 +121,8 @@ func TestPauseStaysDoneAfterRestore(t *testing.T) {
 // restore with an error (unknown is never taken as "nobody else holds it").
 func TestPausedByUnreadable(t *testing.T) {
 	ctx := context.Background()
-	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
-	w.SetDeploymentAnnotation("casskop", checkpoint.PausedByAnnotation, "{not json")
+	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Operator: true})
+	w.SetDeploymentAnnotation(fakeworld.OperatorName, checkpoint.PausedByAnnotation, "{not json")
 	a, op := sharedWorld(w, "op-a", w.NS, w.Name)
 	for _, err := range []error{(&pauseOperator{operatorStep{w: a, op: op}}).Do(ctx), func() error { _, err := RestoreOperator(ctx, a, op, true); return err }()} {
 		if err == nil {

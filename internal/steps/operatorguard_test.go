@@ -12,7 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
 // TestOperatorGuard: while the plan holds the operator paused, an action is refused
@@ -21,7 +21,7 @@ import (
 // the pause and from the restore on, it does not apply. A closed watch is reopened.
 func TestOperatorGuard(t *testing.T) {
 	ctx := context.Background()
-	w := world.New(t, world.Opts{Nodes: 1, Operator: true})
+	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Operator: true})
 	sw, op := sharedWorld(w, "op-a", "cassandra", "demo")
 	sw.CP.Steps = []checkpoint.Step{
 		{ID: "pause-operator", Kind: StepPauseOperator, State: checkpoint.StatePending},
@@ -51,7 +51,7 @@ func TestOperatorGuard(t *testing.T) {
 	if !errors.As(err, &fatal) || fatal.Code != exit.Refused {
 		t.Fatalf("scaled up: %v, want exit %d", err, exit.Refused)
 	}
-	for _, want := range []string{"operator Deployment " + w.NS + "/casskop was scaled to 2 replicas by someone", "resume -n cassandra demo", "abort -n cassandra demo"} {
+	for _, want := range []string{"operator Deployment " + w.NS + "/fake-operator was scaled to 2 replicas by someone", "resume -n cassandra demo", "abort -n cassandra demo"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("message %q does not say %q", err, want)
 		}
@@ -80,10 +80,10 @@ func TestOperatorGuard(t *testing.T) {
 	}
 }
 
-func scale(t *testing.T, w *world.World, to int32) {
+func scale(t *testing.T, w *fakeworld.World, to int32) {
 	t.Helper()
 	gvr := appsv1.SchemeGroupVersion.WithResource("deployments")
-	obj, err := w.Kube.Tracker().Get(gvr, w.NS, "casskop")
+	obj, err := w.Kube.Tracker().Get(gvr, w.NS, fakeworld.OperatorName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +97,12 @@ func scale(t *testing.T, w *world.World, to int32) {
 
 // TestRestoreRecheckNamesEdit: the operator restore checks the cluster resource against
 // the StatefulSets from reads made in its Recheck (after its "started" write, right
-// before the Deployment write): an edit of nodesPerRacks stops it with exit 3 naming the
+// before the Deployment write): an edit of the count stops it with exit 3 naming the
 // edit, the StatefulSets' count and both ways forward; put back, it goes ahead.
 func TestRestoreRecheckNamesEdit(t *testing.T) {
 	ctx := context.Background()
-	w, sw := kindWorld(t, world.Opts{Nodes: 3, Operator: true}, "restart")
-	st := &resumeOperator{operatorStep{w: sw, op: checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", Replicas: 1}}}
+	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3, Operator: true}, "restart")
+	st := &resumeOperator{operatorStep{w: sw, op: checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, Replicas: 1}}}
 	if err := st.Recheck(ctx); err != nil {
 		t.Fatalf("agreeing: %v", err)
 	}
@@ -117,7 +117,7 @@ func TestRestoreRecheckNamesEdit(t *testing.T) {
 	if !errors.As(err, &fatal) || fatal.Code != exit.Refused {
 		t.Fatalf("edited: %v, want exit %d", err, exit.Refused)
 	}
-	for _, want := range []string{"nodesPerRacks of dc1 is now 4", "the StatefulSets have 3", "back to 3", "resume -n " + w.NS + " demo", "abort -n " + w.NS + " demo", "sets nodesPerRacks to the StatefulSets' replicas"} {
+	for _, want := range []string{"members of dc1 is now 4", "the StatefulSets have 3", "back to 3", "resume -n " + w.NS + " demo", "abort -n " + w.NS + " demo", "sets members to the StatefulSets' replicas"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("message %q does not say %q", err, want)
 		}

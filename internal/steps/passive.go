@@ -87,19 +87,27 @@ func (s waiting) checkHint(describe, logs, more string) string {
 // its node UN, reporting what is missing, and warns once, with hint, after StallAfter.
 // When ctx ends it fails with the last thing missing (notBack: "pod … did not join").
 // notUN, when set, looks further while the pod runs but its node is not UN yet, and may
-// end the wait.
-func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test backTest, notUN func() error) error {
+// end the wait. guard (nil: none) watches an operator that acts for what keeps it from
+// going on: a cause that lasts StallAfter stops the wait, and a timeout names what
+// explains it (drivenstall.go).
+func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test backTest, notUN func() error, guard *stallGuard) error {
 	w := s.w
 	start := w.now()
 	stall := &stallWatch{w: w, id: id, start: start}
 	last := "state unknown"
+	gaveUp := func() error {
+		if guard != nil && timedOut(ctx) {
+			return fmt.Errorf("%s: %s; read now: %s; %s", notBack, last, w.explainStall(ctx, s.n), hint)
+		}
+		return fmt.Errorf("%s: %s; %s", notBack, last, hint)
+	}
 	for {
 		ok, what, err := s.readBack(ctx, test)
 		if ok {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: %s; %s", notBack, last, hint)
+			return gaveUp()
 		}
 		if err != nil {
 			what = "state unknown: " + err.Error()
@@ -109,10 +117,18 @@ func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test ba
 			}
 		}
 		last = what
-		w.Reporter.Waiting(id, what, w.now().Sub(start))
+		cause, err := guard.check(ctx)
+		if err != nil {
+			return err
+		}
+		shown := what
+		if cause != "" {
+			shown += " (" + cause + ")"
+		}
+		w.Reporter.Waiting(id, shown, w.now().Sub(start))
 		stall.check(what, hint)
 		if err := w.sleep(ctx, w.poll()); err != nil {
-			return fmt.Errorf("%s: %s; %s", notBack, last, hint)
+			return gaveUp()
 		}
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
 // countExec counts nodetool calls.
@@ -146,7 +146,7 @@ func TestShrinkFromLastSeenCount(t *testing.T) {
 	mustDone(t, st, false)
 }
 
-func setReplicas(t *testing.T, w *world.World, name string, r int32) {
+func setReplicas(t *testing.T, w *fakeworld.World, name string, r int32) {
 	t.Helper()
 	gvr := appsv1.SchemeGroupVersion.WithResource("statefulsets")
 	obj, err := w.Kube.Tracker().Get(gvr, w.NS, name)
@@ -168,9 +168,9 @@ func TestWaitPodGoneRequests(t *testing.T) {
 		t.Run(fmt.Sprintf("noWatchList=%v", noWatchList), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			w := world.New(t, world.Opts{Nodes: 3, NoWatchList: noWatchList})
+			w := fakeworld.New(t, fakeworld.Opts{Nodes: 3, NoWatchList: noWatchList})
 			sw := &World{Kube: w.Kube, Namespace: w.NS, Reporter: nopReporter{}, Poll: time.Millisecond}
-			n := checkpoint.Node{Pod: "demo-dc1-rack1-2", PodUID: "pod-demo-dc1-rack1-2"}
+			n := checkpoint.Node{Pod: w.Pod("rack1", 2), PodUID: "pod-" + w.Pod("rack1", 2)}
 			st := &waitPodGone{node: node{sw, n}}
 			w.Kube.ClearActions()
 			mustDone(t, st, false)
@@ -183,7 +183,7 @@ func TestWaitPodGoneRequests(t *testing.T) {
 				watches = 2
 			}
 			waitFor(ctx, t, "Wait to open its watch", func() bool { return countVerb(w, "watch") >= watches })
-			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, "demo-dc1-rack1-1")
+			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, w.Pod("rack1", 1))
 			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)
 			if err := <-errc; err != nil {
 				t.Fatalf("Wait: %v", err)
@@ -214,7 +214,7 @@ func TestWaitPodGoneRequests(t *testing.T) {
 	}
 }
 
-func countVerb(w *world.World, verb string) int {
+func countVerb(w *fakeworld.World, verb string) int {
 	n := 0
 	for _, a := range w.Kube.Actions() {
 		if a.GetVerb() == verb {
@@ -255,13 +255,13 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	sw.obs.SetUncached(false)
 	g := &gateExec{inner: w, gate: make(chan struct{})}
 	sw.Nodetool = nodetool.Client{Exec: g}
-	sw.CP.Steps = append(checkpoint.NodeSteps(append([]checkpoint.Node{{Pod: "demo-dc1-rack1-3"}}, sw.CP.Nodes...), StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs), checkpoint.PendingStep(StepUpdateCluster, ""))
-	if got := sw.nextDecommission("demo-dc1-rack1-3"); got != n.Pod {
+	sw.CP.Steps = append(checkpoint.NodeSteps(append([]checkpoint.Node{{Pod: w.Pod("rack1", 3)}}, sw.CP.Nodes...), StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs), checkpoint.PendingStep(StepUpdateCluster, ""))
+	if got := sw.nextDecommission(w.Pod("rack1", 3)); got != n.Pod {
 		t.Fatalf("next decommission after rack1-3: %q, want %s", got, n.Pod)
 	}
 	// Started from a wait whose context ends at once (as the engine's does).
 	wctx, wcancel := context.WithCancel(ctx)
-	sw.prefetchNext(wctx, "demo-dc1-rack1-3")
+	sw.prefetchNext(wctx, w.Pod("rack1", 3))
 	waitFor(ctx, t, "the prefetch to call nodetool", func() bool { return g.calls() > 0 })
 	wcancel()
 	done := make(chan error, 1)
@@ -302,7 +302,7 @@ func TestClaimsReadAhead(t *testing.T) {
 }
 
 // countGets counts the GETs the fake API server answers for each of resources.
-func countGets(w *world.World, resources ...string) func(resource string) int {
+func countGets(w *fakeworld.World, resources ...string) func(resource string) int {
 	var mu sync.Mutex
 	gets := map[string]int{}
 	for _, res := range resources {

@@ -149,5 +149,5 @@ func (s *waitRestarted) hint() string {
 // Wait polls until the pod is back and its node UN, warning once after StallAfter.
 func (s *waitRestarted) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(s.kind(), s.n.Pod)
-	return s.waitBack(ctx, id, "pod "+s.n.Pod+" is not back", s.hint(), s.back, nil)
+	return s.waitBack(ctx, id, "pod "+s.n.Pod+" is not back", s.hint(), s.back, nil, nil)
 }

@@ -140,6 +140,12 @@ func (s *waitJoined) hint() string {
 // warns once with what to check, and a bootstrap that failed (5.0 JOINING_FAILED) stops
 // the run.
 func (s *waitJoined) Wait(ctx context.Context) error {
+	return s.wait(ctx, nil)
+}
+
+// wait is Wait, with guard (nil: none) watching what keeps an operator that acts from
+// creating and starting the pod (driven.go).
+func (s *waitJoined) wait(ctx context.Context, guard *stallGuard) error {
 	id := checkpoint.StepID(s.kind(), s.n.Pod)
 	var meter StreamMeter
 	// The pod runs and its node is not UN yet: did its bootstrap fail (5.0)?
@@ -156,7 +162,7 @@ func (s *waitJoined) Wait(ctx context.Context) error {
 		s.w.reportStream(id, "bootstrap", s.n.Pod, ns, nodetool.PlanBootstrap, nodetool.DirReceiving, &meter)
 		return nil
 	}
-	return s.waitBack(ctx, id, "pod "+s.n.Pod+" did not join", s.hint(), s.back, bootstrap)
+	return s.waitBack(ctx, id, "pod "+s.n.Pod+" did not join", s.hint(), s.back, bootstrap, guard)
 }
 
 // cleanup runs `nodetool cleanup` on a node that was in the datacenter before the

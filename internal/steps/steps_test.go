@@ -15,9 +15,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
 type nopReporter struct{}
@@ -29,27 +28,28 @@ func (nopReporter) Waiting(string, string, time.Duration) {}
 func (nopReporter) Warn(string, string)                   {}
 
 // setup builds a 3-node rack and a plan removing pod 2 (ordinal 2).
-func setup(t *testing.T, version string) (*world.World, *World, checkpoint.Node) {
+func setup(t *testing.T, version string) (*fakeworld.World, *World, checkpoint.Node) {
 	t.Helper()
-	return setupWith(t, world.Opts{Nodes: 3, Version: version})
+	return setupWith(t, fakeworld.Opts{Nodes: 3, Version: version})
 }
 
 // setupWith is setup in a world made with opts (3 nodes at least).
-func setupWith(t *testing.T, opts world.Opts) (*world.World, *World, checkpoint.Node) {
+func setupWith(t *testing.T, opts fakeworld.Opts) (*fakeworld.World, *World, checkpoint.Node) {
 	t.Helper()
-	w := world.New(t, opts)
+	w := fakeworld.New(t, opts)
 	version := opts.Version
-	pod := "demo-dc1-rack1-2"
+	pod := w.Pod("rack1", 2)
 	nv, err := w.Cass.Node(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := checkpoint.Node{Pod: pod, PodUID: "pod-" + pod, Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: "demo-dc1-rack1",
-		HostID: nv.HostID, PVCs: []checkpoint.PVC{{Name: "data-" + pod, UID: "pvc-data-" + pod}}}
+	a := w.Adapter()
+	n := checkpoint.Node{Pod: pod, PodUID: "pod-" + pod, Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
+		HostID: nv.HostID, PVCs: []checkpoint.PVC{{Name: "storage-" + pod, UID: "pvc-storage-" + pod}}}
 	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, Nodes: []checkpoint.Node{n}}
-	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
-		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Container: "cassandra", CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: version + ".0",
-		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}, variant: Variant{RingReaders: true}}
+	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: a.ClusterSelector(w.Name),
+		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Container: a.Container(), CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: version + ".0",
+		Spec: a.DCSpec(w.NS, w.Name, "dc1"), variant: Variant{RingReaders: true}}
 	sw.obs.SetUncached(true)
 	return w, sw, n
 }
@@ -135,14 +135,14 @@ func TestVerifyLeftStep(t *testing.T) {
 	}
 	mustDone(t, st, true) // DECOMMISSIONED and absent from the ring
 	// An empty ring read is unknown, not "left".
-	_ = w.Cass.SetFault("demo-dc1-rack1-0", sim.Fault{EmptyRing: true})
-	_ = w.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{EmptyRing: true})
+	_ = w.Cass.SetFault(w.Pod("rack1", 0), sim.Fault{EmptyRing: true})
+	_ = w.Cass.SetFault(w.Pod("rack1", 1), sim.Fault{EmptyRing: true})
 	if done, err := st.Done(ctx); done || err == nil {
 		t.Fatalf("empty ring: done=%v err=%v", done, err)
 	}
 	// A garbled read too.
-	_ = w.Cass.SetFault("demo-dc1-rack1-0", sim.Fault{Garbled: true})
-	_ = w.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{Garbled: true})
+	_ = w.Cass.SetFault(w.Pod("rack1", 0), sim.Fault{Garbled: true})
+	_ = w.Cass.SetFault(w.Pod("rack1", 1), sim.Fault{Garbled: true})
 	if done, err := st.Done(ctx); done || err == nil {
 		t.Fatalf("garbled ring: done=%v err=%v", done, err)
 	}
@@ -187,7 +187,7 @@ func TestShrinkStatefulSetStep(t *testing.T) {
 	if err := (&decommission{node: node{sw2, n2}}).Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	obj, _ := w2.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w2.NS, "demo-dc1-rack1")
+	obj, _ := w2.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("statefulsets"), w2.NS, w2.STS("rack1"))
 	sts := obj.(*appsv1.StatefulSet).DeepCopy()
 	four := int32(4)
 	sts.Spec.Replicas = &four
@@ -222,7 +222,7 @@ func TestWaitPodGoneStep(t *testing.T) {
 	// watch is open.
 	waitFor(wctx, t, "Wait to open its watch", func() bool { return countVerb(w, "watch") > 0 })
 	// Another pod's deletion must not end the wait.
-	_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, "demo-dc1-rack1-0")
+	_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, w.Pod("rack1", 0))
 	_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, n.Pod)
 	if err := <-errc; err != nil {
 		t.Fatalf("Wait: %v", err)
@@ -263,7 +263,7 @@ func TestDeletePVCsStep(t *testing.T) {
 	}
 	// A claim of the same name with another UID is not ours: Done, and never deleted.
 	w3, sw3, n3 := setup(t, "4.1")
-	obj, _ := w3.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), w3.NS, "data-"+n3.Pod)
+	obj, _ := w3.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), w3.NS, "storage-"+n3.Pod)
 	pvc := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
 	pvc.UID = "someone-else"
 	_ = w3.Kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), pvc, w3.NS)
@@ -275,7 +275,7 @@ func TestUpdateClusterStep(t *testing.T) {
 	w, sw, n := setup(t, "4.1")
 	st := &updateCluster{w: sw, want: map[string]int{"rack1": 2}}
 	mustDone(t, st, false)
-	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "demo-dc1-rack1 has 3") {
+	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "fake-demo-dc1-rack1 has 3") {
 		t.Fatalf("Safe before the shrink: %v", err)
 	}
 	for _, s := range []engine.Step{&decommission{node: node{sw, n}}, &shrinkStatefulSet{node: node{sw, n}}} {
@@ -290,21 +290,24 @@ func TestUpdateClusterStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustDone(t, st, true)
-	cl, _ := (&casskop.Adapter{Version: "v2"}).FromObject(w.CR())
-	if cl.DCs[0].Racks[0].Nodes != 2 {
-		t.Fatalf("nodesPerRacks %d", cl.DCs[0].Racks[0].Nodes)
+	if got := w.Members("rack1"); got != 2 {
+		t.Fatalf("members %d", got)
+	}
+	if got := w.SpecWrites(); got != 1 {
+		t.Fatalf("the spec was written %d times, want once", got)
 	}
 }
 
 func TestOperatorSteps(t *testing.T) {
 	ctx := context.Background()
-	w := world.New(t, world.Opts{Nodes: 2, Operator: true})
-	obj, _ := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, "casskop")
+	w := fakeworld.New(t, fakeworld.Opts{Nodes: 2, Operator: true})
+	obj, _ := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, fakeworld.OperatorName)
 	d := obj.(*appsv1.Deployment)
-	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: string(d.UID), Replicas: 1}
+	op := checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: string(d.UID), Replicas: 1}
 	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, PausedOperator: &op}
-	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Reporter: nopReporter{},
-		Spec: casskop.DCSpec{A: &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}, NS: w.NS, Name: w.Name, DC: "dc1"}}
+	a := w.Adapter()
+	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Reporter: nopReporter{},
+		Spec: a.DCSpec(w.NS, w.Name, "dc1")}
 	sw.obs.SetUncached(true)
 	pause, restore := &pauseOperator{operatorStep{w: sw, op: op}}, &resumeOperator{operatorStep{w: sw, op: op}}
 	mustDone(t, pause, false)
@@ -323,7 +326,10 @@ func TestOperatorSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustDone(t, restore, true)
-	if w.DeploymentReplicas("casskop") != 1 {
+	if got := w.OperatorReplicas(fakeworld.OperatorName); len(got) != 3 || got[1] != 0 || got[2] != 1 {
+		t.Fatalf("operator writes %v, want [1 0 1]", got)
+	}
+	if w.DeploymentReplicas(fakeworld.OperatorName) != 1 {
 		t.Fatal("not restored")
 	}
 	// A re-created Deployment (another UID) is not paused.

@@ -61,7 +61,7 @@ func (f *fakeTasks) ListTasks(_ context.Context, _, dc string) ([]*operator.Task
 }
 
 func (*fakeTasks) TaskResource() schema.GroupResource {
-	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
+	return schema.GroupResource{Group: "fake.kubectl-cassandra.test", Resource: "faketasks"}
 }
 
 // set changes the task name in place.

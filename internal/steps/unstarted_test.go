@@ -13,8 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
 // TestNeverStarted: only a Pending pod none of whose containers ever ran is one abort
@@ -76,16 +75,17 @@ func TestNoNodeOn(t *testing.T) {
 // never gets a StatefulSet shrunk.
 func TestUnstartedSteps(t *testing.T) {
 	ctx := context.Background()
-	const name = "demo-dc1-rack1-2"
+	const name = "fake-demo-dc1-rack1-2"
 	// Two nodes; rack1 grown to 3, whose new pod stays Pending (never scheduled).
-	mk := func(t *testing.T) (*world.World, *World, checkpoint.Node) {
-		w := world.New(t, world.Opts{Nodes: 2, Version: "4.1", PendingPods: []string{name}})
+	mk := func(t *testing.T) (*fakeworld.World, *World, checkpoint.Node) {
+		w := fakeworld.New(t, fakeworld.Opts{Nodes: 2, Version: "4.1", PendingPods: []string{name}})
 		w.SetReplicas("rack1", 3)
-		n := checkpoint.Node{Pod: name, PodUID: w.PodUID(name), Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: "demo-dc1-rack1",
-			PVCs: []checkpoint.PVC{{Name: "data-" + name, UID: "pvc-data-" + name}}, Unstarted: true}
+		n := checkpoint.Node{Pod: name, PodUID: w.PodUID(name), Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
+			PVCs: []checkpoint.PVC{{Name: "storage-" + name, UID: "pvc-storage-" + name}}, Unstarted: true}
 		cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, Nodes: []checkpoint.Node{n}}
-		sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
-			Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Container: "cassandra", CP: cp,
+		a := w.Adapter()
+		sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: a.ClusterSelector(w.Name),
+			Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Container: a.Container(), CP: cp,
 			Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0", variant: Variant{RingReaders: true}}
 		sw.obs.SetUncached(true)
 		if n.PodUID == "" {
@@ -127,8 +127,8 @@ func TestUnstartedSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustDone(t, del, true)
-	if got := w.PVCDeletes(); len(got) != 1 || got[0] != "data-"+name {
-		t.Errorf("claims deleted %v, want data-%s once", got, name)
+	if got := w.PVCDeletes(); len(got) != 1 || got[0] != "storage-"+name {
+		t.Errorf("claims deleted %v, want storage-%s once", got, name)
 	}
 	for _, ev := range w.History() {
 		if ev.Kind == "exec" && ev.Name == name {

@@ -83,9 +83,10 @@ type World struct {
 	SampleEvery  time.Duration
 	// Scaler is the operator when it scales the datacenter itself (operator.Scaler):
 	// the driven steps ask it and read its progress (driven.go); nil otherwise.
-	// OperatorRunning reports whether it runs now (nil: not checked).
-	Scaler          operator.Scaler
-	OperatorRunning func(ctx context.Context) (bool, error)
+	// Operators lists its controllers that manage the namespace, running or not (nil:
+	// not checked): nothing is asked of it while none runs, and a wait names it.
+	Scaler    operator.Scaler
+	Operators func(ctx context.Context) ([]operator.Controller, error)
 	// Tasks is the operator when it runs datacenter-wide jobs as tasks of its own
 	// (operator.Tasks): the task steps create and read the operation's task (tasks.go);
 	// nil otherwise.

@@ -119,6 +119,9 @@ type Controller struct {
 	PausedBy []record.PauseHolder `json:"pausedBy,omitempty"`
 	// IsRunning: replicas > 0, or pods still there.
 	IsRunning bool `json:"-"`
+	// NotReady: it is asked to run (replicas > 0) and its Deployment, as its controller
+	// last saw it, has no ready replica (crash-looping, not scheduled): it cannot act.
+	NotReady bool `json:"-"`
 }
 
 func (c Controller) String() string { return c.Namespace + "/" + c.Name }

@@ -78,7 +78,10 @@ func ControllerOf(d *appsv1.Deployment) (operator.Controller, bool) {
 		replicas = *d.Spec.Replicas
 	}
 	op := operator.Controller{Namespace: d.Namespace, Name: d.Name, Replicas: replicas,
-		Watch: watchNamespace(d, c), IsRunning: replicas > 0 || d.Status.Replicas > 0}
+		Watch: watchNamespace(d, c), IsRunning: replicas > 0 || d.Status.Replicas > 0,
+		// Only a status its controller wrote (observedGeneration) tells: a Deployment
+		// nobody reconciled yet says nothing about its pods.
+		NotReady: replicas > 0 && d.Status.ObservedGeneration > 0 && d.Status.ReadyReplicas == 0}
 	if hs, err := record.PauseHolders(d.Annotations); err != nil {
 		op.PausedBy = []record.PauseHolder{{OperationID: "(unreadable " + record.PausedByAnnotation + ")"}}
 	} else {

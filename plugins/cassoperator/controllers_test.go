@@ -106,3 +106,30 @@ func TestOperators(t *testing.T) {
 		t.Errorf("managed by all: %v, %v", cls, err)
 	}
 }
+
+// TestControllerNotReady: a Deployment asked to run whose controller reports no ready
+// replica is NotReady (it cannot act); one never reconciled yet, or scaled to 0, is not.
+func TestControllerNotReady(t *testing.T) {
+	c := corev1.Container{Name: "manager", Image: "k8ssandra/cass-operator:v1.32.0"}
+	for _, tc := range []struct {
+		name          string
+		replicas      int32
+		observed      int64
+		ready         int32
+		wantNotReady  bool
+		wantIsRunning bool
+	}{
+		{"crash-looping", 1, 1, 0, true, true},
+		{"ready", 1, 1, 1, false, true},
+		{"never reconciled", 1, 0, 0, false, true},
+		{"scaled to 0", 0, 2, 0, false, false},
+	} {
+		d := deployment("db", "op", nil, c)
+		d.Spec.Replicas = &tc.replicas
+		d.Status.ObservedGeneration, d.Status.ReadyReplicas = tc.observed, tc.ready
+		op, ok := ControllerOf(d)
+		if !ok || op.NotReady != tc.wantNotReady || op.Running() != tc.wantIsRunning {
+			t.Errorf("%s: NotReady %v Running %v (ok %v), want %v %v", tc.name, op.NotReady, op.Running(), ok, tc.wantNotReady, tc.wantIsRunning)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	cassop "github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 	coop "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
 // cassOperatorScenarios run against k8ssandra cass-operator's CassandraDatacenter, the
@@ -354,7 +355,14 @@ func testCassOpScaleKills(t *testing.T) {
 
 	op := dc.Operator
 	t0 := time.Now()
-	scaleKillingAt(t, dc, 2, pod2, []killStage{{kind: steps.StepRequestRemoval}, {kind: steps.StepWaitLeaving}, {kind: "verify-left"}}, nil)
+	// The decommission is held streaming from the second stage on, so that the node is
+	// still leaving when the resume reaches verify-left (else it may be "already done",
+	// its line never printed); released before the last resume.
+	hold := func(on bool) {
+		require.NoError(t, dc.Sim.UpdateFault(pod2, func(f *sim.Fault) { f.HoldStreaming = on }))
+	}
+	scaleKillingAt(t, dc, 2, pod2, []killStage{{kind: steps.StepRequestRemoval}, {kind: steps.StepWaitLeaving, prepare: func() { hold(true) }}, {kind: "verify-left"}},
+		func() { hold(false) })
 	assertDCAt(t, dc, 2)
 	t.Logf("3 -> 2 converged in %s", time.Since(t0).Round(time.Millisecond))
 

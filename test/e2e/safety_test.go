@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -896,8 +897,9 @@ func faultRun(t *testing.T, crd *fixture.CRDInfo, k int64, kind string) string {
 
 // testSafetyAbort: a scale crashed right after pausing the operator is aborted (operator
 // restored, checkpoint gone, last-operation "aborted", nothing removed); a scale crashed
-// after a decommission started cannot be aborted (exit 3, resume hint) and resume
-// converges.
+// after a decommission started is aborted by finishing that node's removal (or, when the
+// exec never reached the node, refused for a minute with a resume hint, and resume
+// converges).
 func testSafetyAbort(t *testing.T, crd *fixture.CRDInfo) {
 	requireCommand(t, "abort")
 	t.Run("after-pause", func(t *testing.T) {
@@ -927,17 +929,78 @@ func testSafetyAbort(t *testing.T, crd *fixture.CRDInfo) {
 			return false
 		})
 		summary.crash("decommission")
-		r := cassandra(t, ns, time.Minute, "abort", cl.Name, "--yes")
-		assert.Equal(t, exitRefused, r.Code, "abort after a decommission started: %s", r)
-		assert.Contains(t, r.Stderr, "resume", "the refusal says to resume:\n%s", r)
-		cp, ok := readCheckpoint(t, cl)
-		require.True(t, ok, "the checkpoint is kept by a refused abort")
-		assert.NotEmpty(t, cp.OperationID)
-		resume(t, cl)
-		assertConvergedSettled(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 2, to: 1})
+		r := cassandra(t, ns, opTimeout, "abort", cl.Name, "--yes")
+		want := expectation{dc: "dc1", rack: "rack1", from: 2, to: 1}
+		if r.Code == exitOK {
+			want.result = "aborted"
+			// The exec reached the node before the kill: abort finished removing it, then
+			// stopped there (the plan's only node, so at the target).
+			assert.Contains(t, r.Stderr, "abort first finishes removing it", "abort says it finishes the leaving node:\n%s", r)
+			assert.Contains(t, r.Stdout, "aborted after removing 1 of 1 nodes", "%s", r)
+		} else {
+			// The kill came between the "started" write and the exec: the node shows no sign
+			// of it yet, and abort refuses for a minute, naming resume.
+			assert.Equal(t, exitRefused, r.Code, "abort after a decommission started: %s", r)
+			assert.Contains(t, r.Stderr, "resume", "the refusal says to resume:\n%s", r)
+			cp, ok := readCheckpoint(t, cl)
+			require.True(t, ok, "the checkpoint is kept by a refused abort")
+			assert.NotEmpty(t, cp.OperationID)
+			resume(t, cl)
+		}
+		assertConvergedSettled(t, cl, g, want)
 		assertOperatorRestored(t, ns, d.Name)
 		summary.markConverged(t)
 	})
+	t.Run("leaving-node-finished", func(t *testing.T) { testAbortFinishesLeaving(t, crd) })
+}
+
+// testAbortFinishesLeaving: a scale 3 -> 1 is SIGKILLed while its first node is LEAVING
+// (its decommission held streaming); abort says it finishes that node first, waits
+// (the hold released once it said so), takes its pod and claim away, and stops there:
+// 2 nodes, nodesPerRacks 2, the operator restored, the second planned node untouched.
+func testAbortFinishesLeaving(t *testing.T, crd *fixture.CRDInfo) {
+	ns := newNamespace(t)
+	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(3)})
+	d := startCassKopDeployment(t, ns)
+	g := newPVCGuard(t, ns)
+	leaving, kept := cl.Pods[2].Name, cl.Pods[1].Name
+	require.NoError(t, cl.Sim.UpdateFault(leaving, func(f *sim.Fault) { f.HoldStreaming = true }))
+	p := startCassandra(t, ns, scaleArgs(cl, "dc1", "rack1", 1)...)
+	waitFor(t, "node "+leaving+" LEAVING", opTimeout, func(context.Context) (bool, error) {
+		v, err := cl.Sim.Node(leaving)
+		return err == nil && v.Mode == sim.ModeLeaving, fmt.Errorf("mode %s (%v)", v.Mode, err)
+	})
+	p.Kill(t)
+	summary.crash("decommission")
+	a := startCassandra(t, ns, append([]string{"abort", cl.Name}, runFlags...)...)
+	if !waitLine(a, regexp.MustCompile(`abort first finishes removing it`)) {
+		t.Fatalf("abort did not say it finishes the leaving node:\n%s", a.Wait(t, opTimeout))
+	}
+	require.NoError(t, cl.Sim.UpdateFault(leaving, func(f *sim.Fault) { f.HoldStreaming = false }))
+	r := a.Wait(t, opTimeout)
+	require.Equal(t, exitOK, r.Code, "abort:\n%s", r)
+	assert.Contains(t, r.Stdout, "aborted after removing 1 of 2 nodes", "%s", r)
+	assertConvergedSettled(t, cl, g, expectation{dc: "dc1", rack: "rack1", from: 3, to: 2, result: "aborted"})
+	assertOperatorRestored(t, ns, d.Name)
+	v, err := cl.Sim.Node(kept)
+	require.NoError(t, err)
+	assert.Zero(t, v.DecommissionCalls, "the second planned node was never decommissioned")
+	summary.markConverged(t)
+}
+
+// waitLine reports whether p's stderr matches rx before p ends.
+func waitLine(p *Proc, rx *regexp.Regexp) bool {
+	for {
+		out, grew := p.stderr.changed()
+		if rx.MatchString(out) {
+			return true
+		}
+		select {
+		case <-grew:
+		case <-p.Done():
+			return rx.MatchString(p.Stderr())
+		}
+	}
 }
 
 // killAt SIGKILLs p as soon as the checkpoint satisfies cond (watching the CR).

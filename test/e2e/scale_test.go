@@ -80,6 +80,9 @@ type expectation struct {
 	decommissions int
 	// exactAttempts: decommissions is exact, not a maximum.
 	exactAttempts bool
+	// result is the last operation's result ("" is "succeeded"; "aborted" for an abort
+	// that finished a node and stopped there).
+	result string
 }
 
 // assertConverged checks the end state of a scale-down: the rack's StatefulSet and pods,
@@ -93,6 +96,9 @@ func assertConverged(t *testing.T, cl *fixture.Cluster, g *pvcGuard, e expectati
 	ns := cl.Namespace
 	if e.decommissions == 0 {
 		e.decommissions, e.exactAttempts = 1, true
+	}
+	if e.result == "" {
+		e.result = "succeeded"
 	}
 	// The StatefulSet controller updates readyReplicas shortly after the pod is gone, and
 	// `status` reports that field: wait until the status caught up with the spec.
@@ -156,7 +162,7 @@ func assertConverged(t *testing.T, cl *fixture.Cluster, g *pvcGuard, e expectati
 	lo := lastOperation(t, cr)
 	if assert.NotNil(t, lo, "%s written at the end", annLastOperation) {
 		assert.NotEmpty(t, lo["operationID"], "last-operation operationID")
-		assert.Equal(t, "succeeded", lo["result"], "last-operation result")
+		assert.Equal(t, e.result, lo["result"], "last-operation result")
 		assert.NotEmpty(t, lo["startedAt"], "last-operation startedAt")
 		assert.NotEmpty(t, lo["finishedAt"], "last-operation finishedAt")
 	}
@@ -241,7 +247,7 @@ func assertStatusJSON(t *testing.T, cl *fixture.Cluster, e expectation) {
 	assert.Equal(t, string(cl.UID), st.Cluster.UID)
 	assert.Nil(t, st.Operation, "no operation in flight")
 	if assert.NotNil(t, st.LastOperation, "lastOperation reported") {
-		assert.Equal(t, "succeeded", st.LastOperation.Result)
+		assert.Equal(t, e.result, st.LastOperation.Result)
 	}
 	found := false
 	for _, dc := range st.Datacenters {

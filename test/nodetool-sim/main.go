@@ -22,6 +22,9 @@ import (
 const (
 	EnvState = "NODETOOL_SIM_STATE" // path of the state file created by sim.Create
 	EnvPod   = "POD_NAME"           // the pod (simulated node) this nodetool runs in
+	// EnvExecCost, a Go duration ("1.5s"), is what this invocation costs before it
+	// answers, in place of the cluster's Options.ExecCost: a real nodetool starts a JVM.
+	EnvExecCost = "NODETOOL_SIM_EXEC_COST"
 )
 
 func main() { os.Exit(run()) }
@@ -32,12 +35,21 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "nodetool-sim: %s and %s must be set\n", EnvState, EnvPod)
 		return 1
 	}
+	store := sim.Open(path)
+	if v := os.Getenv(EnvExecCost); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			fmt.Fprintf(os.Stderr, "nodetool-sim: %s=%q is not a duration >= 0\n", EnvExecCost, v)
+			return 1
+		}
+		store.SetExecCost(d)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	done := make(chan int, 1)
-	go func() { done <- sim.Open(path).Run(ctx, pod, os.Args[1:], os.Stdout, os.Stderr) }()
+	go func() { done <- store.Run(ctx, pod, os.Args[1:], os.Stdout, os.Stderr) }()
 	select {
 	case code := <-done:
 		return code

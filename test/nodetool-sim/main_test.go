@@ -235,3 +235,37 @@ func TestConcurrentStatusDuringDecommission(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, json.Valid(b), "state file stays valid JSON")
 }
+
+// TestStreamThroughputAcrossProcesses: a setting made by one nodetool process is the
+// node's, read by the next (the state file), and only that node's.
+func TestStreamThroughputAcrossProcesses(t *testing.T) {
+	state, _ := newCluster(t, sim.Options{Version: sim.V41})
+	require.Equal(t, out{"", "", 0}, runTool(t, state, "r1-0", "setstreamthroughput", "-m", "100"))
+	require.Equal(t, out{"Current stream throughput: 100.0 MiB/s\n", "", 0}, runTool(t, state, "r1-0", "getstreamthroughput", "-m"))
+	require.Equal(t, out{"Current stream throughput: 24.0 MiB/s\n", "", 0}, runTool(t, state, "r2-0", "getstreamthroughput", "-m"))
+}
+
+// TestExecCostEnv: NODETOOL_SIM_EXEC_COST charges and counts each invocation; a bad
+// value is refused before anything runs.
+func TestExecCostEnv(t *testing.T) {
+	state, _ := newCluster(t, sim.Options{Version: sim.V40})
+	withCost := func(cost string, args ...string) out {
+		cmd := nodetool(state, "r1-0", args...)
+		cmd.Env = append(cmd.Env, EnvExecCost+"="+cost)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return out{o.String(), e.String(), code}
+	}
+	require.Equal(t, 0, withCost("1ns", "version").code)
+	require.Equal(t, 0, withCost("1ns", "status").code)
+	require.Equal(t, 2, nodeView(t, state, "r1-0").Execs)
+	require.Equal(t, 0, runTool(t, state, "r1-0", "version").code)
+	require.Equal(t, 2, nodeView(t, state, "r1-0").Execs, "free calls are not counted")
+	require.Equal(t, out{"", "nodetool-sim: NODETOOL_SIM_EXEC_COST=\"soon\" is not a duration >= 0\n", 1}, withCost("soon", "version"))
+}

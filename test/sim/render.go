@@ -251,38 +251,11 @@ func (st *state) streamTarget(n *node) *node {
 	return fallback
 }
 
-// renderNetstats prints `nodetool netstats [-H]` on self: the mode, the Unbootstrap
-// plans it sends (while its attempt streams) or receives (when it is a leaving peer's
-// target), then the statistics section (skipped while STARTING).
+// renderNetstats prints `nodetool netstats [-H]` on self: the mode, the stream plans it
+// lists (render_streams.go), then the statistics section (skipped while STARTING).
 func (st *state) renderNetstats(b *strings.Builder, self *node, inv invocation, now time.Time) {
 	b.WriteString("Mode: " + st.shownMode(self) + "\n")
-	plans := 0
-	p := st.phaseOf(self, now)
-	for _, a := range p.streaming {
-		st.writePlan(b, a, self, st.streamTarget(self), true, p.progress(a, now), inv)
-		plans++
-	}
-	for _, other := range st.Nodes {
-		if other == self || st.streamTarget(other) != self {
-			continue
-		}
-		op := st.phaseOf(other, now)
-		for _, a := range op.streaming {
-			st.writePlan(b, a, other, self, false, op.progress(a, now), inv)
-			plans++
-		}
-	}
-	// A joining node receives its ranges in a Bootstrap plan (docs/reference/streaming.md
-	// §2.1, §2.5): one session from the first live peer, progressing over JoinTime.
-	if self.Joining && self.Mode == ModeJoining && st.Options.JoinTime > 0 {
-		if src := st.streamTarget(self); src != nil {
-			f := float64(now.Sub(self.JoinStart)) / float64(st.Options.JoinTime)
-			a := &attempt{ID: timeUUID(self.JoinStart, "bootstrap/"+self.Spec.Pod)}
-			st.writeNamedPlan(b, "Bootstrap", a, self, src, false, max(0, min(1, f)), inv)
-			plans++
-		}
-	}
-	if plans == 0 {
+	if st.writePlans(b, self, inv, now) == 0 {
 		b.WriteString("Not sending any streams.\n")
 	}
 	if self.Mode == ModeStarting {
@@ -296,106 +269,6 @@ func (st *state) renderNetstats(b *strings.Builder, self *node, inv invocation, 
 	pool("Large messages", "n/a", "0", "0", "0")
 	pool("Small messages", "n/a", "0", "184233", "0")
 	pool("Gossip messages", "n/a", "0", "96512", "0")
-}
-
-// writePlan prints one stream plan with its single session. The leaving node's whole
-// load goes to the target in four equal SSTables; f is the fraction already sent.
-func (st *state) writePlan(b *strings.Builder, a *attempt, from, to *node, outgoing bool, f float64, inv invocation) {
-	st.writeNamedPlan(b, "Unbootstrap", a, from, to, outgoing, f, inv)
-}
-
-// writeNamedPlan is writePlan for a plan description ("Unbootstrap", "Bootstrap"). For
-// a Bootstrap the joining node (from) receives from its peer (to) and the per-file
-// names are the receiver's (§2.2): "<ks>/<table>-<seq>" on 4.0+, and on 3.11 one
-// "<ks>/<table>" entry that each file overwrites, so 3.11's done bytes undercount.
-func (st *state) writeNamedPlan(b *strings.Builder, desc string, a *attempt, from, to *node, outgoing bool, f float64, inv invocation) {
-	o := st.Options
-	bootstrap := desc == "Bootstrap"
-	b.WriteString(desc + " " + a.ID + "\n")
-	if to == nil {
-		return
-	}
-	peer := to
-	if !outgoing && !bootstrap {
-		peer = from
-	}
-	addr := "/" + peer.address(inv.printPort)
-	b.WriteString("    " + addr + "\n")
-	total := int64(from.LoadBytes)
-	files := int64(4)
-	if total < files {
-		files = 1
-	}
-	sizes := make([]int64, files)
-	for i := range sizes {
-		sizes[i] = total / files
-	}
-	sizes[files-1] += total % files
-	sent := min(int64(f*float64(total)), total)
-	var done int64
-	var lines []string
-	prefix := map[string]string{V311: "mc", V40: "nb", V41: "nb", V50: "oa"}[o.Version]
-	ks := "app"
-	if len(o.Keyspaces) > 0 {
-		ks = o.Keyspaces[0]
-	}
-	verb, past, dir := "Sending", "sent", "sent to "
-	if !outgoing {
-		verb, past, dir = "Receiving", "received", "received from "
-	}
-	left := sent
-	for i, sz := range sizes {
-		cur := min(left, sz)
-		if cur <= 0 {
-			break
-		}
-		left -= cur
-		if cur == sz {
-			done++
-		}
-		pct := int64(100)
-		if sz > 0 {
-			pct = cur * 100 / sz
-		}
-		name := fmt.Sprintf("/var/lib/cassandra/data/%s/%s/%s-%d-big-Data.db", ks, streamTable, prefix, 41+i)
-		if bootstrap && o.is311() {
-			// One entry per table, overwritten by each file: only the latest shows.
-			name = ks + "/events"
-			lines = lines[:0]
-			done = 0
-			if cur == sz {
-				done = 1
-			}
-			sent = cur
-		} else if bootstrap {
-			name = fmt.Sprintf("%s/events-%d", ks, i)
-		}
-		sep := " bytes "
-		if o.is311() {
-			sep = " bytes" // 3.11's ProgressInfo has no space before the parenthesis
-		}
-		lines = append(lines, fmt.Sprintf("%s %d/%d%s(%d%%) %sidx:0%s", name, cur, sz, sep, pct, dir, addr))
-	}
-	size := func(v int64) string {
-		if inv.human {
-			return stringifyFileSize(float64(v))
-		}
-		return strconv.FormatInt(v, 10) + " bytes"
-	}
-	if o.is311() {
-		fmt.Fprintf(b, "        %s %d files, %s total. Already %s %d files, %s total\n", verb, files, size(total), past, done, size(sent))
-	} else {
-		filePct := float64(done) / float64(files) * 100
-		bytePct := 100.0
-		if total > 0 {
-			bytePct = float64(sent) / float64(total) * 100
-		}
-		fmt.Fprintf(b, "        %s %d files, %s total. Already %s %d files (%s%%), %s total (%s%%)\n",
-			verb, files, size(total), past, done, javaFixed(filePct, 2), size(sent), javaFixed(bytePct, 2))
-	}
-	for _, l := range lines {
-		b.WriteString("            " + l + "\n")
-	}
 }
 
 // tokensOf lists the node's tokens, sorted like TokenMetadata returns them. The first

@@ -22,6 +22,13 @@ type invocation struct {
 	unexpected []string
 	missing    string // option given without its value
 
+	// get/set(interdc)streamthroughput (throughput_cmd.go): -e, -m, -d, the value and
+	// airline's conversion error for a value that is no int.
+	entire, mib, precise bool
+	value                string
+	hasValue             bool
+	convErr              string
+
 	// JMX credentials (-u, -pw, -pwf): see authenticate.
 	username, password, passwordFile string
 }
@@ -92,6 +99,8 @@ func parseArgs(o Options, args []string) invocation {
 			// Addresses are IPs without reverse DNS here, so resolving changes nothing.
 		case inv.cmd == "status" && !strings.HasPrefix(a, "-") && len(inv.positional) == 0:
 			inv.positional = append(inv.positional, a)
+		case throughputCmds[inv.cmd]:
+			inv.throughputArg(o, a)
 		default:
 			inv.unexpected = append(inv.unexpected, a)
 		}
@@ -104,11 +113,16 @@ var knownCommands = map[string]bool{
 	"status": true, "netstats": true, "info": true, "describecluster": true,
 	"gossipinfo": true, "decommission": true, "version": true, "help": true,
 	"drain": true, "cleanup": true,
+	"getstreamthroughput": true, "setstreamthroughput": true,
+	"getinterdcstreamthroughput": true, "setinterdcstreamthroughput": true,
 }
 
-// usageError is airline's parse error text, if the command line has one.
+// usageError is airline's parse error text, if the command line has one: an
+// exception while parsing first, then its validation (unexpected, then missing).
 func (inv invocation) usageError() string {
 	switch {
+	case inv.convErr != "":
+		return inv.convErr
 	case inv.missing != "":
 		return fmt.Sprintf("Required values for option '%s' not provided", strings.TrimLeft(inv.missing, "-"))
 	case inv.cmd != "" && !knownCommands[inv.cmd]:
@@ -117,7 +131,7 @@ func (inv invocation) usageError() string {
 	case len(inv.unexpected) > 0:
 		return fmt.Sprintf("Found unexpected parameters: [%s]", strings.Join(inv.unexpected, ", "))
 	}
-	return ""
+	return inv.throughputUsage()
 }
 
 // Run behaves like `nodetool <args>` run inside pod: same stdout/stderr text and exit
@@ -131,23 +145,13 @@ func (s *Store) Run(ctx context.Context, pod string, args []string, stdout, stde
 // RunInput is Run with nodetool's standard input (nil: none), which a password file
 // named /dev/stdin reads (see authenticate).
 func (s *Store) RunInput(ctx context.Context, pod string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var opts Options
-	var slow time.Duration
-	up := false
-	err := s.read(func(st *state, _ time.Time) error {
-		n, err := st.node(pod)
-		if err != nil {
-			return err
-		}
-		opts, slow, up = st.Options, n.Fault.Slow, n.jvmUp()
-		return nil
-	})
+	opts, wait, up, err := s.startExec(pod)
 	if err != nil {
 		fmt.Fprintf(stderr, "nodetool-sim: %v\n", err)
 		return ExitUsage
 	}
-	// Slow models the JVM start and a sluggish JMX: it happens before anything answers.
-	if slow > 0 && !sleepCtx(ctx, slow) {
+	// The JVM start (ExecCost) and a sluggish JMX (Slow) come before anything answers.
+	if wait > 0 && !s.sleep(ctx, wait) {
 		return ExitKilled
 	}
 	if ctx.Err() != nil {
@@ -166,6 +170,9 @@ func (s *Store) RunInput(ctx context.Context, pod string, args []string, stdin i
 	}
 	if (inv.cmd == "drain" || inv.cmd == "cleanup") && inv.usageError() == "" {
 		return s.maintenance(pod, inv, stdout, stderr)
+	}
+	if throughputCmds[inv.cmd] && inv.usageError() == "" {
+		return s.streamThroughput(pod, inv, stdout, stderr)
 	}
 	var out, errOut strings.Builder
 	code := ExitOK
@@ -367,12 +374,7 @@ func (s *Store) decommission(ctx context.Context, pod string, inv invocation, st
 				return nil
 			}
 			result = a.Result
-			tl := st.Options.timeline()
-			end := a.Start.Add(tl.done)
-			if a.Fail {
-				end = a.Start.Add(tl.failAt)
-			}
-			wait = end.Sub(now)
+			wait = st.endOf(n, a).Sub(now)
 			return nil
 		})
 		if err != nil {
@@ -458,6 +460,9 @@ func (st *state) decide(n *node, force bool, now time.Time, out *strings.Builder
 	}
 	st.Seq++
 	a := &attempt{ID: timeUUID(now, fmt.Sprintf("%s/%d", n.Spec.Pod, st.Seq)), Start: now}
+	if o.metered() {
+		a.Rates = []rateStep{{At: now, BPS: st.sendRate(n, st.streamTarget(n))}}
+	}
 	if n.Fault.StreamFailures > 0 {
 		a.Fail = true
 		n.Fault.StreamFailures--
@@ -554,10 +559,14 @@ The most commonly used nodetool commands are:
     decommission                 Decommission the *node I am connecting to*
     describecluster              Print the name, snitch, partitioner and schema version of a cluster
     drain                        Drain the node (stop accepting writes and flush all tables)
+    getinterdcstreamthroughput   Print the throughput cap for inter-datacenter streaming in the system
+    getstreamthroughput          Print the throughput cap for streaming in the system
     gossipinfo                   Shows the gossip information for the cluster
     help                         Display help information
     info                         Print node information (uptime, load, ...)
     netstats                     Print network information on provided host (connecting node by default)
+    setinterdcstreamthroughput   Set the throughput cap for inter-datacenter streaming in the system, or 0 to disable throttling
+    setstreamthroughput          Set the throughput cap for streaming in the system, or 0 to disable throttling
     status                       Print cluster information (state, load, IDs, ...)
     version                      Print cassandra version
 

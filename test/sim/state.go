@@ -58,6 +58,12 @@ type node struct {
 	Drains    int       `json:"drains,omitempty"`
 	Cleanups  int       `json:"cleanups,omitempty"`
 	Restarts  int       `json:"restarts,omitempty"`
+	// JoinRates are a metered bootstrap's rate steps (transfer.go).
+	JoinRates []rateStep `json:"joinRates,omitempty"`
+	// Throttle holds the limiters set since the JVM started (throughput.go).
+	Throttle map[limiter]rateSetting `json:"throttle,omitempty"`
+	// Execs counts nodetool invocations while exec costs are charged (Options.ExecCost).
+	Execs int `json:"execs,omitempty"`
 }
 
 // attempt is one decommission that started leaving.
@@ -67,6 +73,8 @@ type attempt struct {
 	Fail   bool      `json:"fail,omitempty"` // armed stream failure: ends at Start+failAt
 	Result string    `json:"result,omitempty"`
 	Ended  time.Time `json:"ended,omitzero"`
+	// Rates are the streaming's rate steps when metered (transfer.go).
+	Rates []rateStep `json:"rates,omitempty"`
 }
 
 func newState(opts Options, specs []NodeSpec, now time.Time) (*state, error) {
@@ -200,16 +208,8 @@ func (st *state) settle(now time.Time) {
 					a.Start = laterOf(a.Start, now.Add(-tl.streamStart))
 					continue
 				}
-				var e event
-				switch {
-				case a.Fail:
-					e = event{a.Start.Add(tl.failAt), evFail, n, a}
-				case !n.Left:
-					e = event{a.Start.Add(tl.left), evLeft, n, a}
-				default:
-					e = event{a.Start.Add(tl.done), evDone, n, a}
-				}
-				if e.at.After(now) {
+				e, ok := st.due(n, a, tl)
+				if !ok || e.at.After(now) {
 					continue
 				}
 				if next == nil || e.at.Before(next.at) {
@@ -222,6 +222,42 @@ func (st *state) settle(now time.Time) {
 		}
 		st.apply(next)
 	}
+}
+
+// due is the next event of a running attempt: by the fixed timeline, or when metered,
+// when its bytes are half sent (a failure), all sent (LEFT), then the announce window.
+func (st *state) due(n *node, a *attempt, tl timeline) (event, bool) {
+	if !st.Options.metered() {
+		switch {
+		case a.Fail:
+			return event{a.Start.Add(tl.failAt), evFail, n, a}, true
+		case !n.Left:
+			return event{a.Start.Add(tl.left), evLeft, n, a}, true
+		}
+		return event{a.Start.Add(tl.done), evDone, n, a}, true
+	}
+	switch {
+	case a.Fail:
+		at, ok := reachAt(a.Rates, st.streamStart(a), n.LoadBytes/2)
+		return event{at, evFail, n, a}, ok
+	case !n.Left:
+		at, ok := reachAt(a.Rates, st.streamStart(a), n.LoadBytes)
+		return event{at, evLeft, n, a}, ok
+	}
+	return event{n.LeftAt.Add(tl.done - tl.left), evDone, n, a}, true
+}
+
+// endOf is when a running attempt is expected to end (its caller's wait).
+func (st *state) endOf(n *node, a *attempt) time.Time {
+	tl := st.Options.timeline()
+	e, ok := st.due(n, a, tl)
+	if !ok {
+		return time.Time{}
+	}
+	if e.kind == evLeft {
+		return e.at.Add(tl.done - tl.left)
+	}
+	return e.at
 }
 
 func laterOf(a, b time.Time) time.Time {
@@ -284,11 +320,15 @@ func (n *node) trimHistory() {
 	n.Attempts = keep
 }
 
-// settleJoins ends the bootstrap of joining nodes whose JoinTime is up: NORMAL, or with
-// Fault.JoinFails JOINING_FAILED (5.0) / still JOINING (3.11, 4.x).
+// settleJoins ends the bootstrap of joining nodes whose JoinTime is up (when metered:
+// whose bytes are all received): NORMAL, or with Fault.JoinFails JOINING_FAILED (5.0) /
+// still JOINING (3.11, 4.x).
 func (st *state) settleJoins(now time.Time) {
 	for _, n := range st.Nodes {
-		if !n.Joining || n.Fault.Down || now.Before(n.JoinStart.Add(st.Options.JoinTime)) {
+		if !n.Joining || n.Fault.Down {
+			continue
+		}
+		if end, ok := st.joinEnd(n); !ok || now.Before(end) {
 			continue
 		}
 		if n.Fault.JoinFails {
@@ -301,6 +341,50 @@ func (st *state) settleJoins(now time.Time) {
 		n.Mode = ModeNormal
 		n.StatusVersion++
 	}
+}
+
+// joinEnd is when a joining node has received its data.
+func (st *state) joinEnd(n *node) (time.Time, bool) {
+	if !st.Options.metered() {
+		return n.JoinStart.Add(st.Options.JoinTime), true
+	}
+	return reachAt(n.JoinRates, st.joinStreamStart(n), n.LoadBytes)
+}
+
+// joinStreaming says whether a joining node's Bootstrap plan is listed at now, and how
+// far it has got, in [0,1].
+func (st *state) joinStreaming(n *node, now time.Time) (float64, bool) {
+	o := st.Options
+	if !n.Joining || n.Mode != ModeJoining {
+		return 0, false
+	}
+	if !o.metered() {
+		if o.JoinTime <= 0 {
+			return 0, false
+		}
+		return clamp01(float64(now.Sub(n.JoinStart)) / float64(o.JoinTime)), true
+	}
+	start := st.joinStreamStart(n)
+	if n.JoinRates == nil || now.Before(start) {
+		return 0, false
+	}
+	if n.LoadBytes <= 0 {
+		return 1, true
+	}
+	return clamp01(sentBy(n.JoinRates, start, now) / n.LoadBytes), true
+}
+
+func clamp01(f float64) float64 { return max(0, min(1, f)) }
+
+// startJVM brings n's JVM up again (start) with its limiters back at the cassandra.yaml
+// values (§1.5), which changes the rate of the bootstraps it feeds.
+func (st *state) startJVM(n *node, now time.Time) {
+	n.start(now)
+	n.Throttle = nil
+	if n.Joining {
+		st.startJoinRates(n, now)
+	}
+	st.rerate(n, now)
 }
 
 // abort ends running attempts because the JVM went away under them.
@@ -353,31 +437,39 @@ func (st *state) shownMode(n *node) string {
 type phase struct {
 	running   []*attempt
 	streaming []*attempt // running attempts in their streaming window
-	tl        timeline
 }
 
+// phaseOf: an attempt streams from the end of its RING_DELAY-like wait until LEFT
+// (metered: LEFT comes when its bytes are sent, so settle has ended the window).
 func (st *state) phaseOf(n *node, now time.Time) phase {
-	p := phase{running: n.running(), tl: st.Options.timeline()}
+	p := phase{running: n.running()}
 	if n.Left {
 		return p
 	}
+	tl := st.Options.timeline()
 	for _, a := range p.running {
 		el := now.Sub(a.Start)
-		if el >= p.tl.streamStart && el < p.tl.left {
+		if el >= tl.streamStart && (st.Options.metered() || el < tl.left) {
 			p.streaming = append(p.streaming, a)
 		}
 	}
 	return p
 }
 
-// progress is how far an attempt's streaming has got, in [0,1].
-func (p phase) progress(a *attempt, now time.Time) float64 {
-	span := p.tl.left - p.tl.streamStart
+// progress is how far the streaming of n's attempt a has got, in [0,1].
+func (st *state) progress(n *node, a *attempt, now time.Time) float64 {
+	tl := st.Options.timeline()
+	if st.Options.metered() {
+		if n.LoadBytes <= 0 {
+			return 1
+		}
+		return clamp01(sentBy(a.Rates, st.streamStart(a), now) / n.LoadBytes)
+	}
+	span := tl.left - tl.streamStart
 	if span <= 0 {
 		return 1
 	}
-	f := float64(now.Sub(a.Start)-p.tl.streamStart) / float64(span)
-	return max(0, min(1, f))
+	return clamp01(float64(now.Sub(a.Start)-tl.streamStart) / float64(span))
 }
 
 func (st *state) view(n *node, now time.Time) NodeView {
@@ -403,5 +495,7 @@ func (st *state) view(n *node, now time.Time) NodeView {
 		Drains:               n.Drains,
 		Cleanups:             n.Cleanups,
 		Restarts:             n.Restarts,
+		Execs:                n.Execs,
+		Throughput:           n.throughputs(st.Options),
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,10 @@ type Store struct {
 	now func() time.Time
 	// poll is the real-time slice a blocking decommission sleeps between clock checks.
 	poll time.Duration
+	// sleep waits before a command answers (Fault.Slow, ExecCost); false when ctx ended.
+	sleep func(ctx context.Context, d time.Duration) bool
+	// execCost, when set, replaces Options.ExecCost for this process (SetExecCost).
+	execCost *time.Duration
 }
 
 // Create writes a new state file (mode 0644) for a cluster and returns its store. It
@@ -59,7 +64,7 @@ func Create(path string, opts Options, nodes []NodeSpec) (*Store, error) {
 // Open returns the store of an existing state file. Nothing is read until the store is
 // used, so errors (missing or corrupt file) surface from the method that needs the state.
 func Open(path string) *Store {
-	return &Store{path: path, now: time.Now, poll: 20 * time.Millisecond}
+	return &Store{path: path, now: time.Now, poll: 20 * time.Millisecond, sleep: sleepCtx}
 }
 
 // NewMemory returns an in-memory store, safe for concurrent goroutines. now is the clock
@@ -80,7 +85,7 @@ func NewMemory(opts Options, nodes []NodeSpec, now func() time.Time) *Store {
 	if err != nil {
 		panic(err)
 	}
-	return &Store{mem: st, now: now, poll: poll}
+	return &Store{mem: st, now: now, poll: poll, sleep: sleepCtx}
 }
 
 // read runs fn on the settled state at now without persisting anything.
@@ -214,7 +219,7 @@ func (s *Store) UpdateFault(pod string, fn func(f *Fault)) error {
 		case !wasDown && f.Down:
 			n.abort(now)
 		case wasDown && !f.Down:
-			n.start(now)
+			st.startJVM(n, now)
 		}
 		return nil
 	})
@@ -232,7 +237,7 @@ func (s *Store) Restart(pod string) error {
 			return err
 		}
 		n.Fault.Down = false
-		n.start(now)
+		st.startJVM(n, now)
 		return nil
 	})
 }
@@ -274,7 +279,9 @@ func (s *Store) Options() (Options, error) {
 }
 
 // AddNode adds a node (e.g. a scale-up, or a replacement pod with a new host ID). It is
-// NORMAL at once, or, with Options.JoinTime > 0, JOINING (peers UJ) for that long.
+// NORMAL at once, or, with Options.JoinTime > 0, JOINING (peers UJ) for that long; when
+// metered (Options.StreamTimeScale), JOINING for JoinTime then until its Load is
+// streamed from its source at that node's stream throughput.
 func (s *Store) AddNode(spec NodeSpec) error {
 	return s.AddNodeWithFault(spec, Fault{})
 }
@@ -290,9 +297,10 @@ func (s *Store) AddNodeWithFault(spec NodeSpec, f Fault) error {
 		// A node joining now has just started, unlike the initial cluster.
 		n.StartedAt = now
 		n.Fault = f
-		if st.Options.JoinTime > 0 {
+		if st.Options.JoinTime > 0 || st.Options.metered() {
 			n.Joining, n.JoinStart, n.Mode = true, now, ModeJoining
 			n.StatusVersion++
+			st.startJoinRates(n, now)
 		}
 		return nil
 	})

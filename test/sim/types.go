@@ -5,6 +5,7 @@
 // The output formats, exit codes, streams and decommission semantics follow
 // docs/reference/nodetool.md (Cassandra 3.11, 4.0, 4.1 and 5.0): byte-exact status/netstats/info/
 // describecluster layouts, the error catalogue (E1–E15) and the node state machine (§7).
+// The stream throughput commands and metered streaming follow docs/reference/streaming.md §1.
 //
 // The state of a decommission is a function of the clock: starting one records its start
 // time, and every reader derives the node's phase from "now". That is what makes the
@@ -87,6 +88,25 @@ type Options struct {
 	// JMX, when set, makes every node refuse nodetool without these credentials (see
 	// authenticate in jmx.go).
 	JMX *JMXAuth `json:"jmx,omitempty"`
+	// StreamTimeScale > 0 meters streaming (transfer.go): a decommission streams the
+	// leaving node's Load, a bootstrap the joining node's, at the sender's stream
+	// throughput (the cassandra.yaml default, 200 megabits/s before 4.1 and 24MiB/s
+	// from 4.1, until setstreamthroughput changes it; a restart resets it), capped by
+	// HardwareRate, and StreamTimeScale times faster than real time: at 100, 1 GiB at
+	// 24 MiB/s takes 0.43 s. DecommissionTime then only gives the waits around the
+	// streaming (its RING_DELAY-like start and LeftAnnounce window), JoinTime the wait
+	// before a bootstrap streams, and every added node bootstraps. 0 (default): the
+	// fixed timings above.
+	StreamTimeScale float64 `json:"streamTimeScale,omitempty"`
+	// HardwareRate is the most a node sends, in bytes/s (disk and network): the rate of
+	// an unthrottled stream and the cap of a higher throttle. Metered streaming only;
+	// default 256 MiB/s (an assumption, not a Cassandra figure).
+	HardwareRate float64 `json:"hardwareRate,omitempty"`
+	// ExecCost is charged, in real time, before every nodetool invocation answers (a
+	// real one starts a JVM, about 1.5 s), and each invocation is counted
+	// (NodeView.Execs). 0 (default): free and not counted. The nodetool-sim binary's
+	// NODETOOL_SIM_EXEC_COST overrides it (Store.SetExecCost).
+	ExecCost time.Duration `json:"execCost,omitempty"`
 }
 
 // NodeSpec is one Cassandra node (one pod).
@@ -186,6 +206,16 @@ type NodeView struct {
 	Drains, Cleanups, Restarts int
 	// Fault is the node's current fault set (StreamFailures counts down).
 	Fault Fault
+	// Execs counts the nodetool invocations on the pod while Options.ExecCost > 0.
+	Execs int
+	// Throughput is what each of the node's stream limiters lets through now.
+	Throughput Throughputs
+}
+
+// Throughputs are a node's stream limiters in bytes/s: +Inf when unthrottled (0), 0
+// for the entire-SSTable ones before 4.1, which has none (docs/reference/streaming.md §1).
+type Throughputs struct {
+	Stream, InterDC, EntireSSTable, EntireSSTableInterDC float64
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -199,6 +229,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.JoinTime < 0 {
 		return o, fmt.Errorf("sim: negative JoinTime")
+	}
+	if o.StreamTimeScale < 0 || o.HardwareRate < 0 || o.ExecCost < 0 {
+		return o, fmt.Errorf("sim: negative StreamTimeScale, HardwareRate or ExecCost")
+	}
+	if o.metered() && o.HardwareRate == 0 {
+		o.HardwareRate = 256 * mib
 	}
 	switch {
 	case o.RF == 0:

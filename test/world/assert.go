@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 // assertFinished checks the operation ended: no checkpoint, a last-operation record, no
@@ -25,12 +24,12 @@ func (w *World) assertFinished(label string) {
 
 // AssertScaledUp checks the end state of a scale-up to target nodes per rack: every
 // rack's StatefulSet at target, pods 0..target-1 Ready with their node UN and no other
-// pod, the CR count at target, and the operation finished. Each new pod was created
-// exactly once.
+// pod, the CR count at target (cass-operator: the rack's share of spec.size), and the
+// operation finished. Each new pod was created exactly once.
 func (w *World) AssertScaledUp(target int, label string) {
 	w.t.Helper()
 	for _, r := range w.Racks {
-		sts := casskop.StatefulSetName(w.Name, "dc1", r)
+		sts := w.stsName(r)
 		if got := w.Replicas(r); got != target {
 			w.t.Errorf("%s: StatefulSet %s has %d replicas, want %d", label, sts, got, target)
 		}
@@ -56,13 +55,13 @@ func (w *World) AssertScaledUp(target int, label string) {
 			w.t.Errorf("%s: pod %s-%d exists", label, sts, target)
 		}
 	}
-	cl, err := (&casskop.Adapter{Version: "v2"}).FromObject(w.CR())
-	if err != nil {
-		w.t.Fatal(err)
+	w.mu.Lock()
+	for _, r := range w.Racks {
+		if got := w.rackCount(r); got != target {
+			w.t.Errorf("%s: the cluster resource gives rack %s %d nodes, want %d", label, r, got, target)
+		}
 	}
-	if got := cl.DCs[0].Racks[0].Nodes; got != target {
-		w.t.Errorf("%s: CR nodesPerRacks is %d, want %d", label, got, target)
-	}
+	w.mu.Unlock()
 	w.assertFinished(label)
 }
 

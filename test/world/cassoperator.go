@@ -68,6 +68,11 @@ type cassOpState struct {
 	errs   []string
 	// rolled lists the pods the StatefulSet controller's rolling update deleted, in order.
 	rolled []string
+	// sizeEdits are the spec.size changes someone else made ("1->2"), in order;
+	// crashLooping: the operator's Deployment keeps its replica but none is ready, and
+	// the stand-in does nothing (drivenchanges.go).
+	sizeEdits    []string
+	crashLooping bool
 }
 
 // crGVR is the cluster resource of the world's shape.
@@ -76,6 +81,22 @@ func (w *World) crGVR() schema.GroupVersionResource {
 		return DCGVR
 	}
 	return CCGVR
+}
+
+// crName is the cluster resource's name in the world's shape.
+func (w *World) crName() string {
+	if w.co != nil {
+		return "dc1"
+	}
+	return w.Name
+}
+
+// dataClaim is the data claim of pod in the world's shape.
+func (w *World) dataClaim(pod string) string {
+	if w.co != nil {
+		return "server-data-" + pod
+	}
+	return "data-" + pod
 }
 
 // stsName is a rack's StatefulSet in dc1.
@@ -326,6 +347,11 @@ func (w *World) stepOperator() standin.Action {
 	if w.co.op.Killed() {
 		w.co.op = standin.New(w.co.cfg)
 		w.co.procs++
+		w.mu.Lock()
+		if w.co.crashLooping {
+			w.co.op.SetDown(true)
+		}
+		w.mu.Unlock()
 	}
 	w.co.ticks.Add(1)
 	a, err := w.co.op.Step(context.Background())

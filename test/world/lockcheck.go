@@ -60,8 +60,8 @@ func (w *World) checkLock(what string, holder *checkpoint.Holder) {
 
 // writesCheckpoint: the action is a write of the checkpoint annotation (a conditional
 // write: the store patches with the resourceVersion it last saw), not another write to
-// the cluster resource (its spec).
-func writesCheckpoint(action k8stesting.Action) bool {
+// the cluster resource (its spec; cass-operator's size).
+func (w *World) writesCheckpoint(action k8stesting.Action) bool {
 	p, ok := action.(k8stesting.PatchAction)
-	return ok && action.GetResource().Resource == CCGVR.Resource && strings.Contains(string(p.GetPatch()), checkpoint.Annotation)
+	return ok && action.GetResource().Resource == w.crGVR().Resource && strings.Contains(string(p.GetPatch()), checkpoint.Annotation)
 }

@@ -82,7 +82,7 @@ func (w *World) kinds() checkpoint.Schemas {
 
 // storedHolder is the holder of the checkpoint on the cluster resource, nil when none.
 func (w *World) storedHolder() *checkpoint.Holder {
-	obj, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
+	obj, err := w.Dyn.Tracker().Get(w.crGVR(), w.NS, w.crName())
 	if err != nil {
 		return nil
 	}
@@ -142,7 +142,7 @@ func (w *World) afterAction(action k8stesting.Action, s actionSnap) {
 			w.chg.held = map[string]bool{}
 		}
 		w.chg.held[h.Session] = true
-		if writesCheckpoint(action) {
+		if w.writesCheckpoint(action) {
 			w.proved(h.Session)
 		}
 	}
@@ -162,10 +162,16 @@ func (w *World) afterAction(action k8stesting.Action, s actionSnap) {
 		if after := w.replicasOf(stsGVR, name); s.replicas >= 0 && after > s.replicas {
 			obj, err := w.Kube.Tracker().Get(stsGVR, w.NS, name)
 			if err == nil {
-				w.checkRing("grow of StatefulSet "+name, "", obj.(*appsv1.StatefulSet).Labels[casskop.LabelDC])
+				dc, _ := w.rackOf(obj.(*appsv1.StatefulSet))
+				w.checkRing("grow of StatefulSet "+name, "", dc)
 			}
 		}
 	case "deployments":
+		if w.co != nil {
+			// cass-operator is never paused: the plugin has no write to make to it.
+			w.violations = append(w.violations, what+" by the plugin: cass-operator's Deployment is never paused nor scaled")
+			break
+		}
 		after := w.replicasOf(deployGVR, name)
 		switch {
 		case after == 0 && s.replicas != 0:
@@ -229,8 +235,12 @@ func (w *World) checkOperatorPaused(what string) {
 }
 
 // clusterDisagrees says how the cluster resource's count differs from a rack's
-// StatefulSet ("" when they agree). Called with w.mu held.
+// StatefulSet ("" when they agree); in a cass-operator world, how its size differs
+// from the racks and their pods (dcDisagrees). Called with w.mu held.
 func (w *World) clusterDisagrees() string {
+	if w.co != nil {
+		return w.dcDisagrees()
+	}
 	obj, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
 	if err != nil {
 		return ""
@@ -264,7 +274,7 @@ type Change struct {
 type Picker func(w *World) string
 
 func (w *World) rackPod(i int) string {
-	return fmt.Sprintf("%s-%d", casskop.StatefulSetName(w.Name, "dc1", w.Racks[0]), i)
+	return fmt.Sprintf("%s-%d", w.stsName(w.Racks[0]), i)
 }
 
 func (w *World) podExists(name string) bool {
@@ -510,7 +520,7 @@ func Takeover(host string, skew time.Duration) Change {
 		name = "takeover-5m"
 	}
 	return Change{Name: name, apply: func(w *World) ([]string, func(), bool) {
-		obj, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
+		obj, err := w.Dyn.Tracker().Get(w.crGVR(), w.NS, w.crName())
 		if err != nil {
 			return nil, nil, false
 		}
@@ -540,7 +550,7 @@ func Takeover(host string, skew time.Duration) Change {
 		cr.SetAnnotations(ann)
 		w.rv++
 		cr.SetResourceVersion(fmt.Sprintf("%d", 100+w.rv))
-		if err := w.Dyn.Tracker().Update(CCGVR, cr, w.NS); err != nil {
+		if err := w.Dyn.Tracker().Update(w.crGVR(), cr, w.NS); err != nil {
 			return nil, nil, false
 		}
 		return []string{host}, nil, true
@@ -655,11 +665,11 @@ func (w *World) ConsistentProblems() []string {
 	for _, r := range w.Racks {
 		n := w.Replicas(r)
 		for i := 0; i < w.Nodes+3; i++ {
-			pod := fmt.Sprintf("%s-%d", casskop.StatefulSetName(w.Name, "dc1", r), i)
+			pod := fmt.Sprintf("%s-%d", w.stsName(r), i)
 			if in := strings.Contains(pods, " "+pod+" "); in != (i < n) {
 				p = append(p, fmt.Sprintf("pod %s present=%v with %d replicas", pod, in, n))
 			}
-			if i < n && !strings.Contains(pvcs, " data-"+pod+" ") {
+			if i < n && !strings.Contains(pvcs, " "+w.dataClaim(pod)+" ") {
 				p = append(p, fmt.Sprintf("pod %s has no data claim", pod))
 			}
 			if nv, err := w.Cass.Node(pod); err == nil && nv.DecommissionsStarted > 1 {

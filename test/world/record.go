@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
 // Changes that make the record and the world part ways (issue 23): the checkpoint
@@ -34,7 +33,7 @@ func (w *World) WipeCheckpoint() {
 
 // wipeCheckpoint is WipeCheckpoint with w.mu held.
 func (w *World) wipeCheckpoint() error {
-	obj, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
+	obj, err := w.Dyn.Tracker().Get(w.crGVR(), w.NS, w.crName())
 	if err != nil {
 		return err
 	}
@@ -47,7 +46,7 @@ func (w *World) wipeCheckpoint() error {
 	cr.SetAnnotations(ann)
 	w.rv++
 	cr.SetResourceVersion(fmt.Sprintf("%d", 100+w.rv))
-	return w.Dyn.Tracker().Update(CCGVR, cr, w.NS)
+	return w.Dyn.Tracker().Update(w.crGVR(), cr, w.NS)
 }
 
 var errNoChange = errors.New("nothing to change")
@@ -56,7 +55,7 @@ var errNoChange = errors.New("nothing to change")
 // goes with it.
 func (w *World) DeleteCluster() {
 	w.t.Helper()
-	if err := w.Dyn.Tracker().Delete(CCGVR, w.NS, w.Name); err != nil {
+	if err := w.Dyn.Tracker().Delete(w.crGVR(), w.NS, w.crName()); err != nil {
 		w.t.Fatal(err)
 	}
 }
@@ -103,7 +102,7 @@ func RecordWiped() Change {
 // ClusterDeleted is the change "the cluster resource is deleted (no finalizer)".
 func ClusterDeleted() Change {
 	return Change{Name: "cluster-deleted", apply: func(w *World) ([]string, func(), bool) {
-		return []string{"deleted", "not found"}, nil, w.Dyn.Tracker().Delete(CCGVR, w.NS, w.Name) == nil
+		return []string{"deleted", "not found"}, nil, w.Dyn.Tracker().Delete(w.crGVR(), w.NS, w.crName()) == nil
 	}}
 }
 
@@ -122,8 +121,10 @@ func OperatorRecreated(name string) Change {
 
 // DeadEnd lists what keeps the world from a consistent end after recovery: the
 // operator not running or still held paused, a checkpoint left, a rack whose
-// StatefulSet differs from the cluster resource, a pod or PVC above a rack's replicas,
-// and every safety violation seen. A deleted cluster needs only its operator back.
+// StatefulSet differs from the cluster resource (cass-operator: the size from the
+// racks or from the pods that exist, dcDisagrees), a pod or PVC above a rack's
+// replicas, and every safety violation seen. A deleted cluster needs only its operator
+// back.
 func (w *World) DeadEnd(operator string) []string {
 	var out []string
 	if r := w.DeploymentReplicas(operator); r == 0 {
@@ -133,7 +134,7 @@ func (w *World) DeadEnd(operator string) []string {
 		out = append(out, fmt.Sprintf("the operator is still held paused by %v", hs))
 	}
 	out = append(out, w.Violations()...)
-	obj, err := w.Dyn.Tracker().Get(CCGVR, w.NS, w.Name)
+	obj, err := w.Dyn.Tracker().Get(w.crGVR(), w.NS, w.crName())
 	if err != nil {
 		return out
 	}
@@ -147,14 +148,14 @@ func (w *World) DeadEnd(operator string) []string {
 	w.mu.Unlock()
 	pods, pvcs := " "+strings.Join(w.PodNames(), " ")+" ", " "+strings.Join(w.PVCNames(), " ")+" "
 	for _, r := range w.Racks {
-		sts := casskop.StatefulSetName(w.Name, "dc1", r)
+		sts := w.stsName(r)
 		for i := w.Replicas(r); i < w.Nodes+4; i++ {
 			pod := fmt.Sprintf("%s-%d", sts, i)
 			if strings.Contains(pods, " "+pod+" ") {
 				out = append(out, "pod "+pod+" left above the StatefulSet's replicas")
 			}
-			if strings.Contains(pvcs, " data-"+pod+" ") {
-				out = append(out, "PVC data-"+pod+" left above the StatefulSet's replicas")
+			if c := w.dataClaim(pod); strings.Contains(pvcs, " "+c+" ") {
+				out = append(out, "PVC "+c+" left above the StatefulSet's replicas")
 			}
 		}
 	}

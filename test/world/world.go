@@ -613,11 +613,7 @@ func (w *World) Violations() []string {
 // CR returns the CassandraCluster object.
 func (w *World) CR() *unstructured.Unstructured {
 	w.t.Helper()
-	name := w.Name
-	if w.co != nil {
-		name = "dc1"
-	}
-	u, err := w.Dyn.Tracker().Get(w.crGVR(), w.NS, name)
+	u, err := w.Dyn.Tracker().Get(w.crGVR(), w.NS, w.crName())
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
-	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
 // tasksAdapter is an adapter that offers operator.Tasks (the plan only asks whether it
 // does: the steps use it).
-type tasksAdapter struct{ *casskop.Adapter }
+type tasksAdapter struct{ *fakeadapter.Adapter }
 
 func (tasksAdapter) CreateTask(context.Context, string, operator.TaskSpec) error { return nil }
 func (tasksAdapter) GetTask(context.Context, string, string) (*operator.Task, error) {
@@ -30,14 +30,14 @@ func (tasksAdapter) ListTasks(context.Context, string, string) ([]*operator.Task
 }
 
 func (tasksAdapter) TaskResource() schema.GroupResource {
-	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
+	return schema.GroupResource{Group: "fake.kubectl-cassandra.test", Resource: "faketasks"}
 }
 
 func plan(t *testing.T, tasks bool) *checkpoint.Checkpoint {
 	t.Helper()
 	ctx := context.Background()
-	w := world.New(t, world.Opts{Nodes: 3, Racks: []string{"rack1", "rack2"}, Topology: true})
-	a := &casskop.Adapter{Dynamic: w.Dyn, Kube: w.Kube, Version: "v2"}
+	w := fakeworld.New(t, fakeworld.Opts{Nodes: 3, Racks: []string{"rack1", "rack2"}})
+	a := w.Adapter()
 	cl, _, err := a.Get(ctx, w.NS, w.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestTaskPlan(t *testing.T) {
 	for _, s := range cp.Steps {
 		ids = append(ids, s.ID)
 	}
-	want := []string{"create-task", "wait-restarted/demo-dc1-rack2-2", "wait-restarted/demo-dc1-rack2-1", "wait-restarted/demo-dc1-rack2-0", "wait-task-done"}
+	want := []string{"create-task", "wait-restarted/fake-demo-dc1-rack2-2", "wait-restarted/fake-demo-dc1-rack2-1", "wait-restarted/fake-demo-dc1-rack2-0", "wait-task-done"}
 	if !reflect.DeepEqual(ids, want) {
 		t.Fatalf("steps %q, want %q", ids, want)
 	}
@@ -85,10 +85,10 @@ func TestTaskPlan(t *testing.T) {
 	}
 }
 
-// TestPlanWithoutTasksUnchanged: an operator without tasks (CassKop) restarts as before.
+// TestPlanWithoutTasksUnchanged: an operator without tasks (as CassKop) restarts as before.
 func TestPlanWithoutTasksUnchanged(t *testing.T) {
 	cp := plan(t, false)
-	if cp.Steps[0].ID != "drain/demo-dc1-rack2-2" || cp.Steps[1].ID != "delete-pod/demo-dc1-rack2-2" {
+	if cp.Steps[0].ID != "drain/fake-demo-dc1-rack2-2" || cp.Steps[1].ID != "delete-pod/fake-demo-dc1-rack2-2" {
 		t.Fatalf("steps %+v", cp.Steps[:2])
 	}
 }

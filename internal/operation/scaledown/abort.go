@@ -2,6 +2,7 @@ package scaledown
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -47,10 +48,12 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 			continue
 		}
 		if dec.State == checkpoint.StatePending {
-			note, why, err := untouched(ctx, r, n, false)
+			note, why, leaving, err := untouched(ctx, r, n, false)
 			switch {
 			case err != nil:
 				return p, exit.Refusedf("%v: abort needs to know no node is leaving; nothing changed", err)
+			case why != "" && leaving:
+				return p, finishFirst(n.Pod, "it "+why, exit.Refusedf("node %s %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, why, r.ResumeHint))
 			case why != "":
 				return p, exit.Refusedf("node %s %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, why, r.ResumeHint)
 			case note != "":
@@ -66,11 +69,15 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 			continue
 		}
 		if dec.State == checkpoint.StateStarted {
-			note, why := startedUntouched(ctx, r, n, dec)
+			note, why, leaving := startedUntouched(ctx, r, n, dec)
 			if why != "" {
-				return p, exit.Refusedf("node %s may have started leaving (decommission %s at attempt %d; %s): a decommission cannot be cancelled once it runs. "+
+				refusal := exit.Refusedf("node %s may have started leaving (decommission %s at attempt %d; %s): a decommission cannot be cancelled once it runs. "+
 					"resume will finish removing it (wait until it left, shrink the StatefulSet, delete its PVCs) and continue the plan: %s",
 					n.Pod, dec.State, dec.Attempts, why, r.ResumeHint)
+				if leaving {
+					return p, finishFirst(n.Pod, why, refusal)
+				}
+				return p, refusal
 			}
 			p.Notes = append(p.Notes, note)
 			continue
@@ -94,22 +101,22 @@ const execSettle = time.Minute
 // with a note saying so, when untouched's strict reading finds a plain member and the
 // record is older than execSettle; else why not (unreadable included: unknown is never
 // "not sent").
-func startedUntouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, dec checkpoint.Step) (note, why string) {
-	note, why, err := untouched(ctx, r, n, true)
+func startedUntouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, dec checkpoint.Step) (note, why string, leaving bool) {
+	note, why, leaving, err := untouched(ctx, r, n, true)
 	switch {
 	case err != nil:
-		return "", err.Error()
+		return "", err.Error(), false
 	case why != "":
-		return "", "it " + why
+		return "", "it " + why, leaving
 	}
 	if wait := settleLeft(dec.StartedAt, r.Now()); wait > 0 {
 		return "", fmt.Sprintf("it shows no sign of it yet, but it was recorded %s ago and a nodetool started then may still reach it: try again in %s",
-			(execSettle - wait).Round(time.Second), wait.Round(time.Second))
+			(execSettle - wait).Round(time.Second), wait.Round(time.Second)), false
 	}
 	if note == "" {
 		note = fmt.Sprintf("node %s: its decommission was recorded started but never reached it (NORMAL, UN on %s, no stream); it stays a member", n.Pod, peerOf(n))
 	}
-	return note, ""
+	return note, "", false
 }
 
 // settleLeft is how much longer abort must wait before a decommission recorded started
@@ -140,8 +147,8 @@ func nodeSteps(cp *checkpoint.Checkpoint, pod string) (dec checkpoint.Step, unfi
 // its node out of a ring read on a remaining node. Unreadable is "not shown".
 func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoint.Node) error {
 	half := func(what string) error {
-		return exit.Refusedf("node %s was decommissioned but its removal is not finished (%s): the cluster is consistent again only once its pod and claims are gone; "+
-			"resume finishes removing it (then stop it with Ctrl-C and abort, or let it finish): %s", n.Pod, what, r.ResumeHint)
+		return finishFirst(n.Pod, what, exit.Refusedf("node %s was decommissioned but its removal is not finished (%s): the cluster is consistent again only once its pod and claims are gone; "+
+			"resume finishes removing it and goes on (abort finishes removing it and stops there): %s", n.Pod, what, r.ResumeHint))
 	}
 	pod, err := r.Pod(ctx, ns, n.Pod)
 	if err != nil {
@@ -149,7 +156,7 @@ func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoin
 	}
 	if pod != nil && string(pod.UID) == n.PodUID {
 		if st, nerr := r.Nodetool.Netstats(ctx, n.Pod); nerr == nil && st.Mode == nodetool.ModeLeaving {
-			return exit.Refusedf("node %s is LEAVING: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, r.ResumeHint)
+			return finishFirst(n.Pod, "it is LEAVING", exit.Refusedf("node %s is LEAVING: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, r.ResumeHint))
 		}
 		return half("its pod is still there")
 	}
@@ -188,7 +195,7 @@ func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoin
 func takenAway(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint, n checkpoint.Node) (note string, err error) {
 	ns := cp.Namespace
 	half := func(what string) error {
-		return exit.Refusedf("pod %s never started and is being taken away (%s): resume finishes taking it away (no node ran on it, nothing is decommissioned): %s", n.Pod, what, r.ResumeHint)
+		return finishFirst(n.Pod, "it never started and is being taken away: "+what, exit.Refusedf("pod %s never started and is being taken away (%s): resume finishes taking it away (no node ran on it, nothing is decommissioned): %s", n.Pod, what, r.ResumeHint))
 	}
 	pod, err := r.Pod(ctx, ns, n.Pod)
 	if err != nil {
@@ -233,21 +240,35 @@ func stepPending(cp *checkpoint.Checkpoint, kind, pod string) bool {
 // (judgeUntouched): why it is not ("" when it is), a note worth telling, or err when it
 // could not be read (unknown: never untouched). The ring is read from a peer only when
 // the judgment needs it.
-func untouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, sent bool) (note, why string, err error) {
+func untouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, sent bool) (note, why string, leaving bool, err error) {
 	ns, err := r.Nodetool.Netstats(ctx, n.Pod)
 	if err != nil {
-		return "", "", fmt.Errorf("cannot read the state of %s (%v)", n.Pod, err)
+		return "", "", false, fmt.Errorf("cannot read the state of %s (%v)", n.Pod, err)
 	}
 	seen := peerView{reader: peerOf(n)}
 	if needsPeer(ns, sent) {
 		ring, err := r.Nodetool.Status(ctx, seen.reader)
 		if err != nil {
-			return "", "", fmt.Errorf("node %s is %s and the ring cannot be read from %s (%v)", n.Pod, ns.Mode, seen.reader, err)
+			return "", "", false, fmt.Errorf("node %s is %s and the ring cannot be read from %s (%v)", n.Pod, ns.Mode, seen.reader, err)
 		}
 		seen.row, seen.listed = ring.ByHostID(n.HostID)
 		seen.read = true
 	}
-	return judgeUntouched(n.Pod, ns, seen, sent)
+	note, why, err = judgeUntouched(n.Pod, ns, seen, sent)
+	return note, why, why != "" && leavingMode(ns.Mode), err
+}
+
+// leavingMode: a node not untouched in this mode is leaving or left (DECOMMISSION_FAILED
+// only comes with evidence of leaving: judgeUntouched), so abort finishes its removal;
+// in any other (STARTING, JOINING, DRAINED) it is not known to leave, and abort refuses.
+func leavingMode(m nodetool.Mode) bool {
+	return m == nodetool.ModeLeaving || m == nodetool.ModeDecommissioned || m == nodetool.ModeDecommissionFailed
+}
+
+// finishFirst is the answer for a node half removed (operation.FinishFirst): abort
+// finishes its steps, never starting a removal, then stops.
+func finishFirst(pod, why string, refusal error) error {
+	return &operation.FinishFirst{Pod: pod, Why: why, NeverAct: []string{steps.StepDecommission, steps.StepRequestRemoval}, Err: refusal}
 }
 
 // peerView is how a peer's successful ring read showed a node (read false: not read).
@@ -322,8 +343,15 @@ func assessDriven(ctx context.Context, r operation.AbortReads, cp *checkpoint.Ch
 			continue // not asked for: untouched
 		}
 		if err := removed(ctx, r, cp.Namespace, n); err != nil {
-			return p, exit.Refusedf("the datacenter's size (%d) asks the operator to remove node %s, and it is not removed in full yet (%v): a removal cannot be cancelled once asked for. "+
-				"resume waits until the operator finished it and goes on (stop it with Ctrl-C once that node is gone, then abort again): %s", now.Size, n.Pod, err, r.ResumeHint)
+			refusal := exit.Refusedf("the datacenter's size (%d) asks the operator to remove node %s, and it is not removed in full yet (%v): a removal cannot be cancelled once asked for. "+
+				"resume waits until the operator finished it and goes on (abort waits for it too, and stops there): %s", now.Size, n.Pod, err, r.ResumeHint)
+			var ff *operation.FinishFirst
+			if errors.As(err, &ff) {
+				ff.Err = refusal
+				ff.Why = fmt.Sprintf("the datacenter's size (%d) asks the operator to remove it and %s", now.Size, ff.Why)
+				return p, ff
+			}
+			return p, refusal
 		}
 		p.Done++
 	}

@@ -2,81 +2,73 @@ package scaleup
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
-
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	k8stypes "k8s.io/apimachinery/pkg/types"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
-// ringInfo answers every nodetool read with one ring (operation.NodeInfo).
-type ringInfo struct{ r nodetool.Ring }
-
-func (ringInfo) Info(context.Context, string) (nodetool.Info, error) { return nodetool.Info{}, nil }
-func (ringInfo) Netstats(context.Context, string) (nodetool.Netstats, error) {
-	return nodetool.Netstats{Mode: nodetool.ModeNormal}, nil
-}
-func (i ringInfo) Status(context.Context, string) (nodetool.Ring, error) { return i.r, nil }
-func (ringInfo) DescribeCluster(context.Context, string) (nodetool.ClusterDescription, error) {
-	return nodetool.ClusterDescription{}, nil
+// drivenAdapter is the neutral adapter as an operator that scales its datacenters
+// itself and runs tasks (as cass-operator does): it splits a size over the racks, the
+// first ones taking one more, and adds each node to the rack with the fewest, in spec
+// order. Only what a plan asks of it is implemented (the embedded Scaler is nil).
+type drivenAdapter struct {
+	*fakeadapter.Adapter
+	operator.Scaler
+	autoTasks
 }
 
-// TestDrivenCleanupPlan: a cass-operator scale-up 2 -> 4 with --cleanup asks for each
-// node, then creates the operation's cleanup task and waits for each pre-existing pod
-// (racks by name, then pods by name) and the task's end.
+func (drivenAdapter) Split(dc topology.DC, size int) map[string]int {
+	out := map[string]int{}
+	for i, r := range dc.Racks {
+		out[r.Name] = size / len(dc.Racks)
+		if i < size%len(dc.Racks) {
+			out[r.Name]++
+		}
+	}
+	return out
+}
+
+func (drivenAdapter) Additions(dc topology.DC, from map[string]int, total int) ([]operator.Move, error) {
+	now, size := map[string]int{}, 0
+	for r, n := range from {
+		now[r], size = n, size+n
+	}
+	var moves []operator.Move
+	for ; size < total; size++ {
+		next := dc.Racks[0]
+		for _, r := range dc.Racks {
+			if now[r.Name] < now[next.Name] {
+				next = r
+			}
+		}
+		moves = append(moves, operator.Move{Rack: next.Name, Pod: topology.PodName(next.StatefulSet, now[next.Name]), Size: size + 1})
+		now[next.Name]++
+	}
+	return moves, nil
+}
+
+// TestDrivenCleanupPlan: a scale-up 2 -> 4 with --cleanup on an operator that scales
+// itself and runs tasks asks for each node, then creates the operation's cleanup task
+// and waits for each pre-existing pod (racks by name, then pods by name) and the task's
+// end.
 func TestDrivenCleanupPlan(t *testing.T) {
 	ctx := context.Background()
-	ns := "ns"
-	dc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "cassandra.datastax.com/v1beta1", "kind": "CassandraDatacenter",
-		"metadata": map[string]any{"name": "dc1", "namespace": ns, "uid": "dc-uid", "resourceVersion": "1"},
-		"spec": map[string]any{"clusterName": "demo", "size": int64(2), "serverVersion": "4.1.2",
-			"racks": []any{map[string]any{"name": "r1"}, map[string]any{"name": "r2"}}},
-		"status": map[string]any{"cassandraOperatorProgress": "Ready"},
-	}}
-	gvr := schema.GroupVersionResource{Group: "cassandra.datastax.com", Version: "v1beta1", Resource: "cassandradatacenters"}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{gvr: "CassandraDatacenterList", cassoperator.TaskGVR: "CassandraTaskList"}, dc)
-	kube := kubefake.NewSimpleClientset()
-	var ring nodetool.Ring
-	for i, r := range []string{"r1", "r2"} {
-		sts := cassoperator.StatefulSetName("demo", "dc1", r)
-		one := int32(1)
-		lbl := cassoperator.RackLabels("demo", "dc1", r)
-		if _, err := kube.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: sts, Namespace: ns, Labels: lbl},
-			Spec: appsv1.StatefulSetSpec{Replicas: &one, VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "server-data"}}}}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		ip := fmt.Sprintf("10.0.0.%d", i+1)
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: sts + "-0", Namespace: ns, Labels: lbl, UID: k8stypes.UID("uid-" + r)},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
-		if _, err := kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		ring.Nodes = append(ring.Nodes, nodetool.Node{DC: "dc1", Rack: r, Status: "U", State: "N", Address: ip, HostID: "host-" + r})
-	}
-	a := &cassoperator.Adapter{Dynamic: dyn, Kube: kube, Discovery: kube.Discovery()}
-	a.Assume()
-	cl, _, err := a.Get(ctx, ns, "dc1")
+	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Racks: []string{"r2", "r1"}})
+	a := drivenAdapter{Adapter: w.Adapter(), autoTasks: autoTasks{auto: true}}
+	cl, _, err := a.Get(ctx, w.NS, w.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &operation.Env{Planner: &operation.Planner{Kube: kube, Nodetool: ringInfo{ring}}, Cluster: cl, Adapter: a,
+	env := &operation.Env{Planner: &operation.Planner{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}}, Cluster: cl, Adapter: a,
 		Request: operation.Request{Nodes: 4, Cleanup: true}}
 	p, err := (Kind{}).Plan(ctx, env)
 	if err != nil {
@@ -86,12 +78,12 @@ func TestDrivenCleanupPlan(t *testing.T) {
 	for _, s := range p.CP.Steps {
 		ids = append(ids, s.ID)
 	}
-	want := []string{"request-growth/demo-dc1-r1-sts-1", "wait-joined/demo-dc1-r1-sts-1", "request-growth/demo-dc1-r2-sts-1", "wait-joined/demo-dc1-r2-sts-1",
-		"create-task", "wait-cleaned/demo-dc1-r1-sts-0", "wait-cleaned/demo-dc1-r2-sts-0", "wait-task-done"}
+	want := []string{"request-growth/fake-demo-dc1-r2-1", "wait-joined/fake-demo-dc1-r2-1", "request-growth/fake-demo-dc1-r1-1", "wait-joined/fake-demo-dc1-r1-1",
+		"create-task", "wait-cleaned/fake-demo-dc1-r1-0", "wait-cleaned/fake-demo-dc1-r2-0", "wait-task-done"}
 	if !reflect.DeepEqual(ids, want) {
 		t.Fatalf("steps %q\nwant %q", ids, want)
 	}
-	if task := steps.TaskOf(p.CP); task.Name != p.CP.OperationID+"-cleanup" || task.Command != "cleanup" || task.Rack != "" || task.DC != "dc1" {
+	if task := steps.TaskOf(p.CP); task.Name != p.CP.OperationID+"-cleanup" || task.Command != "cleanup" || task.Rack != "" || task.DC != w.Name {
 		t.Fatalf("task %+v", task)
 	}
 	if !strings.Contains(strings.Join(p.Warnings, "\n"), "also creates a cleanup task of its own") {

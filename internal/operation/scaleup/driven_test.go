@@ -12,7 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
-	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
 )
 
 // TestCleanupTaskSteps: the cleanup task is created once, each pre-existing pod waited
@@ -42,13 +42,13 @@ func (autoTasks) ListTasks(context.Context, string, string) ([]*operator.Task, e
 }
 
 func (autoTasks) TaskResource() schema.GroupResource {
-	return schema.GroupResource{Group: "control.k8ssandra.io", Resource: "cassandratasks"}
+	return schema.GroupResource{Group: "fake.kubectl-cassandra.test", Resource: "faketasks"}
 }
 
 // TestCleanupWarning: the plan says who cleans up, by --cleanup and the operator's own
 // cleanup (no-cleanup annotation).
 func TestCleanupWarning(t *testing.T) {
-	env := &operation.Env{Cluster: topology.Cluster{Namespace: "ns", Name: "dc1"}, Adapter: &casskop.Adapter{}}
+	env := &operation.Env{Cluster: topology.Cluster{Namespace: "ns", Name: "dc1"}, Adapter: &fakeadapter.Adapter{}}
 	cp := &checkpoint.Checkpoint{OperationID: "scale-1", Cluster: "dc1"}
 	for _, c := range []struct {
 		auto, cleanup bool

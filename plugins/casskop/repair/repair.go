@@ -249,6 +249,9 @@ func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 // stuckToDo: ToDo although the rack's last pod is already LEAVING or DECOMMISSIONED
 // (the decommission was fired, its Ongoing status never written).
 func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+	if s, err := p.shrunkUnderToDo(ctx, cl, u, ro, rack); s != nil || err != nil {
+		return s, "", err
+	}
 	pods, err := p.RackPods(ctx, cl.Namespace, rack)
 	if err != nil {
 		return nil, "", err
@@ -285,6 +288,37 @@ func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstruc
 		"Verified from %s; the plan waits until it left the ring, shrinks StatefulSet %s to %d, deletes its PVCs (%s)",
 		ro.Key(), cur.Name, mode, reader, rack.StatefulSet, last, claimNames(n.PVCs))
 	return s, "", nil
+}
+
+// shrunkUnderToDo: ToDo although the decommission already ran and the StatefulSet was
+// shrunk (a scale-down or repair whose record is gone stopped there, or CassKop before
+// its status write): the pod right above the StatefulSet is gone and its claims are
+// left. It is repaired as an Ongoing one (stuckOngoing verifies the node left the ring
+// and no pod uses the claims); nil when the rack is not in that state.
+func (p *planner) shrunkUnderToDo(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack) (*stuckRack, error) {
+	replicas, err := p.Replicas(ctx, cl.Namespace, rack.StatefulSet)
+	if err != nil {
+		return nil, err
+	}
+	above := topology.PodName(rack.StatefulSet, replicas)
+	if _, _, known := p.status.NodeStatus(u, above); !known {
+		return nil, nil
+	}
+	if cur, err := p.Pod(ctx, cl.Namespace, above); err != nil || cur != nil {
+		return nil, err
+	}
+	if claims, err := p.claims(ctx, cl.Namespace, rack.StatefulSet, above); err != nil || len(claims) == 0 {
+		return nil, err
+	}
+	gone := ro
+	gone.Pods = []string{above}
+	s, _, err := p.stuckOngoing(ctx, cl, u, gone, rack)
+	if s != nil {
+		s.ro = ro
+		s.finding = strings.Replace(s.finding, "podLastOperation decommission Ongoing on pod "+above+", which is gone (CassKop #370: every reconcile stops on it)",
+			"podLastOperation decommission and cassandraLastAction ScaleDown are ToDo, but pod "+above+" above the StatefulSet is gone and its claims are left (the decommission ran and the StatefulSet was shrunk; its status never written)", 1)
+	}
+	return s, err
 }
 
 // leftNode describes the pod's node for the plan and verifies it: mode want (LEAVING

@@ -1,0 +1,63 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+)
+
+// TestStallGuard: a driven wait stops (exit 4, naming the cause) only once a cause was
+// seen at every read for StallAfter; a read that sees none starts the count again; the
+// causes are read at most ten times per StallAfter; an unreadable state is unknown,
+// never "nothing in the way".
+func TestStallGuard(t *testing.T) {
+	ctx := context.Background()
+	_, sw, n := setup(t, "4.1")
+	sw.Scaler = readyScaler{}
+	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	sw.Now = func() time.Time { return now }
+	sw.StallAfter = 10 * time.Second
+	running, reads := false, 0
+	var listErr error
+	sw.Operators = func(context.Context) ([]operator.Controller, error) {
+		reads++
+		return []operator.Controller{{Namespace: "ops", Name: "cass-operator", IsRunning: running}}, listErr
+	}
+	g := sw.guardStall("wait-leaving/"+n.Pod, n)
+	at := func(d time.Duration, wantCause string, wantStop bool) {
+		t.Helper()
+		now = now.Add(d)
+		cause, err := g.check(ctx)
+		if !strings.Contains(cause, wantCause) || (wantCause == "" && cause != "") {
+			t.Fatalf("after %s: cause %q, want %q", d, cause, wantCause)
+		}
+		var fatal *engine.Fatal
+		if stopped := errors.As(err, &fatal); stopped != wantStop || (stopped && (fatal.Code != exit.Interrupted || !strings.Contains(err.Error(), "Deployment ops/cass-operator at 0 replicas"))) {
+			t.Fatalf("after %s: %v, want stop %v", d, err, wantStop)
+		}
+	}
+	at(0, "the operator is not running", false)
+	at(5*time.Second, "not running", false)
+	before := reads
+	at(0, "not running", false) // not due: the last cause, no read
+	if reads != before {
+		t.Fatalf("read again within a tenth of StallAfter")
+	}
+	running = true
+	at(time.Second, "", false) // gone: the count starts again
+	running = false
+	at(time.Second, "not running", false)
+	at(9*time.Second, "not running", false)
+	at(time.Second, "not running", true)
+
+	listErr = errors.New("deployments is forbidden")
+	if got := sw.explainStall(ctx, n); !strings.Contains(got, "cannot tell whether the operator runs (deployments is forbidden): unknown") {
+		t.Fatalf("unreadable operator: %q", got)
+	}
+}
