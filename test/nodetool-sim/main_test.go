@@ -269,3 +269,56 @@ func TestExecCostEnv(t *testing.T) {
 	require.Equal(t, 2, nodeView(t, state, "r1-0").Execs, "free calls are not counted")
 	require.Equal(t, out{"", "nodetool-sim: NODETOOL_SIM_EXEC_COST=\"soon\" is not a duration >= 0\n", 1}, withCost("soon", "version"))
 }
+
+// TestReplacementAcrossProcesses: a replacement started in the state file (a pod on a
+// fresh volume with -Dcassandra.replace_address_first_boot) progresses by the clock for
+// every nodetool process: the dead node's DN row, then the replacement UJ, then UN
+// with the dead node's token count; its container log is in the file too.
+func TestReplacementAcrossProcesses(t *testing.T) {
+	state, s := newCluster(t, sim.Options{Version: sim.V40, JoinTime: 1200 * time.Millisecond})
+	require.NoError(t, s.SetFault("r3-1", sim.Fault{Down: true}))
+	require.NoError(t, s.StartFresh(sim.NodeSpec{Pod: "r3-1", Address: "10.244.3.11", DC: "dc1", Rack: "r3"}, sim.Fault{},
+		sim.StartOptions{ReplaceAddress: "10.244.3.10", FirstBoot: true}))
+	require.Contains(t, runTool(t, state, "r1-0", "status").stdout, "\nDN  10.244.3.10  ?  ")
+	var codes []string
+	eventually(t, "UN", func() bool {
+		st := runTool(t, state, "r1-0", "status").stdout
+		for _, l := range strings.Split(st, "\n") {
+			if strings.Contains(l, "10.244.3.11") {
+				if len(codes) == 0 || codes[len(codes)-1] != l[:2] {
+					codes = append(codes, l[:2])
+				}
+				return l[:2] == "UN"
+			}
+		}
+		return false
+	})
+	require.Equal(t, []string{"UJ", "UN"}, codes[len(codes)-2:])
+	st := runTool(t, state, "r2-0", "status").stdout
+	require.NotContains(t, st, "10.244.3.10")
+	require.Contains(t, st, "\nUN  10.244.3.11  1.21 GiB  16  ")
+	l, err := sim.Open(state).Log("r3-1")
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(l, "\n"), " - Gathering node replacement information for /10.244.3.10:7000\n")
+}
+
+// TestRemoveNodeAcrossProcesses: `nodetool removenode` blocks in its process while others
+// see the node DL on the coordinator; killing the client does not stop the removal.
+func TestRemoveNodeAcrossProcesses(t *testing.T) {
+	state, s := newCluster(t, sim.Options{Version: sim.V41, DecommissionTime: 1500 * time.Millisecond})
+	require.NoError(t, s.SetFault("r3-1", sim.Fault{Down: true}))
+	cmd := nodetool(state, "r1-0", "removenode", "0d2f4a6c-8e0a-4c2e-b4d6-3f5a7b9c1d96")
+	require.NoError(t, cmd.Start())
+	eventually(t, "removal started", func() bool {
+		return strings.Contains(runTool(t, state, "r1-0", "status").stdout, "\nDL  10.244.3.10  ")
+	})
+	require.Contains(t, runTool(t, state, "r1-0", "removenode", "status").stdout, "RemovalStatus: Removing token (")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	var ee *exec.ExitError
+	require.ErrorAs(t, cmd.Wait(), &ee)
+	require.Equal(t, 143, ee.ExitCode())
+	eventually(t, "removed without its client", func() bool {
+		return !strings.Contains(runTool(t, state, "r2-0", "status").stdout, "10.244.3.10")
+	})
+	require.Equal(t, out{"RemovalStatus: No token removals in process.\n", "", 0}, runTool(t, state, "r1-0", "removenode", "status"))
+}

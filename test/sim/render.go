@@ -30,16 +30,13 @@ type dcGroup struct {
 	nodes []*node
 }
 
-// listedByDC groups the token owners by DC, DCs sorted by name (Status uses a TreeMap).
-// Within a DC the order is the spec order: stable across calls, like the real order
-// (by each node's lowest token) is for a given ring.
-func (st *state) listedByDC() []dcGroup {
+// ringByDC groups the nodes viewer's ring lists by DC, DCs sorted by name (Status uses
+// a TreeMap). Within a DC the order is the spec order: stable across calls, like the
+// real order (by each node's lowest token) is for a given ring.
+func (st *state) ringByDC(viewer *node, now time.Time) []dcGroup {
 	idx := map[string]int{}
 	var groups []dcGroup
-	for _, n := range st.Nodes {
-		if !n.listed() {
-			continue
-		}
+	for _, n := range st.visible(viewer, now) {
 		i, ok := idx[n.Spec.DC]
 		if !ok {
 			i = len(groups)
@@ -92,7 +89,7 @@ func (n *node) address(printPort bool) string {
 // renderStatus prints `nodetool status [ks]` in the layout of the version: 3.11's fixed
 // printf widths, or 4.0+'s shared TableBuilder with trailing spaces and a blank line
 // between DCs.
-func (st *state) renderStatus(b *strings.Builder, inv invocation, ks string) int {
+func (st *state) renderStatus(b *strings.Builder, self *node, inv invocation, ks string, now time.Time) int {
 	o := st.Options
 	effective := !o.MixedReplication
 	note := ""
@@ -110,7 +107,7 @@ func (st *state) renderStatus(b *strings.Builder, inv invocation, ks string) int
 			return ExitUsage
 		}
 	}
-	groups := st.listedByDC()
+	groups := st.ringByDC(self, now)
 	tokens := 0
 	for _, g := range groups {
 		for _, n := range g.nodes {
@@ -127,20 +124,22 @@ func (st *state) renderStatus(b *strings.Builder, inv invocation, ks string) int
 	rowsOf := func(g dcGroup) []row {
 		var rows []row
 		for _, n := range g.nodes {
+			code, _ := st.rowCode(self, n, now)
 			r := row{
-				code:   n.peerCode(),
+				code:   code,
 				addr:   n.address(inv.printPort),
-				load:   stringifyFileSize(n.LoadBytes),
+				load:   stringifyFileSize(st.loadOf(n, now)),
 				tokens: strconv.Itoa(n.Spec.Tokens),
 				owns:   "?",
 				hostID: n.Spec.HostID,
 				token:  n.Spec.Token,
 				rack:   n.Spec.Rack,
 			}
-			if n.Fault.Down {
+			if !n.jvmUp() {
 				r.load = "?" // the down node's load is unknown to the peers
 			}
-			if effective {
+			// A replacement is on no normal-token ring yet: no effective ownership (§4.4).
+			if effective && n.Repl == nil {
 				f := float32(o.RF) / float32(len(g.nodes))
 				r.owns = percentOneDecimal(min(f, 1))
 			}
@@ -238,7 +237,7 @@ const garbledNetstats = "Mo\x00de:\xff\xfe NORM\x1b[K\n\xc3(Unbootst"
 func (st *state) streamTarget(n *node) *node {
 	var fallback *node
 	for _, p := range st.Nodes {
-		if p == n || !p.listed() {
+		if p == n || !p.listed() || p.Detached || p.Repl != nil {
 			continue
 		}
 		if p.Spec.DC == n.Spec.DC && !p.Leaving && !p.Joining && p.jvmUp() && !p.down() {
@@ -276,7 +275,7 @@ func (st *state) renderNetstats(b *strings.Builder, self *node, inv invocation, 
 func (n *node) tokensOf() []string {
 	first, _ := strconv.ParseInt(n.Spec.Token, 10, 64)
 	toks := []int64{first}
-	seed := hash64("tokens:" + n.Spec.HostID)
+	seed := hash64("tokens:" + n.tokenSeed())
 	for i := 1; i < n.Spec.Tokens; i++ {
 		seed = splitmix64(seed)
 		toks = append(toks, int64(seed))
@@ -300,8 +299,10 @@ func (st *state) renderInfo(b *strings.Builder, n *node, inv invocation, now tim
 	if o.is311() {
 		line("Thrift active", "false")
 	}
-	line("Native Transport active", strconv.FormatBool(up))
-	line("Load", stringifyFileSize(n.LoadBytes))
+	// A replacement starts native transport only once it has joined.
+	line("Native Transport active", strconv.FormatBool(up && n.Repl == nil))
+	load := st.loadOf(n, now)
+	line("Load", stringifyFileSize(load))
 	if o.is50() {
 		ratio := 1.0
 		if n.Spec.UncompressedLoad != "" {
@@ -311,7 +312,7 @@ func (st *state) renderInfo(b *strings.Builder, n *node, inv invocation, now tim
 				ratio = u / l
 			}
 		}
-		line("Uncompressed load", stringifyFileSize(n.LoadBytes*ratio))
+		line("Uncompressed load", stringifyFileSize(load*ratio))
 	}
 	gen := "0"
 	if up {
@@ -344,15 +345,8 @@ func (st *state) renderInfo(b *strings.Builder, n *node, inv invocation, now tim
 		line("Token", fmt.Sprintf("(invoke with -T/--tokens to see all %d tokens)", n.Spec.Tokens))
 	}
 	if o.is50() {
-		bs := "COMPLETED"
-		switch {
-		case n.Mode == ModeDecommissioned:
-			bs = "DECOMMISSIONED"
-		case n.Left:
-			bs = "NEEDS_BOOTSTRAP" // set by leaveRing, before the announce sleep
-		}
-		line("Bootstrap state", bs)
-		line("Bootstrap failed", "false")
+		line("Bootstrap state", n.bootState())
+		line("Bootstrap failed", strconv.FormatBool(n.Mode == ModeJoiningFailed))
 		line("Decommissioning", strconv.FormatBool(len(n.running()) > 0))
 		line("Decommission failed", strconv.FormatBool(st.shownMode(n) == ModeDecommissionFailed))
 	}
@@ -360,24 +354,22 @@ func (st *state) renderInfo(b *strings.Builder, n *node, inv invocation, now tim
 
 // renderDescribeCluster prints `nodetool describecluster`: 3.11's short form, or 4.0+'s
 // with stats, data centers, database versions and keyspaces.
-func (st *state) renderDescribeCluster(b *strings.Builder) {
+func (st *state) renderDescribeCluster(b *strings.Builder, self *node, now time.Time) {
 	o := st.Options
 	var live, down, all []string
 	leaving, joining := 0, 0
-	for _, n := range st.Nodes {
-		if !n.listed() {
-			continue
-		}
+	for _, n := range st.visible(self, now) {
+		code, _ := st.rowCode(self, n, now)
 		all = append(all, n.Spec.Address+":"+storagePort)
-		if n.down() {
+		if code[0] == 'D' {
 			down = append(down, n.Spec.Address)
 		} else {
 			live = append(live, n.Spec.Address)
 		}
-		if n.Leaving {
+		switch code[1] {
+		case 'L':
 			leaving++
-		}
-		if n.Joining {
+		case 'J':
 			joining++
 		}
 	}
@@ -403,10 +395,10 @@ func (st *state) renderDescribeCluster(b *strings.Builder) {
 		b.WriteString("Error: " + noteMixed + "\n")
 	}
 	b.WriteString("\nData Centers: \n")
-	for _, g := range st.listedByDC() {
+	for _, g := range st.ringByDC(self, now) {
 		d := 0
 		for _, n := range g.nodes {
-			if n.Fault.Down {
+			if !n.jvmUp() {
 				d++
 			}
 		}
@@ -443,33 +435,33 @@ func (st *state) renderDescribeCluster(b *strings.Builder) {
 }
 
 // renderGossipInfo prints `nodetool gossipinfo`: one block per endpoint the gossiper
-// knows (LEFT ones until evicted after 3 days), application states in ordinal order and
-// TOKENS last as <hidden>. Versions are invented but stable.
+// knows (LEFT and removed ones until evicted after 3 days), application states in
+// ordinal order and TOKENS last as <hidden>. Versions are invented but stable. STATUS
+// is gossip_status.go's.
 func (st *state) renderGossipInfo(b *strings.Builder, now time.Time) {
 	o := st.Options
 	for _, n := range st.Nodes {
-		left := n.Left || n.Mode == ModeDecommissioned || n.Gone
-		if left && now.Sub(n.LeftAt) > gossipLeftTTL {
+		status, withPort, ok := st.gossipStatus(n, now)
+		if !ok {
 			continue
-		}
-		tok := n.Spec.Token
-		status := "NORMAL," + tok
-		switch {
-		case left:
-			status = fmt.Sprintf("LEFT,%s,%d", tok, n.LeftAt.Add(gossipLeftTTL).UnixMilli())
-		case n.Leaving:
-			status = "LEAVING," + tok
 		}
 		hb := max(0, int64(now.Sub(n.StartedAt)/time.Second))
 		sv := 16 + n.StatusVersion
 		fmt.Fprintf(b, "/%s\n  generation:%d\n  heartbeat:%d\n", n.Spec.Address, n.StartedAt.Unix(), hb)
-		st2 := func(name string, ver int, val string) { fmt.Fprintf(b, "  %s:%d:%s\n", name, ver, val) }
+		st2 := func(name string, ver int, val string) {
+			if val != "" {
+				fmt.Fprintf(b, "  %s:%d:%s\n", name, ver, val)
+			}
+		}
 		st2("STATUS", sv, status)
 		st2("LOAD", 20+int(hb/60), javaDoubleString(n.LoadBytes))
 		st2("SCHEMA", 14, schemaVersion)
 		st2("DC", 8, n.Spec.DC)
 		st2("RACK", 10, n.Spec.Rack)
 		st2("RELEASE_VERSION", 5, o.ReleaseVersion)
+		if n.Removing != "" {
+			st2("REMOVAL_COORDINATOR", sv, "REMOVER,"+n.Removing)
+		}
 		st2("INTERNAL_IP", 7, n.Spec.Address)
 		st2("RPC_ADDRESS", 4, n.Spec.Address)
 		netVersion := "12"
@@ -478,11 +470,12 @@ func (st *state) renderGossipInfo(b *strings.Builder, now time.Time) {
 		}
 		st2("NET_VERSION", 2, netVersion)
 		st2("HOST_ID", 3, n.Spec.HostID)
-		st2("RPC_READY", sv+1, strconv.FormatBool(n.Mode != ModeDecommissioned && !n.Gone))
+		// Native transport starts once the node has joined.
+		st2("RPC_READY", sv+1, strconv.FormatBool(n.Mode != ModeDecommissioned && !n.Gone && n.Repl == nil))
 		if !o.is311() {
 			st2("INTERNAL_ADDRESS_AND_PORT", 6, n.Spec.Address+":"+storagePort)
 			st2("NATIVE_ADDRESS_AND_PORT", 3, n.Spec.Address+":"+nativePort)
-			st2("STATUS_WITH_PORT", sv, status)
+			st2("STATUS_WITH_PORT", sv, withPort)
 			switch o.Version {
 			case V41:
 				st2("SSTABLE_VERSIONS", 6, "big-nb")

@@ -24,6 +24,7 @@ type planView struct {
 //   - its decommission (Unbootstrap, Sending to its target) while it streams;
 //   - a leaving peer's, when self is that peer's target (Receiving);
 //   - its bootstrap (Bootstrap, Receiving from its source) while it streams;
+//   - the replacement and removal plans it sends or receives (writeOpPlans);
 //   - when metered, the bootstraps self is the source of (Sending). Kept to metered
 //     streaming so that the fixed-time mode lists what it always did.
 func (st *state) writePlans(b *strings.Builder, self *node, inv invocation, now time.Time) int {
@@ -47,6 +48,7 @@ func (st *state) writePlans(b *strings.Builder, self *node, inv invocation, now 
 			plans++
 		}
 	}
+	plans += st.writeOpPlans(b, self, inv, now)
 	if !st.Options.metered() {
 		return plans
 	}
@@ -70,18 +72,22 @@ func bootstrapID(n *node) string { return timeUUID(n.JoinStart, "bootstrap/"+n.S
 // "<ks>/<table>" entry that each file overwrites, so 3.11's done bytes undercount.
 // Everyone else names the sender's Data.db paths.
 func (st *state) writePlan(b *strings.Builder, pv planView, inv invocation) {
-	o := st.Options
-	receiver := pv.desc == "Bootstrap" && !pv.outgoing
 	b.WriteString(pv.desc + " " + pv.id + "\n")
 	if pv.peer == nil {
 		return
 	}
-	addr := "/" + pv.peer.address(inv.printPort)
+	sent := min(int64(pv.f*float64(pv.total)), pv.total)
+	st.writeSession(b, pv.peer, pv.total, sent, pv.outgoing, pv.desc == "Bootstrap" && !pv.outgoing, inv)
+}
+
+// writeSession prints one session with peer: its peer line, summary and per-file
+// lines; receiver names the entries the receiver's way.
+func (st *state) writeSession(b *strings.Builder, peer *node, total, sent int64, outgoing, receiver bool, inv invocation) {
+	o := st.Options
+	addr := "/" + peer.address(inv.printPort)
 	b.WriteString("    " + addr + "\n")
-	total := pv.total
 	sizes := fileSizes(total)
 	files := int64(len(sizes))
-	sent := min(int64(pv.f*float64(total)), total)
 	var done int64
 	var lines []string
 	prefix := map[string]string{V311: "mc", V40: "nb", V41: "nb", V50: "oa"}[o.Version]
@@ -90,7 +96,7 @@ func (st *state) writePlan(b *strings.Builder, pv planView, inv invocation) {
 		ks = o.Keyspaces[0]
 	}
 	verb, past, dir := "Sending", "sent", "sent to "
-	if !pv.outgoing {
+	if !outgoing {
 		verb, past, dir = "Receiving", "received", "received from "
 	}
 	left := sent
@@ -146,4 +152,37 @@ func (st *state) writePlan(b *strings.Builder, pv planView, inv invocation) {
 	for _, l := range lines {
 		b.WriteString("            " + l + "\n")
 	}
+}
+
+// writeOpPlans prints the replacement and removal plans (plans.go) self receives or
+// sends, one block per session, receiving first; receivers name their entries the
+// receiver's way (docs/reference/streaming.md §2.2). It returns how many it printed.
+func (st *state) writeOpPlans(b *strings.Builder, self *node, inv invocation, now time.Time) int {
+	count := 0
+	for _, op := range st.ops() {
+		p := op.p
+		if !p.active(now) {
+			continue
+		}
+		header := false
+		for _, outgoing := range []bool{false, true} {
+			for _, s := range p.Sessions {
+				me, other := s.To, s.From
+				if outgoing {
+					me, other = s.From, s.To
+				}
+				peer := st.attached(other)
+				if me != self.Spec.Pod || peer == nil {
+					continue
+				}
+				if !header {
+					b.WriteString(p.Desc + " " + p.ID + "\n")
+					header = true
+					count++
+				}
+				st.writeSession(b, peer, int64(s.Bytes), int64(st.sent(p, s, now)), outgoing, !outgoing, inv)
+			}
+		}
+	}
+	return count
 }

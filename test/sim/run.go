@@ -97,7 +97,7 @@ func parseArgs(o Options, args []string) invocation {
 			inv.allTokens = true
 		case inv.cmd == "status" && (a == "-r" || a == "--resolve-ip"):
 			// Addresses are IPs without reverse DNS here, so resolving changes nothing.
-		case inv.cmd == "status" && !strings.HasPrefix(a, "-") && len(inv.positional) == 0:
+		case (inv.cmd == "status" || inv.cmd == "removenode") && !strings.HasPrefix(a, "-") && len(inv.positional) == 0:
 			inv.positional = append(inv.positional, a)
 		case throughputCmds[inv.cmd]:
 			inv.throughputArg(o, a)
@@ -112,7 +112,7 @@ func parseArgs(o Options, args []string) invocation {
 var knownCommands = map[string]bool{
 	"status": true, "netstats": true, "info": true, "describecluster": true,
 	"gossipinfo": true, "decommission": true, "version": true, "help": true,
-	"drain": true, "cleanup": true,
+	"drain": true, "cleanup": true, "removenode": true,
 	"getstreamthroughput": true, "setstreamthroughput": true,
 	"getinterdcstreamthroughput": true, "setinterdcstreamthroughput": true,
 }
@@ -130,6 +130,8 @@ func (inv invocation) usageError() string {
 		return fmt.Sprintf("Found unexpected parameters: [%s]", strings.Join(append([]string{inv.cmd}, inv.unexpected...), ", "))
 	case len(inv.unexpected) > 0:
 		return fmt.Sprintf("Found unexpected parameters: [%s]", strings.Join(inv.unexpected, ", "))
+	case inv.cmd == "removenode" && len(inv.positional) == 0:
+		return "Required parameters are missing: remove_operation" // RemoveNode's @Arguments title
 	}
 	return inv.throughputUsage()
 }
@@ -167,6 +169,9 @@ func (s *Store) RunInput(ctx context.Context, pod string, args []string, stdin i
 	}
 	if inv.cmd == "decommission" {
 		return s.decommission(ctx, pod, inv, stdout, stderr)
+	}
+	if inv.cmd == "removenode" && inv.usageError() == "" {
+		return s.removeNode(ctx, pod, inv, stdout, stderr)
 	}
 	if (inv.cmd == "drain" || inv.cmd == "cleanup") && inv.usageError() == "" {
 		return s.maintenance(pod, inv, stdout, stderr)
@@ -218,7 +223,7 @@ func (st *state) render(b *strings.Builder, n *node, inv invocation, now time.Ti
 			ks = inv.positional[0]
 		}
 		var sb strings.Builder
-		code := st.renderStatus(&sb, inv, ks)
+		code := st.renderStatus(&sb, n, inv, ks, now)
 		if n.Fault.Garbled && code == ExitOK {
 			b.WriteString(garbleStatus(sb.String()))
 			return ExitOK
@@ -234,7 +239,7 @@ func (st *state) render(b *strings.Builder, n *node, inv invocation, now time.Ti
 	case "info":
 		st.renderInfo(b, n, inv, now)
 	case "describecluster":
-		st.renderDescribeCluster(b)
+		st.renderDescribeCluster(b, n, now)
 	case "gossipinfo":
 		st.renderGossipInfo(b, now)
 	case "version":
@@ -268,7 +273,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // on success):
 //   - drain: mode DRAINED (peers show the node DN) until the JVM restarts; a running
 //     decommission dies with it. Draining a drained node does nothing.
-//   - cleanup: refused while any node joins or leaves (pending ranges), like
+//   - cleanup: refused while any node joins, replaces or leaves (pending ranges), like
 //     StorageService.forceKeyspaceCleanup; otherwise it only counts (Cleanups).
 func (s *Store) maintenance(pod string, inv invocation, stdout, stderr io.Writer) int {
 	var out, errOut strings.Builder
@@ -298,7 +303,7 @@ func (s *Store) maintenance(pod string, inv invocation, stdout, stderr io.Writer
 				return nil
 			}
 			for _, p := range st.Nodes {
-				if p.listed() && (p.Joining || p.Leaving) {
+				if p.listed() && (p.Joining || p.Leaving || p.Removing != "" || (p.Repl != nil && !p.Repl.Announced.IsZero())) {
 					errOut.WriteString(javaError(st.Options, "java.lang.RuntimeException", "Node is involved in cluster membership changes. Not safe to run cleanup."))
 					code = ExitFailure
 					return nil
@@ -535,6 +540,11 @@ func streamFailedText(o Options) string {
 // jvmGoneText is E15: the Cassandra JVM died under the JMX call. The root cause is an
 // EOFException, whose message is null.
 func jvmGoneText(o Options) string {
+	return jvmGoneFrom(o, "decommission", map[bool]string{true: "668", false: "813"}[o.is311()])
+}
+
+// jvmGoneFrom is E15 for a call of NodeProbe's method at line.
+func jvmGoneFrom(o Options, method, line string) string {
 	return "error: null\n" +
 		"-- StackTrace --\n" +
 		"java.rmi.UnmarshalException: Error unmarshaling return header; nested exception is: \n" +
@@ -542,7 +552,7 @@ func jvmGoneText(o Options) string {
 		"\tat sun.rmi.transport.StreamRemoteCall.executeCall(StreamRemoteCall.java:236)\n" +
 		"\tat sun.rmi.server.UnicastRef.invoke(UnicastRef.java:161)\n" +
 		"\tat javax.management.remote.rmi.RMIConnectionImpl_Stub.invoke(Unknown Source)\n" +
-		"\tat org.apache.cassandra.tools.NodeProbe.decommission(NodeProbe.java:" + map[bool]string{true: "668", false: "813"}[o.is311()] + ")\n" +
+		"\tat org.apache.cassandra.tools.NodeProbe." + method + "(NodeProbe.java:" + line + ")\n" +
 		"Caused by: java.io.EOFException\n" +
 		"\tat java.io.DataInputStream.readByte(DataInputStream.java:267)\n" +
 		"\tat sun.rmi.transport.StreamRemoteCall.executeCall(StreamRemoteCall.java:222)\n" +
@@ -565,6 +575,7 @@ The most commonly used nodetool commands are:
     help                         Display help information
     info                         Print node information (uptime, load, ...)
     netstats                     Print network information on provided host (connecting node by default)
+    removenode                   Show status of current node removal, force completion of pending removal or remove provided ID
     setinterdcstreamthroughput   Set the throughput cap for inter-datacenter streaming in the system, or 0 to disable throttling
     setstreamthroughput          Set the throughput cap for streaming in the system, or 0 to disable throttling
     status                       Print cluster information (state, load, IDs, ...)

@@ -64,6 +64,31 @@ type node struct {
 	Throttle map[limiter]rateSetting `json:"throttle,omitempty"`
 	// Execs counts nodetool invocations while exec costs are charged (Options.ExecCost).
 	Execs int `json:"execs,omitempty"`
+
+	// Flags are the JVM options every start of the node's container uses (start.go).
+	Flags StartOptions `json:"flags,omitzero"`
+	// Boot is system.local's bootstrap state; "" is COMPLETED (nodes that joined).
+	Boot string `json:"boot,omitempty"`
+	// TokenSeed names whose tokens the node owns (tokensOf): a replacement owns the
+	// replaced node's. "" = its own host ID.
+	TokenSeed string `json:"tokenSeed,omitempty"`
+	// Exit is the status the JVM exited with on a startup error (3); 0 while it runs.
+	Exit int `json:"exit,omitempty"`
+	// DownAt is when the JVM last stopped: peers drop a down fat client a RING_DELAY later.
+	DownAt time.Time `json:"downAt,omitzero"`
+	// Detached: no pod runs the node any more (its pod started on a fresh data dir);
+	// peers still know it from gossip.
+	Detached bool `json:"detached,omitempty"`
+	// Repl is the replacement the node runs until it completes (replace.go).
+	Repl *replacement `json:"repl,omitempty"`
+	// Removals are the removenodes this node coordinated (removenode.go).
+	Removals []*removal `json:"removals,omitempty"`
+	// Removing is the host ID of the coordinator that gossiped "removing" for this
+	// node; RemovedAt is when removenode excised it.
+	Removing  string    `json:"removing,omitempty"`
+	RemovedAt time.Time `json:"removedAt,omitzero"`
+	// Log is the container log of the JVM's latest start (log.go).
+	Log []logLine `json:"log,omitempty"`
 }
 
 // attempt is one decommission that started leaving.
@@ -100,10 +125,8 @@ func (st *state) addNode(sp NodeSpec, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	for _, n := range st.Nodes {
-		if n.Spec.Pod == sp.Pod {
-			return fmt.Errorf("sim: pod %q already exists", sp.Pod)
-		}
+	if _, err := st.node(sp.Pod); err == nil {
+		return fmt.Errorf("sim: pod %q already exists", sp.Pod)
 	}
 	load, _ := parseSize(sp.Load)
 	st.Nodes = append(st.Nodes, &node{
@@ -116,9 +139,10 @@ func (st *state) addNode(sp NodeSpec, now time.Time) error {
 	return nil
 }
 
+// node is the node pod runs (a detached one is no pod's any more).
 func (st *state) node(pod string) (*node, error) {
 	for _, n := range st.Nodes {
-		if n.Spec.Pod == pod {
+		if n.Spec.Pod == pod && !n.Detached {
 			return n, nil
 		}
 	}
@@ -144,53 +168,64 @@ func (n *node) attempt(id string) *attempt {
 	return nil
 }
 
-// jvmUp: nodetool can connect.
-func (n *node) jvmUp() bool { return !n.Fault.Down && !n.Gone }
+// jvmUp: nodetool can connect (not down, not refusing to start, not exited on a
+// startup error).
+func (n *node) jvmUp() bool { return !n.Fault.Down && !n.Gone && n.Exit == 0 }
 
-// listed: the node is a token owner (or a joining node) that status/describecluster show.
-func (n *node) listed() bool { return !n.Left && !n.Gone && n.Mode != ModeDecommissioned }
+// listed: the node is a token owner (or a joining node) that status/describecluster show,
+// before replacements are taken into account (view.go).
+func (n *node) listed() bool {
+	return !n.Left && !n.Gone && n.Mode != ModeDecommissioned && n.RemovedAt.IsZero()
+}
 
-// member: the node is in its own token metadata (decommission's isMember check); a
-// joining node is not yet.
-func (n *node) member() bool { return n.listed() && !n.Joining }
+// member: the node is in the token ring (decommission's isMember check); a joining node
+// or a replacement is not yet.
+func (n *node) member() bool { return n.listed() && !n.Joining && n.Repl == nil }
 
 // owner: a listed node that owns tokens and is not leaving (RF and ownership counts).
-func (n *node) owner() bool { return n.listed() && !n.Leaving && !n.Joining }
+func (n *node) owner() bool { return n.member() && !n.Leaving }
 
 // down: peers see the node down: its JVM is not running, or it was drained (gossip and
 // messaging stopped).
-func (n *node) down() bool { return n.Fault.Down || n.Mode == ModeDrained }
+func (n *node) down() bool { return n.Fault.Down || n.Mode == ModeDrained || n.Exit != 0 }
 
-// peerCode is the two-letter code other nodes print for it ("" when not listed).
-func (n *node) peerCode() string {
-	if !n.listed() {
-		return ""
+// tokenSeed names the tokens n owns (tokensOf).
+func (n *node) tokenSeed() string {
+	if n.TokenSeed != "" {
+		return n.TokenSeed
 	}
-	s, m := "U", "N"
-	if n.down() {
-		s = "D"
-	}
-	if n.Leaving {
-		m = "L"
-	}
-	if n.Joining {
-		m = "J"
-	}
-	return s + m
+	return n.Spec.HostID
 }
 
-// event is one discrete transition derived from a running attempt.
+// leftAt is when n left the ring (LEFT or removed), for gossip's 3-day memory.
+func (n *node) leftAt() time.Time {
+	if !n.RemovedAt.IsZero() {
+		return n.RemovedAt
+	}
+	return n.LeftAt
+}
+
+// event is one discrete transition derived from a running operation.
 type event struct {
 	at   time.Time
 	kind int
 	n    *node
 	a    *attempt
+	rm   *removal
+	p    *plan
 }
 
 const (
-	evLeft = iota // LEFT announced: peers drop the row, load moves to them
-	evDone        // DECOMMISSIONED
-	evFail        // stream failure
+	evLeft        = iota // LEFT announced: peers drop the row, load moves to them
+	evDone               // DECOMMISSIONED
+	evFail               // stream failure
+	evReplCheck          // a replacement's liveness wait ends (replace.go)
+	evReplStream         // its streaming starts
+	evReplDone           // it is NORMAL
+	evReplFail           // its armed stream failure
+	evDrop               // peers drop a silent replacement
+	evRmAdvertise        // removenode's RING_DELAY sleep ends (removenode.go)
+	evRmConfirm          // a gainer confirms
 )
 
 // settle applies, in time order, every transition that is due at now. It only depends on
@@ -217,11 +252,33 @@ func (st *state) settle(now time.Time) {
 				}
 			}
 		}
+		for _, e := range st.opEvents() {
+			if !e.at.After(now) && (next == nil || e.at.Before(next.at)) {
+				next = &e
+			}
+		}
 		if next == nil {
 			return
 		}
 		st.apply(next)
 	}
+}
+
+// opEvents are the next events of replacements and removals.
+func (st *state) opEvents() []event {
+	var out []event
+	for _, n := range st.Nodes {
+		if e, ok := st.replDue(n); ok {
+			out = append(out, e)
+		}
+		if e, ok := st.dropDue(n); ok {
+			out = append(out, e)
+		}
+		for _, r := range n.Removals {
+			out = append(out, st.rmDue(n, r)...)
+		}
+	}
+	return out
 }
 
 // due is the next event of a running attempt: by the fixed timeline, or when metered,
@@ -230,21 +287,21 @@ func (st *state) due(n *node, a *attempt, tl timeline) (event, bool) {
 	if !st.Options.metered() {
 		switch {
 		case a.Fail:
-			return event{a.Start.Add(tl.failAt), evFail, n, a}, true
+			return event{at: a.Start.Add(tl.failAt), kind: evFail, n: n, a: a}, true
 		case !n.Left:
-			return event{a.Start.Add(tl.left), evLeft, n, a}, true
+			return event{at: a.Start.Add(tl.left), kind: evLeft, n: n, a: a}, true
 		}
-		return event{a.Start.Add(tl.done), evDone, n, a}, true
+		return event{at: a.Start.Add(tl.done), kind: evDone, n: n, a: a}, true
 	}
 	switch {
 	case a.Fail:
 		at, ok := reachAt(a.Rates, st.streamStart(a), n.LoadBytes/2)
-		return event{at, evFail, n, a}, ok
+		return event{at: at, kind: evFail, n: n, a: a}, ok
 	case !n.Left:
 		at, ok := reachAt(a.Rates, st.streamStart(a), n.LoadBytes)
-		return event{at, evLeft, n, a}, ok
+		return event{at: at, kind: evLeft, n: n, a: a}, ok
 	}
-	return event{n.LeftAt.Add(tl.done - tl.left), evDone, n, a}, true
+	return event{at: n.LeftAt.Add(tl.done - tl.left), kind: evDone, n: n, a: a}, true
 }
 
 // endOf is when a running attempt is expected to end (its caller's wait).
@@ -270,6 +327,28 @@ func laterOf(a, b time.Time) time.Time {
 func (st *state) apply(e *event) {
 	n := e.n
 	switch e.kind {
+	case evReplCheck:
+		st.applyReplCheck(n, e.at)
+		return
+	case evReplStream:
+		st.applyReplStream(n, e.at)
+		return
+	case evReplDone:
+		st.applyReplDone(n, e.at)
+		return
+	case evReplFail:
+		n.Repl.Plan.Failed, n.Repl.Plan.Ended = true, e.at
+		st.replStreamFailed(n, e.at)
+		return
+	case evDrop:
+		st.applyDrop(n)
+		return
+	case evRmAdvertise:
+		st.applyRmAdvertise(n, e.rm, e.at)
+		return
+	case evRmConfirm:
+		st.applyRmConfirm(e.rm, e.p, e.at)
+		return
 	case evLeft:
 		n.Left = true
 		n.LeftAt = e.at
@@ -278,7 +357,7 @@ func (st *state) apply(e *event) {
 		// equally (matches docs/reference/nodetool.md's "after the decommission" fixture).
 		var peers []*node
 		for _, p := range st.Nodes {
-			if p != n && p.Spec.DC == n.Spec.DC && p.listed() {
+			if p != n && p.Spec.DC == n.Spec.DC && p.listed() && p.Repl == nil {
 				peers = append(peers, p)
 			}
 		}
@@ -338,7 +417,7 @@ func (st *state) settleJoins(now time.Time) {
 			continue
 		}
 		n.Joining = false
-		n.Mode = ModeNormal
+		n.Mode, n.Boot = ModeNormal, bootCompleted
 		n.StatusVersion++
 	}
 }
@@ -379,8 +458,15 @@ func clamp01(f float64) float64 { return max(0, min(1, f)) }
 // startJVM brings n's JVM up again (start) with its limiters back at the cassandra.yaml
 // values (§1.5), which changes the rate of the bootstraps it feeds.
 func (st *state) startJVM(n *node, now time.Time) {
+	if n.jvmUp() {
+		st.jvmStopped(n, now)
+	}
+	n.Exit = 0
 	n.start(now)
 	n.Throttle = nil
+	if !n.Gone {
+		st.boot(n, now)
+	}
 	if n.Joining {
 		st.startJoinRates(n, now)
 	}
@@ -474,15 +560,22 @@ func (st *state) progress(n *node, a *attempt, now time.Time) float64 {
 
 func (st *state) view(n *node, now time.Time) NodeView {
 	p := st.phaseOf(n, now)
-	return NodeView{
+	code, _ := st.rowCode(nil, n, now)
+	if r := n.Repl; r != nil && r.Same {
+		// Peers list the endpoint by the replaced node's row (hibernate: DN).
+		if d := st.byHostID(r.Target, n); d != nil {
+			code, _ = st.rowCode(nil, d, now)
+		}
+	}
+	v := NodeView{
 		Pod:                  n.Spec.Pod,
 		HostID:               n.Spec.HostID,
 		Address:              n.Spec.Address,
 		DC:                   n.Spec.DC,
 		Rack:                 n.Spec.Rack,
-		Load:                 stringifyFileSize(n.LoadBytes),
+		Load:                 stringifyFileSize(st.loadOf(n, now)),
 		Mode:                 st.shownMode(n),
-		PeerCode:             n.peerCode(),
+		PeerCode:             code,
 		Decommissioning:      len(p.running) > 0,
 		Streaming:            len(p.streaming) > 0,
 		Left:                 n.Left || n.Mode == ModeDecommissioned || n.Gone,
@@ -491,11 +584,35 @@ func (st *state) view(n *node, now time.Time) NodeView {
 		DecommissionsStarted: n.Started,
 		DecommissionCalls:    n.Calls,
 		Fault:                n.Fault,
-		Joining:              n.Joining,
+		Joining:              n.Joining || n.Repl != nil,
 		Drains:               n.Drains,
 		Cleanups:             n.Cleanups,
 		Restarts:             n.Restarts,
 		Execs:                n.Execs,
 		Throughput:           n.throughputs(st.Options),
+		Tokens:               n.Spec.Tokens,
+		Bootstrap:            n.bootState(),
+		ExitCode:             n.Exit,
+		StartupError:         n.startupError(),
+		Detached:             n.Detached,
+		Removed:              !n.RemovedAt.IsZero(),
 	}
+	if n.Repl != nil {
+		v.Replacing = n.Repl.Address
+		v.ReplaceFailed = n.Repl.Failed
+	}
+	return v
+}
+
+// bootState is system.local's bootstrap state as nodetool prints it.
+func (n *node) bootState() string {
+	switch {
+	case n.Mode == ModeDecommissioned:
+		return "DECOMMISSIONED"
+	case n.Left:
+		return "NEEDS_BOOTSTRAP" // set by leaveRing, before the announce sleep
+	case n.Boot == bootCompleted:
+		return "COMPLETED"
+	}
+	return n.Boot
 }

@@ -217,7 +217,9 @@ func (s *Store) UpdateFault(pod string, fn func(f *Fault)) error {
 		n.Fault = f
 		switch {
 		case !wasDown && f.Down:
-			n.abort(now)
+			if n.Exit == 0 {
+				st.jvmStopped(n, now)
+			}
 		case wasDown && !f.Down:
 			st.startJVM(n, now)
 		}
@@ -226,7 +228,9 @@ func (s *Store) UpdateFault(pod string, fn func(f *Fault)) error {
 }
 
 // Restart simulates the Cassandra process of the pod restarting (and clears Down, since
-// the process runs again). The in-memory mode resets: a node that was leaving or whose
+// the process runs again), with the JVM options it was started with (StartFresh,
+// RestartWith): a replacement that exited on a startup error tries again, as in a
+// container's crash loop. The in-memory mode resets: a node that was leaving or whose
 // decommission failed comes back NORMAL and peers see it UN (§6.5, §7 S7); a running
 // decommission is aborted (its caller gets E15). A DECOMMISSIONED node refuses to start
 // (E4): nodetool on it fails to connect from then on and peers never list it again.
@@ -256,8 +260,23 @@ func (s *Store) Node(pod string) (NodeView, error) {
 	return v, err
 }
 
-// Nodes returns the effective state of every node, in spec order.
+// Nodes returns the effective state of the node of every pod, in spec order.
 func (s *Store) Nodes() ([]NodeView, error) {
+	var vs []NodeView
+	err := s.read(func(st *state, now time.Time) error {
+		for _, n := range st.Nodes {
+			if !n.Detached {
+				vs = append(vs, st.view(n, now))
+			}
+		}
+		return nil
+	})
+	return vs, err
+}
+
+// Endpoints returns every node peers know, including the detached ones no pod runs
+// any more (a dead node a replacement takes over), in spec order.
+func (s *Store) Endpoints() ([]NodeView, error) {
 	var vs []NodeView
 	err := s.read(func(st *state, now time.Time) error {
 		for _, n := range st.Nodes {
@@ -310,12 +329,11 @@ func (s *Store) AddNodeWithFault(spec NodeSpec, f Fault) error {
 // it). A decommission still blocked on it returns E15.
 func (s *Store) RemoveNode(pod string) error {
 	return s.update(func(st *state, _ time.Time) error {
-		for i, n := range st.Nodes {
-			if n.Spec.Pod == pod {
-				st.Nodes = append(st.Nodes[:i], st.Nodes[i+1:]...)
-				return nil
-			}
+		n, err := st.node(pod)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("sim: no node %q in the simulated cluster", pod)
+		st.forget(n)
+		return nil
 	})
 }

@@ -138,11 +138,13 @@ func (st *state) streamStart(a *attempt) time.Time {
 func (st *state) joinStreamStart(n *node) time.Time { return n.JoinStart.Add(st.Options.JoinTime) }
 
 // rerate gives every transfer n sends the rate its limiters allow now: its running
-// decommissions, and the bootstraps it is the source of.
+// decommissions, the bootstraps it is the source of, the replacement and removal
+// sessions it sends (plans.go).
 func (st *state) rerate(n *node, now time.Time) {
 	if !st.Options.metered() {
 		return
 	}
+	st.rerateOps(n, now)
 	if !n.Left {
 		to := st.streamTarget(n)
 		for _, a := range n.running() {

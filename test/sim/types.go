@@ -7,10 +7,16 @@
 // describecluster layouts, the error catalogue (E1–E15) and the node state machine (§7).
 // The stream throughput commands and metered streaming follow docs/reference/streaming.md §1.
 //
+// Replacing a dead node (-Dcassandra.replace_address[_first_boot], start.go, replace.go)
+// and `nodetool removenode` (removenode.go) follow docs/reference/replace.md: startup
+// errors with exit 3 and the container log (log.go), per-viewer rings (view.go), and
+// multi-source stream plans (plans.go).
+//
 // The state of a decommission is a function of the clock: starting one records its start
 // time, and every reader derives the node's phase from "now". That is what makes the
 // simulated decommission keep going when the process that asked for it dies, exactly like
-// the server-side operation behind a killed `kubectl exec … nodetool decommission`.
+// the server-side operation behind a killed `kubectl exec … nodetool decommission`. The
+// same holds for replacements and removals.
 package sim
 
 import (
@@ -199,7 +205,7 @@ type NodeView struct {
 	// DecommissionCalls counts every `nodetool decommission` invocation on the pod,
 	// whatever its outcome (refused, usage error, connect error, duplicate…).
 	DecommissionCalls int
-	// Joining is true while the node bootstraps (peers show UJ).
+	// Joining is true while the node bootstraps (peers show UJ) or replaces (Replacing).
 	Joining bool
 	// Drains counts drains that took effect; Cleanups successful `nodetool cleanup`s;
 	// Restarts the JVM starts after the initial one (Restart, Down cleared).
@@ -210,6 +216,23 @@ type NodeView struct {
 	Execs int
 	// Throughput is what each of the node's stream limiters lets through now.
 	Throughput Throughputs
+	// Tokens is how many tokens the node owns (a replacement: the replaced node's).
+	Tokens int
+	// Bootstrap is system.local's bootstrap state: COMPLETED, IN_PROGRESS,
+	// NEEDS_BOOTSTRAP or DECOMMISSIONED.
+	Bootstrap string
+	// Replacing is the address the node replaces while its replacement runs (started
+	// with a replace address, not NORMAL yet); ReplaceFailed once its stream failed.
+	Replacing     string
+	ReplaceFailed bool
+	// ExitCode is 3 once the JVM exited on a startup error (Running is then false);
+	// StartupError is the line it printed ("Exception (…) encountered during startup: …").
+	ExitCode     int
+	StartupError string
+	// Detached: no pod runs the node any more; peers still know it (Endpoints).
+	Detached bool
+	// Removed: removenode excised it from the ring.
+	Removed bool
 }
 
 // Throughputs are a node's stream limiters in bytes/s: +Inf when unthrottled (0), 0
