@@ -91,7 +91,7 @@ func TestModelStepsMatchCode(t *testing.T) {
 				kind, pod, _ := strings.Cut(id, "/")
 				cp.Steps = append(cp.Steps, checkpoint.PendingStep(kind, pod))
 			}
-			if err := cp.Validate("", kinds.Registry().Schemas()); err != nil {
+			if err := checkpoint.Validate(cp, "", kinds.Registry().Schemas()); err != nil {
 				t.Fatalf("the model's steps are not a valid scale-down checkpoint: %v", err)
 			}
 			t.Logf("%d steps: %s", len(got), strings.Join(got, " "))

@@ -17,8 +17,8 @@ import (
 // main is the composition root: it hands the CLI the operators this build supports (one
 // adapter package each), with the operation kinds only they offer (CassKop: its
 // repair-operator-state, one each). cass-operator scales its datacenters itself (operator.Scaler). The CLI and
-// everything under internal/ know only the pkg/operator and internal/operation
-// interfaces.
+// everything under internal/ know them only through pkg/: pkg/operator for an adapter,
+// pkg/operation for an operator's own kinds.
 func main() {
 	os.Exit(cli.Main(os.Args[1:], cli.StdStreams(), repair.Operator{Plugin: casskop.Plugin{}}, cassrepair.Operator{Plugin: cassoperator.Plugin{}}))
 }

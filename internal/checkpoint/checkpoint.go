@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Annotation keys on the cluster resource.
@@ -71,232 +73,48 @@ const KindScaleDown = "scale-down"
 
 // Schema is what a checkpoint of one operation kind may hold; decode refuses anything
 // else. The checkpoint knows no kind itself: each kind's package says its Schema in its
-// Info (internal/operation/*), and the registry hands them all to decode
+// Info (internal/operation/*, plugins/*), and the registry hands them all to decode
 // (operation.Registry.Schemas), so a new kind is written nowhere here.
-type Schema struct {
-	// Version is the oldest schema version that can hold the kind (a checkpoint is
-	// written with it, so older plugins can still read what they know).
-	Version int
-	// Steps are the step kinds its checkpoint may contain.
-	Steps []string
-	// NewNodes: it plans nodes it creates (Node.New; a scale-up).
-	NewNodes bool
-	// Unowned: it finishes what the operator left, so its planned nodes may have no pod
-	// (no pod UID) and its target no node count (repair-operator-state).
-	Unowned bool
-}
+type Schema = record.Schema
 
 // Schemas are the operation kinds a build knows, by name.
 type Schemas map[string]Schema
 
-// Step kinds of a scale-down, in the order they run for each node.
-const (
-	StepDecommission  = "decommission"
-	StepVerifyLeft    = "verify-left"
-	StepShrinkSTS     = "shrink-statefulset"
-	StepWaitPodGone   = "wait-pod-gone"
-	StepDeletePVCs    = "delete-pvcs"
-	StepUpdateCluster = "update-cluster"
-	// StepPauseOperator scales the operator's Deployment to 0 before anything else, and
-	// StepResumeOperator restores its recorded replicas after the cluster resource and the
-	// StatefulSets agree.
-	StepPauseOperator  = "pause-operator"
-	StepResumeOperator = "resume-operator"
-)
+// The records of a checkpoint are the adapters' and kinds' API (pkg/record); these
+// names keep the plugin's code as it was.
 
-// Step kinds of the schema 2 operations (scale-up, restart, repair-operator-state).
+// Step states (record.StatePending, …).
 const (
-	// StepGrowSTS grows the rack's StatefulSet by one replica (scale-up).
-	StepGrowSTS = "grow-statefulset"
-	// StepWaitJoined waits until the new pod is Ready and its node UN (scale-up).
-	StepWaitJoined = "wait-joined"
-	// StepCleanup runs nodetool cleanup on a pre-existing node (scale-up --cleanup). Its
-	// effect cannot be observed: it is done only once recorded done.
-	StepCleanup = "cleanup"
-	// StepDrain, StepDeletePod and StepWaitRestarted restart one pod (restart).
-	StepDrain         = "drain"
-	StepDeletePod     = "delete-pod"
-	StepWaitRestarted = "wait-restarted"
-	// StepOperatorStatus marks the operator's stuck pod operation done in the cluster
-	// resource's status (repair-operator-state).
-	StepOperatorStatus = "operator-status"
-)
-
-// Step states. "started" means the action may or may not have happened: resume asks
-// the real world.
-const (
-	StatePending = "pending"
-	StateStarted = "started"
-	StateDone    = "done"
+	StatePending = record.StatePending
+	StateStarted = record.StateStarted
+	StateDone    = record.StateDone
 )
 
 var knownStates = map[string]bool{StatePending: true, StateStarted: true, StateDone: true}
 
-// Holder says who runs (or last ran) the operation and from where. The checkpoint is
-// also the lock: a live holder renews RenewedAt every LeaseSeconds/3.
-type Holder struct {
-	User    string `json:"user,omitempty"`
-	Host    string `json:"host"`
-	PID     int    `json:"pid"`
-	Version string `json:"version,omitempty"`
-	// Session tells two runs of the same process apart.
-	Session      string     `json:"session,omitempty"`
-	RenewedAt    *time.Time `json:"renewedAt,omitempty"`
-	LeaseSeconds int        `json:"leaseSeconds,omitempty"`
-	// ReleasedAt is set when the run stopped cleanly (error or interruption).
-	ReleasedAt *time.Time `json:"releasedAt,omitempty"`
-	// Machine identifies where PID means something: the kernel's boot and the PID
-	// namespace (Linux; empty elsewhere and in checkpoints of older plugins, which then
-	// compare Host alone). Two machines with one hostname differ here.
-	Machine string `json:"machine,omitempty"`
-	// ProcessStart is when the holder's process started (clock ticks since boot): a PID
-	// reused by another process, or by a container restarted in place, starts later.
-	ProcessStart string `json:"processStart,omitempty"`
-}
+// Checkpoint is record.Checkpoint: the whole record, serialized as JSON into Annotation.
+type Checkpoint = record.Checkpoint
 
-// Takeover records that a run took the checkpoint over from a previous holder.
-type Takeover struct {
-	From   Holder    `json:"from"`
-	By     Holder    `json:"by"`
-	At     time.Time `json:"at"`
-	Reason string    `json:"reason"`
-}
+// Holder is record.Holder.
+type Holder = record.Holder
 
-// PausedOperator is the operator Deployment the plan scales to 0 and restores.
-type PausedOperator struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	UID       string `json:"uid"`
-	Replicas  int32  `json:"replicas"`
-	// Unmanaged lists the other clusters this operator manages, unmanaged meanwhile.
-	Unmanaged []string `json:"unmanaged,omitempty"`
-	// UnmanagedUnknown, at planning only, says why Unmanaged may be incomplete (listing
-	// the clusters of every namespace was forbidden).
-	UnmanagedUnknown string `json:"-"`
-	// Joined, at planning only, lists the operations already holding the operator
-	// paused, whose pause this one joins (PausedByAnnotation).
-	Joined []PauseHolder `json:"-"`
-	// Adopted, at planning only, lists holders of this cluster whose operation is gone
-	// (its record wiped or cleared): this operation takes their pause over.
-	Adopted []PauseHolder `json:"-"`
-}
+// Takeover is record.Takeover.
+type Takeover = record.Takeover
 
-// String is "user@host pid N".
-func (h Holder) String() string {
-	s := h.Host
-	if h.User != "" {
-		s = h.User + "@" + s
-	}
-	return fmt.Sprintf("%s (pid %d)", s, h.PID)
-}
+// PausedOperator is record.PausedOperator.
+type PausedOperator = record.PausedOperator
 
-// PVC is a claim planned for deletion, identified by name and UID.
-type PVC struct {
-	Name string `json:"name"`
-	UID  string `json:"uid"`
-}
+// PVC is record.PVC.
+type PVC = record.PVC
 
-// Node is one Cassandra node the operation acts on: planned for removal (scale-down), to
-// be created (scale-up, New), cleaned up, restarted, or named by a stuck operator status.
-type Node struct {
-	Pod string `json:"pod"`
-	// PodUID is the planned pod's UID; empty for a new pod, or for a pod that was already
-	// gone when a repair was planned.
-	PodUID      string `json:"podUID"`
-	Ordinal     int    `json:"ordinal"`
-	DC          string `json:"dc"`
-	Rack        string `json:"rack"`
-	StatefulSet string `json:"statefulSet"`
-	HostID      string `json:"hostID"`
-	Address     string `json:"address,omitempty"`
-	PVCs        []PVC  `json:"pvcs"`
-	// New marks a pod the operation creates (scale-up, schema 2): it has no UID, Host ID
-	// or address when planned.
-	New bool `json:"new,omitempty"`
-	// Unstarted marks a pod a scale-down removes that never started (Pending, no
-	// container ever ran, no node of the ring on it): it has no Host ID, and its removal
-	// has no decommission (schema 2: a plugin that knows only schema 1 must not run it).
-	Unstarted bool `json:"unstarted,omitempty"`
-	// Size, for an operator that scales itself (operator.Scaler), is the datacenter's
-	// size that asks it to remove or create this node (the size once it is done).
-	Size int `json:"size,omitempty"`
-}
+// Node is record.Node.
+type Node = record.Node
 
-// Target is what the operation was asked to reach.
-type Target struct {
-	DC    string   `json:"dc"`
-	Racks []string `json:"racks"`
-	Nodes int      `json:"nodes"`
-	// From is the StatefulSet replicas per rack when the plan was made.
-	From map[string]int `json:"from"`
-	// RackNodes, when set, is the count each rack of the DC must end with, by rack
-	// name (racks of one DC may differ). Unset (every checkpoint written so far): every
-	// rack of the DC ends with Nodes.
-	RackNodes map[string]int `json:"rackNodes,omitempty"`
-	// Size, for an operator that keeps a datacenter's size and splits it over the racks
-	// itself (operator.Scaler), is the size asked for; RackNodes is its split.
-	Size int `json:"size,omitempty"`
-}
+// Target is record.Target.
+type Target = record.Target
 
-// Wanted is the count each of racks (every rack of the target DC) must end with.
-func (t Target) Wanted(racks []string) map[string]int {
-	m := make(map[string]int, len(racks))
-	for _, r := range racks {
-		n, ok := t.RackNodes[r]
-		if !ok {
-			n = t.Nodes
-		}
-		m[r] = n
-	}
-	return m
-}
-
-// Step is the record of one planned step.
-type Step struct {
-	ID         string     `json:"id"`
-	Kind       string     `json:"kind"`
-	Pod        string     `json:"pod,omitempty"`
-	State      string     `json:"state"`
-	Attempts   int        `json:"attempts"`
-	LastError  string     `json:"lastError,omitempty"`
-	StartedAt  *time.Time `json:"startedAt,omitempty"`
-	FinishedAt *time.Time `json:"finishedAt,omitempty"`
-	// Progress is the last streaming progress seen while the step ran (progress.go).
-	Progress *Progress `json:"progress,omitempty"`
-	// ResumedAfterRestart (a decommission) records that the node restarted in the
-	// middle of its decommission and the step issued it again: a resumed decommission
-	// may skip ranges it had already streamed (CASSANDRA-16290), so once the node is
-	// removed the run says to repair. Older plugins ignore the field.
-	ResumedAfterRestart bool `json:"resumedAfterRestart,omitempty"`
-}
-
-// Checkpoint is the whole record, serialized as JSON into Annotation.
-type Checkpoint struct {
-	SchemaVersion int       `json:"schemaVersion"`
-	OperationID   string    `json:"operationID"`
-	Kind          string    `json:"kind"`
-	Operator      string    `json:"operator"`
-	Namespace     string    `json:"namespace"`
-	Cluster       string    `json:"cluster"`
-	ClusterUID    string    `json:"clusterUID"`
-	StartedBy     Holder    `json:"startedBy"`
-	Holder        Holder    `json:"holder"`
-	StartedAt     time.Time `json:"startedAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
-	// Seq grows by one on every write; a writer that finds another Seq than the one it
-	// wrote last has lost the checkpoint to someone else.
-	Seq    int    `json:"seq"`
-	Force  bool   `json:"force,omitempty"`
-	Target Target `json:"target"`
-	// PausedOperator is set when the plan pauses the operator.
-	PausedOperator *PausedOperator `json:"pausedOperator,omitempty"`
-	Nodes          []Node          `json:"nodes"`
-	// Leftovers are the claims of removed pods the operation deletes (leftover.go);
-	// omitted when none, so every other checkpoint reads as older plugins wrote it.
-	Leftovers []Leftover `json:"leftovers,omitempty"`
-	Steps     []Step     `json:"steps"`
-	Takeovers []Takeover `json:"takeovers,omitempty"`
-}
+// Step is record.Step.
+type Step = record.Step
 
 // LastOperation is the short record kept after an operation ends.
 type LastOperation struct {
@@ -325,17 +143,12 @@ var (
 	ErrOtherOperator = errors.New("checkpoint was planned for another operator")
 )
 
-// StepID is the stable identifier of a step.
-func StepID(kind, pod string) string {
-	if pod == "" {
-		return kind
-	}
-	return kind + "/" + pod
-}
+// StepID is record.StepID.
+func StepID(kind, pod string) string { return record.StepID(kind, pod) }
 
 // Encode serializes a checkpoint, of one of kinds, for the annotation.
 func Encode(cp *Checkpoint, kinds Schemas) (string, error) {
-	if err := cp.Validate("", kinds); err != nil {
+	if err := Validate(cp, "", kinds); err != nil {
 		return "", err
 	}
 	b, err := json.Marshal(cp)
@@ -434,14 +247,14 @@ func decode(s, clusterUID string, kinds Schemas, envelopeOK bool) (*Checkpoint, 
 	if cp.SchemaVersion == 1 && cp.Kind == "" {
 		cp.Kind = KindScaleDown // schema 1 knew only scale-downs
 	}
-	if err := cp.Validate(clusterUID, kinds); err != nil {
+	if err := Validate(&cp, clusterUID, kinds); err != nil {
 		return nil, err
 	}
 	return &cp, nil
 }
 
 // Validate checks the internal consistency of a checkpoint, of one of kinds.
-func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
+func Validate(cp *Checkpoint, clusterUID string, kinds Schemas) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, a...))
 	}
@@ -513,13 +326,13 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 			return bad("step %d has id %q, want %q", i, s.ID, StepID(s.Kind, s.Pod))
 		case ids[s.ID]:
 			return bad("step %s appears twice", s.ID)
-		case s.Kind == StepDeleteLeftoverPVCs && !leftovers[s.Pod]:
+		case s.Kind == record.StepDeleteLeftoverPVCs && !leftovers[s.Pod]:
 			return bad("step %s names pod %s, which has no left-over claims in the plan", s.ID, s.Pod)
-		case s.Kind != StepDeleteLeftoverPVCs && s.Pod != "" && !pods[s.Pod]:
+		case s.Kind != record.StepDeleteLeftoverPVCs && s.Pod != "" && !pods[s.Pod]:
 			return bad("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 		case s.Attempts < 0:
 			return bad("step %s has negative attempts", s.ID)
-		case (s.Kind == StepPauseOperator || s.Kind == StepResumeOperator) && cp.PausedOperator == nil:
+		case (s.Kind == record.StepPauseOperator || s.Kind == record.StepResumeOperator) && cp.PausedOperator == nil:
 			return bad("step %s without a pausedOperator record", s.ID)
 		}
 		ids[s.ID] = true
@@ -529,56 +342,9 @@ func (cp *Checkpoint) Validate(clusterUID string, kinds Schemas) error {
 
 // PlannedFor refuses a checkpoint planned for another operator than operator (when
 // both are known): its steps follow that operator's rules.
-func (cp *Checkpoint) PlannedFor(operator string) error {
+func PlannedFor(cp *Checkpoint, operator string) error {
 	if operator != "" && cp.Operator != "" && cp.Operator != operator {
 		return fmt.Errorf("%w: operation %s was planned for %s, and this cluster is read as a %s cluster", ErrOtherOperator, cp.OperationID, cp.Operator, operator)
 	}
 	return nil
-}
-
-// Node returns the planned node for a pod.
-func (cp *Checkpoint) Node(pod string) (Node, bool) {
-	return find(cp.Nodes, func(n Node) bool { return n.Pod == pod })
-}
-
-// find is the first element of list that matches, and whether there is one.
-func find[T any](list []T, match func(T) bool) (T, bool) {
-	if i := slices.IndexFunc(list, match); i >= 0 {
-		return list[i], true
-	}
-	var zero T
-	return zero, false
-}
-
-// Current returns the index of the first step that is not done, or -1.
-func (cp *Checkpoint) Current() int {
-	for i, s := range cp.Steps {
-		if s.State != StateDone {
-			return i
-		}
-	}
-	return -1
-}
-
-// SameTarget reports whether another request asks for what this checkpoint does.
-func (cp *Checkpoint) SameTarget(dc string, racks []string, nodes int) bool {
-	if cp.Target.DC != dc || cp.Target.Nodes != nodes || len(cp.Target.Racks) != len(racks) {
-		return false
-	}
-	for i := range racks {
-		if cp.Target.Racks[i] != racks[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// Started reports whether any step of kind has started or finished.
-func (cp *Checkpoint) Started(kind string) bool {
-	for _, s := range cp.Steps {
-		if s.Kind == kind && s.State != StatePending {
-			return true
-		}
-	}
-	return false
 }

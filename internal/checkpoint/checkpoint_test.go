@@ -216,7 +216,7 @@ func TestLock(t *testing.T) {
 	}
 	for i, c := range cases {
 		cp.Holder = c.holder
-		if got, _, _ := cp.Lock(me, now, alive); got != c.want {
+		if got, _, _ := Lock(cp, me, now, alive); got != c.want {
 			t.Errorf("case %d: %v, want %v", i, got, c.want)
 		}
 	}
@@ -252,7 +252,7 @@ func BenchmarkDecode100(b *testing.B) {
 func TestUnstartedNodeValidated(t *testing.T) {
 	ok := sample(1)
 	ok.Nodes[0].HostID, ok.Nodes[0].Unstarted = "", true
-	if err := ok.Validate("", testKinds); err != nil {
+	if err := Validate(ok, "", testKinds); err != nil {
 		t.Fatalf("valid: %v", err)
 	}
 	for name, change := range map[string]func(cp *Checkpoint){
@@ -262,7 +262,7 @@ func TestUnstartedNodeValidated(t *testing.T) {
 		cp := sample(1)
 		cp.Nodes[0].HostID, cp.Nodes[0].Unstarted = "", true
 		change(cp)
-		if err := cp.Validate("", testKinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "never started") {
+		if err := Validate(cp, "", testKinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "never started") {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}

@@ -1,15 +1,17 @@
 package checkpoint
 
+import "github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+
 // Paused is steps with the operator's pause around them when pause is set: paused
 // first, restored after the steps that need it paused; after runs once it is restored.
 func Paused(pause bool, steps []Step, after ...Step) []Step {
 	var out []Step
 	if pause {
-		out = append(out, pending(StepPauseOperator, ""))
+		out = append(out, pending(record.StepPauseOperator, ""))
 	}
 	out = append(out, steps...)
 	if pause {
-		out = append(out, pending(StepResumeOperator, ""))
+		out = append(out, pending(record.StepResumeOperator, ""))
 	}
 	return append(out, after...)
 }
@@ -28,27 +30,7 @@ func NodeSteps(nodes []Node, kinds ...string) []Step {
 	return steps
 }
 
-// PendingStep is a step record of kind for pod, not started.
+// PendingStep is record.PendingStep: a step record of kind for pod, not started.
 func PendingStep(kind, pod string) Step { return pending(kind, pod) }
 
-func pending(kind, pod string) Step {
-	return Step{ID: StepID(kind, pod), Kind: kind, Pod: pod, State: StatePending}
-}
-
-// SameRacks reports whether the checkpoint targets exactly dc and racks.
-func (cp *Checkpoint) SameRacks(dc string, racks []string) bool {
-	if cp.Target.DC != dc || len(cp.Target.Racks) != len(racks) {
-		return false
-	}
-	for i := range racks {
-		if cp.Target.Racks[i] != racks[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// Step returns the record of the step with id.
-func (cp *Checkpoint) Step(id string) (Step, bool) {
-	return find(cp.Steps, func(s Step) bool { return s.ID == id })
-}
+func pending(kind, pod string) Step { return record.PendingStep(kind, pod) }

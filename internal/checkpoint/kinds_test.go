@@ -184,7 +184,7 @@ func TestSettleCheckpoint(t *testing.T) {
 	} {
 		bad, _ := Decode(out, "", kinds)
 		tc.change(bad)
-		if err := bad.Validate("", kinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
+		if err := Validate(bad, "", kinds); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}

@@ -29,10 +29,10 @@ const (
 // leader election: another machine's timestamps are never compared with our clock).
 //
 // alive tells whether the process h names still runs on this machine; it is asked only
-// when h ran on this machine (SameMachine), and never for our own PID: a holder with our
+// when h ran on this machine (sameMachine), and never for our own PID: a holder with our
 // PID and another session is our dead predecessor (a container restarted in place runs
 // as PID 1 again).
-func (cp *Checkpoint) Lock(self Holder, now time.Time, alive func(h Holder) bool) (LockState, time.Duration, string) {
+func Lock(cp *Checkpoint, self Holder, now time.Time, alive func(h Holder) bool) (LockState, time.Duration, string) {
 	h := cp.Holder
 	if h.Session != "" && h.Session == self.Session {
 		return Mine, 0, ""
@@ -40,7 +40,7 @@ func (cp *Checkpoint) Lock(self Holder, now time.Time, alive func(h Holder) bool
 	if h.ReleasedAt != nil {
 		return Free, 0, fmt.Sprintf("the previous run (%s) stopped at %s", h, h.ReleasedAt.Format(time.RFC3339))
 	}
-	switch h.SameMachine(self) {
+	switch sameMachine(h, self) {
 	case Same:
 		if h.PID == self.PID {
 			return Free, 0, fmt.Sprintf("%s is this run's dead predecessor (same machine and PID, another session)", h)
@@ -59,11 +59,11 @@ func (cp *Checkpoint) Lock(self Holder, now time.Time, alive func(h Holder) bool
 			return Free, 0, fmt.Sprintf("process %d on %s is gone", h.PID, h.Host)
 		}
 	}
-	return HeldElsewhere, h.Lease(), ""
+	return HeldElsewhere, lease(h), ""
 }
 
-// Lease is how long the holder's claim lasts without a change to its record.
-func (h Holder) Lease() time.Duration {
+// lease is how long the holder's claim lasts without a change to its record.
+func lease(h Holder) time.Duration {
 	if h.LeaseSeconds <= 0 {
 		return DefaultLease
 	}
@@ -82,9 +82,9 @@ const (
 	Same
 )
 
-// SameMachine tells whether h ran where self runs: the same host name and, when both
+// sameMachine tells whether h ran where self runs: the same host name and, when both
 // record it, the same machine identity.
-func (h Holder) SameMachine(self Holder) Where {
+func sameMachine(h, self Holder) Where {
 	switch {
 	case h.Host != self.Host:
 		return Elsewhere
@@ -94,16 +94,6 @@ func (h Holder) SameMachine(self Holder) Where {
 		return Same
 	}
 	return Elsewhere
-}
-
-// Record is what changes whenever the holder writes: a run waiting for the lease
-// compares it, never the holder's timestamps with its own clock.
-func (cp *Checkpoint) Record() string {
-	r := ""
-	if cp.Holder.RenewedAt != nil {
-		r = cp.Holder.RenewedAt.UTC().Format(time.RFC3339Nano)
-	}
-	return fmt.Sprintf("%s/%s/%d/%s", cp.OperationID, cp.Holder.Session, cp.Seq, r)
 }
 
 // Sighting is a holder's record as this machine watches it: the record last read and
@@ -145,9 +135,9 @@ type Liveness struct {
 // (our clock; the zero Sighting at the first read); Judge returns it updated. Only a
 // holder elsewhere needs time: it is stopped once its record has not changed for a
 // whole lease since seen, so a first read never finds it stopped.
-func (cp *Checkpoint) Judge(self Holder, seen Sighting, now time.Time, alive func(h Holder) bool) (Liveness, Sighting) {
+func Judge(cp *Checkpoint, self Holder, seen Sighting, now time.Time, alive func(h Holder) bool) (Liveness, Sighting) {
 	seen = seen.Sight(cp, now)
-	state, lease, reason := cp.Lock(self, now, alive)
+	state, lease, reason := Lock(cp, self, now, alive)
 	switch state {
 	case Free:
 		return Liveness{Stopped: true, Why: reason}, seen
@@ -164,23 +154,4 @@ func (cp *Checkpoint) Judge(self Holder, seen Sighting, now time.Time, alive fun
 		l.Why = fmt.Sprintf("on another machine: alive while its checkpoint changes, stopped once it stays unchanged for %s", lease.Round(time.Second))
 	}
 	return l, seen
-}
-
-// TakeOver makes self the holder and records the takeover.
-func (cp *Checkpoint) TakeOver(self Holder, now time.Time, reason string) {
-	if cp.Holder.Session != self.Session {
-		cp.Takeovers = append(cp.Takeovers, Takeover{From: cp.Holder, By: self, At: now, Reason: reason})
-	}
-	r := now
-	self.RenewedAt = &r
-	self.ReleasedAt = nil
-	cp.Holder = self
-}
-
-// RenewedAtOr is when the holder last showed it was alive, or fallback.
-func (h Holder) RenewedAtOr(fallback time.Time) time.Time {
-	if h.RenewedAt != nil && h.RenewedAt.After(fallback) {
-		return *h.RenewedAt
-	}
-	return fallback
 }

@@ -144,7 +144,7 @@ func TestLockIdentity(t *testing.T) {
 		cp := sample(1)
 		cp.Holder = c.holder
 		asked = 0
-		got, _, _ := cp.Lock(me, now, alive)
+		got, _, _ := Lock(cp, me, now, alive)
 		if got != c.want || (asked > 0) != c.asks {
 			t.Errorf("%s: %v (asked alive %d times), want %v (asks %v)", c.name, got, asked, c.want, c.asks)
 		}
@@ -185,7 +185,7 @@ func TestJudgeByOurClock(t *testing.T) {
 	var l Liveness
 	// Renewals every 50 s of our clock for 10 minutes, each stamped 5 minutes behind.
 	for at := t0; at.Before(t0.Add(10 * time.Minute)); at = at.Add(50 * time.Second) {
-		if l, seen = cp.Judge(me, seen, at, alive); l.Stopped {
+		if l, seen = Judge(cp, me, seen, at, alive); l.Stopped {
 			t.Fatalf("at +%s a renewing holder is judged stopped: %+v", at.Sub(t0), l)
 		}
 		cp.Seq++
@@ -193,18 +193,18 @@ func TestJudgeByOurClock(t *testing.T) {
 		cp.Holder.RenewedAt = &r
 	}
 	last := t0.Add(10 * time.Minute)
-	l, seen = cp.Judge(me, seen, last, alive) // the last renewal is seen here
+	l, seen = Judge(cp, me, seen, last, alive) // the last renewal is seen here
 	if l.Stopped || l.Quiet != 0 || l.Lease != time.Minute {
 		t.Fatalf("fresh renewal: %+v", l)
 	}
-	if l, seen = cp.Judge(me, seen, last.Add(59*time.Second), alive); l.Stopped || l.Quiet != 59*time.Second {
+	if l, seen = Judge(cp, me, seen, last.Add(59*time.Second), alive); l.Stopped || l.Quiet != 59*time.Second {
 		t.Fatalf("59 s after the last change: %+v, want alive", l)
 	}
-	if l, _ = cp.Judge(me, seen, last.Add(time.Minute), alive); !l.Stopped || !strings.Contains(l.Why, "did not change for 1m0s of this machine's clock") {
+	if l, _ = Judge(cp, me, seen, last.Add(time.Minute), alive); !l.Stopped || !strings.Contains(l.Why, "did not change for 1m0s of this machine's clock") {
 		t.Fatalf("a lease after the last change: %+v, want stopped", l)
 	}
 	// A record seen for the first time is never stopped, however old its timestamps.
-	if l, _ = cp.Judge(me, Sighting{}, last.Add(time.Hour), alive); l.Stopped {
+	if l, _ = Judge(cp, me, Sighting{}, last.Add(time.Hour), alive); l.Stopped {
 		t.Fatalf("first read of an old record: %+v, want alive", l)
 	}
 	for _, c := range []struct {
@@ -218,7 +218,7 @@ func TestJudgeByOurClock(t *testing.T) {
 		{"released elsewhere", Holder{Host: "laptop", PID: 7, Session: "b", ReleasedAt: &t0}, true, "stopped at"},
 	} {
 		cp.Holder = c.h
-		if l, _ := cp.Judge(me, Sighting{}, t0, alive); l.Stopped != c.stopped || !strings.Contains(l.Why, c.why) {
+		if l, _ := Judge(cp, me, Sighting{}, t0, alive); l.Stopped != c.stopped || !strings.Contains(l.Why, c.why) {
 			t.Errorf("%s: %+v, want stopped=%v (%s)", c.name, l, c.stopped, c.why)
 		}
 	}

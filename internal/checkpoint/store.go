@@ -80,7 +80,7 @@ func (s *Store) Load(ctx context.Context) (*Checkpoint, error) {
 	}
 	cp, err := Decode(v, uid, s.Kinds)
 	if err == nil {
-		if err := cp.PlannedFor(s.Operator); err != nil {
+		if err := PlannedFor(cp, s.Operator); err != nil {
 			return nil, err
 		}
 	}

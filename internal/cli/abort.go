@@ -195,7 +195,7 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
 		}
-		dropped, err := steps.RestoreOperator(ctx, s.stepWorld(cp, o.Now), *cp.PausedOperator, cp.Started(checkpoint.StepPauseOperator))
+		dropped, err := steps.RestoreOperator(ctx, s.stepWorld(cp, o.Now), *cp.PausedOperator, cp.Started(steps.StepPauseOperator))
 		if err != nil {
 			o.releaseAbort(ctx, s, cp)
 			return fmt.Errorf("cannot restore operator Deployment %s/%s: %w; the checkpoint is kept, run abort again", cp.PausedOperator.Namespace, cp.PausedOperator.Name, err)
@@ -256,7 +256,7 @@ func (o *Options) operatorHold(ctx context.Context, s *session, cp *checkpoint.C
 		return fmt.Sprintf("Operation %s's hold on the operator Deployment %s/%s will be released; %d other operation(s) still hold it paused.", cp.OperationID, op.Namespace, op.Name, len(holders)-1)
 	case i >= 0:
 		return fmt.Sprintf("The operator Deployment %s/%s will be restored to %d replicas.", op.Namespace, op.Name, holders[i].Replicas)
-	case len(holders) == 0 && paused && cp.Started(checkpoint.StepPauseOperator):
+	case len(holders) == 0 && paused && cp.Started(steps.StepPauseOperator):
 		// Paused by a plugin version before the holder list (steps.RestoreOperator).
 		return fmt.Sprintf("The operator Deployment %s/%s will be restored to %d replicas.", op.Namespace, op.Name, op.Replicas)
 	}
@@ -275,7 +275,7 @@ func (o *Options) fenceAbort(ctx context.Context, s *session, cp *checkpoint.Che
 	if fresh == nil || fresh.OperationID != cp.OperationID {
 		return exit.Refusedf("operation %s was finished or replaced by someone else while aborting; see %s", cp.OperationID, s.statusHint())
 	}
-	if state, _, _ := fresh.Lock(self, o.Now().UTC(), o.alive); state != checkpoint.Mine || fresh.Seq != cp.Seq {
+	if state, _, _ := checkpoint.Lock(fresh, self, o.Now().UTC(), o.alive); state != checkpoint.Mine || fresh.Seq != cp.Seq {
 		return exit.Refusedf("operation %s was taken over by %s (seq %d, this abort wrote %d) while aborting: it stops here; see %s",
 			cp.OperationID, fresh.Holder, fresh.Seq, cp.Seq, s.statusHint())
 	}

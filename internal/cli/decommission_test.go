@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -23,7 +24,7 @@ const leavingPod = "demo-dc1-rack1-2"
 // assumed.
 func crashAtDecommissionStarted(t *testing.T, opts world.Opts) (*world.World, *world.ReplicaHistory) {
 	t.Helper()
-	id := checkpoint.StepID(checkpoint.StepDecommission, leavingPod)
+	id := checkpoint.StepID(steps.StepDecommission, leavingPod)
 	for k := 1; k <= 10; k++ {
 		w := world.New(t, opts)
 		var op *world.ReplicaHistory
@@ -83,7 +84,7 @@ func TestAbortDecommissionStartedNeverSent(t *testing.T) {
 		t.Fatal("the refused abort changed something")
 	}
 
-	backdateStarted(t, w, checkpoint.StepID(checkpoint.StepDecommission, leavingPod), 2*time.Minute)
+	backdateStarted(t, w, checkpoint.StepID(steps.StepDecommission, leavingPod), 2*time.Minute)
 	stdout, stderr, code, _ := run(w, 0, abortDemo...)
 	if code != 0 || !strings.Contains(stdout, "aborted after removing 0 of 1 nodes") ||
 		!strings.Contains(stderr, "Note: node "+leavingPod+": its decommission was recorded started but never reached it (NORMAL, UN on demo-dc1-rack1-0, no stream); it stays a member") {
@@ -120,7 +121,7 @@ func TestAbortFinishesDecommissionFailedWhileLeaving(t *testing.T) {
 			var w *world.World
 			if tc.started {
 				w, _ = crashAtDecommissionStarted(t, opts)
-				backdateStarted(t, w, checkpoint.StepID(checkpoint.StepDecommission, leavingPod), 2*time.Minute)
+				backdateStarted(t, w, checkpoint.StepID(steps.StepDecommission, leavingPod), 2*time.Minute)
 			} else {
 				w = world.New(t, opts)
 				for k := 1; w.DeploymentReplicas("casskop") != 0; k++ { // crash once the operator is paused

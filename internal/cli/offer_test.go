@@ -53,7 +53,9 @@ func (bounce) Command() operation.Command {
 // internal/operation/kinds/kinds.go or in an operator's Kinds).
 type offering struct{ repair.Operator }
 
-func (o offering) Kinds() []operation.Kind { return append(o.Operator.Kinds(), bounce{}) }
+func (o offering) Kinds() []operation.Kind {
+	return append(operation.Adopt(o.Operator.Kinds()...), bounce{})
+}
 
 // TestNewKindIsOnePackage: a kind the CLI and the checkpoint were never told about gets
 // its command (help in the operator's words, flags, checks), plans, writes and decodes

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -72,8 +73,8 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if !plan.DryRun || len(plan.Nodes) != 2 || plan.Nodes[0].Pod != "demo-dc1-rack1-2" || plan.Steps[0].Kind != checkpoint.StepPauseOperator ||
-		plan.Steps[len(plan.Steps)-1].Kind != checkpoint.StepResumeOperator || !strings.HasPrefix(plan.Next, "kubectl cassandra scale") {
+	if !plan.DryRun || len(plan.Nodes) != 2 || plan.Nodes[0].Pod != "demo-dc1-rack1-2" || plan.Steps[0].Kind != steps.StepPauseOperator ||
+		plan.Steps[len(plan.Steps)-1].Kind != steps.StepResumeOperator || !strings.HasPrefix(plan.Next, "kubectl cassandra scale") {
 		t.Fatalf("unexpected plan: %+v", plan)
 	}
 }

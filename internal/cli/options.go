@@ -93,9 +93,7 @@ func NewOptions(streams genericiooptions.IOStreams, operators ...operator.Operat
 func offered(operators []operator.Operator) []operation.Kind {
 	var out []operation.Kind
 	for _, op := range operators {
-		if o, ok := op.(operation.Offerer); ok {
-			out = append(out, o.Kinds()...)
-		}
+		out = append(out, operation.Offered(op)...)
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // replanForce answers a scale with the same target as the scale-down in flight but
@@ -38,7 +39,7 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 			existing.OperationID, was, want, err, was)
 	}
 	pause := existing.PausedOperator
-	if pause == nil || !existing.Started(checkpoint.StepPauseOperator) {
+	if pause == nil || !existing.Started(steps.StepPauseOperator) {
 		if pause, err = o.operatorToPause(ctx, s, f.operator, f.pause); err != nil {
 			return err
 		}

@@ -128,7 +128,7 @@ func (o *Options) resumeCheckpoint(ctx context.Context, s *session, cp *checkpoi
 // displaced run then stops before its next action: every action is fenced, see
 // internal/engine).
 func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, force bool) (*checkpoint.Checkpoint, string, error) {
-	state, lease, reason := cp.Lock(self, o.Now().UTC(), o.alive)
+	state, lease, reason := checkpoint.Lock(cp, self, o.Now().UTC(), o.alive)
 	switch state {
 	case checkpoint.Mine, checkpoint.Free:
 		return cp, reason, nil
@@ -165,7 +165,7 @@ func (o *Options) acquire(ctx context.Context, s *session, cp *checkpoint.Checkp
 	}
 	// The one rule status judges by too (checkpoint.Judge): stopped if released or its
 	// record stayed unchanged for the whole lease just waited.
-	live, _ := fresh.Judge(self, seen, o.Now(), o.alive)
+	live, _ := checkpoint.Judge(fresh, self, seen, o.Now(), o.alive)
 	if !live.Stopped {
 		return nil, "", exit.Refusedf("operation %s is alive: %s wrote its checkpoint while this run waited (seq %d, lease renewed at %s by its clock); nothing changed",
 			cp.OperationID, fresh.Holder, fresh.Seq, fresh.Holder.RenewedAtOr(fresh.UpdatedAt).Format(time.RFC3339))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -95,7 +96,7 @@ func TestReplanInterruptedThenAbort(t *testing.T) {
 		t.Fatalf("the re-plan did not crash\n%s", stderr)
 	}
 	cp := loadCP(t, w)
-	if !cp.Force || cp.OperationID != id || cp.Started(checkpoint.StepPauseOperator) {
+	if !cp.Force || cp.OperationID != id || cp.Started(steps.StepPauseOperator) {
 		t.Fatalf("no crash right after the new plan was written: %+v", cp.Steps)
 	}
 	_, stderr, code, _ := run(w, 0, abortDemo...)

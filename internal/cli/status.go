@@ -174,7 +174,7 @@ func (o *Options) newHolderWatch() *holderWatch {
 // judge is what this read of cp says of its holder, with the reads before it.
 func (hw *holderWatch) judge(o *Options, cp *checkpoint.Checkpoint) checkpoint.Liveness {
 	var l checkpoint.Liveness
-	l, hw.seen = cp.Judge(hw.self, hw.seen, o.Now(), o.alive)
+	l, hw.seen = checkpoint.Judge(cp, hw.self, hw.seen, o.Now(), o.alive)
 	return l
 }
 
@@ -187,7 +187,7 @@ func checkpointOf(cl topology.Cluster, kinds checkpoint.Schemas, operator string
 	}
 	cp, err := checkpoint.Decode(v, cl.UID, kinds)
 	if err == nil {
-		err = cp.PlannedFor(operator)
+		err = checkpoint.PlannedFor(cp, operator)
 	}
 	if err != nil {
 		return nil, err

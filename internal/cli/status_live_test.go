@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"path/filepath"
@@ -350,7 +351,7 @@ func TestProgressInCheckpoint(t *testing.T) {
 	// played again on a fresh world, up to three times.
 	for try := 1; ; try++ {
 		w, cp, errOut := interruptAtFirstProgress(t)
-		if cp.Steps[cp.Current()].Kind != checkpoint.StepDecommission && try < 3 {
+		if cp.Steps[cp.Current()].Kind != steps.StepDecommission && try < 3 {
 			t.Logf("try %d: the decommission ended before the interrupt; again", try)
 			continue
 		}

@@ -13,20 +13,13 @@ import (
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
-// Step is one small action with two questions about the real world.
-type Step interface {
-	// Done reports whether the real world already shows the step's effect. An error
-	// means "unknown" and is never taken as done.
-	Done(ctx context.Context) (bool, error)
-	// Safe returns an error when acting now would be unsafe (it is re-checked right
-	// before every attempt, from the real world).
-	Safe(ctx context.Context) error
-	// Do performs the action once. It must be idempotent: the run may have died right
-	// after a previous Do.
-	Do(ctx context.Context) error
-}
+// Step is operation.Step: one small action with two questions about the real world.
+// The step contract is an operator's kind's API too (pkg/operation); these names keep
+// the plugin's code as it was.
+type Step = pub.Step
 
 // Waiter is implemented by steps that wait for their effect in a better way than
 // polling Done (a watch, or a loop that can detect that an earlier step must be redone).
@@ -48,15 +41,13 @@ type ObservationKeeper interface {
 	KeepsObservations()
 }
 
-// Evident is implemented by steps whose effect the world shows in full (Done alone
-// tells whether the action happened: a StatefulSet's replicas, a claim being deleted),
-// or that do not act at all. The engine records their start in memory and lets the
-// next checkpoint write carry it: a crash in between leaves them "pending", and resume
-// asks the world anyway. Steps whose effect the world cannot show in full (a nodetool
-// decommission, drain or cleanup) are written "started" before they act.
-type Evident interface {
-	Evident()
-}
+// Evident is operation.Evident: implemented by steps whose effect the world shows in
+// full (Done alone tells whether the action happened: a StatefulSet's replicas, a claim
+// being deleted), or that do not act at all. The engine records their start in memory
+// and lets the next checkpoint write carry it: a crash in between leaves them "pending",
+// and resume asks the world anyway. Steps whose effect the world cannot show in full (a
+// nodetool decommission, drain or cleanup) are written "started" before they act.
+type Evident = pub.Evident
 
 // Passive is implemented by steps whose Do does nothing (they only wait for what an
 // earlier step set off): there is no action to fence.
@@ -79,10 +70,9 @@ type NotYet struct{ Reason string }
 
 func (n *NotYet) Error() string { return "not yet: " + n.Reason }
 
-// Describer gives a human description of a step for plans and progress.
-type Describer interface {
-	Describe() string
-}
+// Describer is operation.Describer: a human description of a step for plans and
+// progress.
+type Describer = pub.Describer
 
 // Redo asks the engine to run an earlier step's action again (e.g. the node came back
 // NORMAL after a restart, so it must be decommissioned again).
@@ -93,21 +83,13 @@ type Redo struct {
 
 func (r *Redo) Error() string { return fmt.Sprintf("redo %s: %s", r.StepID, r.Reason) }
 
-// Retryable marks a Do error after which the action may be attempted again.
-type Retryable struct{ Err error }
+// Retryable is operation.Retryable: a Do error after which the action may be attempted
+// again.
+type Retryable = pub.Retryable
 
-func (r *Retryable) Error() string { return r.Err.Error() }
-func (r *Retryable) Unwrap() error { return r.Err }
-
-// Fatal marks an error that stops the run at once (a refusal by Cassandra, a broken
-// invariant); it carries the exit code the command should return.
-type Fatal struct {
-	Err  error
-	Code int
-}
-
-func (f *Fatal) Error() string { return f.Err.Error() }
-func (f *Fatal) Unwrap() error { return f.Err }
+// Fatal is operation.Fatal: an error that stops the run at once (a refusal by Cassandra,
+// a broken invariant); it carries the exit code the command should return.
+type Fatal = pub.Fatal
 
 // NotStarted is returned by a Do whose action was refused before anything happened
 // (Cassandra's replication-factor check refusing a decommission: the node is still

@@ -7,6 +7,8 @@ package exit
 import (
 	"errors"
 	"fmt"
+
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // The documented exit codes.
@@ -14,7 +16,7 @@ const (
 	OK          = 0
 	Error       = 1
 	Usage       = 2
-	Refused     = 3
+	Refused     = pub.ExitRefused
 	Interrupted = 4
 )
 
@@ -26,14 +28,9 @@ const Help = `Exit codes:
   3  refused by a precondition (unsafe, unsupported, or the cluster is busy), nothing changed
   4  interrupted or timed out; the checkpoint is saved, run "kubectl cassandra resume"`
 
-// CodedError carries an exit code with an error.
-type CodedError struct {
-	Code int
-	Err  error
-}
-
-func (e *CodedError) Error() string { return e.Err.Error() }
-func (e *CodedError) Unwrap() error { return e.Err }
+// CodedError is operation.CodedError: an exit code with an error (an operator's kind
+// refuses with it too, pkg/operation).
+type CodedError = pub.CodedError
 
 func wrap(code int, format string, a ...any) error {
 	return &CodedError{Code: code, Err: fmt.Errorf(format, a...)}

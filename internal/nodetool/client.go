@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 )
 
 // Execer runs a command in a pod's Cassandra container, argv only (no shell).
@@ -63,15 +65,9 @@ func (c Client) read(ctx context.Context, pod string, args ...string) (string, s
 	}
 }
 
-// UnreachableError means nodetool ran but could not connect to Cassandra's JMX port
-// (Cassandra down, starting, or refusing to start).
-type UnreachableError struct {
-	Pod, Message string
-}
-
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("nodetool on %s cannot reach Cassandra: %s", e.Pod, e.Message)
-}
+// UnreachableError is nodetool.UnreachableError: nodetool ran but could not connect to
+// Cassandra's JMX port (Cassandra down, starting, or refusing to start).
+type UnreachableError = pub.UnreachableError
 
 func execFailure(pod, cmd, stdout, stderr string, err error) error {
 	for _, out := range []string{stderr, stdout} {

@@ -9,86 +9,40 @@ package nodetool
 import (
 	"errors"
 	"net/netip"
+
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 )
 
 // ErrEmpty is returned when nodetool printed nothing usable (no datacenter, no row).
 var ErrEmpty = errors.New("nodetool printed no ring")
 
-// Node is one row of `nodetool status`.
-type Node struct {
-	DC      string `json:"dc"`
-	Rack    string `json:"rack"`
-	Status  string `json:"status"` // "U", "D" or "?"
-	State   string `json:"state"`  // "N", "L", "J" or "M"
-	Address string `json:"address"`
-	Load    string `json:"load"`   // as printed, e.g. "1.2 GiB", "?"
-	Tokens  int    `json:"tokens"` // 0 in the single-token layout
-	Owns    string `json:"owns"`   // as printed, e.g. "50.0%", "?"
-	HostID  string `json:"hostID"` // "" when nodetool printed null / an empty cell
-	Token   string `json:"token,omitempty"`
-}
+// The parsed facts are an operation kind's API (pkg/nodetool); these names keep the
+// plugin's code as it was.
 
-// Code is the two-letter state as nodetool prints it, e.g. "UN".
-func (n Node) Code() string { return n.Status + n.State }
+// Node is nodetool.Node: one row of `nodetool status`.
+type Node = pub.Node
 
-// Ring is a parsed `nodetool status`.
-type Ring struct {
-	Nodes []Node   `json:"nodes"`
-	Notes []string `json:"notes,omitempty"`
-}
+// Ring is nodetool.Ring: a parsed `nodetool status`.
+type Ring = pub.Ring
 
-// ByHostID finds a node by its Host ID.
-func (r Ring) ByHostID(id string) (Node, bool) {
-	for _, n := range r.Nodes {
-		if id != "" && n.HostID == id {
-			return n, true
-		}
-	}
-	return Node{}, false
-}
+// SameAddress is nodetool.SameAddress: whether two printed addresses name the same IP.
+func SameAddress(a, b string) bool { return pub.SameAddress(a, b) }
 
-// ByAddress finds a node by its address, compared as parsed IP addresses: Cassandra
-// prints IPv6 in full (fd00:10:244:1:0:0:0:5, InetAddress.getHostAddress) where the
-// kubelet writes the short form (fd00:10:244:1::5).
-func (r Ring) ByAddress(addr string) (Node, bool) {
-	for _, n := range r.Nodes {
-		if SameAddress(n.Address, addr) {
-			return n, true
-		}
-	}
-	return Node{}, false
-}
+// Mode is nodetool.Mode: StorageService's operation mode.
+type Mode = pub.Mode
 
-// SameAddress reports whether two printed addresses name the same IP: parsed when both
-// parse (IPv4-mapped IPv6 counts as its IPv4, an IPv6 zone is ignored), else compared as
-// text. An empty address matches nothing.
-func SameAddress(a, b string) bool {
-	if a == "" || b == "" {
-		return false
-	}
-	pa, ea := netip.ParseAddr(a)
-	pb, eb := netip.ParseAddr(b)
-	if ea != nil || eb != nil {
-		return a == b
-	}
-	return pa.Unmap().WithZone("") == pb.Unmap().WithZone("")
-}
-
-// Mode is StorageService's operation mode, the first line of `nodetool netstats`.
-type Mode string
-
-// The operation modes of Cassandra 3.11 to 5.0 (5.0 adds the *_FAILED ones).
+// The operation modes of Cassandra 3.11 to 5.0 (nodetool.ModeStarting, …).
 const (
-	ModeStarting           Mode = "STARTING"
-	ModeNormal             Mode = "NORMAL"
-	ModeJoining            Mode = "JOINING"
-	ModeJoiningFailed      Mode = "JOINING_FAILED"
-	ModeLeaving            Mode = "LEAVING"
-	ModeDecommissioned     Mode = "DECOMMISSIONED"
-	ModeDecommissionFailed Mode = "DECOMMISSION_FAILED"
-	ModeMoving             Mode = "MOVING"
-	ModeDraining           Mode = "DRAINING"
-	ModeDrained            Mode = "DRAINED"
+	ModeStarting           = pub.ModeStarting
+	ModeNormal             = pub.ModeNormal
+	ModeJoining            = pub.ModeJoining
+	ModeJoiningFailed      = pub.ModeJoiningFailed
+	ModeLeaving            = pub.ModeLeaving
+	ModeDecommissioned     = pub.ModeDecommissioned
+	ModeDecommissionFailed = pub.ModeDecommissionFailed
+	ModeMoving             = pub.ModeMoving
+	ModeDraining           = pub.ModeDraining
+	ModeDrained            = pub.ModeDrained
 )
 
 // Netstats is the part of `nodetool netstats` the plugin needs.

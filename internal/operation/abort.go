@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -52,7 +53,7 @@ type Progress struct {
 // (Abort.Assess nil): it refuses once any step past pausing the operator started.
 func RefuseStarted(cp *checkpoint.Checkpoint, resumeHint string) error {
 	for _, st := range cp.Steps {
-		if st.Kind == checkpoint.StepPauseOperator || st.State == checkpoint.StatePending {
+		if st.Kind == steps.StepPauseOperator || st.State == checkpoint.StatePending {
 			continue
 		}
 		return exit.Refusedf("operation %s (%s) has started changing the cluster (step %s is %s): abort cannot undo that; resume finishes it: %s",

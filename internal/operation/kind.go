@@ -57,9 +57,9 @@ type Info struct {
 	Operator string
 }
 
-// StepBuilder is a kind that owns step kinds of its own (an operator's kind, under
-// plugins/): it builds the implementations of its checkpoint's steps, the core library's
-// ones through steps.BuildOne.
+// StepBuilder is a kind that builds the implementations of its checkpoint's steps
+// itself (an operator's kind, adopted: adopt.go), the core library's ones through
+// steps.BuildOne.
 type StepBuilder interface {
 	BuildSteps(w *steps.World) (map[string]engine.Step, error)
 }
@@ -99,9 +99,9 @@ type Env struct {
 	InFlight *checkpoint.Checkpoint
 }
 
-// Offerer is an operator (operator.Operator) that offers operation kinds of its own,
-// beyond the ones every operator gets (CassKop: repair-operator-state). The CLI adds
-// them to its registry (internal/cli/options.go).
+// Offerer is an operator (operator.Operator) that offers operation kinds written
+// against this package, beyond the ones every operator gets: a kind a test adds. An
+// operator under plugins/ offers its own through pkg/operation's Offerer (Offered).
 type Offerer interface {
 	Kinds() []Kind
 }
@@ -185,7 +185,7 @@ func CountSteps(cp *checkpoint.Checkpoint, kind string) int {
 // paused.
 func PauseAccess(acc []Access, pause *checkpoint.PausedOperator) []Access {
 	if pause != nil {
-		acc = append(acc, Access{"apps", "deployments", "", "patch", pause.Namespace, "pause and restore the operator"})
+		acc = append(acc, Access{Group: "apps", Resource: "deployments", Verb: "patch", Namespace: pause.Namespace, Why: "pause and restore the operator"})
 	}
 	return acc
 }

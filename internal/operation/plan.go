@@ -23,33 +23,20 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
-// Request is what the user asked for.
-type Request struct {
-	DC    string
-	Rack  string
-	Nodes int
-	Force bool
-	// Pause, when set, is the operator Deployment to pause for the operation.
-	Pause *checkpoint.PausedOperator
-	// Cleanup (scale-up): run nodetool cleanup on the pre-existing nodes afterwards.
-	Cleanup bool
-}
+// Request, Plan and ErrNothingToDo are an operator's kind's API too (pkg/operation);
+// these names keep the plugin's code as it was.
 
-// Plan is a checkpoint ready to be written, plus what the user should know about it.
-type Plan struct {
-	CP       *checkpoint.Checkpoint
-	Cluster  topology.Cluster
-	DC       topology.DC
-	Racks    []topology.Rack
-	Warnings []string
-	// Findings are what the planner found in the real world that the plan acts on
-	// (repair-operator-state: the stuck states, verified).
-	Findings []string
-}
+// Request is operation.Request: what the user asked for.
+type Request = pub.Request
+
+// Plan is operation.Plan: a checkpoint ready to be written, plus what the user should
+// know about it.
+type Plan = pub.Plan
 
 // NodeInfo is what the planner asks Cassandra: a node's Host ID and mode, the ring,
 // keyspaces.
@@ -69,10 +56,8 @@ type Planner struct {
 	Holder checkpoint.Holder
 }
 
-// ErrNothingToDo means the racks already have the requested size.
-type ErrNothingToDo struct{ Msg string }
-
-func (e *ErrNothingToDo) Error() string { return e.Msg }
+// ErrNothingToDo is operation.ErrNothingToDo: the racks already have the requested size.
+type ErrNothingToDo = pub.ErrNothingToDo
 
 // DataTemplate is the claim template of the Cassandra data volume ("data" in the
 // operators' StatefulSets).

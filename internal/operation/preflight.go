@@ -15,23 +15,11 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
-// Access is one permission the plan needs.
-type Access struct {
-	Group, Resource, Subresource, Verb, Namespace, Why string
-}
-
-func (a Access) String() string {
-	r := a.Resource
-	if a.Group != "" {
-		r += "." + a.Group
-	}
-	if a.Subresource != "" {
-		r += "/" + a.Subresource
-	}
-	return fmt.Sprintf("%s %s in namespace %s (%s)", a.Verb, r, a.Namespace, a.Why)
-}
+// Access is operation.Access: one permission the plan needs.
+type Access = pub.Access
 
 // CheckAccess asks the API server (SelfSubjectAccessReview) for every permission, at
 // once, and refuses naming each one that is missing.

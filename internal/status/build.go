@@ -195,11 +195,11 @@ const timeFormat = "2006-01-02T15:04:05Z07:00"
 
 // keepsOperatorPaused: the operation paused the operator and has not resumed it yet.
 func keepsOperatorPaused(cp *checkpoint.Checkpoint) bool {
-	if cp.PausedOperator == nil || !cp.Started(checkpoint.StepPauseOperator) {
+	if cp.PausedOperator == nil || !cp.Started(steps.StepPauseOperator) {
 		return false
 	}
 	for _, st := range cp.Steps {
-		if st.Kind == checkpoint.StepResumeOperator && st.State != checkpoint.StateDone {
+		if st.Kind == steps.StepResumeOperator && st.State != checkpoint.StateDone {
 			return true
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -55,11 +56,11 @@ func TestBuild(t *testing.T) {
 	inFlight := &checkpoint.Checkpoint{OperationID: "op1", Kind: checkpoint.KindScaleDown, StartedAt: at, UpdatedAt: at,
 		PausedOperator: &checkpoint.PausedOperator{Namespace: "ops", Name: "casskop", Replicas: 1},
 		Steps: []checkpoint.Step{
-			{ID: "pause", Kind: checkpoint.StepPauseOperator, State: checkpoint.StateDone},
+			{ID: "pause", Kind: steps.StepPauseOperator, State: checkpoint.StateDone},
 			{ID: "old", State: checkpoint.StateDone, Progress: &checkpoint.Progress{Pod: "done", At: at.Add(time.Hour)}},
 			{ID: "dec", State: checkpoint.StateStarted, Attempts: 2, Progress: &checkpoint.Progress{Pod: "a", At: at}},
 			{ID: "next", State: checkpoint.StatePending, Progress: &checkpoint.Progress{Pod: "b", At: at.Add(time.Minute)}},
-			{ID: "resume", Kind: checkpoint.StepResumeOperator, State: checkpoint.StatePending},
+			{ID: "resume", Kind: steps.StepResumeOperator, State: checkpoint.StatePending},
 		}}
 	tests := []struct {
 		name  string
@@ -171,7 +172,7 @@ func TestBuildKeepsOperatorPausedOnlyBetweenPauseAndResume(t *testing.T) {
 	} {
 		r := idle()
 		r.Checkpoint = &checkpoint.Checkpoint{PausedOperator: &checkpoint.PausedOperator{Name: "casskop"}, Steps: []checkpoint.Step{
-			{Kind: checkpoint.StepPauseOperator, State: tt.pause}, {Kind: checkpoint.StepResumeOperator, State: tt.resume}}}
+			{Kind: steps.StepPauseOperator, State: tt.pause}, {Kind: steps.StepResumeOperator, State: tt.resume}}}
 		if got := Build(r).Operation.PausedOperator != nil; got != tt.want {
 			t.Errorf("pause %s, resume %s: paused %v, want %v", tt.pause, tt.resume, got, tt.want)
 		}

@@ -420,7 +420,7 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stuck := make(chan error, 1)
-	guard := s.w.guardStall(checkpoint.StepID(checkpoint.StepWaitPodGone, s.n.Pod), s.n)
+	guard := s.w.guardStall(checkpoint.StepID(StepWaitPodGone, s.n.Pod), s.n)
 	go func() {
 		start := s.w.now()
 		for {

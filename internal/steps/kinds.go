@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -46,11 +47,10 @@ type Variant struct {
 	Driven bool
 }
 
-// PlanTexter is a step that says more in a plan, before it runs, than its Describe says
-// in progress lines. The plan shows PlanText when a step has it, else Describe.
-type PlanTexter interface {
-	PlanText() string
-}
+// PlanTexter is operation.PlanTexter: a step that says more in a plan, before it runs,
+// than its Describe says in progress lines. The plan shows PlanText when a step has it,
+// else Describe.
+type PlanTexter = operation.PlanTexter
 
 // Build returns the implementations of the checkpoint's steps, one per step record.
 func Build(w *World, v Variant) (map[string]engine.Step, error) {
@@ -71,20 +71,20 @@ func BuildOne(w *World, v Variant, s checkpoint.Step) (engine.Step, error) {
 	v.Driven = v.Driven || w.Scaler != nil
 	w.variant = v
 	switch s.Kind {
-	case checkpoint.StepPauseOperator:
+	case StepPauseOperator:
 		return &pauseOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
-	case checkpoint.StepResumeOperator:
+	case StepResumeOperator:
 		if v.Repair {
 			return &resumeAfterRepair{resumeOperator: &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}}, nil
 		}
 		return &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
-	case checkpoint.StepUpdateCluster:
+	case StepUpdateCluster:
 		return newUpdateCluster(w), nil
 	case StepCreateTask:
 		return &createTask{w}, nil
 	case StepWaitTaskDone:
 		return &waitTaskDone{taskWait{w}}, nil
-	case checkpoint.StepDeleteLeftoverPVCs:
+	case StepDeleteLeftoverPVCs:
 		return newLeftoverStep(w, s.Pod)
 	}
 	n, ok := w.CP.Node(s.Pod)
@@ -112,7 +112,7 @@ type nodeStep interface {
 // adding it here.
 func nodeSteps(on node) []nodeStep {
 	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on}, &drain{node: on},
-		&deletePod{node: on}, &waitRestarted{waiting{on}}, &operatorStatusStep{node: on}, &decommission{node: on},
+		&deletePod{node: on}, &waitRestarted{waiting{on}}, &decommission{node: on},
 		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on},
 		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
 		&requestGrowth{sizeRequest{on, false}}, &waitCleaned{driven{on}}}
@@ -166,7 +166,7 @@ func (w *World) recordDone(id string) bool {
 // restoreStarted reports whether the checkpoint records the operator's restore as
 // started or done (pauseOperator.Done: the pause then stays done, for every kind).
 func (w *World) restoreStarted() bool {
-	return w.CP.Started(checkpoint.StepResumeOperator)
+	return w.CP.Started(StepResumeOperator)
 }
 
 func (w *World) maintenance() (maintainer, error) {

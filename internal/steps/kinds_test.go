@@ -202,7 +202,7 @@ func TestCleanupStep(t *testing.T) {
 	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 2}, "scale-up")
 	n := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepCleanup, n.Pod)}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCleanup, n.Pod)}
 	st := &cleanup{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustSafe(t, st)
@@ -345,39 +345,8 @@ func stuck370(t *testing.T) (*fakeworld.World, *World, checkpoint.Node) {
 	w.SetReplicas("rack1", 2)
 	w.SetOperations(fakeadapter.Operation{Datacenter: "dc1", Rack: "rack1", Pod: n.Pod, Phase: fakeadapter.PhaseRunning})
 	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepDeletePVCs, n.Pod), checkpoint.PendingStep(checkpoint.StepOperatorStatus, n.Pod)}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDeletePVCs, n.Pod)}
 	return w, sw, n
-}
-
-func TestOperatorStatusStep(t *testing.T) {
-	w, sw, n := stuck370(t)
-	st := &operatorStatusStep{node: node{sw, n}}
-	mustDone(t, st, false)
-	mustUnsafe(t, st, "PVC storage-fake-demo-dc1-rack1-2 of pod fake-demo-dc1-rack1-2 still exists")
-	del := &repairDeletePVCs{deletePVCs: &deletePVCs{node: node{sw, n}}}
-	mustSafe(t, del)
-	mustDo(t, del)
-	mustSafe(t, st)
-	mustDo(t, st)
-	mustDone(t, st, true)
-	if ops := w.Operations(); len(ops) != 1 || ops[0].Phase != fakeadapter.PhaseFinished || ops[0].Pod != n.Pod {
-		t.Fatalf("status %+v", ops)
-	}
-	// Recorded done, it stays done whatever the operator writes next.
-	sw.CP.Steps[1].State = checkpoint.StateDone
-	w.SetOperations(fakeadapter.Operation{Datacenter: "dc1", Rack: "rack1", Phase: fakeadapter.PhaseRunning})
-	mustDone(t, st, true)
-	// The operator moved on to another pod since the plan: nothing written.
-	w, sw, n = stuck370(t)
-	mustDo(t, &deletePVCs{node: node{sw, n}})
-	w.SetOperations(fakeadapter.Operation{Datacenter: "dc1", Rack: "rack1", Pod: w.Pod("rack1", 1), Phase: fakeadapter.PhaseRunning})
-	mustUnsafe(t, &operatorStatusStep{node: node{sw, n}}, "changed since the plan")
-	// A node still in the ring: not safe.
-	w2, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 3}, repairKind)
-	n2 := existing(w2, 2)
-	sw2.CP.Nodes = []checkpoint.Node{n2}
-	w2.SetReplicas("rack1", 2)
-	mustUnsafe(t, &operatorStatusStep{node: node{sw2, n2}}, "is still in the ring")
 }
 
 func TestRepairDeletePVCsStep(t *testing.T) {
@@ -393,7 +362,7 @@ func TestBuildKinds(t *testing.T) {
 	n := newNode(1)
 	old := existing(w, 0)
 	sw.CP.Nodes = []checkpoint.Node{old, n}
-	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]checkpoint.Node{n}, checkpoint.StepGrowSTS, checkpoint.StepWaitJoined), checkpoint.PendingStep(checkpoint.StepUpdateCluster, "")), checkpoint.NodeSteps([]checkpoint.Node{old}, checkpoint.StepCleanup)...)
+	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]checkpoint.Node{n}, StepGrowSTS, StepWaitJoined), checkpoint.PendingStep(StepUpdateCluster, "")), checkpoint.NodeSteps([]checkpoint.Node{old}, StepCleanup)...)
 	impl, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)
@@ -405,15 +374,15 @@ func TestBuildKinds(t *testing.T) {
 	}
 	// Once the operator is restored, the pause stays done (a late resume must not pause
 	// it again).
-	pause := impl[checkpoint.StepPauseOperator]
+	pause := impl[StepPauseOperator]
 	mustDone(t, pause, false)
 	sw.CP.Steps[len(sw.CP.Steps)-2].State = checkpoint.StateDone // resume-operator
 	mustDone(t, pause, true)
 	// A repair restores the operator without waiting for CR and StatefulSets to agree.
 	sw.CP.Kind = repairKind
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepResumeOperator, "")}
 	impl, _ = Build(sw, Variant{Repair: true})
-	mustSafe(t, impl[checkpoint.StepResumeOperator])
+	mustSafe(t, impl[StepResumeOperator])
 }
 
 // repairKind is an operator's own repair kind (as CassKop's repair-operator-state,
@@ -426,19 +395,19 @@ func TestBuildNodeStepVariants(t *testing.T) {
 	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, checkpoint.KindScaleDown)
 	n := existing(w, 2)
 	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepDecommission, n.Pod), checkpoint.PendingStep(checkpoint.StepDeletePVCs, n.Pod)}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDecommission, n.Pod), checkpoint.PendingStep(StepDeletePVCs, n.Pod)}
 	for _, repair := range []bool{false, true} {
 		impl, err := Build(sw, Variant{Repair: repair})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, ok := impl[checkpoint.StepID(checkpoint.StepDecommission, n.Pod)].(*decommission)
+		d, ok := impl[checkpoint.StepID(StepDecommission, n.Pod)].(*decommission)
 		if !ok || d.refire != repair {
 			t.Fatalf("repair %v: decommission %#v", repair, impl)
 		}
-		_, wrapped := impl[checkpoint.StepID(checkpoint.StepDeletePVCs, n.Pod)].(*repairDeletePVCs)
+		_, wrapped := impl[checkpoint.StepID(StepDeletePVCs, n.Pod)].(*repairDeletePVCs)
 		if wrapped != repair {
-			t.Fatalf("repair %v: delete-pvcs %T", repair, impl[checkpoint.StepID(checkpoint.StepDeletePVCs, n.Pod)])
+			t.Fatalf("repair %v: delete-pvcs %T", repair, impl[checkpoint.StepID(StepDeletePVCs, n.Pod)])
 		}
 	}
 	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep("no-such-step", n.Pod)}

@@ -38,7 +38,7 @@ type shrinkStatefulSet struct {
 	record string
 }
 
-func (*shrinkStatefulSet) kind() string { return checkpoint.StepShrinkSTS }
+func (*shrinkStatefulSet) kind() string { return StepShrinkSTS }
 
 // Describe implements engine.Describer.
 func (s *shrinkStatefulSet) Describe() string {
@@ -250,7 +250,7 @@ func (s *shrinkStatefulSet) PendingRedo() *engine.Redo {
 	}
 	why := s.redo
 	s.redo = ""
-	return &engine.Redo{StepID: checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), Reason: why}
+	return &engine.Redo{StepID: checkpoint.StepID(StepDecommission, s.n.Pod), Reason: why}
 }
 
 // waitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
@@ -260,7 +260,7 @@ type waitPodGone struct {
 	open watch.Interface
 }
 
-func (*waitPodGone) kind() string { return checkpoint.StepWaitPodGone }
+func (*waitPodGone) kind() string { return StepWaitPodGone }
 
 // Describe implements engine.Describer.
 func (s *waitPodGone) Describe() string { return "wait until pod " + s.n.Pod + " is gone" }
@@ -342,7 +342,7 @@ func (s *waitPodGone) Evident() {}
 
 // Wait watches the pod until it is deleted (re-opening the watch if the server closes it).
 func (s *waitPodGone) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepWaitPodGone, s.n.Pod)
+	id := checkpoint.StepID(StepWaitPodGone, s.n.Pod)
 	start := s.w.now()
 	tick := time.NewTicker(progressEvery(s.w))
 	defer tick.Stop()
@@ -429,7 +429,7 @@ func (s *waitPodGone) watch(ctx context.Context, w watch.Interface, id string, s
 // UID precondition, once the pod is gone and the node confirmed out of the ring.
 type deletePVCs struct{ node }
 
-func (*deletePVCs) kind() string { return checkpoint.StepDeletePVCs }
+func (*deletePVCs) kind() string { return StepDeletePVCs }
 
 // variant: a repair deletes the claims only while no pod mounts them (repairDeletePVCs).
 func (s *deletePVCs) variant(v Variant) engine.Step {

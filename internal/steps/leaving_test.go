@@ -179,8 +179,8 @@ func TestDecommissionFailedStreamRetried(t *testing.T) {
 // withSteps gives the plan n's decommission and verify-left records.
 func withSteps(sw *World, n checkpoint.Node) {
 	sw.CP.Steps = []checkpoint.Step{
-		{ID: checkpoint.StepID(checkpoint.StepDecommission, n.Pod), Kind: checkpoint.StepDecommission, Pod: n.Pod, State: checkpoint.StatePending},
-		{ID: checkpoint.StepID(checkpoint.StepVerifyLeft, n.Pod), Kind: checkpoint.StepVerifyLeft, Pod: n.Pod, State: checkpoint.StatePending},
+		{ID: checkpoint.StepID(StepDecommission, n.Pod), Kind: StepDecommission, Pod: n.Pod, State: checkpoint.StatePending},
+		{ID: checkpoint.StepID(StepVerifyLeft, n.Pod), Kind: StepVerifyLeft, Pod: n.Pod, State: checkpoint.StatePending},
 	}
 }
 

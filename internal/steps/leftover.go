@@ -26,7 +26,7 @@ type deleteLeftoverPVCs struct {
 }
 
 func (s *deleteLeftoverPVCs) id() string {
-	return checkpoint.StepID(checkpoint.StepDeleteLeftoverPVCs, s.l.Pod)
+	return checkpoint.StepID(StepDeleteLeftoverPVCs, s.l.Pod)
 }
 
 func (s *deleteLeftoverPVCs) names() []string {
@@ -179,7 +179,7 @@ func (s *deleteLeftoverPVCs) Evident() {}
 func newLeftoverStep(w *World, pod string) (engine.Step, error) {
 	l, ok := w.CP.Leftover(pod)
 	if !ok {
-		return nil, errors.New("step " + checkpoint.StepID(checkpoint.StepDeleteLeftoverPVCs, pod) + " names pod " + pod + ", which has no left-over claims in the plan")
+		return nil, errors.New("step " + checkpoint.StepID(StepDeleteLeftoverPVCs, pod) + " names pod " + pod + ", which has no left-over claims in the plan")
 	}
 	return &deleteLeftoverPVCs{w: w, l: l}, nil
 }

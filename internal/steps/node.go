@@ -22,7 +22,7 @@ type decommission struct {
 	refire bool
 }
 
-func (*decommission) kind() string { return checkpoint.StepDecommission }
+func (*decommission) kind() string { return StepDecommission }
 
 // variant: in a repair, the operator already fired the decommission (refire).
 func (s *decommission) variant(v Variant) engine.Step {
@@ -89,7 +89,7 @@ func (s *decommission) Done(ctx context.Context) (bool, error) {
 // harmless (4.0+). While the world is not there yet the step waits, and stops with
 // exit 4 after StallAfter.
 func (s *decommission) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	id := checkpoint.StepID(StepDecommission, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		// Any member may read the ring here, the node itself too (it is not leaving yet).
 		if what, err := s.w.ringSafeAt(ctx, id, s.n.DC, s.n.HostID, ""); what != "" || err != nil {
@@ -135,7 +135,7 @@ func (s *decommission) Safe(ctx context.Context) error {
 
 // Recheck implements engine.Rechecker: the ring, read right before the decommission.
 func (s *decommission) Recheck(ctx context.Context) error {
-	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod), s.n.DC, s.n.HostID, "")
+	return s.w.recheckRing(ctx, checkpoint.StepID(StepDecommission, s.n.Pod), s.n.DC, s.n.HostID, "")
 }
 
 // KeepsObservations implements engine.ObservationKeeper: Do forgets what was read
@@ -144,7 +144,7 @@ func (s *decommission) KeepsObservations() {}
 
 // Do calls decommission and blocks while it runs, reporting the node's mode meanwhile.
 func (s *decommission) Do(ctx context.Context) error {
-	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)); err != nil {
+	if err := s.w.refuseDeleting(checkpoint.StepID(StepDecommission, s.n.Pod)); err != nil {
 		return err
 	}
 	s.w.setFailed(s.n.Pod, "")
@@ -184,7 +184,7 @@ func (s *decommission) Do(ctx context.Context) error {
 // nothing showing it still leaving (Done asks) gets the decommission again; on 3.11,
 // where a second call would run a duplicate, NORMAL must last much longer before that.
 func (s *decommission) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	id := checkpoint.StepID(StepDecommission, s.n.Pod)
 	grace := 3 * s.w.poll()
 	if !s.w.reissueSafe() && grace < 30*time.Second {
 		grace = 30 * time.Second
@@ -241,7 +241,7 @@ func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 	if s.w.SampleEvery > 0 {
 		every = s.w.SampleEvery // tests
 	}
-	id := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	id := checkpoint.StepID(StepDecommission, s.n.Pod)
 	var meter StreamMeter
 	ticks(ctx, done, every, func() {
 		what := "nodetool decommission running"
@@ -290,7 +290,7 @@ func (e *RefusedError) Error() string {
 // absent from a successful, non-empty ring read on a remaining node.
 type verifyLeft struct{ node }
 
-func (*verifyLeft) kind() string { return checkpoint.StepVerifyLeft }
+func (*verifyLeft) kind() string { return StepVerifyLeft }
 
 // Describe implements engine.Describer.
 func (s *verifyLeft) Describe() string { return "verify " + s.n.Pod + " left the ring" }
@@ -375,8 +375,8 @@ func (s *verifyLeft) Evident() {}
 // Wait polls until the node left, and asks for the decommission to be redone when the
 // node shows it is not leaving any more: restarted (NORMAL), or failed (leaving).
 func (s *verifyLeft) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepVerifyLeft, s.n.Pod)
-	decomm := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	id := checkpoint.StepID(StepVerifyLeft, s.n.Pod)
+	decomm := checkpoint.StepID(StepDecommission, s.n.Pod)
 	start := s.w.now()
 	var stalledSince time.Time
 	var meter StreamMeter
@@ -420,7 +420,7 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 // decommissioning" if it runs). Else it says what the wait is for. stalledSince and meter
 // carry over between looks.
 func (s *verifyLeft) leaving(ctx context.Context, mode nodetool.Mode, stalledSince *time.Time, meter *StreamMeter) (string, *engine.Redo) {
-	decomm := checkpoint.StepID(checkpoint.StepDecommission, s.n.Pod)
+	decomm := checkpoint.StepID(StepDecommission, s.n.Pod)
 	if f, _ := s.w.failed.get(s.n.Pod); f != "" {
 		return "", &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
 	}
@@ -431,7 +431,7 @@ func (s *verifyLeft) leaving(ctx context.Context, mode nodetool.Mode, stalledSin
 		return "node " + s.n.Pod + " is " + string(mode) + "; state unknown: " + err.Error(), nil
 	}
 	// The read the stall check makes anyway: no extra nodetool call.
-	s.w.reportStream(checkpoint.StepID(checkpoint.StepVerifyLeft, s.n.Pod), "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, meter)
+	s.w.reportStream(checkpoint.StepID(StepVerifyLeft, s.n.Pod), "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, meter)
 	if mode == nodetool.ModeDecommissionFailed {
 		why, err := s.w.stillLeaving(ctx, s.n, ns)
 		switch {

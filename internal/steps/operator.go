@@ -101,7 +101,7 @@ func (s *pauseOperator) Safe(ctx context.Context) error {
 		return fmt.Errorf("Deployment %s/%s was re-created (UID %s, planned %s) and is not recognised as the operator", s.op.Namespace, s.op.Name, d.UID, s.op.UID)
 	}
 	if s.w.Reporter != nil {
-		s.w.Reporter.Warn(checkpoint.StepPauseOperator, fmt.Sprintf("%s was re-created (UID %s, planned %s); it is the operator: pausing it", s.deployment(), d.UID, s.op.UID))
+		s.w.Reporter.Warn(StepPauseOperator, fmt.Sprintf("%s was re-created (UID %s, planned %s); it is the operator: pausing it", s.deployment(), d.UID, s.op.UID))
 	}
 	uid := string(d.UID)
 	s.w.amend(func() {
@@ -117,7 +117,7 @@ func (s *pauseOperator) Safe(ctx context.Context) error {
 // paused records the first holder's replicas (the count from before any pause).
 func (s *pauseOperator) Do(ctx context.Context) error {
 	dropped, err := pauseDeployment(ctx, s.w, s.op)
-	reportDropped(s.w, checkpoint.StepPauseOperator, s.op, dropped)
+	reportDropped(s.w, StepPauseOperator, s.op, dropped)
 	return err
 }
 
@@ -207,7 +207,7 @@ func subset(m, keys map[string]int) map[string]int {
 // holds it.
 func (s *resumeOperator) Do(ctx context.Context) error {
 	dropped, err := RestoreOperator(ctx, s.w, s.op, true)
-	reportDropped(s.w, checkpoint.StepResumeOperator, s.op, dropped)
+	reportDropped(s.w, StepResumeOperator, s.op, dropped)
 	return err
 }
 

@@ -109,7 +109,7 @@ func TestPauseStaysDoneAfterRestore(t *testing.T) {
 	for _, kind := range []string{checkpoint.KindScaleDown, "scale-up", "restart"} {
 		sw, op := sharedWorld(w, "op-"+kind, w.NS, w.Name)
 		sw.CP.Kind = kind
-		sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(checkpoint.StepPauseOperator, ""), checkpoint.PendingStep(checkpoint.StepResumeOperator, "")}
+		sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepPauseOperator, ""), checkpoint.PendingStep(StepResumeOperator, "")}
 		pause := &pauseOperator{operatorStep{w: sw, op: op}}
 		mustDone(t, pause, false) // running, not paused by this operation
 		sw.CP.Steps[1].State = checkpoint.StateStarted

@@ -104,12 +104,12 @@ func (g *OperatorGuard) holds(id string) bool {
 	var paused, restoring bool
 	for _, s := range g.w.CP.Steps {
 		switch s.Kind {
-		case checkpoint.StepPauseOperator:
+		case StepPauseOperator:
 			paused = s.State == checkpoint.StateDone
 			if s.ID == id {
 				return false
 			}
-		case checkpoint.StepResumeOperator:
+		case StepResumeOperator:
 			restoring = s.State != checkpoint.StatePending
 			if s.ID == id {
 				return false

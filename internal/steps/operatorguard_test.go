@@ -24,9 +24,9 @@ func TestOperatorGuard(t *testing.T) {
 	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Operator: true})
 	sw, op := sharedWorld(w, "op-a", "cassandra", "demo")
 	sw.CP.Steps = []checkpoint.Step{
-		{ID: "pause-operator", Kind: checkpoint.StepPauseOperator, State: checkpoint.StatePending},
-		{ID: "decommission/x", Kind: checkpoint.StepDecommission, State: checkpoint.StatePending},
-		{ID: "resume-operator", Kind: checkpoint.StepResumeOperator, State: checkpoint.StatePending},
+		{ID: "pause-operator", Kind: StepPauseOperator, State: checkpoint.StatePending},
+		{ID: "decommission/x", Kind: StepDecommission, State: checkpoint.StatePending},
+		{ID: "resume-operator", Kind: StepResumeOperator, State: checkpoint.StatePending},
 	}
 	g := NewOperatorGuard(ctx, sw)
 	defer g.Stop()

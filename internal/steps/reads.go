@@ -260,7 +260,7 @@ func (w *World) nextDecommission(pod string) string {
 		switch {
 		case st.Pod == pod:
 			after = true
-		case after && st.Kind == checkpoint.StepDecommission:
+		case after && st.Kind == StepDecommission:
 			return st.Pod
 		}
 	}

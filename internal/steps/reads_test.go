@@ -255,7 +255,7 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	sw.obs.SetUncached(false)
 	g := &gateExec{inner: w, gate: make(chan struct{})}
 	sw.Nodetool = nodetool.Client{Exec: g}
-	sw.CP.Steps = append(checkpoint.NodeSteps(append([]checkpoint.Node{{Pod: w.Pod("rack1", 3)}}, sw.CP.Nodes...), checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs), checkpoint.PendingStep(checkpoint.StepUpdateCluster, ""))
+	sw.CP.Steps = append(checkpoint.NodeSteps(append([]checkpoint.Node{{Pod: w.Pod("rack1", 3)}}, sw.CP.Nodes...), StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs), checkpoint.PendingStep(StepUpdateCluster, ""))
 	if got := sw.nextDecommission(w.Pod("rack1", 3)); got != n.Pod {
 		t.Fatalf("next decommission after rack1-3: %q, want %s", got, n.Pod)
 	}

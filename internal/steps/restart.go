@@ -25,7 +25,7 @@ func (w *World) replaced(ctx context.Context, n checkpoint.Node) (bool, error) {
 // its tables and stops serving, so the restart replays no commit log.
 type drain struct{ node }
 
-func (*drain) kind() string { return checkpoint.StepDrain }
+func (*drain) kind() string { return StepDrain }
 
 // Describe implements engine.Describer.
 func (s *drain) Describe() string { return "drain " + s.n.Pod + " (nodetool drain)" }
@@ -52,7 +52,7 @@ func (s *drain) Done(ctx context.Context) (bool, error) {
 // is UN and none of the cluster leaving, joining or moving (read from another node):
 // one node down at a time. Otherwise the step waits (safenow.go).
 func (s *drain) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepDrain, s.n.Pod)
+	id := checkpoint.StepID(StepDrain, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		if what, err := s.podRunning(ctx, true); what != "" || err != nil {
 			return what, err
@@ -63,7 +63,7 @@ func (s *drain) Safe(ctx context.Context) error {
 
 // Recheck implements engine.Rechecker: the ring, read right before the drain.
 func (s *drain) Recheck(ctx context.Context) error {
-	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepDrain, s.n.Pod), s.n.DC, "", s.n.Pod)
+	return s.w.recheckRing(ctx, checkpoint.StepID(StepDrain, s.n.Pod), s.n.DC, "", s.n.Pod)
 }
 
 // Do drains the node. A drain that failed or was cut proves nothing: the node's mode
@@ -76,7 +76,7 @@ func (s *drain) Do(ctx context.Context) error {
 // creates it again.
 type deletePod struct{ node }
 
-func (*deletePod) kind() string { return checkpoint.StepDeletePod }
+func (*deletePod) kind() string { return StepDeletePod }
 
 // Describe implements engine.Describer.
 func (s *deletePod) Describe() string {
@@ -113,7 +113,7 @@ func (s *deletePod) Do(ctx context.Context) error {
 // (the same Host ID) UN in `nodetool status` read from another node.
 type waitRestarted struct{ waiting }
 
-func (*waitRestarted) kind() string { return checkpoint.StepWaitRestarted }
+func (*waitRestarted) kind() string { return StepWaitRestarted }
 
 // Describe implements engine.Describer.
 func (s *waitRestarted) Describe() string {

@@ -40,9 +40,9 @@ func (w *World) wasUnderway(pod string) bool {
 				continue
 			}
 			switch s.Kind {
-			case checkpoint.StepDecommission:
+			case StepDecommission:
 				recorded = recorded || s.State == checkpoint.StateDone || s.Progress != nil
-			case checkpoint.StepVerifyLeft:
+			case StepVerifyLeft:
 				recorded = recorded || s.Progress != nil
 			}
 		}
@@ -53,7 +53,7 @@ func (w *World) wasUnderway(pod string) bool {
 // markResumed records in pod's decommission record that it resumes after a restart;
 // the "started" write before the call carries it.
 func (w *World) markResumed(pod string) {
-	id := checkpoint.StepID(checkpoint.StepDecommission, pod)
+	id := checkpoint.StepID(StepDecommission, pod)
 	w.amend(func() {
 		for i := range w.CP.Steps {
 			if w.CP.Steps[i].ID == id {
@@ -65,7 +65,7 @@ func (w *World) markResumed(pod string) {
 
 // resumedAfterRestart: pod's decommission record says it resumed after a restart.
 func (w *World) resumedAfterRestart(pod string) bool {
-	id := checkpoint.StepID(checkpoint.StepDecommission, pod)
+	id := checkpoint.StepID(StepDecommission, pod)
 	resumed := false
 	w.amend(func() {
 		s, ok := w.CP.Step(id)
@@ -89,7 +89,7 @@ func (w *World) adviseRepair(ctx context.Context, n checkpoint.Node, reader stri
 	}
 	advice := repairAdvice(n.Pod, n.DC, w.Namespace, reader, keyspaces)
 	w.advice.set(n.Pod, advice)
-	w.Reporter.Warn(checkpoint.StepID(checkpoint.StepVerifyLeft, n.Pod), advice)
+	w.Reporter.Warn(checkpoint.StepID(StepVerifyLeft, n.Pod), advice)
 }
 
 // repairAdvice is what the run says about pod, removed after its decommission resumed

@@ -170,7 +170,7 @@ func (w *World) adopt(n checkpoint.Node, uid string, why string) {
 		}
 	}
 	w.amend(change)
-	w.Reporter.Warn(checkpoint.StepID(checkpoint.StepDecommission, n.Pod), fmt.Sprintf("pod %s was re-created (UID %s, planned %s): %s; carrying on with it", n.Pod, uid, n.PodUID, why))
+	w.Reporter.Warn(checkpoint.StepID(StepDecommission, n.Pod), fmt.Sprintf("pod %s was re-created (UID %s, planned %s): %s; carrying on with it", n.Pod, uid, n.PodUID, why))
 }
 
 // refuseDeleting stops the run before step id acts when the cluster resource was last

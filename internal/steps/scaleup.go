@@ -17,7 +17,7 @@ import (
 // the StatefulSet controller creates exactly that pod.
 type growStatefulSet struct{ node }
 
-func (*growStatefulSet) kind() string { return checkpoint.StepGrowSTS }
+func (*growStatefulSet) kind() string { return StepGrowSTS }
 
 // Describe implements engine.Describer.
 func (s *growStatefulSet) Describe() string {
@@ -45,7 +45,7 @@ func (s *growStatefulSet) Done(ctx context.Context) (bool, error) {
 // node of the datacenter is UN and none of the cluster leaving, joining or moving (one
 // node joins at a time, into a healthy ring; otherwise the step waits, safenow.go).
 func (s *growStatefulSet) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod)
+	id := checkpoint.StepID(StepGrowSTS, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		sts, r, err := s.sts(ctx)
 		if err != nil {
@@ -78,12 +78,12 @@ func (s *growStatefulSet) Safe(ctx context.Context) error {
 
 // Recheck implements engine.Rechecker: the ring, read right before the grow.
 func (s *growStatefulSet) Recheck(ctx context.Context) error {
-	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod), s.n.DC, "", "")
+	return s.w.recheckRing(ctx, checkpoint.StepID(StepGrowSTS, s.n.Pod), s.n.DC, "", "")
 }
 
 // Do patches replicas with the resourceVersion just read as a precondition.
 func (s *growStatefulSet) Do(ctx context.Context) error {
-	if err := s.w.refuseDeleting(checkpoint.StepID(checkpoint.StepGrowSTS, s.n.Pod)); err != nil {
+	if err := s.w.refuseDeleting(checkpoint.StepID(StepGrowSTS, s.n.Pod)); err != nil {
 		return err
 	}
 	ctx, cancel := writeContext(ctx)
@@ -105,7 +105,7 @@ func (s *growStatefulSet) Do(ctx context.Context) error {
 // read from another node: its bootstrap finished.
 type waitJoined struct{ waiting }
 
-func (*waitJoined) kind() string { return checkpoint.StepWaitJoined }
+func (*waitJoined) kind() string { return StepWaitJoined }
 
 // Describe implements engine.Describer.
 func (s *waitJoined) Describe() string {
@@ -172,7 +172,7 @@ func (s *waitJoined) wait(ctx context.Context, guard *stallGuard) error {
 // again on that node on resume: harmless (it only drops data the node does not own).
 type cleanup struct{ node }
 
-func (*cleanup) kind() string { return checkpoint.StepCleanup }
+func (*cleanup) kind() string { return StepCleanup }
 
 // Describe implements engine.Describer.
 func (s *cleanup) Describe() string { return "nodetool cleanup on " + s.n.Pod }
@@ -184,7 +184,7 @@ func (s *cleanup) PlanText() string {
 
 // Done: recorded done in the checkpoint (nothing in the real world tells).
 func (s *cleanup) Done(context.Context) (bool, error) {
-	return s.w.recordDone(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)), nil
+	return s.w.recordDone(checkpoint.StepID(StepCleanup, s.n.Pod)), nil
 }
 
 // Safe: right now the pod is Running and Ready, its node NORMAL, every node of the
@@ -193,7 +193,7 @@ func (s *cleanup) Done(context.Context) (bool, error) {
 // incarnation of the pod (restarted meanwhile) is the same node on the same data:
 // cleaning it is right. While the world is not there yet the step waits.
 func (s *cleanup) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod)
+	id := checkpoint.StepID(StepCleanup, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		if what, err := s.podRunning(ctx, false); what != "" || err != nil {
 			return what, err
@@ -214,7 +214,7 @@ func (s *cleanup) Safe(ctx context.Context) error {
 
 // Recheck implements engine.Rechecker: the ring, read right before the cleanup.
 func (s *cleanup) Recheck(ctx context.Context) error {
-	return s.w.recheckRing(ctx, checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), s.n.DC, "", s.n.Pod)
+	return s.w.recheckRing(ctx, checkpoint.StepID(StepCleanup, s.n.Pod), s.n.DC, "", s.n.Pod)
 }
 
 // Do runs the cleanup and blocks until it returns.
@@ -230,7 +230,7 @@ func (s *cleanup) Do(ctx context.Context) error {
 func (s *cleanup) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
 	ticks(ctx, done, progressEvery(s.w), func() {
-		s.w.Reporter.Waiting(checkpoint.StepID(checkpoint.StepCleanup, s.n.Pod), "nodetool cleanup running on "+s.n.Pod, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(checkpoint.StepID(StepCleanup, s.n.Pod), "nodetool cleanup running on "+s.n.Pod, s.w.now().Sub(start))
 	})
 }
 

@@ -37,7 +37,7 @@ var TaskStepKinds = []string{StepCreateTask, StepWaitCleaned, StepWaitTaskDone}
 func TaskOf(cp *checkpoint.Checkpoint) operator.TaskSpec {
 	t := operator.TaskSpec{Command: operator.TaskCleanup, DC: cp.Cluster, OperationID: cp.OperationID}
 	for _, s := range cp.Steps {
-		if s.Kind == checkpoint.StepWaitRestarted {
+		if s.Kind == StepWaitRestarted {
 			t.Command = operator.TaskRestart
 			if len(cp.Target.Racks) == 1 {
 				t.Rack = cp.Target.Racks[0]

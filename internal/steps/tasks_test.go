@@ -80,7 +80,7 @@ func taskSetup(t *testing.T, restart bool) (*fakeTasks, *World, checkpoint.Node,
 	sw.Tasks = ft
 	sw.CP.OperationID = "restart-20261205-101010-abcde"
 	sw.CP.Target.Racks = []string{"rack1"}
-	wait := checkpoint.StepWaitRestarted
+	wait := StepWaitRestarted
 	if !restart {
 		wait = StepWaitCleaned
 	}
@@ -145,7 +145,7 @@ func TestWaitRestartedRefusesCompleteTask(t *testing.T) {
 	ctx := context.Background()
 	ft, sw, n, steps := taskSetup(t, true)
 	w := sw
-	st := steps[checkpoint.StepID(checkpoint.StepWaitRestarted, n.Pod)]
+	st := steps[checkpoint.StepID(StepWaitRestarted, n.Pod)]
 	if _, ok := st.(*waitTaskRestarted); !ok {
 		t.Fatalf("wait-restarted of a task is %T", st)
 	}
@@ -174,7 +174,7 @@ func TestWaitRestartedDoneInWorld(t *testing.T) {
 	ft := &fakeTasks{}
 	sw.Tasks = ft
 	sw.CP.OperationID = "restart-1"
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, ""), checkpoint.PendingStep(checkpoint.StepWaitRestarted, n.Pod), checkpoint.PendingStep(StepWaitTaskDone, "")}
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, ""), checkpoint.PendingStep(StepWaitRestarted, n.Pod), checkpoint.PendingStep(StepWaitTaskDone, "")}
 	n.PodUID = w.PodUID(n.Pod)
 	sw.CP.Nodes[0] = n
 	steps, err := Build(sw, Variant{})
@@ -184,7 +184,7 @@ func TestWaitRestartedDoneInWorld(t *testing.T) {
 	if err := steps[StepCreateTask].Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st := steps[checkpoint.StepID(checkpoint.StepWaitRestarted, n.Pod)]
+	st := steps[checkpoint.StepID(StepWaitRestarted, n.Pod)]
 	mustDone(t, st, false)
 	w.RecreatePod(n.Pod)
 	if err := st.(engine.Waiter).Wait(ctx); err != nil {

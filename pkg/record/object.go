@@ -1,6 +1,9 @@
-// Package record is what an operator adapter hands the plugin's records: the object
-// that carries the checkpoint (its annotations), and who holds an operator paused. The
-// checkpoint itself (internal/checkpoint) is the plugin's; an adapter only stores it.
+// Package record is the plugin's records as adapters and operation kinds see them: the
+// object that carries the checkpoint (its annotations), who holds an operator paused,
+// and the checkpoint itself (Checkpoint, its steps, nodes and target, the Schema a kind
+// declares and the step kinds of the plugin's library a kind plans). Its encoding,
+// validation and lock are the plugin's (internal/checkpoint): a kind fills and reads it,
+// an adapter only stores it.
 package record
 
 import (

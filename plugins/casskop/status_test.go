@@ -24,8 +24,8 @@ func stuckStatus(pod string) map[string]any {
 // does (podLastOperation Done with the pod in podsOK, cassandraLastAction Done,
 // lastClusterActionStatus Done), through /status when the CRD serves it and in the main
 // resource when not; once CassKop moved on to another pod, it is not stuck on the
-// planned one any more. The repair step's own logic is tested on the neutral adapter
-// (internal/steps TestOperatorStatusStep).
+// planned one any more. The repair step that writes it is tested with the repair
+// (plugins/casskop/repair TestOperatorStatusStep).
 func TestOperatorStatusRepairsStuckDecommission(t *testing.T) {
 	ctx := context.Background()
 	const pod = "demo-dc1-rack1-2"

@@ -11,7 +11,7 @@ import (
 )
 
 // Registry returns the table of every operation kind: the ones every operator gets,
-// and extra, the ones the operators this build supports offer (operation.Offerer;
+// and extra, the ones the operators this build supports offer (operation.Offered;
 // cmd/kubectl-cassandra/main.go composes the operators).
 func Registry(extra ...operation.Kind) operation.Registry {
 	return operation.NewRegistry(append([]operation.Kind{

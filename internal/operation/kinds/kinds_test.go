@@ -9,13 +9,14 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // extra stands for a kind an operator offers (CassKop's repair-operator-state).
 type extra struct{ scaledown.Kind }
 
 func (extra) Info() operation.Info {
-	return operation.Info{Name: "extra", Checkpoint: checkpoint.Schema{Version: 2, Steps: []string{checkpoint.StepDrain}},
+	return operation.Info{Name: "extra", Checkpoint: checkpoint.Schema{Version: 2, Steps: []string{steps.StepDrain}},
 		StepsHeader: "Steps:", ConfirmWord: "Extra"}
 }
 

@@ -25,7 +25,7 @@ type Kind struct{}
 func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: "restart",
-		Checkpoint: checkpoint.Schema{Version: 2, Steps: append([]string{checkpoint.StepDrain, checkpoint.StepDeletePod, checkpoint.StepWaitRestarted, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator},
+		Checkpoint: checkpoint.Schema{Version: 2, Steps: append([]string{steps.StepDrain, steps.StepDeletePod, steps.StepWaitRestarted, steps.StepPauseOperator, steps.StepResumeOperator},
 			steps.StepCreateTask, steps.StepWaitTaskDone)},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",
@@ -46,7 +46,7 @@ func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, e
 
 // Summary implements operation.Kind.
 func (Kind) Summary(cp *checkpoint.Checkpoint) string {
-	return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), operation.CountSteps(cp, checkpoint.StepWaitRestarted))
+	return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), operation.CountSteps(cp, steps.StepWaitRestarted))
 }
 
 // Target implements operation.Kind.

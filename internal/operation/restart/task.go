@@ -19,7 +19,7 @@ import (
 func TaskSteps(nodes []checkpoint.Node) []checkpoint.Step {
 	out := []checkpoint.Step{checkpoint.PendingStep(steps.StepCreateTask, "")}
 	for _, n := range nodes {
-		out = append(out, checkpoint.PendingStep(checkpoint.StepWaitRestarted, n.Pod))
+		out = append(out, checkpoint.PendingStep(steps.StepWaitRestarted, n.Pod))
 	}
 	return append(out, checkpoint.PendingStep(steps.StepWaitTaskDone, ""))
 }

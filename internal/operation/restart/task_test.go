@@ -80,7 +80,7 @@ func TestTaskPlan(t *testing.T) {
 	if cp.PausedOperator != nil {
 		t.Fatal("a task restart pauses no operator")
 	}
-	if err := cp.Validate("", checkpoint.Schemas{"restart": (Kind{}).Info().Checkpoint}); err != nil {
+	if err := checkpoint.Validate(cp, "", checkpoint.Schemas{"restart": (Kind{}).Info().Checkpoint}); err != nil {
 		t.Fatalf("the checkpoint does not validate: %v", err)
 	}
 }

@@ -134,7 +134,7 @@ func nodeSteps(cp *checkpoint.Checkpoint, pod string) (dec checkpoint.Step, unfi
 		if st.Pod != pod {
 			continue
 		}
-		if st.Kind == checkpoint.StepDecommission {
+		if st.Kind == steps.StepDecommission {
 			dec = st
 		}
 		unfinished = unfinished || st.State != checkpoint.StateDone
@@ -206,7 +206,7 @@ func takenAway(ctx context.Context, r operation.AbortReads, cp *checkpoint.Check
 		return "", exit.Refusedf("%v; nothing changed", err)
 	}
 	if pod != nil && string(pod.UID) == n.PodUID {
-		if replicas == n.Ordinal+1 && pod.DeletionTimestamp == nil && !steps.NeverStarted(pod) && stepPending(cp, checkpoint.StepShrinkSTS, n.Pod) {
+		if replicas == n.Ordinal+1 && pod.DeletionTimestamp == nil && !steps.NeverStarted(pod) && stepPending(cp, steps.StepShrinkSTS, n.Pod) {
 			return fmt.Sprintf("pod %s started since it was planned (phase %s): it was not taken away and stays", n.Pod, pod.Status.Phase), nil
 		}
 		return "", half("its pod is still there")
@@ -268,7 +268,7 @@ func leavingMode(m nodetool.Mode) bool {
 // finishFirst is the answer for a node half removed (operation.FinishFirst): abort
 // finishes its steps, never starting a removal, then stops.
 func finishFirst(pod, why string, refusal error) error {
-	return &operation.FinishFirst{Pod: pod, Why: why, NeverAct: []string{checkpoint.StepDecommission, steps.StepRequestRemoval}, Err: refusal}
+	return &operation.FinishFirst{Pod: pod, Why: why, NeverAct: []string{steps.StepDecommission, steps.StepRequestRemoval}, Err: refusal}
 }
 
 // peerView is how a peer's successful ring read showed a node (read false: not read).

@@ -127,7 +127,7 @@ func inOperatorOrder(planned []checkpoint.Node, moves []operator.Move) ([]checkp
 func drivenSteps(nodes []checkpoint.Node) []checkpoint.Step {
 	var out []checkpoint.Step
 	for _, n := range nodes {
-		for _, k := range []string{steps.StepRequestRemoval, steps.StepWaitLeaving, checkpoint.StepVerifyLeft, checkpoint.StepWaitPodGone, steps.StepWaitClaimsGone, steps.StepWaitReleased} {
+		for _, k := range []string{steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepVerifyLeft, steps.StepWaitPodGone, steps.StepWaitClaimsGone, steps.StepWaitReleased} {
 			out = append(out, checkpoint.PendingStep(k, n.Pod))
 		}
 	}

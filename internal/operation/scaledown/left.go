@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // A node may have left the ring while its pod, its StatefulSet slot and its claims are
@@ -70,10 +71,10 @@ func (f *preflight) judgeMember(ctx context.Context, n checkpoint.Node, pod core
 
 // markLeft records the decommission and the verification of each node that left the
 // ring as done, at now: the planner saw both in the world.
-func markLeft(steps []checkpoint.Step, left map[string]bool, now time.Time) {
-	for i := range steps {
-		s := &steps[i]
-		if left[s.Pod] && (s.Kind == checkpoint.StepDecommission || s.Kind == checkpoint.StepVerifyLeft) {
+func markLeft(list []checkpoint.Step, left map[string]bool, now time.Time) {
+	for i := range list {
+		s := &list[i]
+		if left[s.Pod] && (s.Kind == steps.StepDecommission || s.Kind == steps.StepVerifyLeft) {
 			s.State, s.FinishedAt = checkpoint.StateDone, &now
 		}
 	}

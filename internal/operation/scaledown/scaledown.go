@@ -27,9 +27,9 @@ func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: checkpoint.KindScaleDown,
 		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
-			Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
-				checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator,
-				checkpoint.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased}},
+			Steps: []string{steps.StepDecommission, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone,
+				steps.StepDeletePVCs, steps.StepUpdateCluster, steps.StepPauseOperator, steps.StepResumeOperator,
+				steps.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
 		Steps:       steps.Variant{RingReaders: true},
 		ConfirmWord: "Scale down",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // assess is abort's check (operation.Abort) for a scale-up, which stops anywhere (a node
@@ -33,7 +34,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 		}
 	}
 	for _, st := range cp.Steps {
-		if st.Kind == checkpoint.StepCleanup && st.State == checkpoint.StateStarted {
+		if st.Kind == steps.StepCleanup && st.State == checkpoint.StateStarted {
 			p.Notes = append(p.Notes, fmt.Sprintf("nodetool cleanup on %s may still run inside Cassandra (harmless: it only drops data the node no longer owns)", st.Pod))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 // TestAbortCountsAddedNodes: a new node counts as added once its StatefulSet reaches its
@@ -25,7 +26,7 @@ func TestAbortCountsAddedNodes(t *testing.T) {
 		{Pod: "r1-1", StatefulSet: "r1", Ordinal: 1, New: true},
 		{Pod: "r1-2", StatefulSet: "r1", Ordinal: 2, New: true},
 		{Pod: "r2-1", StatefulSet: "r2", Ordinal: 1, New: true},
-	}, Steps: []checkpoint.Step{{Kind: checkpoint.StepCleanup, Pod: "r1-0", State: checkpoint.StateStarted}}}
+	}, Steps: []checkpoint.Step{{Kind: steps.StepCleanup, Pod: "r1-0", State: checkpoint.StateStarted}}}
 	p, err := (Kind{}).Info().Abort.Assess(context.Background(), operation.AbortReads{Planner: &operation.Planner{Kube: kube}}, cp)
 	if err != nil {
 		t.Fatal(err)

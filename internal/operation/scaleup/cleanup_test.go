@@ -89,7 +89,7 @@ func TestDrivenCleanupPlan(t *testing.T) {
 	if !strings.Contains(strings.Join(p.Warnings, "\n"), "also creates a cleanup task of its own") {
 		t.Fatalf("warnings %q", p.Warnings)
 	}
-	if err := p.CP.Validate("", checkpoint.Schemas{Name: (Kind{}).Info().Checkpoint}); err != nil {
+	if err := checkpoint.Validate(p.CP, "", checkpoint.Schemas{Name: (Kind{}).Info().Checkpoint}); err != nil {
 		t.Fatalf("the checkpoint does not validate: %v", err)
 	}
 	// Without --cleanup: no task steps, and the plan says the operator cleans up itself.

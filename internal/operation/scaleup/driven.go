@@ -87,7 +87,7 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 	}
 	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), nodes...)
 	for _, n := range nodes {
-		plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(steps.StepRequestGrowth, n.Pod), checkpoint.PendingStep(checkpoint.StepWaitJoined, n.Pod))
+		plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(steps.StepRequestGrowth, n.Pod), checkpoint.PendingStep(steps.StepWaitJoined, n.Pod))
 	}
 	plan.CP.Steps = append(plan.CP.Steps, CleanupTaskSteps(cleanup)...)
 	w, err := cleanupWarning(ctx, env, tasks, hasTasks, req.Cleanup, plan.CP)

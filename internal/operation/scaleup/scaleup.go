@@ -28,8 +28,8 @@ type Kind struct{ operation.Scale }
 func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
-		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{checkpoint.StepGrowSTS, checkpoint.StepWaitJoined, checkpoint.StepUpdateCluster, checkpoint.StepCleanup,
-			checkpoint.StepPauseOperator, checkpoint.StepResumeOperator, steps.StepRequestGrowth, steps.StepCreateTask, steps.StepWaitCleaned, steps.StepWaitTaskDone}},
+		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{steps.StepGrowSTS, steps.StepWaitJoined, steps.StepUpdateCluster, steps.StepCleanup,
+			steps.StepPauseOperator, steps.StepResumeOperator, steps.StepRequestGrowth, steps.StepCreateTask, steps.StepWaitCleaned, steps.StepWaitTaskDone}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
 		Abort:       operation.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: assess},
@@ -57,8 +57,8 @@ func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, e
 
 // Summary implements operation.Kind.
 func (Kind) Summary(cp *checkpoint.Checkpoint) string {
-	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, checkpoint.StepGrowSTS)+drivenAdded(cp))
-	if c := operation.CountSteps(cp, checkpoint.StepCleanup); c > 0 {
+	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, steps.StepGrowSTS)+drivenAdded(cp))
+	if c := operation.CountSteps(cp, steps.StepCleanup); c > 0 {
 		s += fmt.Sprintf(", nodetool cleanup on %d nodes", c)
 	}
 	if c := operation.CountSteps(cp, steps.StepWaitCleaned); c > 0 {

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Name is the kind's name in checkpoints.
@@ -23,12 +21,11 @@ type Kind struct{}
 func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
-		Checkpoint: checkpoint.Schema{Version: 2, Unowned: true, Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs,
-			checkpoint.StepOperatorStatus, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator}},
+		Checkpoint: record.Schema{Version: 2, Unowned: true, Steps: []string{record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs,
+			StepOperatorStatus, record.StepPauseOperator, record.StepResumeOperator}},
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{KeepsCount: true},
-		Steps:       steps.Variant{Repair: true},
 		Operator:    "casskop",
 	}
 }
@@ -39,7 +36,7 @@ func repairable(ctx context.Context, env *operation.Env) (Status, bool, error) {
 	sr, ok := env.Adapter.(operator.StatusRepair)
 	st, ok2 := env.Adapter.(Status)
 	if !ok || !ok2 {
-		return nil, false, exit.Refusedf("the %s operator keeps no status that an interrupted operation can leave stuck: nothing to repair; nothing changed", env.Adapter.Name())
+		return nil, false, operation.Refusedf("the %s operator keeps no status that an interrupted operation can leave stuck: nothing to repair; nothing changed", env.Adapter.Name())
 	}
 	sub, err := sr.StatusSubresource(ctx)
 	if err != nil {
@@ -56,7 +53,7 @@ func (Kind) Access(ctx context.Context, env *operation.Env) ([]operation.Access,
 		return nil, err
 	}
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
-	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation"),
+	acc := append(env.CommonAccess(ns, cr, "write the checkpoint annotation"),
 		operation.Access{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
 		operation.Access{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "shrink the StatefulSet"},
 		operation.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the leftover PVCs"},
@@ -66,11 +63,11 @@ func (Kind) Access(ctx context.Context, env *operation.Env) ([]operation.Access,
 	} else {
 		acc[1].Why = "write the checkpoint annotation and the operator's status"
 	}
-	return operation.PauseAccess(acc, env.Request.Pause), nil
+	return env.PauseAccess(acc, env.Request.Pause), nil
 }
 
 // Summary implements operation.Kind.
-func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+func (Kind) Summary(cp *record.Checkpoint) string {
 	var pods []string
 	for _, n := range cp.Nodes {
 		pods = append(pods, n.Pod)
@@ -79,12 +76,12 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 }
 
 // Target implements operation.Kind.
-func (Kind) Target(t checkpoint.Target) string {
+func (Kind) Target(t record.Target) string {
 	return fmt.Sprintf("datacenter %s racks %s, repair of CassKop's stuck status", t.DC, strings.Join(t.Racks, ","))
 }
 
 // PlanLines implements operation.Kind: what was found.
-func (Kind) PlanLines(_ *checkpoint.Checkpoint, findings []string) []string {
+func (Kind) PlanLines(_ *record.Checkpoint, findings []string) []string {
 	if len(findings) == 0 {
 		return nil
 	}
@@ -93,4 +90,24 @@ func (Kind) PlanLines(_ *checkpoint.Checkpoint, findings []string) []string {
 		lines = append(lines, "  - "+f)
 	}
 	return lines
+}
+
+// BuildSteps implements operation.Kind: the repair's own step (operatorstatus.go), and
+// the plugin's library's steps as a repair runs them (operation.Variant.Repair).
+func (Kind) BuildSteps(w operation.World) (map[string]operation.Step, error) {
+	out := map[string]operation.Step{}
+	for _, s := range w.Checkpoint().Steps {
+		var st operation.Step
+		var err error
+		if s.Kind == StepOperatorStatus {
+			st, err = newOperatorStatus(w, s)
+		} else {
+			st, err = w.Core(operation.Variant{Repair: true}, s)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[s.ID] = st
+	}
+	return out, nil
 }

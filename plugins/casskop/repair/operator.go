@@ -1,7 +1,7 @@
 package repair
 
 import (
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 

@@ -15,11 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair/stuck"
 )
@@ -30,14 +28,14 @@ type Status = stuck.Status
 // stuckRack is one verified stuck state and what repairs it.
 type stuckRack struct {
 	ro      stuck.RackOperation
-	node    checkpoint.Node
+	node    record.Node
 	steps   []string
 	finding string
 }
 
 // planner is the repair's planning against one cluster.
 type planner struct {
-	*operation.Planner
+	operation.Toolkit
 	status   Status
 	selector string
 	// kind names the cluster resource in messages ("CassandraCluster").
@@ -50,7 +48,7 @@ type planner struct {
 // scale-down steps that are missing, then the status fields that let the operator
 // continue. It refuses when the real world does not confirm the node left (or is
 // leaving). It changes nothing.
-func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
 	status, sub, err := repairable(ctx, env)
 	if err != nil {
 		return nil, err
@@ -60,7 +58,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s %s/%s: %w", env.Adapter.Kind(), cl.Namespace, cl.Name, err)
 	}
-	p := &planner{Planner: env.Planner, status: status, selector: env.Adapter.ClusterSelector(cl.Name), kind: env.Adapter.Kind()}
+	p := &planner{Toolkit: env.Toolkit, status: status, selector: env.Adapter.ClusterSelector(cl.Name), kind: env.Adapter.Kind()}
 	found, notes, err := p.find(ctx, cl, u)
 	if err != nil {
 		return nil, err
@@ -72,7 +70,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		}
 		return nil, &operation.ErrNothingToDo{Msg: msg + "; nothing to repair"}
 	}
-	plan := p.plan(ctx, k, cl, found, notes, env.Request)
+	plan := p.plan(ctx, cl, found, notes, env.Request)
 	how := "a merge patch of the CassandraCluster (its CRD has no status subresource)"
 	if sub {
 		how = "the /status subresource of the CassandraCluster"
@@ -116,11 +114,11 @@ func (p *planner) find(ctx context.Context, cl topology.Cluster, u *unstructured
 }
 
 // plan turns the stuck states of the first one's datacenter into a checkpoint.
-func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found []stuckRack, notes []string, req operation.Request) *operation.Plan {
+func (p *planner) plan(ctx context.Context, cl topology.Cluster, found []stuckRack, notes []string, req operation.Request) *operation.Plan {
 	dc, _ := cl.DC(found[0].ro.DC)
 	plan := &operation.Plan{Cluster: cl, DC: dc}
-	var nodes []checkpoint.Node
-	var stepList []checkpoint.Step
+	var nodes []record.Node
+	var stepList []record.Step
 	from := map[string]int{}
 	var racks []string
 	for _, s := range found {
@@ -137,15 +135,15 @@ func (p *planner) plan(ctx context.Context, k Kind, cl topology.Cluster, found [
 			from[s.ro.Rack] = n
 		}
 		for _, k := range s.steps {
-			stepList = append(stepList, checkpoint.PendingStep(k, s.node.Pod))
+			stepList = append(stepList, record.PendingStep(k, s.node.Pod))
 		}
 	}
 	plan.Warnings = append(plan.Warnings, notes...)
-	plan.CP = p.NewCheckpoint(cl, k, "repair", req)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: racks, Nodes: dc.MaxNodes(), RackNodes: dc.RackNodes(), From: from}
+	plan.CP = p.NewCheckpoint("repair")
+	plan.CP.Target = record.Target{DC: dc.Name, Racks: racks, Nodes: dc.MaxNodes(), RackNodes: dc.RackNodes(), From: from}
 	plan.CP.Nodes = nodes
-	plan.CP.Steps = checkpoint.Paused(req.Pause != nil, stepList)
-	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, p.kind)...)
+	plan.CP.Steps = p.Paused(req.Pause != nil, stepList)
+	plan.Warnings = append(plan.Warnings, p.PauseWarnings(req.Pause, p.kind)...)
 	return plan
 }
 
@@ -173,19 +171,19 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 	}
 	ordinal, ok := topology.Ordinal(pod, rack.StatefulSet)
 	if !ok {
-		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
+		return nil, "", operation.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
 	}
 	hostID, ip, ok := p.status.NodeStatus(u, pod)
 	if !ok {
-		return nil, "", exit.Refusedf("rack %s: pod %s is gone and status.cassandraNodeStatus does not say which node it was: cannot verify the node left the ring; nothing changed", ro.Key(), pod)
+		return nil, "", operation.Refusedf("rack %s: pod %s is gone and status.cassandraNodeStatus does not say which node it was: cannot verify the node left the ring; nothing changed", ro.Key(), pod)
 	}
-	n := checkpoint.Node{Pod: pod, Ordinal: ordinal, DC: ro.DC, Rack: ro.Rack, StatefulSet: rack.StatefulSet, HostID: hostID, Address: ip}
+	n := record.Node{Pod: pod, Ordinal: ordinal, DC: ro.DC, Rack: ro.Rack, StatefulSet: rack.StatefulSet, HostID: hostID, Address: ip}
 	ring, reader, err := p.anyRing(ctx, cl, pod)
 	if err != nil {
 		return nil, "", err
 	}
 	if row, member := inRingNode(ring, n); member {
-		return nil, "", exit.Refusedf("rack %s: pod %s is gone but its node (Host ID %s, %s) is still in the ring read from %s, as %s: the pod was removed before its decommission finished. "+
+		return nil, "", operation.Refusedf("rack %s: pod %s is gone but its node (Host ID %s, %s) is still in the ring read from %s, as %s: the pod was removed before its decommission finished. "+
 			"Not repaired: deleting its data would lose the replicas it still holds. Remove the node from the ring first (nodetool removenode %s, from another node), then run this again; nothing changed",
 			ro.Key(), pod, row.HostID, row.Address, reader, row.Code(), row.HostID)
 	}
@@ -194,7 +192,7 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 		return nil, "", err
 	}
 	if replicas > ordinal {
-		return nil, "", exit.Refusedf("rack %s: pod %s is gone but StatefulSet %s has %d replicas, so it will create the pod again; not repaired (scale the StatefulSet to %d if the node really left); nothing changed",
+		return nil, "", operation.Refusedf("rack %s: pod %s is gone but StatefulSet %s has %d replicas, so it will create the pod again; not repaired (scale the StatefulSet to %d if the node really left); nothing changed",
 			ro.Key(), pod, rack.StatefulSet, replicas, ordinal)
 	}
 	if n.PVCs, err = p.unusedClaims(ctx, cl.Namespace, rack.StatefulSet, pod); err != nil {
@@ -202,9 +200,9 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 	}
 	s := &stuckRack{ro: ro, node: n}
 	if len(n.PVCs) > 0 {
-		s.steps = append(s.steps, checkpoint.StepDeletePVCs)
+		s.steps = append(s.steps, record.StepDeletePVCs)
 	}
-	s.steps = append(s.steps, checkpoint.StepOperatorStatus)
+	s.steps = append(s.steps, StepOperatorStatus)
 	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission Ongoing on pod %s, which is gone (CassKop #370: every reconcile stops on it). Verified: its node (Host ID %s) is not in the ring read from %s; StatefulSet %s has %d replicas; %s",
 		ro.Key(), pod, hostID, reader, rack.StatefulSet, replicas, claimsText(n.PVCs))
 	return s, "", nil
@@ -226,7 +224,7 @@ func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 	}
 	ordinal, ok := topology.Ordinal(pod, rack.StatefulSet)
 	if !ok {
-		return nil, "", exit.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
+		return nil, "", operation.Refusedf("rack %s: podLastOperation names pod %s, which is not a pod of StatefulSet %s; nothing changed", ro.Key(), pod, rack.StatefulSet)
 	}
 	replicas, err := p.Replicas(ctx, cl.Namespace, rack.StatefulSet)
 	if err != nil {
@@ -236,13 +234,13 @@ func (p *planner) stuckFinalizing(ctx context.Context, cl topology.Cluster, u *u
 		return nil, fmt.Sprintf("Finalizing and StatefulSet %s is shrunk: pod %s is going away", rack.StatefulSet, pod), nil
 	}
 	if replicas != ordinal+1 {
-		return nil, "", exit.Refusedf("rack %s: podLastOperation Finalizing on pod %s, but StatefulSet %s has %d replicas: the pod is not its highest ordinal; not repaired, nothing changed", ro.Key(), pod, rack.StatefulSet, replicas)
+		return nil, "", operation.Refusedf("rack %s: podLastOperation Finalizing on pod %s, but StatefulSet %s has %d replicas: the pod is not its highest ordinal; not repaired, nothing changed", ro.Key(), pod, rack.StatefulSet, replicas)
 	}
 	n, reader, err := p.leftNode(ctx, cl, u, ro, rack, cur, ordinal, nodetool.ModeDecommissioned)
 	if err != nil {
 		return nil, "", err
 	}
-	s := &stuckRack{ro: ro, node: n, steps: []string{checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs, checkpoint.StepOperatorStatus}}
+	s := &stuckRack{ro: ro, node: n, steps: []string{record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs, StepOperatorStatus}}
 	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission Finalizing on pod %s but StatefulSet %s still has %d replicas (CassKop waits for the pod to go and never shrinks it). Verified: node %s is DECOMMISSIONED and not in the ring read from %s; %s",
 		ro.Key(), pod, rack.StatefulSet, replicas, pod, reader, claimsText(n.PVCs))
 	return s, "", nil
@@ -273,22 +271,22 @@ func (p *planner) stuckToDo(ctx context.Context, cl topology.Cluster, u *unstruc
 	if replicas != last+1 {
 		return nil, fmt.Sprintf("ScaleDown ToDo; StatefulSet %s has %d replicas and its last pod is %s: not a stuck decommission", rack.StatefulSet, replicas, cur.Name), nil
 	}
-	ns, err := p.netstats(ctx, cur.Name)
+	mode, err := p.Mode(ctx, cur.Name)
 	if err != nil {
-		return nil, "", exit.Refusedf("rack %s: cannot read the mode of %s (%v): cannot tell whether its decommission was fired; nothing changed", ro.Key(), cur.Name, err)
+		return nil, "", operation.Refusedf("rack %s: cannot read the mode of %s (%v): cannot tell whether its decommission was fired; nothing changed", ro.Key(), cur.Name, err)
 	}
-	if ns.Mode != nodetool.ModeLeaving && ns.Mode != nodetool.ModeDecommissioned {
-		return nil, fmt.Sprintf("ScaleDown ToDo and node %s is %s: CassKop starts its decommission itself", cur.Name, ns.Mode), nil
+	if mode != nodetool.ModeLeaving && mode != nodetool.ModeDecommissioned {
+		return nil, fmt.Sprintf("ScaleDown ToDo and node %s is %s: CassKop starts its decommission itself", cur.Name, mode), nil
 	}
-	n, reader, err := p.leftNode(ctx, cl, u, ro, rack, &cur, last, ns.Mode)
+	n, reader, err := p.leftNode(ctx, cl, u, ro, rack, &cur, last, mode)
 	if err != nil {
 		return nil, "", err
 	}
-	s := &stuckRack{ro: ro, node: n, steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS,
-		checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs, checkpoint.StepOperatorStatus}}
+	s := &stuckRack{ro: ro, node: n, steps: []string{record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS,
+		record.StepWaitPodGone, record.StepDeletePVCs, StepOperatorStatus}}
 	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission and cassandraLastAction ScaleDown are ToDo, but node %s is already %s (the decommission was fired and its Ongoing status never written: CassKop waits forever). "+
 		"Verified from %s; the plan waits until it left the ring, shrinks StatefulSet %s to %d, deletes its PVCs (%s)",
-		ro.Key(), cur.Name, ns.Mode, reader, rack.StatefulSet, last, claimNames(n.PVCs))
+		ro.Key(), cur.Name, mode, reader, rack.StatefulSet, last, claimNames(n.PVCs))
 	return s, "", nil
 }
 
@@ -325,29 +323,29 @@ func (p *planner) shrunkUnderToDo(ctx context.Context, cl topology.Cluster, u *u
 
 // leftNode describes the pod's node for the plan and verifies it: mode want (LEAVING
 // is accepted only when want is LEAVING) and, once DECOMMISSIONED, absent from the ring.
-func (p *planner) leftNode(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack, pod *corev1.Pod, ordinal int, want nodetool.Mode) (checkpoint.Node, string, error) {
-	n := checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: ordinal, DC: ro.DC, Rack: ro.Rack, StatefulSet: rack.StatefulSet, Address: pod.Status.PodIP}
+func (p *planner) leftNode(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack, pod *corev1.Pod, ordinal int, want nodetool.Mode) (record.Node, string, error) {
+	n := record.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: ordinal, DC: ro.DC, Rack: ro.Rack, StatefulSet: rack.StatefulSet, Address: pod.Status.PodIP}
 	if id, _, ok := p.status.NodeStatus(u, pod.Name); ok && id != "" {
 		n.HostID = id
-	} else if info, err := p.Nodetool.Info(ctx, pod.Name); err == nil {
-		n.HostID = info.ID
+	} else if id, err := p.HostID(ctx, pod.Name); err == nil {
+		n.HostID = id
 	}
-	ns, err := p.netstats(ctx, pod.Name)
+	mode, err := p.Mode(ctx, pod.Name)
 	var unreachable *nodetool.UnreachableError
 	switch {
 	case errors.As(err, &unreachable) && want == nodetool.ModeDecommissioned:
 		// A decommissioned node whose process restarted refuses to start: the ring decides.
 	case err != nil:
-		return n, "", exit.Refusedf("rack %s: cannot read the mode of %s (%v); nothing changed", ro.Key(), pod.Name, err)
-	case ns.Mode != want:
-		return n, "", exit.Refusedf("rack %s: node %s is %s, not %s: CassKop's status does not match the node; not repaired, nothing changed", ro.Key(), pod.Name, ns.Mode, want)
+		return n, "", operation.Refusedf("rack %s: cannot read the mode of %s (%v); nothing changed", ro.Key(), pod.Name, err)
+	case mode != want:
+		return n, "", operation.Refusedf("rack %s: node %s is %s, not %s: CassKop's status does not match the node; not repaired, nothing changed", ro.Key(), pod.Name, mode, want)
 	}
 	ring, reader, err := p.anyRing(ctx, cl, pod.Name)
 	if err != nil {
 		return n, "", err
 	}
 	if row, member := inRingNode(ring, n); member && want == nodetool.ModeDecommissioned {
-		return n, "", exit.Refusedf("rack %s: node %s says DECOMMISSIONED but the ring read from %s still lists it as %s; wait and run this again; nothing changed", ro.Key(), pod.Name, reader, row.Code())
+		return n, "", operation.Refusedf("rack %s: node %s says DECOMMISSIONED but the ring read from %s still lists it as %s; wait and run this again; nothing changed", ro.Key(), pod.Name, reader, row.Code())
 	}
 	if n.PVCs, err = p.claims(ctx, cl.Namespace, rack.StatefulSet, pod.Name); err != nil {
 		return n, "", err
@@ -355,7 +353,7 @@ func (p *planner) leftNode(ctx context.Context, cl topology.Cluster, u *unstruct
 	return n, reader, nil
 }
 
-func inRingNode(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
+func inRingNode(r nodetool.Ring, n record.Node) (nodetool.Node, bool) {
 	if n.HostID != "" {
 		if row, ok := r.ByHostID(n.HostID); ok {
 			return row, true
@@ -364,19 +362,9 @@ func inRingNode(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
 	return r.ByAddress(n.Address)
 }
 
-func (p *planner) netstats(ctx context.Context, pod string) (nodetool.Netstats, error) {
-	nt, ok := p.Nodetool.(interface {
-		Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
-	})
-	if !ok {
-		return nodetool.Netstats{}, fmt.Errorf("this nodetool client cannot read netstats")
-	}
-	return nt.Netstats(ctx, pod)
-}
-
 // anyRing reads `nodetool status` from a Ready pod of the cluster other than except.
 func (p *planner) anyRing(ctx context.Context, cl topology.Cluster, except string) (nodetool.Ring, string, error) {
-	r, reader, failed, err := steps.RingExcept(ctx, p.Kube, p.Nodetool, cl.Namespace, p.selector, except)
+	r, reader, failed, err := p.RingExcept(ctx, cl.Namespace, p.selector, except)
 	switch {
 	case err != nil:
 		return r, "", fmt.Errorf("cannot list the pods of %s: %w", cl.Name, err)
@@ -385,16 +373,16 @@ func (p *planner) anyRing(ctx context.Context, cl topology.Cluster, except strin
 	case len(failed) == 0:
 		failed = append(failed, "no Ready pod to read it from")
 	}
-	return r, "", exit.Refusedf("cannot read the ring (%s): a repair needs it to verify the node left; nothing changed", strings.Join(failed, "; "))
+	return r, "", operation.Refusedf("cannot read the ring (%s): a repair needs it to verify the node left; nothing changed", strings.Join(failed, "; "))
 }
 
 // claims lists the existing claims of every volumeClaimTemplate of pod, with their UIDs.
-func (p *planner) claims(ctx context.Context, ns, stsName, pod string) ([]checkpoint.PVC, error) {
-	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, stsName, metav1.GetOptions{})
+func (p *planner) claims(ctx context.Context, ns, stsName, pod string) ([]record.PVC, error) {
+	sts, err := p.Kube().AppsV1().StatefulSets(ns).Get(ctx, stsName, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("cannot read StatefulSet %s: %w", stsName, err)
 	}
-	var out []checkpoint.PVC
+	var out []record.PVC
 	for _, tpl := range sts.Spec.VolumeClaimTemplates {
 		name := tpl.Name + "-" + pod
 		pvc, err := p.Claim(ctx, ns, name)
@@ -404,18 +392,18 @@ func (p *planner) claims(ctx context.Context, ns, stsName, pod string) ([]checkp
 		if pvc == nil {
 			continue
 		}
-		out = append(out, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
+		out = append(out, record.PVC{Name: name, UID: string(pvc.UID)})
 	}
 	return out, nil
 }
 
 // unusedClaims is claims, refusing when a pod mounts one of them.
-func (p *planner) unusedClaims(ctx context.Context, ns, stsName, pod string) ([]checkpoint.PVC, error) {
+func (p *planner) unusedClaims(ctx context.Context, ns, stsName, pod string) ([]record.PVC, error) {
 	claims, err := p.claims(ctx, ns, stsName, pod)
 	if err != nil || len(claims) == 0 {
 		return claims, err
 	}
-	pods, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	pods, err := p.Kube().CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list pods to check the claims are unused: %w", err)
 	}
@@ -426,14 +414,14 @@ func (p *planner) unusedClaims(ctx context.Context, ns, stsName, pod string) ([]
 	for _, other := range pods.Items {
 		for _, v := range other.Spec.Volumes {
 			if v.PersistentVolumeClaim != nil && names[v.PersistentVolumeClaim.ClaimName] {
-				return nil, exit.Refusedf("PVC %s is used by pod %s: not deleted; nothing changed", v.PersistentVolumeClaim.ClaimName, other.Name)
+				return nil, operation.Refusedf("PVC %s is used by pod %s: not deleted; nothing changed", v.PersistentVolumeClaim.ClaimName, other.Name)
 			}
 		}
 	}
 	return claims, nil
 }
 
-func claimNames(c []checkpoint.PVC) string {
+func claimNames(c []record.PVC) string {
 	var names []string
 	for _, p := range c {
 		names = append(names, p.Name)
@@ -444,7 +432,7 @@ func claimNames(c []checkpoint.PVC) string {
 	return strings.Join(names, ", ")
 }
 
-func claimsText(c []checkpoint.PVC) string {
+func claimsText(c []record.PVC) string {
 	if len(c) == 0 {
 		return "no PVC of it is left"
 	}

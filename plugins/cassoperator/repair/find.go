@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
 

@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
 
@@ -36,8 +34,8 @@ func (Operator) Kinds() []operation.Kind { return []operation.Kind{Kind{}} }
 func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
-		Checkpoint: checkpoint.Schema{Version: 2, Unowned: true, NewNodes: true,
-			Steps: append(append([]string{checkpoint.StepVerifyLeft, checkpoint.StepWaitPodGone, checkpoint.StepWaitJoined}, steps.DrivenStepKinds...), ownSteps...)},
+		Checkpoint: record.Schema{Version: 2, Unowned: true, NewNodes: true,
+			Steps: append(append([]string{record.StepVerifyLeft, record.StepWaitPodGone, record.StepWaitJoined}, record.DrivenSteps()...), ownSteps...)},
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{KeepsCount: true},
@@ -48,7 +46,7 @@ func (Kind) Info() operation.Info {
 // Access implements operation.Kind.
 func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
-	return append(operation.CommonAccess(ns, cr, "write the checkpoint annotation"),
+	return append(env.CommonAccess(ns, cr, "write the checkpoint annotation"),
 		operation.Access{Group: cr.Group, Resource: cr.Resource, Subresource: "status", Verb: "patch", Namespace: ns, Why: "set ScalingDown, remove a stale nodeStatuses entry"},
 		operation.Access{Resource: "pods", Verb: "patch", Namespace: ns, Why: "label a pod's node-state"},
 		operation.Access{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
@@ -57,7 +55,7 @@ func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, e
 }
 
 // Summary implements operation.Kind.
-func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+func (Kind) Summary(cp *record.Checkpoint) string {
 	var pods []string
 	for _, n := range cp.Nodes {
 		pods = append(pods, n.Pod)
@@ -69,12 +67,12 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 }
 
 // Target implements operation.Kind.
-func (Kind) Target(t checkpoint.Target) string {
+func (Kind) Target(t record.Target) string {
 	return fmt.Sprintf("datacenter %s racks %s", t.DC, strings.Join(t.Racks, ","))
 }
 
 // PlanLines implements operation.Kind: what was found, verified.
-func (Kind) PlanLines(_ *checkpoint.Checkpoint, findings []string) []string {
+func (Kind) PlanLines(_ *record.Checkpoint, findings []string) []string {
 	var lines []string
 	for _, f := range findings {
 		lines = append(lines, "  found: "+f)
@@ -82,17 +80,17 @@ func (Kind) PlanLines(_ *checkpoint.Checkpoint, findings []string) []string {
 	return lines
 }
 
-// BuildSteps implements operation.StepBuilder: the repair's own steps, and the core
+// BuildSteps implements operation.Kind: the repair's own steps, and the plugin's
 // library's waits for the operator.
-func (Kind) BuildSteps(w *steps.World) (map[string]engine.Step, error) {
-	out := map[string]engine.Step{}
-	for _, s := range w.CP.Steps {
+func (Kind) BuildSteps(w operation.World) (map[string]operation.Step, error) {
+	out := map[string]operation.Step{}
+	for _, s := range w.Checkpoint().Steps {
 		st, err := ownStep(w, s)
 		if err != nil {
 			return nil, err
 		}
 		if st == nil {
-			if st, err = steps.BuildOne(w, steps.Variant{Driven: true}, s); err != nil {
+			if st, err = w.Core(operation.Variant{Driven: true}, s); err != nil {
 				return nil, err
 			}
 		}

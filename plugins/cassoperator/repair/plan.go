@@ -7,12 +7,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
 
@@ -22,15 +20,15 @@ const claimTemplate = "server-data"
 
 // Plan implements operation.Kind: read the datacenter, its pods, claims and a ring from a
 // Ready member, judge (find), and plan the repairs of the stuck states found.
-func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
 	a, ok := env.Adapter.(*cassoperator.Adapter)
 	sc, ok2 := env.Adapter.(operator.Scaler)
 	if !ok || !ok2 {
-		return nil, exit.Refusedf("repair-operator-state for cass-operator needs its adapter; nothing changed")
+		return nil, operation.Refusedf("repair-operator-state for cass-operator needs its adapter; nothing changed")
 	}
 	cl := env.Cluster
 	if len(cl.DCs) != 1 {
-		return nil, exit.Refusedf("%s %s has no datacenter; nothing changed", cl.Operator, cl.Name)
+		return nil, operation.Refusedf("%s %s has no datacenter; nothing changed", cl.Operator, cl.Name)
 	}
 	dc := cl.DCs[0]
 	_, u, err := a.Get(ctx, cl.Namespace, cl.Name)
@@ -49,13 +47,13 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	}
 	rackOfSTS := map[string]string{}
 	for _, r := range dc.Racks {
-		n, err := env.Planner.Replicas(ctx, cl.Namespace, r.StatefulSet)
+		n, err := env.Replicas(ctx, cl.Namespace, r.StatefulSet)
 		if err != nil {
 			return nil, fmt.Errorf("%w; nothing changed", err)
 		}
 		s.replicas[r.Name], s.sts[r.Name], rackOfSTS[r.StatefulSet] = n, r.StatefulSet, r.Name
 	}
-	pods, err := env.Planner.Kube.CoreV1().Pods(cl.Namespace).List(ctx, metav1.ListOptions{LabelSelector: a.ClusterSelector(cl.Name)})
+	pods, err := env.Kube().CoreV1().Pods(cl.Namespace).List(ctx, metav1.ListOptions{LabelSelector: a.ClusterSelector(cl.Name)})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the pods: %w; nothing changed", err)
 	}
@@ -70,7 +68,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 			s.podsAddrs = append(s.podsAddrs, p.Status.PodIP)
 		}
 	}
-	claims, err := env.Planner.Kube.CoreV1().PersistentVolumeClaims(cl.Namespace).List(ctx, metav1.ListOptions{})
+	claims, err := env.Kube().CoreV1().PersistentVolumeClaims(cl.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the claims: %w; nothing changed", err)
 	}
@@ -86,21 +84,21 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		}
 	}
 	// The ring, from a Ready member that is not above its rack's count.
-	ring, reader, failed, err := steps.RingExcept(ctx, env.Planner.Kube, env.Planner.Nodetool, cl.Namespace, a.ClusterSelector(cl.Name), "")
+	ring, reader, failed, err := env.RingExcept(ctx, cl.Namespace, a.ClusterSelector(cl.Name), "")
 	if err != nil || reader == "" {
-		return nil, exit.Refusedf("cannot read the ring (%v %s): every repair is verified against it first; nothing changed", err, strings.Join(failed, "; "))
+		return nil, operation.Refusedf("cannot read the ring (%v %s): every repair is verified against it first; nothing changed", err, strings.Join(failed, "; "))
 	}
 	s.ring = ring
 	for _, p := range s.pods {
 		if p.ordinal >= s.split[p.rack] {
-			if ns, err := env.Planner.Nodetool.Netstats(ctx, p.name); err == nil {
-				s.modes[p.name] = ns.Mode
+			if mode, err := env.Mode(ctx, p.name); err == nil {
+				s.modes[p.name] = mode
 			}
 		}
 	}
 	found, notes := find(s)
 	if len(found) == 0 && env.InFlight != nil {
-		return nil, exit.Refusedf("cass-operator is not stuck on datacenter %s (%s); operation %s is in flight: resume it (kubectl cassandra resume -n %s %s); nothing changed",
+		return nil, operation.Refusedf("cass-operator is not stuck on datacenter %s (%s); operation %s is in flight: resume it (kubectl cassandra resume -n %s %s); nothing changed",
 			dc.Name, strings.Join(append(notes, "nothing found"), "; "), env.InFlight.OperationID, cl.Namespace, cl.Name)
 	}
 	if len(found) == 0 {
@@ -111,17 +109,17 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		return nil, &operation.ErrNothingToDo{Msg: msg}
 	}
 	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks, Warnings: notes}
-	plan.CP = env.Planner.NewCheckpoint(cl, k, "repair", env.Request)
+	plan.CP = env.NewCheckpoint("repair")
 	racks := map[string]bool{}
 	for _, f := range found {
 		plan.Findings = append(plan.Findings, f.text+" (ring read from "+reader+")")
-		n := checkpoint.Node{Pod: f.pod, PodUID: f.podUID, Ordinal: f.ordinal, DC: dc.Name, Rack: f.rack, StatefulSet: s.sts[f.rack], HostID: f.hostID, Address: f.address}
+		n := record.Node{Pod: f.pod, PodUID: f.podUID, Ordinal: f.ordinal, DC: dc.Name, Rack: f.rack, StatefulSet: s.sts[f.rack], HostID: f.hostID, Address: f.address}
 		for _, c := range f.claims {
-			n.PVCs = append(n.PVCs, checkpoint.PVC{Name: c.name, UID: c.uid})
+			n.PVCs = append(n.PVCs, record.PVC{Name: c.name, UID: c.uid})
 		}
 		plan.CP.Nodes = append(plan.CP.Nodes, n)
 		for _, kind := range stepsFor(f.kind) {
-			plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(kind, f.pod))
+			plan.CP.Steps = append(plan.CP.Steps, record.PendingStep(kind, f.pod))
 		}
 		racks[f.rack] = true
 	}
@@ -142,14 +140,14 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 // carryOn appends what is left of the operation in flight (a scale that met the stuck
 // state) to the repair's plan: its steps not done, in their order, but those the repair
 // plans itself, with its nodes and target. Each step asks the world again when it runs.
-func carryOn(plan *operation.Plan, old *checkpoint.Checkpoint) {
+func carryOn(plan *operation.Plan, old *record.Checkpoint) {
 	have := map[string]bool{}
 	for _, st := range plan.CP.Steps {
 		have[st.ID] = true
 	}
 	for _, st := range old.Steps {
-		if st.State != checkpoint.StateDone && !have[st.ID] {
-			plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(st.Kind, st.Pod))
+		if st.State != record.StateDone && !have[st.ID] {
+			plan.CP.Steps = append(plan.CP.Steps, record.PendingStep(st.Kind, st.Pod))
 		}
 	}
 	// The scale's record of a node (its claims' UIDs, the size that asks for it) wins.
@@ -173,7 +171,7 @@ func carryOn(plan *operation.Plan, old *checkpoint.Checkpoint) {
 func stepsFor(kind string) []string {
 	switch kind {
 	case leftUnmarked:
-		return []string{stepLabelLeaving, stepSetScalingDown, checkpoint.StepWaitPodGone, steps.StepWaitClaimsGone, steps.StepWaitReleased}
+		return []string{stepLabelLeaving, stepSetScalingDown, record.StepWaitPodGone, record.StepWaitClaimsGone, record.StepWaitReleased}
 	case orphanClaim:
 		return []string{stepDeleteOrphan, stepRemoveEntry}
 	case staleEntry:

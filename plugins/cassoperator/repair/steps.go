@@ -14,11 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
@@ -36,48 +34,49 @@ var ownSteps = []string{stepLabelLeaving, stepSetScalingDown, stepDeleteOrphan, 
 
 // ownStep is the implementation of s if it is one of the repair's own kinds (nil
 // otherwise: a core step).
-func ownStep(w *steps.World, s checkpoint.Step) (engine.Step, error) {
-	var mk func(r repairStep) engine.Step
+func ownStep(w operation.World, s record.Step) (operation.Step, error) {
+	var mk func(r repairStep) operation.Step
 	switch s.Kind {
 	case stepLabelLeaving:
-		mk = func(r repairStep) engine.Step { return &labelLeaving{r} }
+		mk = func(r repairStep) operation.Step { return &labelLeaving{r} }
 	case stepSetScalingDown:
-		mk = func(r repairStep) engine.Step { return &setScalingDown{r} }
+		mk = func(r repairStep) operation.Step { return &setScalingDown{r} }
 	case stepDeleteOrphan:
-		mk = func(r repairStep) engine.Step { return &deleteOrphan{r} }
+		mk = func(r repairStep) operation.Step { return &deleteOrphan{r} }
 	case stepRemoveEntry:
-		mk = func(r repairStep) engine.Step { return &removeEntry{r} }
+		mk = func(r repairStep) operation.Step { return &removeEntry{r} }
 	case stepLabelStarted:
-		mk = func(r repairStep) engine.Step { return &labelStarted{r} }
+		mk = func(r repairStep) operation.Step { return &labelStarted{r} }
 	default:
 		return nil, nil
 	}
-	n, ok := w.CP.Node(s.Pod)
+	n, ok := w.Checkpoint().Node(s.Pod)
 	if !ok {
 		return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 	}
-	a, ok := w.Scaler.(*cassoperator.Adapter)
+	a, ok := w.Scaler().(*cassoperator.Adapter)
 	if !ok {
 		return nil, errors.New("a cass-operator repair runs only through the cass-operator adapter")
 	}
-	return mk(repairStep{w: w, a: a, n: n, id: s.ID}), nil
+	return mk(repairStep{w: w, cp: w.Checkpoint(), a: a, n: n, id: s.ID}), nil
 }
 
 // repairStep is what every step of the repair holds.
 type repairStep struct {
-	w  *steps.World
+	w  operation.World
+	cp *record.Checkpoint
 	a  *cassoperator.Adapter
-	n  checkpoint.Node
+	n  record.Node
 	id string
 }
 
-// Evident implements engine.Evident: each step's effect is on an API object.
+// Evident implements operation.Evident: each step's effect is on an API object.
 func (repairStep) Evident() {}
 
-func (r repairStep) ns() string { return r.w.CP.Namespace }
+func (r repairStep) ns() string { return r.cp.Namespace }
 
 func (r repairStep) pod(ctx context.Context) (*corev1.Pod, error) {
-	p, err := r.w.Kube.CoreV1().Pods(r.ns()).Get(ctx, r.n.Pod, metav1.GetOptions{})
+	p, err := r.w.Kube().CoreV1().Pods(r.ns()).Get(ctx, r.n.Pod, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -85,13 +84,13 @@ func (r repairStep) pod(ctx context.Context) (*corev1.Pod, error) {
 }
 
 func (r repairStep) dc(ctx context.Context) (*unstructured.Unstructured, error) {
-	return r.a.Dynamic.Resource(r.a.GVR()).Namespace(r.ns()).Get(ctx, r.w.CP.Cluster, metav1.GetOptions{})
+	return r.a.Dynamic.Resource(r.a.GVR()).Namespace(r.ns()).Get(ctx, r.cp.Cluster, metav1.GetOptions{})
 }
 
 // ring is a fresh ring read from a Ready member other than the pod repaired; unreadable
 // is an error (unknown is never "left").
 func (r repairStep) ring(ctx context.Context) (nodetool.Ring, error) {
-	ring, reader, failed, err := steps.RingExcept(ctx, r.w.Kube, r.w.Nodetool, r.ns(), r.w.ClusterSelector, r.n.Pod)
+	ring, reader, failed, err := r.w.RingExcept(ctx, r.n.Pod)
 	if err != nil {
 		return ring, err
 	}
@@ -103,11 +102,11 @@ func (r repairStep) ring(ctx context.Context) (nodetool.Ring, error) {
 
 // target is the count the datacenter's size asks of the node's rack now.
 func (r repairStep) target(ctx context.Context) (int, bool, error) {
-	p, err := r.a.Progress(ctx, r.ns(), r.w.CP.Cluster, r.w.CP.Target.DC, "")
+	p, err := r.a.Progress(ctx, r.ns(), r.cp.Cluster, r.cp.Target.DC, "")
 	if err != nil {
 		return 0, false, err
 	}
-	split := r.a.Split(topology.DC{Name: r.w.CP.Target.DC, Racks: r.w.Racks}, p.Size)
+	split := r.a.Split(topology.DC{Name: r.cp.Target.DC, Racks: r.w.Racks()}, p.Size)
 	return split[r.n.Rack], p.ScalingDown || p.ScalingUp, nil
 }
 
@@ -115,7 +114,7 @@ func (r repairStep) target(ctx context.Context) (int, bool, error) {
 func (r repairStep) plannedPod(ctx context.Context) (*corev1.Pod, error) {
 	p, err := r.pod(ctx)
 	if err != nil {
-		return nil, &engine.Retryable{Err: err}
+		return nil, &operation.Retryable{Err: err}
 	}
 	if p == nil || string(p.UID) != r.n.PodUID {
 		return nil, r.refuse("pod %s is not the planned one (UID %s)", r.n.Pod, r.n.PodUID)
@@ -124,8 +123,8 @@ func (r repairStep) plannedPod(ctx context.Context) (*corev1.Pod, error) {
 }
 
 func (r repairStep) refuse(format string, args ...any) error {
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf(format+"; nothing done by this step. See: kubectl cassandra status -n %s %s",
-		append(args, r.ns(), r.w.CP.Cluster)...)}
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf(format+"; nothing done by this step. See: kubectl cassandra status -n %s %s",
+		append(args, r.ns(), r.cp.Cluster)...)}
 }
 
 // out checks, from a fresh ring, that the node is not a member (and, for a pod that
@@ -133,33 +132,33 @@ func (r repairStep) refuse(format string, args ...any) error {
 func (r repairStep) out(ctx context.Context, running bool) error {
 	ring, err := r.ring(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	if member(ring, r.n.HostID, r.n.Address) {
 		return r.refuse("node %s (Host ID %s) is in the ring again", r.n.Pod, orUnknown(r.n.HostID))
 	}
 	if r.n.HostID == "" {
-		if left := ring.Unaccounted(r.w.CP.Target.DC, nil); len(left) > 0 {
+		if left := ring.Unaccounted(r.cp.Target.DC, nil); len(left) > 0 {
 			var live []string
-			pods, err := r.w.Kube.CoreV1().Pods(r.ns()).List(ctx, metav1.ListOptions{LabelSelector: r.w.ClusterSelector})
+			pods, err := r.w.Kube().CoreV1().Pods(r.ns()).List(ctx, metav1.ListOptions{LabelSelector: r.w.ClusterSelector()})
 			if err != nil {
-				return &engine.Retryable{Err: err}
+				return &operation.Retryable{Err: err}
 			}
 			for _, p := range pods.Items {
 				live = append(live, p.Status.PodIP)
 			}
-			if un := ring.Unaccounted(r.w.CP.Target.DC, live); len(un) > 0 {
-				return r.refuse("the ring lists %d node(s) of datacenter %s that no pod accounts for, and %s's Host ID is unknown: it may be one of them", len(un), r.w.CP.Target.DC, r.n.Pod)
+			if un := ring.Unaccounted(r.cp.Target.DC, live); len(un) > 0 {
+				return r.refuse("the ring lists %d node(s) of datacenter %s that no pod accounts for, and %s's Host ID is unknown: it may be one of them", len(un), r.cp.Target.DC, r.n.Pod)
 			}
 		}
 	}
 	if running {
-		ns, err := r.w.Nodetool.Netstats(ctx, r.n.Pod)
+		mode, err := r.w.Mode(ctx, r.n.Pod)
 		if err != nil {
-			return &engine.Retryable{Err: fmt.Errorf("cannot read the mode of node %s: %w", r.n.Pod, err)}
+			return &operation.Retryable{Err: fmt.Errorf("cannot read the mode of node %s: %w", r.n.Pod, err)}
 		}
-		if ns.Mode != nodetool.ModeDecommissioned {
-			return r.refuse("node %s is %s, not DECOMMISSIONED", r.n.Pod, ns.Mode)
+		if mode != nodetool.ModeDecommissioned {
+			return r.refuse("node %s is %s, not DECOMMISSIONED", r.n.Pod, mode)
 		}
 	}
 	return nil
@@ -169,14 +168,14 @@ func (r repairStep) out(ctx context.Context, running bool) error {
 func (r repairStep) removedFromRack(ctx context.Context) error {
 	p, err := r.pod(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	if p != nil {
 		return r.refuse("pod %s exists (UID %s)", r.n.Pod, p.UID)
 	}
-	sts, err := r.w.Kube.AppsV1().StatefulSets(r.ns()).Get(ctx, r.n.StatefulSet, metav1.GetOptions{})
+	sts, err := r.w.Kube().AppsV1().StatefulSets(r.ns()).Get(ctx, r.n.StatefulSet, metav1.GetOptions{})
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	if sts.Spec.Replicas != nil && int(*sts.Spec.Replicas) > r.n.Ordinal {
 		return r.refuse("StatefulSet %s has %d replicas: it wants pod %s back", r.n.StatefulSet, *sts.Spec.Replicas, r.n.Pod)
@@ -229,7 +228,7 @@ func (s *labelLeaving) Safe(ctx context.Context) error {
 	}
 	target, scaling, err := s.target(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	if s.n.Ordinal < target || scaling {
 		return s.refuse("the datacenter's size keeps pod %s now (rack %s: %d), or the operator is resizing", s.n.Pod, s.n.Rack, target)
@@ -238,7 +237,7 @@ func (s *labelLeaving) Safe(ctx context.Context) error {
 }
 
 func (s *labelLeaving) Do(ctx context.Context) error {
-	_, err := s.w.Kube.CoreV1().Pods(s.ns()).Patch(ctx, s.n.Pod, types.JSONPatchType,
+	_, err := s.w.Kube().CoreV1().Pods(s.ns()).Patch(ctx, s.n.Pod, types.JSONPatchType,
 		jsonPatch(op("test", "/metadata/uid", s.n.PodUID), op("add", labelPath, cassoperator.StateDecommissioning)), metav1.PatchOptions{})
 	return err
 }
@@ -262,7 +261,7 @@ func (s *setScalingDown) Done(ctx context.Context) (bool, error) {
 	if p == nil {
 		return true, nil
 	}
-	pr, err := s.a.Progress(ctx, s.ns(), s.w.CP.Cluster, s.w.CP.Target.DC, "")
+	pr, err := s.a.Progress(ctx, s.ns(), s.cp.Cluster, s.cp.Target.DC, "")
 	return err == nil && pr.ScalingDown, err
 }
 
@@ -270,7 +269,7 @@ func (s *setScalingDown) Done(ctx context.Context) (bool, error) {
 func (s *setScalingDown) Safe(ctx context.Context) error {
 	p, err := s.pod(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	if p != nil && p.Labels[cassoperator.LabelNodeState] != cassoperator.StateDecommissioning {
 		return s.refuse("pod %s is not labelled %s any more", s.n.Pod, cassoperator.StateDecommissioning)
@@ -281,7 +280,7 @@ func (s *setScalingDown) Safe(ctx context.Context) error {
 func (s *setScalingDown) Do(ctx context.Context) error {
 	u, err := s.dc(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	now := time.Now().UTC().Format(time.RFC3339)
@@ -301,9 +300,9 @@ func (s *setScalingDown) Do(ctx context.Context) error {
 			patch = jsonPatch(op("test", "/metadata/resourceVersion", u.GetResourceVersion()), op("add", "/status/conditions/-", cond))
 		}
 	}
-	_, err = s.a.Dynamic.Resource(s.a.GVR()).Namespace(s.ns()).Patch(ctx, s.w.CP.Cluster, types.JSONPatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = s.a.Dynamic.Resource(s.a.GVR()).Namespace(s.ns()).Patch(ctx, s.cp.Cluster, types.JSONPatchType, patch, metav1.PatchOptions{}, "status")
 	if apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
-		return &engine.Retryable{Err: err} // the status moved between the read and the patch
+		return &operation.Retryable{Err: err} // the status moved between the read and the patch
 	}
 	return err
 }
@@ -326,7 +325,7 @@ func (s *deleteOrphan) PlanText() string {
 // Done: every planned claim is gone, replaced or being deleted.
 func (s *deleteOrphan) Done(ctx context.Context) (bool, error) {
 	for _, c := range s.n.PVCs {
-		pvc, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.ns()).Get(ctx, c.Name, metav1.GetOptions{})
+		pvc, err := s.w.Kube().CoreV1().PersistentVolumeClaims(s.ns()).Get(ctx, c.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -350,7 +349,7 @@ func (s *deleteOrphan) Safe(ctx context.Context) error {
 func (s *deleteOrphan) Do(ctx context.Context) error {
 	for _, c := range s.n.PVCs {
 		uid := types.UID(c.UID)
-		err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.ns()).Delete(ctx, c.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		err := s.w.Kube().CoreV1().PersistentVolumeClaims(s.ns()).Delete(ctx, c.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return err
 		}
@@ -383,7 +382,7 @@ func (s *removeEntry) Safe(ctx context.Context) error {
 	}
 	if done, err := (&deleteOrphan{s.repairStep}).Done(ctx); err != nil || !done {
 		if err != nil {
-			return &engine.Retryable{Err: err}
+			return &operation.Retryable{Err: err}
 		}
 		return s.refuse("a claim of %s is still there", s.n.Pod)
 	}
@@ -393,7 +392,7 @@ func (s *removeEntry) Safe(ctx context.Context) error {
 func (s *removeEntry) Do(ctx context.Context) error {
 	u, err := s.dc(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	e, tracked := cassoperator.NodeStatuses(u)[s.n.Pod]
 	if !tracked {
@@ -404,9 +403,9 @@ func (s *removeEntry) Do(ctx context.Context) error {
 	if s.n.HostID != "" && e.HostID != s.n.HostID {
 		return s.refuse("status.nodeStatuses[%s] names Host ID %s, planned %s: the operator re-used the name", s.n.Pod, e.HostID, s.n.HostID)
 	}
-	_, err = s.a.Dynamic.Resource(s.a.GVR()).Namespace(s.ns()).Patch(ctx, s.w.CP.Cluster, types.JSONPatchType, jsonPatch(test, op("remove", path, nil)), metav1.PatchOptions{}, "status")
+	_, err = s.a.Dynamic.Resource(s.a.GVR()).Namespace(s.ns()).Patch(ctx, s.cp.Cluster, types.JSONPatchType, jsonPatch(test, op("remove", path, nil)), metav1.PatchOptions{}, "status")
 	if apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	return err
 }
@@ -437,14 +436,14 @@ func (s *labelStarted) Safe(ctx context.Context) error {
 	}
 	target, scaling, err := s.target(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	if s.n.Ordinal >= target || scaling {
 		return s.refuse("the datacenter's size no longer keeps pod %s, or the operator is resizing", s.n.Pod)
 	}
 	ring, err := s.ring(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	if row, ok := ring.ByAddress(p.Status.PodIP); !ok || row.Code() != "UN" {
 		return s.refuse("node %s is not UN in the ring", s.n.Pod)
@@ -453,7 +452,7 @@ func (s *labelStarted) Safe(ctx context.Context) error {
 }
 
 func (s *labelStarted) Do(ctx context.Context) error {
-	_, err := s.w.Kube.CoreV1().Pods(s.ns()).Patch(ctx, s.n.Pod, types.JSONPatchType,
+	_, err := s.w.Kube().CoreV1().Pods(s.ns()).Patch(ctx, s.n.Pod, types.JSONPatchType,
 		jsonPatch(op("test", "/metadata/uid", s.n.PodUID), op("test", labelPath, cassoperator.StateDecommissioning), op("replace", labelPath, cassoperator.StateStarted)), metav1.PatchOptions{})
 	return err
 }
