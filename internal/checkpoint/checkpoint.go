@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Annotation keys on the cluster resource.
@@ -296,6 +298,11 @@ type Checkpoint struct {
 	Leftovers []Leftover `json:"leftovers,omitempty"`
 	Steps     []Step     `json:"steps"`
 	Takeovers []Takeover `json:"takeovers,omitempty"`
+
+	// Throughput is the stream throughput the operation sets and what each node had
+	// (pkg/record/throughput.go); omitted when it sets none, so older checkpoints decode
+	// as they were written.
+	Throughput *record.StreamThroughput `json:"streamThroughput,omitempty"`
 }
 
 // LastOperation is the short record kept after an operation ends.

@@ -29,7 +29,8 @@ func (Kind) Info() operation.Info {
 		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
 			Steps: []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone,
 				checkpoint.StepDeletePVCs, checkpoint.StepUpdateCluster, checkpoint.StepPauseOperator, checkpoint.StepResumeOperator,
-				checkpoint.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased}},
+				checkpoint.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased,
+				steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
 		Steps:       steps.Variant{RingReaders: true},
 		ConfirmWord: "Scale down",
@@ -148,6 +149,9 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		case n.Unstarted:
 			plan.Findings = append(plan.Findings, unstartedFinding(n.Pod))
 		}
+	}
+	if err := throttle(ctx, env, plan, ring, reader); err != nil {
+		return nil, err
 	}
 	if len(pf.unstarted) > 0 {
 		// Node.Unstarted: a plugin that reads only schema 1 would not know that its

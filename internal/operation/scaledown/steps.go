@@ -1,6 +1,9 @@
 package scaledown
 
-import "github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+import (
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
 
 // nodeKinds are a removed node's steps, in the order they run.
 var nodeKinds = []string{checkpoint.StepDecommission, checkpoint.StepVerifyLeft, checkpoint.StepShrinkSTS, checkpoint.StepWaitPodGone, checkpoint.StepDeletePVCs}
@@ -37,4 +40,24 @@ func settleSteps(leftovers []checkpoint.Leftover, pause bool) []checkpoint.Step 
 	}
 	steps = append(steps, checkpoint.PendingStep(checkpoint.StepUpdateCluster, ""))
 	return checkpoint.Paused(pause, steps)
+}
+
+// throttled is steps with each removed node's stream throughput set around its
+// streaming: recorded and set right before the node is asked to leave (its
+// decommission, or the size that asks the operator for it), restored once it left
+// (after verify-left). Nodes whose removal streams nothing (never started, or already
+// left when planned: their decommission is done) get none.
+func throttled(list []checkpoint.Step) []checkpoint.Step {
+	var out []checkpoint.Step
+	for _, s := range list {
+		starts := s.Kind == checkpoint.StepDecommission || s.Kind == steps.StepRequestRemoval
+		if starts && s.State == checkpoint.StatePending {
+			out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, s.Pod), checkpoint.PendingStep(steps.StepSetThroughput, s.Pod))
+		}
+		out = append(out, s)
+		if s.Kind == checkpoint.StepVerifyLeft && s.State == checkpoint.StatePending {
+			out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, s.Pod))
+		}
+	}
+	return out
 }
