@@ -15,8 +15,8 @@ import (
 // ThroughputFlag registers --stream-throughput into req; streams says whose limit it
 // sets (the command's help).
 func ThroughputFlag(fs *pflag.FlagSet, req *Request, streams string) {
-	fs.StringVar(&req.StreamThroughput, "stream-throughput", "", "Set the stream throughput of "+streams+" to RATE while they stream (e.g. 200MiB/s or 1600Mb/s; 0: no throttle), "+
-		"and put the values recorded before back afterwards. Only a sender's limit throttles a stream")
+	fs.StringVar(&req.StreamThroughput, "stream-throughput", "", "Set the stream throughput of "+streams+" to `RATE` while they stream (200MiB/s, 1600Mb/s; 0: no throttle), "+
+		"then put back the values recorded before. Only a sender's limit throttles a stream")
 }
 
 // ValidateThroughput refuses a --stream-throughput that is no rate (a usage error:

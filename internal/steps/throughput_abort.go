@@ -105,6 +105,11 @@ func CarryThroughput(from, to *checkpoint.Checkpoint) func(pod string) bool {
 		if _, has := to.Throughput.RecordOf(r.Pod); restores[r.Pod] && !has {
 			to.Throughput.Recorded = append(to.Throughput.Recorded, r)
 			carried[r.Pod] = true
+			if setMayHaveActed(from, r.Pod) {
+				// The first plan may have set it: the new one's set is as far (a resume
+				// asks the node; an abort puts it back).
+				markSetStarted(to, r.Pod)
+			}
 		}
 	}
 	sources := from.Throughput.Sources
@@ -118,5 +123,26 @@ func CarryThroughput(from, to *checkpoint.Checkpoint) func(pod string) bool {
 			}
 		}
 		return len(sources) > 0
+	}
+}
+
+// setMayHaveActed: cp's set of pod's limits (its own step, or the one of the sources)
+// is recorded started or done.
+func setMayHaveActed(cp *checkpoint.Checkpoint, pod string) bool {
+	for _, st := range cp.Steps {
+		if st.Kind == StepSetThroughput && (st.Pod == pod || st.Pod == "") && st.State != checkpoint.StatePending {
+			return true
+		}
+	}
+	return false
+}
+
+// markSetStarted records cp's pending set of pod's limits started.
+func markSetStarted(cp *checkpoint.Checkpoint, pod string) {
+	for i := range cp.Steps {
+		st := &cp.Steps[i]
+		if st.Kind == StepSetThroughput && (st.Pod == pod || st.Pod == "") && st.State == checkpoint.StatePending {
+			st.State = checkpoint.StateStarted
+		}
 	}
 }

@@ -80,19 +80,19 @@ func restorable(pod string, v nodetool.Version, l nodetool.Limiter, t nodetool.T
 }
 
 // StreamTimeText says how long load takes through one sender throttled at rate on v,
-// beside the version's default: "1.2 GiB in ≥ 6s (≥ 51s at the default 24 MiB/s)".
+// beside the version's default: "1.2 GiB in ≥ 7s (in ≥ 52s at the default 24 MiB/s)".
 // Load ÷ rate is a lower bound (the waits around the streaming and the hardware add
 // to it); an unthrottled rate has none.
 func StreamTimeText(load int64, rate nodetool.Throughput, v nodetool.Version) string {
 	at := func(t nodetool.Throughput) string {
 		bps, ok := t.BytesPerSecond(v)
 		if !ok {
-			return "no limit (as fast as disk and network go)"
+			return "as fast as disk and network go"
 		}
-		return "≥ " + shortDuration(time.Duration(float64(load)/bps*float64(time.Second)))
+		return "in ≥ " + shortDuration(time.Duration(float64(load)/bps*float64(time.Second)))
 	}
 	def := nodetool.DefaultThroughput(v)
-	return fmt.Sprintf("%s in %s (%s at the default %s)", output.Bytes(load), at(rate), at(def), def)
+	return fmt.Sprintf("%s %s (%s at the default %s)", output.Bytes(load), at(rate), at(def), def)
 }
 
 // shortDuration prints a duration as people read it: "45s", "19m", "2h05m".

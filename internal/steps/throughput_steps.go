@@ -26,7 +26,8 @@ func (s *recordThroughput) Describe() string { return "record the stream through
 
 // PlanText implements PlanTexter.
 func (s *recordThroughput) PlanText() string {
-	return fmt.Sprintf("read the stream throughput of %s (%s) and record it in the checkpoint, to put it back after", s.who(), limiterWords(s.w.CP.Throughput.InterDC))
+	v, _ := nodetool.ParseVersion(s.w.CP.Throughput.Version)
+	return fmt.Sprintf("read the stream throughput of %s (%s) and record it in the checkpoint, to put it back after", s.who(), limiterWords(nodetool.Limiters(v, s.w.CP.Throughput.InterDC)))
 }
 
 // Done: every node has its record (what the checkpoint holds is the effect).
@@ -319,11 +320,19 @@ func (s *restoreThroughput) Do(ctx context.Context) error {
 	return nil
 }
 
-// limiterWords names the limiters an operation changes.
-func limiterWords(interDC bool) string {
-	w := "its stream limiter, and its entire-SSTable one from Cassandra 4.1"
-	if interDC {
-		w += "; the inter-DC ones too, the cluster having several datacenters"
+// limiterWords names the limiters an operation changes: "its stream and
+// entire-SSTable limiters".
+func limiterWords(ls []nodetool.Limiter) string {
+	names := map[nodetool.Limiter]string{nodetool.LimiterStream: "stream", nodetool.LimiterEntireSSTable: "entire-SSTable",
+		nodetool.LimiterInterDC: "inter-DC", nodetool.LimiterEntireSSTableInterDC: "entire-SSTable inter-DC"}
+	var w []string
+	for _, l := range ls {
+		w = append(w, names[l])
 	}
-	return w
+	switch len(w) {
+	case 1:
+		return "its " + w[0] + " limiter"
+	default:
+		return "its " + strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1] + " limiters"
+	}
 }

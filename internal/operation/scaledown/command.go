@@ -31,7 +31,11 @@ const example = `  # Scale rack r1 of the only {Kind} in namespace cassandra dow
   kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --yes
 
   # Scale up to 4 nodes, one at a time, then nodetool cleanup on the nodes that were there
-  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 4 --cleanup`
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 4 --cleanup
+
+  # Let each leaving node stream at 200 MiB/s (the default is 24 MiB/s from Cassandra 4.1),
+  # its own limit recorded first and put back after
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --stream-throughput 200MiB/s`
 
 // Command implements operation.Commander: kubectl cassandra scale, which plans a
 // scale-down, or a scale-up (internal/operation/scaleup) when the racks grow. The
