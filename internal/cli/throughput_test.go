@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
@@ -485,5 +486,67 @@ func TestStreamThroughputWarnsOfEncryption(t *testing.T) {
 				t.Errorf("the command to run it drops the rate:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// TestDrivenScaleUpStreamThroughput: on cass-operator, which bootstraps the new nodes
+// itself, the plugin still sets the sources' limits before it asks for the first node
+// and puts them back once the last one joined.
+func TestDrivenScaleUpStreamThroughput(t *testing.T) {
+	w := drivenWorld(t, 1)
+	before := limits(t, w)
+	stdout, errOut, code, _ := drun(w, 0, append(scaleDC(3), "--stream-throughput", rate200)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	w.SettleOperator(200)
+	w.AssertDrivenConverged(3, "scale-up")
+	assertDrivenHistory(t, w, sizeSteps(1, 3), "scale-up")
+	assertThroughputHistory(t, w, before, "200", "scale-up")
+	if n := len(throughputSets(w)[pod(0)]); n != 4 {
+		t.Errorf("%d throughput commands on the source %s, want 4 (two limiters set, then back): %v", n, pod(0), throughputSets(w))
+	}
+}
+
+// TestRestartUnderDecommissionSetsThroughputAgain: a resume finds the leaving node in
+// the middle of its decommission, which then restarts (NORMAL again, its cassandra.yaml
+// limits back): the run goes back to setting its limits, then decommissions it again,
+// at the rate asked.
+func TestRestartUnderDecommissionSetsThroughputAgain(t *testing.T) {
+	const node = "demo-dc1-rack1-1"
+	opts := world.Opts{Nodes: 2, Version: "4.1", DecommissionTime: 30 * time.Millisecond}
+	scale := scaleTo(1, "--stream-throughput", rate200)
+	var w *world.World
+	for k := 1; ; k++ {
+		// The run dies right after it wrote the decommission "started", before the exec.
+		w = world.New(t, opts)
+		if _, stderr, _, crashed := run(w, k, scale...); !crashed {
+			t.Fatalf("no crash point between the decommission's record and its exec\n%s", stderr)
+		}
+		if cp := loadCP(t, w); cp != nil && stepOf(t, cp, "decommission/"+node).State == "started" {
+			break
+		}
+	}
+	// The exec reached the node after all, which leaves slowly.
+	if err := w.Cass.SetFault(node, sim.Fault{HoldStreaming: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.StartDecommission(node)
+	restarted := &onStderr{markers: []string{node + " is LEAVING"}, fn: func() {
+		_ = w.Cass.Restart(node)
+		_ = w.Cass.SetFault(node, sim.Fault{})
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a backstop
+	defer cancel()
+	_, stderr, code, _ := runIO(ctx, w, w, 0, restarted, resume...)
+	if code != 0 || !strings.Contains(stderr, "is NORMAL again (restarted?); going back to set-throughput/"+node) {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if got := fmt.Sprint(throughputSets(w)[node]); got != "[setstreamthroughput -m 200 setstreamthroughput -e 200 setstreamthroughput -m 200 setstreamthroughput -e 200]" {
+		t.Errorf("throughput commands on %s: %s", node, got)
+	}
+	assertDecommissions(t, w, "restarted", map[string][2]int{node: {2, 2}})
+	if problems := w.ScaledDownProblems(1); len(problems) != 1 || problems[0] != "node "+node+" decommissions started = 2, want 1" {
+		t.Fatalf("%q", problems) // twice, as the restart made necessary; nothing else amiss
 	}
 }

@@ -213,6 +213,14 @@ func (s *setThroughput) Do(ctx context.Context) error {
 	return nil
 }
 
+// KeepsObservations implements engine.ObservationKeeper: Do changes the limiters only,
+// and drops their kept reads itself (set); the node's mode, its pod and the ring read
+// before stay true (the decommission next asks them).
+func (s *setThroughput) KeepsObservations() {}
+
+// KeepsObservations implements engine.ObservationKeeper, as set's.
+func (s *restoreThroughput) KeepsObservations() {}
+
 // set sets one limiter and drops its kept read. A rate the node's version cannot take
 // stops the run (exit 3) with the nearest it can: the plan checked it against one
 // node's version, and this one differs.
