@@ -174,7 +174,8 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 // back, the cluster resource's count set to what the racks' StatefulSets have, the
 // operator restored if the operation paused it.
 func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
-	if len(steps.ThroughputToRestore(cp, nil)) > 0 {
+	// A cluster being deleted takes its nodes' settings with it.
+	if !point.deleting && len(steps.ThroughputToRestore(cp, nil)) > 0 {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
 		}
