@@ -112,7 +112,11 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		return nil, err
 	}
 	if from == nil {
-		return k.planSettle(ctx, env, plan, states, early)
+		settle, err := k.planSettle(ctx, env, plan, states, early)
+		if err == nil && req.StreamThroughput != "" {
+			settle.Warnings = append(settle.Warnings, noStreamWarning)
+		}
+		return settle, err
 	}
 	unready, err := deferUnready(cl.Namespace, states, func(string) int { return req.Nodes })
 	if err != nil {

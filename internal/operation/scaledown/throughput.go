@@ -32,7 +32,7 @@ func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, rin
 	plan.CP.Steps = throttled(plan.CP.Steps)
 	if operation.CountSteps(plan.CP, steps.StepSetThroughput) == 0 {
 		plan.CP.Throughput = nil
-		plan.Warnings = append(plan.Warnings, "--stream-throughput: no node of this plan streams (each already left, or never started); nothing is set")
+		plan.Warnings = append(plan.Warnings, noStreamWarning)
 		return nil
 	}
 	// A plugin that reads only schema 1 would not know the throughput steps.
@@ -40,6 +40,9 @@ func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, rin
 	plan.Warnings = append(plan.Warnings, warnings...)
 	return nil
 }
+
+// noStreamWarning says a plan that removes no node by a decommission sets no rate.
+const noStreamWarning = "--stream-throughput: no node of this plan streams (none leaves by a decommission: each already left, never started, or only its claims are left); nothing is set"
 
 // throughputSay is what resuming an operation says of a --stream-throughput given
 // again: the plan in flight keeps its own rate ("" when they agree).
