@@ -170,9 +170,20 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 	return nil
 }
 
-// undoAbort leaves the cluster consistent: the cluster resource's count set to what
-// the racks' StatefulSets have, the operator restored if the operation paused it.
+// undoAbort leaves the cluster consistent: the stream throughput the operation set put
+// back, the cluster resource's count set to what the racks' StatefulSets have, the
+// operator restored if the operation paused it.
 func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
+	// A cluster being deleted takes its nodes' settings with it.
+	if !point.deleting && len(steps.ThroughputToRestore(cp, nil)) > 0 {
+		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
+			return err
+		}
+		if err := o.putBackThroughput(ctx, s, cp, nil); err != nil {
+			o.releaseAbort(ctx, s, cp)
+			return fmt.Errorf("%w; nothing else changed and the checkpoint is kept, run abort again", err)
+		}
+	}
 	if err := o.takeAwayUnstarted(ctx, s, cp, self, point); err != nil {
 		return err
 	}

@@ -67,6 +67,7 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 	if err != nil {
 		return nil, err
 	}
+	p.Notes = append(p.Notes, steps.ThroughputNotes(cp)...)
 	if p.rule.KeepsCount {
 		return p, nil
 	}

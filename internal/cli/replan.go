@@ -49,6 +49,7 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 			return err
 		}
 	}
+	o.keepThroughput(existing, &req.StreamThroughput)
 	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
 		Request: req}
 	env.Request.Pause = pause
@@ -96,6 +97,11 @@ func (o *Options) replacePlan(ctx context.Context, s *session, existing, cp *che
 			return nil, exit.Refusedf("another run took operation %s over first: %v; nothing changed", existing.OperationID, err)
 		}
 		return nil, fmt.Errorf("cannot take over the checkpoint: %w; nothing changed", err)
+	}
+	// What the old plan set and the new one does not set again goes back first (its
+	// records stay on the server until the new plan replaces them).
+	if err := o.putBackThroughput(ctx, s, existing, steps.CarryThroughput(existing, cp)); err != nil {
+		return nil, fmt.Errorf("%w; the old plan is kept (%s)", err, s.resumeHint())
 	}
 	// It keeps its ID, which also names its hold on a shared operator pause
 	// (kubectl-cassandra.io/paused-by, internal/checkpoint/pausedby.go).

@@ -181,3 +181,10 @@ func (r *EventReporter) Warn(id, msg string) {
 	r.Inner.Warn(id, msg)
 	r.warning("Warning", msg)
 }
+
+// Info forwards a plain line to Inner when it prints one (not recorded: no transition).
+func (r *EventReporter) Info(msg string) {
+	if i, ok := r.Inner.(interface{ Info(string) }); ok {
+		i.Info(msg)
+	}
+}

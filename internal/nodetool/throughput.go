@@ -116,3 +116,12 @@ func (t Throughput) in(u RateUnit, v Version) float64 {
 	}
 	return bps / unitBytes(u, v)
 }
+
+// DefaultThroughput is the cassandra.yaml default of the stream limiters on v: 200
+// megabits/s before 4.1, 24 MiB/s from 4.1 (docs/reference/streaming.md §1.6).
+func DefaultThroughput(v Version) Throughput {
+	if v.HasDataRates() {
+		return MiBPerSecond(24)
+	}
+	return MegabitsPerSecond(200)
+}

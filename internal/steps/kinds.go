@@ -86,6 +86,8 @@ func BuildOne(w *World, v Variant, s checkpoint.Step) (engine.Step, error) {
 		return &waitTaskDone{taskWait{w}}, nil
 	case StepDeleteLeftoverPVCs:
 		return newLeftoverStep(w, s.Pod)
+	case StepRecordThroughput, StepSetThroughput, StepRestoreThroughput:
+		return newThroughputStep(w, s)
 	}
 	n, ok := w.CP.Node(s.Pod)
 	if !ok {

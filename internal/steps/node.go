@@ -212,7 +212,7 @@ func (s *decommission) Wait(ctx context.Context) error {
 					normalSince = s.w.now()
 				}
 				if s.w.now().Sub(normalSince) >= grace {
-					return &engine.Redo{StepID: id, Reason: fmt.Sprintf("node %s is still NORMAL after the decommission call (restarted, or the call never reached it)", s.n.Pod)}
+					return &engine.Redo{StepID: s.w.restartedRedo(s.n.Pod, id), Reason: fmt.Sprintf("node %s is still NORMAL after the decommission call (restarted, or the call never reached it)", s.n.Pod)}
 				}
 			default:
 				normalSince = time.Time{}
@@ -393,7 +393,7 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 		case err != nil:
 			what = "state unknown: " + err.Error()
 		case mode == nodetool.ModeNormal:
-			return &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s is NORMAL again (restarted?)", s.n.Pod)}
+			return &engine.Redo{StepID: s.w.restartedRedo(s.n.Pod, decomm), Reason: fmt.Sprintf("node %s is NORMAL again (restarted?)", s.n.Pod)}
 		case mode == nodetool.ModeLeaving || mode == nodetool.ModeDecommissionFailed:
 			var redo *engine.Redo
 			if what, redo = s.leaving(ctx, mode, &stalledSince, &meter); redo != nil {

@@ -125,6 +125,8 @@ type World struct {
 	// recheckFailed are the steps whose ring check right before acting failed in this
 	// run: their Safe reads the ring and waits (safenow.go).
 	recheckFailed guarded[string, bool]
+	// said are the notes and warnings this run gave once (throughput.go).
+	said guarded[string, bool]
 }
 
 // guarded is a map the steps of a run share with the reads they start ahead (other

@@ -17,6 +17,9 @@ type Request struct {
 	Pause *record.PausedOperator
 	// Cleanup (scale-up): run nodetool cleanup on the pre-existing nodes afterwards.
 	Cleanup bool
+	// StreamThroughput is --stream-throughput as given ("" when not): the rate set on
+	// the nodes that stream while they do.
+	StreamThroughput string
 }
 
 // Plan is a checkpoint ready to be written, plus what the user should know about it.

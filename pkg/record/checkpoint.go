@@ -36,6 +36,11 @@ type Checkpoint struct {
 	Leftovers []Leftover `json:"leftovers,omitempty"`
 	Steps     []Step     `json:"steps"`
 	Takeovers []Takeover `json:"takeovers,omitempty"`
+
+	// Throughput is the stream throughput the operation sets and what each node had
+	// (throughput.go); omitted when it sets none, so older checkpoints decode as they
+	// were written.
+	Throughput *StreamThroughput `json:"streamThroughput,omitempty"`
 }
 
 // Step states. "started" means the action may or may not have happened: resume asks

@@ -47,6 +47,8 @@ type DC struct {
 	// Spec is the operator's words for what the resource asks of the DC, for display
 	// ("nodesPerRacks 3").
 	Spec string `json:"-"`
+	// Encryption is what the resource says of internode encryption (encryption.go).
+	Encryption Encryption `json:"-"`
 }
 
 // Rack is one rack, backed by one StatefulSet whose pods carry Labels.

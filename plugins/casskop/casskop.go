@@ -185,10 +185,14 @@ func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, erro
 type spec struct {
 	NodesPerRacks *int   `json:"nodesPerRacks"`
 	ServerVersion string `json:"serverVersion"`
+	// Config and ConfigMapName are where cassandra.yaml settings come from (encryption).
+	Config        json.RawMessage `json:"config"`
+	ConfigMapName string          `json:"configMapName"`
 	Topology      struct {
 		DC []struct {
-			Name          string `json:"name"`
-			NodesPerRacks *int   `json:"nodesPerRacks"`
+			Name          string          `json:"name"`
+			NodesPerRacks *int            `json:"nodesPerRacks"`
+			Config        json.RawMessage `json:"config"`
 			Rack          []struct {
 				Name string `json:"name"`
 			} `json:"rack"`
@@ -225,6 +229,7 @@ func (a *Adapter) FromObject(u *unstructured.Unstructured) (topology.Cluster, er
 	dcs := s.Topology.DC
 	if len(dcs) == 0 {
 		cl.DCs = []topology.DC{dcOf(u.GetName(), "dc1", global, []string{"rack1"})}
+		cl.DCs[0].Encryption = s.encryption(nil)
 		return cl, nil
 	}
 	for _, d := range dcs {
@@ -240,8 +245,24 @@ func (a *Adapter) FromObject(u *unstructured.Unstructured) (topology.Cluster, er
 			}
 		}
 		cl.DCs = append(cl.DCs, dcOf(u.GetName(), d.Name, n, racks))
+		cl.DCs[len(cl.DCs)-1].Encryption = s.encryption(d.Config)
 	}
 	return cl, nil
+}
+
+// encryption is what the spec says of a datacenter's internode encryption: its
+// config over the cluster's, unless cassandra.yaml comes from a ConfigMap.
+func (s spec) encryption(dcConfig json.RawMessage) topology.Encryption {
+	cluster, ok1 := topology.ConfigOf(s.Config)
+	dc, ok2 := topology.ConfigOf(dcConfig)
+	e := topology.Encryption{Internode: topology.InternodeOf(cluster, dc)}
+	switch {
+	case s.ConfigMapName != "":
+		e.Unknown = "spec.configMapName " + s.ConfigMapName + " provides cassandra.yaml"
+	case !ok1 || !ok2:
+		e.Unknown = "a config of the spec cannot be read as JSON"
+	}
+	return e
 }
 
 // StatefulSetName is CassKop's StatefulSet name for a rack: <cluster>-<dc>-<rack>.

@@ -38,3 +38,38 @@ func TestRackCounts(t *testing.T) {
 		t.Errorf("racks that differ: %v", err)
 	}
 }
+
+// TestEncryptionFromSpec: internode encryption is read from spec.config's
+// cassandra-yaml, a datacenter's config overriding the cluster's; a ConfigMap's
+// cassandra.yaml cannot be read.
+func TestEncryptionFromSpec(t *testing.T) {
+	enc := func(mode string) map[string]any {
+		return map[string]any{"cassandra-yaml": map[string]any{"server_encryption_options": map[string]any{"internode_encryption": mode}}}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "db.orange.com/v2", "kind": "CassandraCluster",
+		"metadata": map[string]any{"name": "c", "namespace": "ns"},
+		"spec": map[string]any{"config": enc("all"), "topology": map[string]any{"dc": []any{
+			map[string]any{"name": "dc1"},
+			map[string]any{"name": "dc2", "config": enc("none")},
+		}}},
+	}}
+	cl, err := (&Adapter{Version: "v2"}).FromObject(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := cl.DCs[0].Encryption; e.Internode != "all" || e.Unknown != "" {
+		t.Errorf("dc1 %+v", e)
+	}
+	if e := cl.DCs[1].Encryption; e.Internode != "none" {
+		t.Errorf("dc2 %+v", e)
+	}
+	u.Object["spec"] = map[string]any{"configMapName": "yaml"}
+	cl, err = (&Adapter{Version: "v2"}).FromObject(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := cl.DCs[0].Encryption; !strings.Contains(e.Unknown, "spec.configMapName yaml") {
+		t.Errorf("configMapName: %+v", e)
+	}
+}

@@ -24,7 +24,11 @@ type spec struct {
 	Stopped             bool   `json:"stopped"`
 	ServerVersion       string `json:"serverVersion"`
 	SuperuserSecretName string `json:"superuserSecretName"`
-	Racks               []struct {
+	// Config (cassandra.yaml and JVM settings, an object or its JSON) and ConfigSecret,
+	// which overrides it, are where the encryption settings come from.
+	Config       json.RawMessage `json:"config"`
+	ConfigSecret string          `json:"configSecret"`
+	Racks        []struct {
 		Name string `json:"name"`
 	} `json:"racks"`
 }
@@ -127,7 +131,7 @@ func (d datacenter) DC() topology.DC {
 	if d.Spec.Stopped {
 		text += ", stopped"
 	}
-	out := topology.DC{Name: d.DCName(), Spec: text}
+	out := topology.DC{Name: d.DCName(), Spec: text, Encryption: d.encryption()}
 	for i, r := range racks {
 		out.Racks = append(out.Racks, topology.Rack{
 			DC: out.Name, Name: r, Nodes: counts[i],
@@ -271,4 +275,17 @@ func conditionText(c condition) string {
 	default:
 		return c.Message
 	}
+}
+
+// encryption is what the spec says of internode encryption: spec.config's
+// cassandra-yaml, unless spec.configSecret overrides it.
+func (d datacenter) encryption() topology.Encryption {
+	if d.Spec.ConfigSecret != "" {
+		return topology.Encryption{Unknown: "spec.configSecret " + d.Spec.ConfigSecret + " provides the config"}
+	}
+	config, ok := topology.ConfigOf(d.Spec.Config)
+	if !ok {
+		return topology.Encryption{Unknown: "spec.config cannot be read as JSON"}
+	}
+	return topology.Encryption{Internode: topology.InternodeOf(config)}
 }

@@ -135,3 +135,24 @@ func TestNoCRD(t *testing.T) {
 		t.Errorf("get without CRD: %v", err)
 	}
 }
+
+// TestMapEncryption: internode encryption comes from spec.config's cassandra-yaml; a
+// spec.configSecret, which overrides it, cannot be read.
+func TestMapEncryption(t *testing.T) {
+	u := sample(t, "db")
+	u.Object["spec"].(map[string]any)["config"] = map[string]any{"cassandra-yaml": map[string]any{"server_encryption_options": map[string]any{"internode_encryption": "rack"}}}
+	cl, err := (&Adapter{}).FromObject(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := cl.DCs[0].Encryption; e.Internode != "rack" || e.Unknown != "" {
+		t.Errorf("config: %+v", e)
+	}
+	u.Object["spec"].(map[string]any)["configSecret"] = "cfg"
+	if cl, err = (&Adapter{}).FromObject(u); err != nil {
+		t.Fatal(err)
+	}
+	if e := cl.DCs[0].Encryption; !strings.Contains(e.Unknown, "spec.configSecret cfg") {
+		t.Errorf("configSecret: %+v", e)
+	}
+}

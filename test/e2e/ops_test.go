@@ -36,6 +36,7 @@ func opsScenarios() []scenario {
 		{name: "ops-restart", run: testOpsRestart},
 		{name: "ops-restart-sigkill", run: testOpsRestartSIGKILL},
 		{name: "ops-repair", run: testOpsRepair, group: true},
+		{name: "ops-stream-throughput-sigkill", run: testOpsStreamThroughputSIGKILL},
 	}
 }
 

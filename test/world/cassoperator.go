@@ -191,7 +191,7 @@ func newCassOperator(t *testing.T, w *World, o Opts) {
 		}
 	}
 	w.nextIP = ip
-	w.Cass = sim.NewMemory(sim.Options{Version: o.Version, RF: o.RF, DecommissionTime: o.DecommissionTime, JoinTime: o.JoinTime}, specs, nil)
+	w.Cass = sim.NewMemory(o.simOptions(), specs, nil)
 	dc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": DCGVR.GroupVersion().String(), "kind": cassop.Kind,
 		"metadata": map[string]any{"name": dcName, "namespace": w.NS, "uid": "dc-uid-1", "resourceVersion": "1", "generation": int64(1)},

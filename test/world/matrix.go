@@ -187,6 +187,13 @@ func (w *World) afterAction(action k8stesting.Action, s actionSnap) {
 
 // checkExec judges a decommission, drain or cleanup about to run on pod.
 func (w *World) checkExec(pod string, args []string) {
+	if setsThroughput(args) {
+		// It acts: only while holding the lock.
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.checkLock("nodetool "+strings.Join(args, " ")+" on "+pod, w.storedHolder())
+		return
+	}
 	if len(args) == 0 || (args[0] != "decommission" && args[0] != "drain" && args[0] != "cleanup") {
 		return
 	}

@@ -137,6 +137,17 @@ type Opts struct {
 	// CassOperator builds the cass-operator shape instead (cassoperator.go): a
 	// CassandraDatacenter dc1 of size Nodes split over Racks, played by the stand-in.
 	CassOperator bool
+	// StreamTimeScale, HardwareRate and ExecCost are the simulated Cassandra's
+	// (sim.Options): metered streaming at the sender's stream throughput, the most a
+	// node sends, and the cost of each nodetool call.
+	StreamTimeScale, HardwareRate float64
+	ExecCost                      time.Duration
+}
+
+// simOptions are the simulated Cassandra's options from o.
+func (o Opts) simOptions() sim.Options {
+	return sim.Options{Version: o.Version, RF: o.RF, DecommissionTime: o.DecommissionTime, JoinTime: o.JoinTime,
+		StreamTimeScale: o.StreamTimeScale, HardwareRate: o.HardwareRate, ExecCost: o.ExecCost}
 }
 
 // New builds a CassKop-shaped cluster "demo" in namespace "cassandra".
@@ -244,7 +255,7 @@ func New(t *testing.T, o Opts) *World {
 		o.RF = 1
 	}
 	w.nextIP = ip
-	w.Cass = sim.NewMemory(sim.Options{Version: o.Version, RF: o.RF, DecommissionTime: o.DecommissionTime, JoinTime: o.JoinTime}, specs, nil)
+	w.Cass = sim.NewMemory(o.simOptions(), specs, nil)
 	if o.Operator {
 		one := int32(1)
 		sel := map[string]string{"app": "casskop"}
@@ -503,8 +514,9 @@ func (w *World) DeploymentReplicas(name string) int32 {
 	return *obj.(*appsv1.Deployment).Spec.Replicas
 }
 
-// Exec runs the simulated nodetool "in" a pod; a decommission, drain or cleanup call is
-// a side effect (a crash point right after it returns).
+// Exec runs the simulated nodetool "in" a pod; a decommission, drain, cleanup or
+// set(interdc)streamthroughput call is a side effect (a crash point right after it
+// returns).
 func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
 	if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, pod); err != nil {
 		return "", "", fmt.Errorf("exec in %s: %w", pod, err)
@@ -524,11 +536,15 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 	if code != 0 {
 		err = fmt.Errorf("command terminated with non-zero exit code: %d", code)
 	}
-	if len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup") {
+	if len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup" || setsThroughput(args)) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
-		w.recordExec(pod, args[0])
+		verb := args[0]
+		if setsThroughput(args) {
+			verb = strings.Join(args, " ") // which limiter, and to what
+		}
+		w.recordExec(pod, verb)
 		w.sideEffects++
 		if w.OnSideEffect != nil {
 			w.OnSideEffect(w.sideEffects)
@@ -781,4 +797,9 @@ func (w *World) watchPods(noWatchList bool) k8stesting.WatchReactionFunc {
 		}()
 		return true, out, nil
 	}
+}
+
+// setsThroughput: the command changes a stream limiter (docs/reference/streaming.md §1).
+func setsThroughput(args []string) bool {
+	return len(args) > 0 && (args[0] == "setstreamthroughput" || args[0] == "setinterdcstreamthroughput")
 }

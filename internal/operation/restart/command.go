@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 )
 
@@ -41,6 +42,16 @@ operator restarts them, and finally until the task finished Complete (Failed sto
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
 			operation.RackFlags(fs, req, "Rack to restart")
+			// Refused with its reason rather than unknown: a restart streams nothing.
+			fs.StringVar(&req.StreamThroughput, "stream-throughput", "", "")
+			_ = fs.MarkHidden("stream-throughput")
+		},
+		Validate: func(_ operation.Request, changed func(string) bool) error {
+			if changed("stream-throughput") {
+				return exit.Usagef("--stream-throughput does not apply to a restart: a restarted node comes back on its own data and streams nothing " +
+					"(only a decommission, a bootstrap, a replace or a removenode stream; docs/reference/streaming.md §1.7), and its restart brings its cassandra.yaml limits back anyway; nothing changed")
+			}
+			return nil
 		},
 		Busy: true,
 		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {

@@ -95,6 +95,10 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 			plan.Findings = append(plan.Findings, leftFinding(n.Pod))
 		}
 	}
+	// The operator decommissions, the plugin still sets and restores the limits around it.
+	if err := throttle(ctx, env, plan, ring, reader); err != nil {
+		return nil, err
+	}
 	return plan, nil
 }
 

@@ -29,7 +29,8 @@ func (Kind) Info() operation.Info {
 		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
 			Steps: []string{steps.StepDecommission, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone,
 				steps.StepDeletePVCs, steps.StepUpdateCluster, steps.StepPauseOperator, steps.StepResumeOperator,
-				steps.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased}},
+				steps.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased,
+				steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
 		Steps:       steps.Variant{RingReaders: true},
 		ConfirmWord: "Scale down",
@@ -111,7 +112,11 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		return nil, err
 	}
 	if from == nil {
-		return k.planSettle(ctx, env, plan, states, early)
+		settle, err := k.planSettle(ctx, env, plan, states, early)
+		if err == nil && req.StreamThroughput != "" {
+			settle.Warnings = append(settle.Warnings, noStreamWarning)
+		}
+		return settle, err
 	}
 	unready, err := deferUnready(cl.Namespace, states, func(string) int { return req.Nodes })
 	if err != nil {
@@ -148,6 +153,9 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 		case n.Unstarted:
 			plan.Findings = append(plan.Findings, unstartedFinding(n.Pod))
 		}
+	}
+	if err := throttle(ctx, env, plan, ring, reader); err != nil {
+		return nil, err
 	}
 	if len(pf.unstarted) > 0 {
 		// Node.Unstarted: a plugin that reads only schema 1 would not know that its

@@ -41,3 +41,23 @@ func settleSteps(leftovers []checkpoint.Leftover, pause bool) []checkpoint.Step 
 	list = append(list, checkpoint.PendingStep(steps.StepUpdateCluster, ""))
 	return checkpoint.Paused(pause, list)
 }
+
+// throttled is steps with each removed node's stream throughput set around its
+// streaming: recorded and set right before the node is asked to leave (its
+// decommission, or the size that asks the operator for it), restored once it left
+// (after verify-left). Nodes whose removal streams nothing (never started, or already
+// left when planned: their decommission is done) get none.
+func throttled(list []checkpoint.Step) []checkpoint.Step {
+	var out []checkpoint.Step
+	for _, s := range list {
+		starts := s.Kind == steps.StepDecommission || s.Kind == steps.StepRequestRemoval
+		if starts && s.State == checkpoint.StatePending {
+			out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, s.Pod), checkpoint.PendingStep(steps.StepSetThroughput, s.Pod))
+		}
+		out = append(out, s)
+		if s.Kind == steps.StepVerifyLeft && s.State == checkpoint.StatePending {
+			out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, s.Pod))
+		}
+	}
+	return out
+}

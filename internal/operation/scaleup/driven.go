@@ -90,6 +90,10 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 		plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(steps.StepRequestGrowth, n.Pod), checkpoint.PendingStep(steps.StepWaitJoined, n.Pod))
 	}
 	plan.CP.Steps = append(plan.CP.Steps, CleanupTaskSteps(cleanup)...)
+	// The operator bootstraps, the plugin still sets and restores the sources' limits.
+	if err := throttle(ctx, env, plan, dc, ring, nodes); err != nil {
+		return nil, err
+	}
 	w, err := cleanupWarning(ctx, env, tasks, hasTasks, req.Cleanup, plan.CP)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,8 @@ func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
 		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{steps.StepGrowSTS, steps.StepWaitJoined, steps.StepUpdateCluster, steps.StepCleanup,
-			steps.StepPauseOperator, steps.StepResumeOperator, steps.StepRequestGrowth, steps.StepCreateTask, steps.StepWaitCleaned, steps.StepWaitTaskDone}},
+			steps.StepPauseOperator, steps.StepResumeOperator, steps.StepRequestGrowth, steps.StepCreateTask, steps.StepWaitCleaned, steps.StepWaitTaskDone,
+			steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
 		Abort:       operation.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: assess},
@@ -121,6 +122,9 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), newNodes...)
 	plan.CP.Steps = Steps(newNodes, cleanup, req.Pause != nil)
+	if err := throttle(ctx, env, plan, dc, ring, newNodes); err != nil {
+		return nil, err
+	}
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil
 }

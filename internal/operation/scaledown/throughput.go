@@ -1,0 +1,64 @@
+package scaledown
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
+
+// throttle adds --stream-throughput to a planned scale-down: the leaving node is the
+// one sender of its decommission, so its limiter alone is set, recorded first and put
+// back after (docs/reference/streaming.md §1.7). Each node's Load from the ring read is
+// what it streams (the plan shows the time at the rate beside the default's).
+func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, ring nodetool.Ring, reader string) error {
+	if env.Request.StreamThroughput == "" {
+		return nil
+	}
+	loads := map[string]int64{}
+	for _, n := range plan.CP.Nodes {
+		if l, ok := operation.NodeLoad(ring, n.HostID); ok && !n.Unstarted {
+			loads[n.Pod] = l
+		}
+	}
+	tp, warnings, err := operation.PlanThroughput(ctx, env, plan.DC, reader, loads, nil)
+	if err != nil {
+		return err
+	}
+	plan.CP.Throughput = tp
+	plan.CP.Steps = throttled(plan.CP.Steps)
+	if operation.CountSteps(plan.CP, steps.StepSetThroughput) == 0 {
+		plan.CP.Throughput = nil
+		plan.Warnings = append(plan.Warnings, noStreamWarning)
+		return nil
+	}
+	// A plugin that reads only schema 1 would not know the throughput steps.
+	plan.CP.SchemaVersion = max(plan.CP.SchemaVersion, 2)
+	plan.Warnings = append(plan.Warnings, warnings...)
+	return nil
+}
+
+// noStreamWarning says a plan that removes no node by a decommission sets no rate.
+const noStreamWarning = "--stream-throughput: no node of this plan streams (none leaves by a decommission: each already left, never started, or only its claims are left); nothing is set"
+
+// throughputSay is what resuming an operation says of a --stream-throughput given
+// again: the plan in flight keeps its own rate ("" when they agree).
+func throughputSay(existing *checkpoint.Checkpoint, asked string) string {
+	if asked == "" {
+		return ""
+	}
+	r, err := nodetool.ParseRate(asked)
+	if err != nil {
+		return ""
+	}
+	if existing.Throughput == nil {
+		return fmt.Sprintf(" It sets no stream throughput: --stream-throughput %s is not applied (abort it and scale again to set one).", asked)
+	}
+	if planned := steps.RateThroughput(existing.Throughput.Rate); planned != r {
+		return fmt.Sprintf(" It sets the stream throughput to %s: --stream-throughput %s is not applied (abort it and scale again to change it).", planned, asked)
+	}
+	return ""
+}

@@ -1,0 +1,76 @@
+package scaleup
+
+import (
+	"context"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+)
+
+// throttle adds --stream-throughput to a planned scale-up: a joining node only
+// receives, each source's own limit throttling its part (docs/reference/streaming.md
+// §1.7), so the limits set are those of every node of the datacenter before the first
+// new one (the sources), recorded first and put back once the last new node joined.
+// The nodes this operation adds stream to the later ones at their own default. Each new
+// node is expected to receive the datacenter's average Load after the scale-up.
+func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, dc topology.DC, ring nodetool.Ring, newNodes []checkpoint.Node) error {
+	if env.Request.StreamThroughput == "" {
+		return nil
+	}
+	var sources []string
+	for _, r := range dc.Racks {
+		st, err := env.Planner.ReadRack(ctx, env.Cluster.Namespace, r)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < st.Cur; i++ {
+			if p, ok := st.Pods[i]; ok {
+				sources = append(sources, p.Name)
+			}
+		}
+	}
+	loads := map[string]int64{}
+	if total, n := operation.TotalLoad(ring, dc.Name); n > 0 {
+		for _, nn := range newNodes {
+			loads[nn.Pod] = total / int64(n+len(newNodes))
+		}
+	}
+	reader := ""
+	if len(sources) > 0 {
+		reader = sources[0]
+	}
+	tp, warnings, err := operation.PlanThroughput(ctx, env, dc, reader, loads, sources)
+	if err != nil || tp == nil {
+		return err
+	}
+	plan.CP.Throughput = tp
+	plan.CP.Steps = throttled(plan.CP.Steps)
+	plan.Warnings = append(plan.Warnings, warnings...)
+	return nil
+}
+
+// throttled is steps with the sources' stream throughput set around the new nodes'
+// bootstraps: recorded and set before the first new node is asked for, restored once
+// the last one joined. The steps name no pod: they act on the plan's sources together.
+func throttled(list []checkpoint.Step) []checkpoint.Step {
+	first, last := -1, -1
+	for i, s := range list {
+		if first < 0 && (s.Kind == steps.StepGrowSTS || s.Kind == steps.StepRequestGrowth) {
+			first = i
+		}
+		if s.Kind == steps.StepWaitJoined {
+			last = i
+		}
+	}
+	if first < 0 || last < first {
+		return list
+	}
+	out := append([]checkpoint.Step{}, list[:first]...)
+	out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, ""), checkpoint.PendingStep(steps.StepSetThroughput, ""))
+	out = append(out, list[first:last+1]...)
+	out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, ""))
+	return append(out, list[last+1:]...)
+}

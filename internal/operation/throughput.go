@@ -1,0 +1,115 @@
+package operation
+
+import (
+	"context"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+)
+
+// ThroughputFlag registers --stream-throughput into req; streams says whose limit it
+// sets (the command's help).
+func ThroughputFlag(fs *pflag.FlagSet, req *Request, streams string) {
+	fs.StringVar(&req.StreamThroughput, "stream-throughput", "", "Set the stream throughput of "+streams+" to `RATE` while they stream (200MiB/s, 1600Mb/s; 0: no throttle), "+
+		"then put back the values recorded before. Only a sender's limit throttles a stream")
+}
+
+// ValidateThroughput refuses a --stream-throughput that is no rate (a usage error:
+// nothing changed).
+func ValidateThroughput(req Request, changed func(string) bool) error {
+	if !changed("stream-throughput") {
+		return nil
+	}
+	if _, err := nodetool.ParseRate(req.StreamThroughput); err != nil {
+		return exit.Usagef("--stream-throughput: %v; nothing changed", err)
+	}
+	return nil
+}
+
+// versionReader reads a node's Cassandra version (nodetool.Client).
+type versionReader interface {
+	Version(ctx context.Context, pod string) (nodetool.Version, error)
+}
+
+// PlanThroughput is the stream throughput record of a plan whose nodes stream, nil
+// without --stream-throughput, with the warnings that go with it. The rate is checked
+// against the Cassandra version read on reader (the cluster resource's when that read
+// is not offered): a rate a limiter of that version cannot take is refused (exit 3)
+// with the nearest one it can. loads are the bytes each node is expected to stream or
+// receive, sources the nodes the steps without a pod act on (a scale-up's).
+func PlanThroughput(ctx context.Context, env *Env, dc topology.DC, reader string, loads map[string]int64, sources []string) (*record.StreamThroughput, []string, error) {
+	req := env.Request
+	if req.StreamThroughput == "" {
+		return nil, nil, nil
+	}
+	rate, err := nodetool.ParseRate(req.StreamThroughput)
+	if err != nil {
+		return nil, nil, exit.Usagef("--stream-throughput: %v; nothing changed", err)
+	}
+	v, err := clusterVersion(ctx, env, reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	interDC := len(env.Cluster.DCs) > 1
+	for _, l := range nodetool.Limiters(v, interDC) {
+		if _, err := nodetool.SetThroughputArgs(v, l, rate); err != nil {
+			return nil, nil, exit.Refusedf("--stream-throughput %s: %v; nothing changed", req.StreamThroughput, err)
+		}
+	}
+	tp := &record.StreamThroughput{Rate: steps.RecordRate(rate), InterDC: interDC, Version: v.String(), Sources: sources, Loads: loads}
+	var warnings []string
+	if w := dc.Encryption.Warning(interDC); w != "" {
+		warnings = append(warnings, "--stream-throughput: "+w)
+	}
+	return tp, warnings, nil
+}
+
+// clusterVersion is the Cassandra version of the node on reader, else the one the
+// cluster resource names (refused when neither says).
+func clusterVersion(ctx context.Context, env *Env, reader string) (nodetool.Version, error) {
+	var readErr error
+	if vr, ok := env.Planner.Nodetool.(versionReader); ok && reader != "" {
+		v, err := vr.Version(ctx, reader)
+		if err == nil {
+			return v, nil
+		}
+		readErr = err
+	}
+	v, err := nodetool.ParseVersion(env.Cluster.ServerVersion)
+	if err == nil {
+		return v, nil
+	}
+	if readErr == nil {
+		readErr = err
+	}
+	return v, exit.Refusedf("--stream-throughput: cannot tell the Cassandra version (%v), on which the throughput's units and commands depend; nothing changed", readErr)
+}
+
+// TotalLoad is the bytes of the ring's nodes of dc whose Load reads, and how many.
+func TotalLoad(r nodetool.Ring, dc string) (total int64, n int) {
+	for _, row := range r.Nodes {
+		if row.DC != dc {
+			continue
+		}
+		if l, ok := ParseLoad(row.Load); ok {
+			total += int64(l)
+			n++
+		}
+	}
+	return total, n
+}
+
+// NodeLoad is the Load of the ring's node with hostID, if it reads.
+func NodeLoad(r nodetool.Ring, hostID string) (int64, bool) {
+	row, ok := r.ByHostID(hostID)
+	if !ok {
+		return 0, false
+	}
+	l, ok := ParseLoad(row.Load)
+	return int64(l), ok
+}

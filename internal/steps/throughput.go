@@ -1,0 +1,209 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+)
+
+// The stream throughput steps (--stream-throughput): a node's outbound stream limiters
+// are per node, in its JVM only (a restart brings its cassandra.yaml value back), and
+// only the sender's throttle a stream (docs/reference/streaming.md §1.5, §1.7). Before
+// a node streams, its values are read and recorded in the checkpoint (record), then the
+// rate is set (set); once its streaming is over the recorded values go back (restore).
+// Each is in the checkpoint before it acts: set is written "started" with the record it
+// needs, so a crash or an abort never leaves a node unthrottled without a record of
+// what it had.
+const (
+	StepRecordThroughput  = "record-throughput"
+	StepSetThroughput     = "set-throughput"
+	StepRestoreThroughput = "restore-throughput"
+)
+
+// ThroughputKinds are the three step kinds, for the kinds' checkpoint schemas.
+var ThroughputKinds = []string{StepRecordThroughput, StepSetThroughput, StepRestoreThroughput}
+
+// throttler is the nodetool the throughput steps need besides Nodetool
+// (nodetool.Client has it).
+type throttler interface {
+	Version(ctx context.Context, pod string) (nodetool.Version, error)
+	ReadThroughput(ctx context.Context, pod string, v nodetool.Version, l nodetool.Limiter) (nodetool.Throughput, error)
+	SetThroughput(ctx context.Context, pod string, v nodetool.Version, l nodetool.Limiter, t nodetool.Throughput) error
+}
+
+// throughputKind keeps a limiter's read until the run next waits (key: pod/limiter).
+const throughputKind observation.Kind[nodetool.Throughput] = "throughput"
+
+// throughputStep is what the three steps share: the step record and the pods it acts
+// on (its own pod, or for a step without one the plan's Sources: the nodes that stream
+// to a joining node).
+type throughputStep struct {
+	w    *World
+	rec  checkpoint.Step
+	pods []string
+}
+
+// newThroughputStep is the implementation of a throughput step record.
+func newThroughputStep(w *World, s checkpoint.Step) (engine.Step, error) {
+	if w.CP.Throughput == nil {
+		return nil, fmt.Errorf("step %s: the checkpoint has no streamThroughput record", s.ID)
+	}
+	b := throughputStep{w: w, rec: s, pods: []string{s.Pod}}
+	if s.Pod == "" {
+		b.pods = w.CP.Throughput.Sources
+	}
+	switch s.Kind {
+	case StepRecordThroughput:
+		return &recordThroughput{b}, nil
+	case StepSetThroughput:
+		return &setThroughput{b}, nil
+	case StepRestoreThroughput:
+		return &restoreThroughput{b}, nil
+	}
+	return nil, fmt.Errorf("unknown step kind %q", s.Kind)
+}
+
+func (w *World) throttler() (throttler, error) {
+	t, ok := w.Nodetool.(throttler)
+	if !ok {
+		return nil, errors.New("this nodetool client cannot read or set the stream throughput")
+	}
+	return t, nil
+}
+
+// target is the rate the operation sets.
+func (s throughputStep) target() nodetool.Throughput { return RateThroughput(s.w.CP.Throughput.Rate) }
+
+// who names the pods in messages: the pod, or "the N nodes that stream to the new ones".
+func (s throughputStep) who() string {
+	if s.rec.Pod != "" {
+		return s.rec.Pod
+	}
+	return fmt.Sprintf("the %d nodes that stream to the new ones (%s)", len(s.pods), strings.Join(s.pods, ", "))
+}
+
+// record is pod's record, with its version parsed.
+func (s throughputStep) record(pod string) (record.RecordedThroughput, nodetool.Version, bool, error) {
+	r, ok := s.w.CP.Throughput.RecordOf(pod)
+	if !ok {
+		return r, nodetool.Version{}, false, nil
+	}
+	v, err := nodetool.ParseVersion(r.Version)
+	if err != nil {
+		return r, v, true, fmt.Errorf("the checkpoint's record of %s: %w", pod, err)
+	}
+	return r, v, true, nil
+}
+
+// limits reads the limiters of pod that its record names (kept until the run waits).
+func (s throughputStep) limits(ctx context.Context, pod string, v nodetool.Version, ls []nodetool.Limiter) (map[nodetool.Limiter]nodetool.Throughput, error) {
+	t, err := s.w.throttler()
+	if err != nil {
+		return nil, err
+	}
+	out := map[nodetool.Limiter]nodetool.Throughput{}
+	for _, l := range ls {
+		got, err := observation.Get(ctx, &s.w.obs, throughputKind, pod+"/"+string(l), func(ctx context.Context) (nodetool.Throughput, error) {
+			return t.ReadThroughput(ctx, pod, v, l)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[l] = got
+	}
+	return out, nil
+}
+
+// gone says why pod has nothing left to set or restore ("" when it has): its pod is
+// gone, or its node left the ring (DECOMMISSIONED: it streams no more, and its JVM goes
+// with its pod). A read that fails is an error (unknown), never gone.
+func (s throughputStep) gone(ctx context.Context, pod string) (string, error) {
+	ns, nerr := s.w.netstats(ctx, pod)
+	if nerr == nil {
+		if ns.Mode == nodetool.ModeDecommissioned {
+			return "node " + pod + " has left the ring (DECOMMISSIONED)", nil
+		}
+		return "", nil
+	}
+	p, err := s.w.getPod(ctx, pod)
+	switch {
+	case err != nil:
+		return "", err
+	case p == nil:
+		return "pod " + pod + " is gone", nil
+	}
+	return "", nerr
+}
+
+// recordedLimiters are the limiters r holds, in the order nodetool.Limiters gives.
+func recordedLimiters(r record.RecordedThroughput) []nodetool.Limiter {
+	var out []nodetool.Limiter
+	for _, l := range []nodetool.Limiter{nodetool.LimiterStream, nodetool.LimiterEntireSSTable, nodetool.LimiterInterDC, nodetool.LimiterEntireSSTableInterDC} {
+		if _, ok := r.Limiters[string(l)]; ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// stepState is the recorded state of the step of kind about pod ("" for the step
+// without one), "" when the plan has none.
+func (w *World) stepState(kind, pod string) string {
+	st, ok := w.CP.Step(checkpoint.StepID(kind, pod))
+	if !ok {
+		return ""
+	}
+	return st.State
+}
+
+// informer is a reporter that prints a plain line (output.Progress): what is worth
+// saying and is no warning.
+type informer interface{ Info(msg string) }
+
+// inform says msg once per run (key), as a plain line where the reporter has one.
+func (w *World) inform(key, id, msg string) {
+	if _, had := w.said.set(key, true); had || w.Reporter == nil {
+		return
+	}
+	if i, ok := w.Reporter.(informer); ok {
+		i.Info(msg)
+		return
+	}
+	w.Reporter.Waiting(id, msg, 0)
+}
+
+// warnOnce warns msg once per run (key).
+func (w *World) warnOnce(key, id, msg string) {
+	if _, had := w.said.set(key, true); had || w.Reporter == nil {
+		return
+	}
+	w.Reporter.Warn(id, msg)
+}
+
+// RecordRate is t as the checkpoint keeps it.
+func RecordRate(t nodetool.Throughput) record.Rate {
+	return record.Rate{Unlimited: t.Unlimited, Value: t.Value, Unit: string(t.Unit)}
+}
+
+// RateThroughput is a checkpoint's rate as nodetool takes it.
+func RateThroughput(r record.Rate) nodetool.Throughput {
+	return nodetool.Throughput{Unlimited: r.Unlimited, Value: r.Value, Unit: nodetool.RateUnit(r.Unit)}
+}
+
+// restartedRedo is the step a node found NORMAL again under its decommission (it
+// restarted) goes back to: its set of the stream throughput when the plan has one (the
+// restart brought its cassandra.yaml value back), else decomm.
+func (w *World) restartedRedo(pod, decomm string) string {
+	id := checkpoint.StepID(StepSetThroughput, pod)
+	if _, ok := w.CP.Step(id); ok {
+		return id
+	}
+	return decomm
+}
