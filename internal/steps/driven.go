@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // The steps of an operation on an operator that scales its datacenters itself
@@ -19,21 +20,18 @@ import (
 const (
 	// StepRequestRemoval lowers the datacenter's size by one (a write that tests the
 	// current value): the operator decommissions and removes the planned node.
-	StepRequestRemoval = "request-removal"
+	StepRequestRemoval = record.StepRequestRemoval
 	// StepWaitLeaving waits until the node is leaving (or has left) the ring.
-	StepWaitLeaving = "wait-leaving"
+	StepWaitLeaving = record.StepWaitLeaving
 	// StepWaitClaimsGone waits until the operator deleted the removed pod's claims.
-	StepWaitClaimsGone = "wait-pvcs-gone"
+	StepWaitClaimsGone = record.StepWaitClaimsGone
 	// StepWaitReleased waits until the operator's status no longer lists the removed
 	// pod and its scale-down is over.
-	StepWaitReleased = "wait-operator-released"
+	StepWaitReleased = record.StepWaitReleased
 	// StepRequestGrowth raises the datacenter's size by one: the operator creates the
 	// planned pod, whose node then joins (wait-joined).
-	StepRequestGrowth = "request-growth"
+	StepRequestGrowth = record.StepRequestGrowth
 )
-
-// DrivenStepKinds are the step kinds above, for the schemas of the kinds that use them.
-var DrivenStepKinds = []string{StepRequestRemoval, StepWaitLeaving, StepWaitClaimsGone, StepWaitReleased, StepRequestGrowth}
 
 // scaler is the operator that acts, or an error saying this world has none.
 func (w *World) scaler() (operator.Scaler, error) {
