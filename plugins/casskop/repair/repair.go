@@ -94,7 +94,7 @@ func (p *planner) find(ctx context.Context, cl topology.Cluster, u *unstructured
 		var err error
 		switch d.Phase {
 		case stuck.PhaseOngoing:
-			s, note, err = p.stuckOngoing(ctx, cl, u, ro, rack)
+			s, note, err = p.stuckOngoing(ctx, cl, u, ro, rack, "")
 		case stuck.PhaseFinalizing:
 			s, note, err = p.stuckFinalizing(ctx, cl, u, ro, rack)
 		case stuck.PhaseToDo:
@@ -159,7 +159,8 @@ func rackOf(cl topology.Cluster, ro stuck.RackOperation) (topology.Rack, bool) {
 // stuckOngoing: podLastOperation Ongoing. Stuck when its pod is gone; repaired only if
 // the node is out of the ring, the StatefulSet no longer wants the pod and no pod uses
 // its claims.
-func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack) (*stuckRack, string, error) {
+// lead, when set, says what the rack's status shows instead of the Ongoing wording.
+func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unstructured.Unstructured, ro stuck.RackOperation, rack topology.Rack, lead string) (*stuckRack, string, error) {
 	if len(ro.Pods) == 0 {
 		return nil, "podLastOperation decommission Ongoing names no pod", nil
 	}
@@ -203,8 +204,11 @@ func (p *planner) stuckOngoing(ctx context.Context, cl topology.Cluster, u *unst
 		s.steps = append(s.steps, record.StepDeletePVCs)
 	}
 	s.steps = append(s.steps, StepOperatorStatus)
-	s.finding = fmt.Sprintf("rack %s: podLastOperation decommission Ongoing on pod %s, which is gone (CassKop #370: every reconcile stops on it). Verified: its node (Host ID %s) is not in the ring read from %s; StatefulSet %s has %d replicas; %s",
-		ro.Key(), pod, hostID, reader, rack.StatefulSet, replicas, claimsText(n.PVCs))
+	if lead == "" {
+		lead = fmt.Sprintf("podLastOperation decommission Ongoing on pod %s, which is gone (CassKop #370: every reconcile stops on it)", pod)
+	}
+	s.finding = fmt.Sprintf("rack %s: %s. Verified: its node (Host ID %s) is not in the ring read from %s; StatefulSet %s has %d replicas; %s",
+		ro.Key(), lead, hostID, reader, rack.StatefulSet, replicas, claimsText(n.PVCs))
 	return s, "", nil
 }
 
@@ -312,11 +316,10 @@ func (p *planner) shrunkUnderToDo(ctx context.Context, cl topology.Cluster, u *u
 	}
 	gone := ro
 	gone.Pods = []string{above}
-	s, _, err := p.stuckOngoing(ctx, cl, u, gone, rack)
+	s, _, err := p.stuckOngoing(ctx, cl, u, gone, rack, "podLastOperation decommission and cassandraLastAction ScaleDown are ToDo, but pod "+above+
+		" above the StatefulSet is gone and its claims are left (the decommission ran and the StatefulSet was shrunk; its status never written)")
 	if s != nil {
 		s.ro = ro
-		s.finding = strings.Replace(s.finding, "podLastOperation decommission Ongoing on pod "+above+", which is gone (CassKop #370: every reconcile stops on it)",
-			"podLastOperation decommission and cassandraLastAction ScaleDown are ToDo, but pod "+above+" above the StatefulSet is gone and its claims are left (the decommission ran and the StatefulSet was shrunk; its status never written)", 1)
 	}
 	return s, err
 }
