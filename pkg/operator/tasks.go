@@ -39,6 +39,12 @@ var ErrTaskExists = errors.New("a task of that name exists already")
 const (
 	TaskRestart = "restart"
 	TaskCleanup = "cleanup"
+	// TaskReplaceNode replaces the node of one pod (args.pod_name): the operator drains
+	// it if it is up, deletes its claims and the pod, and starts the new pod with the
+	// dead node's address as replace address (jobs.go replacePod, reconcile_racks.go
+	// startCassandra; docs/reference/replace.md §8). Its task completes once the pod is
+	// deleted, not once the replacement is done: the plugin verifies that itself.
+	TaskReplaceNode = "replacenode"
 )
 
 // Per-pod states of a task (cassandratask_types.go PodProcessingPhase).
@@ -55,13 +61,15 @@ const (
 const TaskOperationLabel = "kubectl-cassandra.io/operation-id"
 
 // TaskSpec is a task to create: one job of Command on datacenter resource DC, limited
-// to Rack when set; labelled with OperationID (TaskOperationLabel). Its concurrency
-// policy is Forbid: it runs only while no other task runs on the datacenter.
+// to Rack when set, or to the pod Pod (args.pod_name: replacenode); labelled with
+// OperationID (TaskOperationLabel). Its concurrency policy is Forbid: it runs only
+// while no other task runs on the datacenter.
 type TaskSpec struct {
 	Name        string
 	DC          string
 	Command     string
 	Rack        string
+	Pod         string
 	OperationID string
 }
 
@@ -72,6 +80,8 @@ type Task struct {
 	DC      string
 	Command string
 	Rack    string
+	// Pod is args.pod_name of its job ("" when it names none).
+	Pod string
 	// OperationID is the value of its TaskOperationLabel ("" when it has none).
 	OperationID string
 	// Started: status.startTime is set (the operator began it). Finished:

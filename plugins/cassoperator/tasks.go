@@ -80,8 +80,15 @@ const (
 // genericPodFilter honour it), labelled with the operation's ID.
 func (a *Adapter) CreateTask(ctx context.Context, ns string, t operator.TaskSpec) error {
 	job := map[string]any{"name": t.Name, "command": t.Command}
+	args := map[string]any{}
 	if t.Rack != "" {
-		job["args"] = map[string]any{"rack": t.Rack}
+		args["rack"] = t.Rack
+	}
+	if t.Pod != "" {
+		args["pod_name"] = t.Pod
+	}
+	if len(args) > 0 {
+		job["args"] = args
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": TaskGVR.GroupVersion().String(), "kind": TaskKind,
@@ -123,6 +130,7 @@ func taskOf(u *unstructured.Unstructured) *operator.Task {
 		if m, ok := jobs[0].(map[string]any); ok {
 			t.Command, _, _ = unstructured.NestedString(m, "command")
 			t.Rack, _, _ = unstructured.NestedString(m, "args", "rack")
+			t.Pod, _, _ = unstructured.NestedString(m, "args", "pod_name")
 		}
 	}
 	start, _, _ := unstructured.NestedString(u.Object, "status", "startTime")
