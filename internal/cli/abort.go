@@ -187,6 +187,9 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 	if err := o.takeAwayUnstarted(ctx, s, cp, self, point); err != nil {
 		return err
 	}
+	if err := o.undoKind(ctx, s, cp, self, point); err != nil {
+		return err
+	}
 	if point.changesCount() {
 		if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 			return err
@@ -214,6 +217,26 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 		if len(dropped) > 0 {
 			fmt.Fprintf(o.ErrOut, "Removed stale pause holders of operator Deployment %s/%s: %s.\n", cp.PausedOperator.Namespace, cp.PausedOperator.Name, steps.StaleText(dropped))
 		}
+	}
+	return nil
+}
+
+// undoKind runs the kind's own undo (operation.Abort.Undo), the lock proved first.
+func (o *Options) undoKind(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
+	k, err := o.Kinds.Of(cp)
+	if err != nil || k.Info().Abort.Undo == nil || point.deleting {
+		return nil
+	}
+	if err := o.fenceAbort(ctx, s, cp, self); err != nil {
+		return err
+	}
+	said, err := k.Info().Abort.Undo(ctx, o.abortReads(s), cp)
+	if err != nil {
+		o.releaseAbort(ctx, s, cp)
+		return fmt.Errorf("%w; nothing else changed and the checkpoint is kept, run abort again", err)
+	}
+	if said != "" {
+		fmt.Fprintln(o.ErrOut, said)
 	}
 	return nil
 }

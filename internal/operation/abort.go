@@ -26,6 +26,10 @@ type Abort struct {
 	// unless the operation stands at the kind's safe point, and says how far it got.
 	// Nil: abort only before any step past pausing the operator started.
 	Assess func(ctx context.Context, r AbortReads, cp *checkpoint.Checkpoint) (Progress, error)
+	// Undo, when set, takes back what the operation changed that the cluster must not
+	// keep (replace-node: the replace option in the start script), before the operator
+	// is restored; it says what it did ("" when nothing).
+	Undo func(ctx context.Context, r AbortReads, cp *checkpoint.Checkpoint) (string, error)
 }
 
 // AbortReads is what an abort assessment reads the world with: the planner's reads

@@ -167,15 +167,28 @@ func (p *Planner) ReadRing(ctx context.Context, cl topology.Cluster, dc topology
 // CheckUN refuses unless every node of dc in the ring is Up/Normal.
 func CheckUN(r nodetool.Ring, cl topology.Cluster, dc topology.DC) error {
 	var bad []string
+	dead := false
 	for _, n := range r.Nodes {
 		if n.DC == dc.Name && n.Code() != "UN" {
 			bad = append(bad, fmt.Sprintf("%s (%s) is %s", n.Address, n.HostID, n.Code()))
+			dead = dead || n.Code() == "DN"
 		}
 	}
 	if len(bad) > 0 {
-		return exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed", dc.Name, strings.Join(bad, ", "), cl.Name)
+		return exit.Refusedf("not every node of datacenter %s is Up/Normal: %s; wait until they are (kubectl cassandra status %s), nothing changed%s", dc.Name, strings.Join(bad, ", "), cl.Name, deadHint(dead, cl))
 	}
 	return nil
+}
+
+// deadHint is what a refusal adds when a node is DN: if it stays down, it is dead, and
+// a dead node cannot be decommissioned (its data cannot stream from it).
+func deadHint(dead bool, cl topology.Cluster) string {
+	if !dead {
+		return ""
+	}
+	return fmt.Sprintf(". A node that stays DN is dead and cannot be decommissioned: replace it (kubectl cassandra replace-node -n %s %s --pod POD), "+
+		"or, to make the ring smaller instead, remove it from a live node (nodetool removenode HOST_ID: its ranges are streamed from the other replicas; docs/reference/replace.md §5)",
+		cl.Namespace, cl.Name)
 }
 
 // SelectRacks is the datacenter and racks a scale asks for. It refuses rack counts the

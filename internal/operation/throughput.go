@@ -69,9 +69,14 @@ func PlanThroughput(ctx context.Context, env *Env, dc topology.DC, reader string
 	return tp, warnings, nil
 }
 
-// clusterVersion is the Cassandra version of the node on reader, else the one the
-// cluster resource names (refused when neither says).
+// clusterVersion is ClusterVersion for --stream-throughput.
 func clusterVersion(ctx context.Context, env *Env, reader string) (nodetool.Version, error) {
+	return ClusterVersion(ctx, env, reader, "--stream-throughput: cannot tell the Cassandra version (%v), on which the throughput's units and commands depend; nothing changed")
+}
+
+// ClusterVersion is the Cassandra version of the node on reader, else the one the
+// cluster resource names; refused (refusal formats the reason) when neither says.
+func ClusterVersion(ctx context.Context, env *Env, reader, refusal string) (nodetool.Version, error) {
 	var readErr error
 	if vr, ok := env.Planner.Nodetool.(versionReader); ok && reader != "" {
 		v, err := vr.Version(ctx, reader)
@@ -87,7 +92,7 @@ func clusterVersion(ctx context.Context, env *Env, reader string) (nodetool.Vers
 	if readErr == nil {
 		readErr = err
 	}
-	return v, exit.Refusedf("--stream-throughput: cannot tell the Cassandra version (%v), on which the throughput's units and commands depend; nothing changed", readErr)
+	return v, exit.Refusedf(refusal, readErr)
 }
 
 // TotalLoad is the bytes of the ring's nodes of dc whose Load reads, and how many.

@@ -74,3 +74,8 @@ func (w *World) reportStream(id, op, pod string, ns nodetool.Netstats, plan, dir
 		r.Progress(id, p)
 	}
 }
+
+// ReportStream is reportStream for the steps of a kind's own package (replace-node).
+func (w *World) ReportStream(id, op, pod string, ns nodetool.Netstats, plan, dir string, m *StreamMeter) {
+	w.reportStream(id, op, pod, ns, plan, dir, m)
+}

@@ -221,3 +221,9 @@ func (w *World) recheckRing(ctx context.Context, id, dc, self, except string) er
 	}
 	return nil
 }
+
+// WaitSafe is waitSafe for the steps of a kind's own package (replace-node): c is asked
+// until it says the step may act, or it stops the run (exit 4) after StallAfter.
+func (w *World) WaitSafe(ctx context.Context, id string, c func() (waitFor string, err error)) error {
+	return w.waitSafe(ctx, id, c)
+}

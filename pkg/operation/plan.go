@@ -20,6 +20,11 @@ type Request struct {
 	// StreamThroughput is --stream-throughput as given ("" when not): the rate set on
 	// the nodes that stream while they do.
 	StreamThroughput string
+	// Pod (replace-node) is the pod whose dead node is replaced; Address, when set, is
+	// the dead node's address (--address: the ring has several candidates); AllowSeed
+	// lets a seed's node be replaced.
+	Pod, Address string
+	AllowSeed    bool
 }
 
 // Plan is a checkpoint ready to be written, plus what the user should know about it.

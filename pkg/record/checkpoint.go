@@ -41,6 +41,10 @@ type Checkpoint struct {
 	// (throughput.go); omitted when it sets none, so older checkpoints decode as they
 	// were written.
 	Throughput *StreamThroughput `json:"streamThroughput,omitempty"`
+
+	// Replace is the dead node a replace-node replaces (replace.go); omitted by every
+	// other kind.
+	Replace *Replacement `json:"replace,omitempty"`
 }
 
 // Step states. "started" means the action may or may not have happened: resume asks

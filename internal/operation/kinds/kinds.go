@@ -5,6 +5,7 @@ package kinds
 
 import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/replacenode"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
@@ -18,5 +19,6 @@ func Registry(extra ...operation.Kind) operation.Registry {
 		scaledown.Kind{},
 		scaleup.Kind{},
 		restart.Kind{},
+		replacenode.Kind{},
 	}, extra...)...)
 }

@@ -1,0 +1,78 @@
+package replacenode
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+)
+
+const example = `  # Replace the dead node of pod cassandra-demo-dc1-rack1-2 (show the plan, then ask)
+  kubectl cassandra replace-node -n cassandra cassandra-demo --pod cassandra-demo-dc1-rack1-2
+
+  # Show the exact plan and change nothing
+  kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --dry-run
+
+  # Several down nodes without a pod in the rack: name the one the pod ran
+  kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --address 10.244.3.9`
+
+// Command implements operation.Commander: kubectl cassandra replace-node.
+func (Kind) Command() operation.Command {
+	return operation.Command{
+		Use:   "replace-node [CLUSTER] --pod POD",
+		Short: "Replace a dead node by a fresh one that takes over its tokens, resumably and verified",
+		Long: `Replace the dead Cassandra node of a pod (its Kubernetes node gone, its volume lost, its disk
+corrupt) by a fresh node that takes over exactly its tokens, streaming its data from the other
+replicas.
+
+Before anything changes, the plugin checks from the real world that the node is DN as seen by a
+UN node, that its nodetool does not answer, that every other node of the datacenter is UN and
+that no node joins, leaves or moves (Cassandra refuses a replace then), and that it is no seed;
+it records the dead node's Host ID, address, token count and Load in the checkpoint.
+
+Who acts is the operator's choice. Where it replaces nodes itself (cass-operator), it is asked
+through a replacenode CassandraTask named after the operation, never paused. Elsewhere (CassKop,
+paused meanwhile) the plugin writes -Dcassandra.replace_address_first_boot=<address> into the
+start script of the cluster's ConfigMap (CassKop: pre_run.sh of spec.configMapName; a block that
+acts on that pod only and exits 0 on every other) for the jvm options file the cluster's
+Cassandra version reads, deletes the pod's claims and the pod with UID preconditions, and takes
+the option out once done.
+
+Done means verified in the ring: the replacement UN, with the dead node's token count, the dead
+Host ID gone (kept when the address is the same), its Load growing. A replacement that cannot
+start is reported with Cassandra's own startup error. abort is possible until the claims are
+deleted; after that, resume finishes it.`,
+		Example: example,
+		DryRun:  "Print the plan and change nothing", During: "the operation",
+		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
+			fs.StringVar(&req.Pod, "pod", "", "Pod whose dead node is replaced")
+			fs.StringVar(&req.Address, "address", "", "The dead node's address (when the rack has several down nodes without a pod)")
+			fs.BoolVar(&req.AllowSeed, "allow-seed", false, "Replace a seed's node (its replacement must not be in its own seed list)")
+		},
+		Validate: func(req operation.Request, _ func(string) bool) error {
+			if req.Pod == "" {
+				return exit.Usagef("name the pod whose dead node is replaced with --pod; nothing changed")
+			}
+			return nil
+		},
+		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
+			if existing.Kind == Name && existing.Replace != nil && existing.Replace.Pod == asked.Request.Pod {
+				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s replaces the node of %s already; resuming it.", existing.OperationID, asked.Request.Pod)}
+			}
+			return operation.InFlight{}
+		},
+		Next: func(ns, cluster string, _ *operation.Plan, req operation.Request) string {
+			next := fmt.Sprintf("kubectl cassandra replace-node -n %s %s --pod %s", ns, cluster, req.Pod)
+			if req.Address != "" {
+				next += " --address " + req.Address
+			}
+			if req.AllowSeed {
+				next += " --allow-seed"
+			}
+			return next + " --yes"
+		},
+	}
+}

@@ -1,0 +1,155 @@
+package replacenode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// deleteClaims deletes the dead node's claims (its data: only its), each with the UID
+// planned as precondition, once the node is still dead right then and the replace
+// option is in place (or the operator's task is not involved: the script flow only).
+// The claims stay while the pod mounts them (kubernetes.io/pvc-protection); deleting
+// the pod next lets them go, and the StatefulSet creates the new pod on fresh ones.
+type deleteClaims struct{ *run }
+
+func (s *deleteClaims) Describe() string { return "delete the claims of " + s.rep.Pod }
+
+// PlanText implements steps.PlanTexter: exactly which data is discarded.
+func (s *deleteClaims) PlanText() string {
+	var names []string
+	for _, c := range s.n.PVCs {
+		names = append(names, c.Name+" (UID "+c.UID+")")
+	}
+	if len(names) == 0 {
+		return "delete the claims of " + s.rep.Pod + ": none left"
+	}
+	return fmt.Sprintf("delete %s: the data of the dead node (Host ID %s) only, with UID preconditions, once it is still DN and its nodetool does not answer",
+		strings.Join(names, ", "), s.rep.HostID)
+}
+
+// left are the planned claims that still exist with their planned UID and are not
+// being deleted.
+func (r *run) claimsLeft(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
+	var out []corev1.PersistentVolumeClaim
+	for _, c := range r.n.PVCs {
+		got, err := r.w.Kube.CoreV1().PersistentVolumeClaims(r.w.CP.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read claim %s: %w", c.Name, err)
+		}
+		if string(got.UID) == c.UID && got.DeletionTimestamp == nil {
+			out = append(out, *got)
+		}
+	}
+	return out, nil
+}
+
+func (s *deleteClaims) Done(ctx context.Context) (bool, error) {
+	left, err := s.claimsLeft(ctx)
+	return len(left) == 0, err
+}
+
+func (s *deleteClaims) Safe(ctx context.Context) error {
+	return s.w.WaitSafe(ctx, StepDeleteClaims+"/"+s.rep.Pod, func() (string, error) {
+		if s.rep.ConfigMap != "" {
+			if ok, err := (&setOption{s.run}).Done(ctx); err != nil || !ok {
+				return "the replace option is not in ConfigMap " + s.rep.ConfigMap + " (" + fmt.Sprint(err) + ")", err
+			}
+		}
+		return s.stillDead(ctx)
+	})
+}
+
+// Recheck implements engine.Rechecker: still dead right before the deletes.
+func (s *deleteClaims) Recheck(ctx context.Context) error { return s.recheck(ctx) }
+
+func (s *deleteClaims) Do(ctx context.Context) error {
+	left, err := s.claimsLeft(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range left {
+		uid := types.UID(c.UID)
+		err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.CP.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("cannot delete claim %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+func (s *deleteClaims) Evident() {}
+
+// deletePod deletes the dead node's pod (UID precondition), so that the StatefulSet
+// creates it again on fresh claims. A pod re-created since the plan that still holds
+// a planned claim (being deleted) is the old data's: it goes too.
+type deletePod struct{ *run }
+
+func (s *deletePod) Describe() string { return "delete pod " + s.rep.Pod }
+
+func (s *deletePod) PlanText() string {
+	if s.n.PodUID == "" {
+		return fmt.Sprintf("delete pod %s if one holds the dead node's claims (it had none when planned)", s.rep.Pod)
+	}
+	return fmt.Sprintf("delete pod %s (UID %s); its StatefulSet creates it again on fresh claims", s.rep.Pod, s.n.PodUID)
+}
+
+// target is the pod to delete now (nil: none, the step is done).
+func (s *deletePod) target(ctx context.Context) (*corev1.Pod, error) {
+	p, err := s.pod(ctx, s.rep.Pod)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	if s.n.PodUID != "" && string(p.UID) == s.n.PodUID {
+		return p, nil
+	}
+	// Another pod: the new one, unless it still holds a planned claim.
+	for _, c := range s.n.PVCs {
+		got, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.CP.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read claim %s: %w", c.Name, err)
+		}
+		if string(got.UID) == c.UID {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+func (s *deletePod) Done(ctx context.Context) (bool, error) {
+	p, err := s.target(ctx)
+	return p == nil || p.DeletionTimestamp != nil, err
+}
+
+func (s *deletePod) Safe(ctx context.Context) error {
+	return s.w.WaitSafe(ctx, StepDeletePod+"/"+s.rep.Pod, func() (string, error) { return s.stillDead(ctx) })
+}
+
+// Recheck implements engine.Rechecker.
+func (s *deletePod) Recheck(ctx context.Context) error { return s.recheck(ctx) }
+
+func (s *deletePod) Do(ctx context.Context) error {
+	p, err := s.target(ctx)
+	if err != nil || p == nil {
+		return err
+	}
+	uid := p.UID
+	err = s.w.Kube.CoreV1().Pods(s.w.CP.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone, or another pod now: Done decides
+	}
+	return err
+}
+
+func (s *deletePod) Evident() {}

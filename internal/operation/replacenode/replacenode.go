@@ -1,0 +1,92 @@
+// Package replacenode is replace-node: a dead Cassandra node (its Kubernetes node gone,
+// its volume lost, its disk corrupt) replaced by a fresh node that takes over its
+// tokens, resumably and verified (docs/reference/replace.md). The plan reads the dead
+// node's identity from the ring before anything changes; who acts is the operator's
+// choice: CassKop is paused and the plugin writes the replace option into its start
+// script, deletes the claims and the pod; cass-operator is asked through its
+// replacenode task. Either way the replacement is verified in the ring.
+package replacenode
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+)
+
+// Kind is replace-node.
+type Kind struct{}
+
+// Name is the kind as checkpoints record it.
+const Name = "replace-node"
+
+// Info implements operation.Kind.
+func (Kind) Info() operation.Info {
+	return operation.Info{
+		Name:        Name,
+		Checkpoint:  checkpoint.Schema{Version: 2, Steps: stepKinds, Unowned: true},
+		StepsHeader: "Steps (each destructive one only once the node is, right then, still DN and its nodetool silent):",
+		ConfirmWord: "Replace",
+		Abort:       operation.Abort{Verb: "replacing", Assess: assess, Undo: undo, KeepsCount: true},
+	}
+}
+
+// Access implements operation.Kind.
+func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
+	acc := operation.CommonAccess(ns, cr, "write the checkpoint annotation")
+	if ts, ok := env.Adapter.(operator.Tasks); ok {
+		tr := ts.TaskResource()
+		return append(acc,
+			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: ns, Why: "ask the operator to replace the node"},
+			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: ns, Why: "follow the replace task"}), nil
+	}
+	acc = append(acc,
+		operation.Access{Resource: "configmaps", Verb: "get", Namespace: ns, Why: "read the start script"},
+		operation.Access{Resource: "configmaps", Verb: "update", Namespace: ns, Why: "write and remove the replace option"},
+		operation.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the dead node's claims"},
+		operation.Access{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "discard the dead node's data"},
+		operation.Access{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete the dead node's pod"})
+	return operation.PauseAccess(acc, env.Request.Pause), nil
+}
+
+// Summary implements operation.Kind.
+func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+	if cp.Replace == nil {
+		return "node replaced"
+	}
+	r := cp.Replace
+	return fmt.Sprintf("the node of pod %s (was %s, Host ID %s) replaced, its %d tokens taken over", r.Pod, r.Address, r.HostID, r.Tokens)
+}
+
+// Target implements operation.Kind.
+func (Kind) Target(t checkpoint.Target) string {
+	return fmt.Sprintf("datacenter %s rack %s, replace a dead node", t.DC, firstOf(t.Racks))
+}
+
+// PlanLines implements operation.Kind: the dead node as found.
+func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
+	r := cp.Replace
+	if r == nil {
+		return nil
+	}
+	lines := []string{
+		fmt.Sprintf("  dead node: pod %s, address %s, Host ID %s, %d tokens, Load %s (DN as read from %s)", r.Pod, r.Address, r.HostID, r.Tokens, r.Load, r.Reader),
+		fmt.Sprintf("  Cassandra %s; the replacement starts with -Dcassandra.replace_address_first_boot=%s and takes over exactly those tokens", r.Version, r.Address),
+	}
+	if r.Task != "" {
+		lines = append(lines, "  the operator replaces it (task "+r.Task+"); the plugin verifies the result in the ring")
+	} else {
+		lines = append(lines, fmt.Sprintf("  through key %s of ConfigMap %s, into %s", r.Key, r.ConfigMap, r.File))
+	}
+	return lines
+}
+
+func firstOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}

@@ -1,0 +1,123 @@
+package replacenode
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
+
+// waitReplaced waits until the replacement is verified (verify.go), reporting its
+// streaming progress while it is UJ, and stops the run with Cassandra's own words when
+// the replacement cannot start (startup.go).
+type waitReplaced struct {
+	*run
+	meter steps.StreamMeter
+}
+
+func (s *waitReplaced) id() string { return StepWaitReplaced + "/" + s.rep.Pod }
+
+func (s *waitReplaced) Describe() string {
+	return fmt.Sprintf("wait until %s's new node replaced %s (UJ, then UN with its %d tokens)", s.rep.Pod, s.rep.Address, s.rep.Tokens)
+}
+
+// PlanText implements steps.PlanTexter.
+func (s *waitReplaced) PlanText() string {
+	return fmt.Sprintf("wait until the new pod %s streams the dead node's data (UJ, progress with rate and ETA) and is UN with %d tokens, Host ID %s gone from the ring (kept when the address is the same) and its Load growing: verified in the ring, never taken from the operator",
+		s.rep.Pod, s.rep.Tokens, s.rep.HostID)
+}
+
+// check reads the new pod and the ring now and judges the replacement.
+func (s *waitReplaced) check(ctx context.Context) (phase, *corev1.Pod, error) {
+	p, err := s.pod(ctx, s.rep.Pod)
+	if err != nil {
+		return phase{}, nil, err
+	}
+	if p == nil || (s.n.PodUID != "" && string(p.UID) == s.n.PodUID) || p.DeletionTimestamp != nil {
+		return phase{what: "waiting for the new pod " + s.rep.Pod}, p, nil
+	}
+	ring, reader, failed, err := s.w.ForKind().RingExcept(ctx, s.rep.Pod)
+	if err != nil {
+		return phase{}, p, err
+	}
+	if reader == "" {
+		return phase{what: "no other node reads the ring (" + orNone(failed) + "): the replacement's state is unknown"}, p, nil
+	}
+	ph, err := judge(s.rep, p.Status.PodIP, ring)
+	if err != nil {
+		return ph, p, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("%w (ring read from %s). %s", err, reader, s.wrongNode())}
+	}
+	return ph, p, nil
+}
+
+func (s *waitReplaced) Done(ctx context.Context) (bool, error) {
+	ph, _, err := s.check(ctx)
+	return ph.done, err
+}
+
+func (s *waitReplaced) Safe(context.Context) error { return nil }
+func (s *waitReplaced) Do(context.Context) error   { return nil }
+func (s *waitReplaced) Evident()                   {}
+func (s *waitReplaced) Passive()                   {}
+
+// Wait polls until verified; a startup failure of the new pod's Cassandra stops it.
+func (s *waitReplaced) Wait(ctx context.Context) error {
+	start := time.Now()
+	for {
+		ph, p, err := s.check(ctx)
+		if err != nil {
+			var fatal *engine.Fatal
+			if errorsAs(err, &fatal) {
+				return err
+			}
+			ph.what = "state unknown (" + err.Error() + ")"
+		}
+		if ph.done {
+			return nil
+		}
+		if p != nil && (s.n.PodUID == "" || string(p.UID) != s.n.PodUID) {
+			if err := s.startFailure(ctx, p); err != nil {
+				return err
+			}
+			if ph.joining {
+				if ns, err := s.w.Nodetool.Netstats(ctx, p.Name); err == nil {
+					s.w.ReportStream(s.id(), "replace", p.Name, ns, nodetool.PlanBootstrap, nodetool.DirReceiving, &s.meter)
+				}
+			}
+		}
+		s.w.Reporter.Waiting(s.id(), ph.what, time.Since(start))
+		if err := sleep(ctx, s.w.Poll); err != nil {
+			return err
+		}
+	}
+}
+
+// wrongNode says what state things are in when the new pod's node is not a
+// replacement, and how to go on.
+func (s *waitReplaced) wrongNode() string {
+	cp := s.w.CP
+	return fmt.Sprintf("The dead node's claims and pod were deleted; the new pod %s runs its own node. Decommission that node (kubectl cassandra nodetool -n %s %s decommission), "+
+		"then remove the dead node (nodetool removenode %s) or replace it again; the checkpoint is kept: kubectl cassandra status -n %s %s",
+		s.rep.Pod, cp.Namespace, s.rep.Pod, s.rep.HostID, cp.Namespace, cp.Cluster)
+}
+
+// sleep waits d (the poll interval; 2 s when unset) or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		d = 2 * time.Second
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
