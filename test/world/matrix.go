@@ -53,6 +53,19 @@ type changeState struct {
 	actAt      map[string]int
 	takeoverAt int
 	inflight   map[string]bool
+	// replacing are the pods whose dead node a replace-node discards (ExpectReplace).
+	replacing map[string]bool
+}
+
+// ExpectReplace says that the node of pod is being replaced: its claims may go while
+// it is still in the ring, as long as it is down (never while its JVM runs).
+func (w *World) ExpectReplace(pod string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.chg.replacing == nil {
+		w.chg.replacing = map[string]bool{}
+	}
+	w.chg.replacing[pod] = true
 }
 
 // Acting names the session of the run that acts from now on (the lock check: a session
@@ -150,7 +163,14 @@ func (w *World) afterAction(action k8stesting.Action, s actionSnap) {
 	case "persistentvolumeclaims":
 		if action.GetVerb() == "delete" {
 			pod := strings.TrimPrefix(strings.TrimPrefix(name, "data-"), "cassandra-logs-")
-			if n, err := w.Cass.Node(pod); err == nil && n.PeerCode != "" {
+			n, err := w.Cass.Node(pod)
+			switch {
+			case err != nil:
+			case w.chg.replacing[pod] && n.Running:
+				w.violations = append(w.violations, fmt.Sprintf("PVC %s deleted while the node of %s being replaced runs (%s)", name, pod, n.PeerCode))
+			case w.chg.replacing[pod] && n.PeerCode != "DN" && n.PeerCode != "":
+				w.violations = append(w.violations, fmt.Sprintf("PVC %s deleted while the node of %s being replaced is %s, not DN", name, pod, n.PeerCode))
+			case !w.chg.replacing[pod] && n.PeerCode != "":
 				w.violations = append(w.violations, fmt.Sprintf("PVC %s deleted while node %s is still in the ring (%s)", name, pod, n.PeerCode))
 			}
 		}
