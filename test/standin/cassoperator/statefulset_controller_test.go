@@ -125,7 +125,8 @@ func (e *env) createPodAnn(rack, name, nodeState string, ann map[string]string) 
 	lbl[LabelNodeState] = nodeState
 	claim := DataPVCName(name)
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: lbl, Annotations: ann, UID: types.UID(fmt.Sprintf("pod-uid-%d", e.uids))},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: lbl, Annotations: ann, UID: types.UID(fmt.Sprintf("pod-uid-%d", e.uids)),
+			CreationTimestamp: metav1.NewTime(e.now)},
 		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "server-data", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.0.0.%d", e.nextIP)},
@@ -146,7 +147,8 @@ func (e *env) createPodAnn(rack, name, nodeState string, ann map[string]string) 
 // controller is the StatefulSet controller (and the kubelet's part for Cassandra): pods
 // at or above replicas are deleted (claims stay; their JVM stops), missing pods below
 // it are created from the template (label Ready-to-Start). A pod on a fresh claim is a
-// new node (the sim forgets the old one of that name: its data is gone); a pod that
+// new node (the sim detaches the old one of that name: its data is gone, and peers keep
+// a ring member in gossip, down, for a replacement to take over); a pod that
 // finds its claim runs the node it held, whose Cassandra waits for the operator's start
 // (MGMT_API_EXPLICIT_START: its JVM is down until then).
 func (e *env) controller() {
@@ -201,7 +203,7 @@ func (e *env) controller() {
 			_, err := e.kube.CoreV1().PersistentVolumeClaims(testNS).Get(ctx, DataPVCName(name), metav1.GetOptions{})
 			fresh := err != nil
 			if _, nerr := e.node(name); nerr == nil && fresh {
-				_ = e.cass.RemoveNode(name)
+				_ = e.cass.Detach(name)
 			}
 			e.createPodAnn(rack, name, StateReadyToStart, s.Spec.Template.Annotations)
 		}
