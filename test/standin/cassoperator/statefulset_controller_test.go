@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -42,6 +43,9 @@ type env struct {
 	racks  []string
 	// rolled lists the pods the rolling update deleted, in order.
 	rolled []string
+	// protectPVCs turns pvcProtection on (off by default: the scale-down tests race
+	// their StatefulSet controller against the claim delete, and count the deletes).
+	protectPVCs bool
 }
 
 func (e *env) clock() time.Time { return e.now }
@@ -49,6 +53,13 @@ func (e *env) clock() time.Time { return e.now }
 // newEnv builds a settled datacenter of size nodes over racks: StatefulSets, Started
 // pods with their server-data claims, the ring, and a Ready status.
 func newEnv(t *testing.T, racks []string, size int) *env {
+	t.Helper()
+	return newEnvWith(t, racks, size, sim.Options{Version: sim.V41, RF: 3})
+}
+
+// newEnvWith is newEnv with the simulated Cassandra's options (e.g. JoinTime, so a
+// bootstrap or a replacement takes steps of the clock).
+func newEnvWith(t *testing.T, racks []string, size int, opts sim.Options) *env {
 	t.Helper()
 	e := &env{t: t, now: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC), racks: racks}
 	scheme := runtime.NewScheme()
@@ -73,6 +84,7 @@ func newEnv(t *testing.T, racks []string, size int) *env {
 		DatacenterGVR: "CassandraDatacenterList", TaskGVR: "CassandraTaskList"}, dc)
 	e.dyn.PrependReactor("*", "cassandradatacenters", WebhookReactor(e.dyn.Tracker()))
 	e.kube = kubefake.NewSimpleClientset()
+	e.kube.PrependReactor("delete", "*", e.pvcProtection)
 	var specs []sim.NodeSpec
 	statuses := map[string]any{}
 	split := SplitRacks(size, len(racks))
@@ -86,7 +98,7 @@ func newEnv(t *testing.T, racks []string, size int) *env {
 			statuses[name] = map[string]any{"hostID": id, "ip": p.Status.PodIP, "rack": r}
 		}
 	}
-	e.cass = sim.NewMemory(sim.Options{Version: sim.V41, RF: 3}, specs, e.clock)
+	e.cass = sim.NewMemory(opts, specs, e.clock)
 	e.setStatus("nodeStatuses", statuses)
 	return e
 }
@@ -327,4 +339,44 @@ func (e *env) replicas(rack string) int {
 func newDeployment(replicas int32) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "cass-operator", Namespace: testNS},
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas}}
+}
+
+// pvcProtection is the kubernetes.io/pvc-protection finalizer and its controller: a
+// claim deleted while its pod exists is only marked terminating, and goes once the pod
+// is deleted (the replacenode job deletes the claims before the pod).
+func (e *env) pvcProtection(action k8stesting.Action) (bool, runtime.Object, error) {
+	if !e.protectPVCs {
+		return false, nil, nil
+	}
+	d := action.(k8stesting.DeleteAction)
+	tr := e.kube.Tracker()
+	pvcs := corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")
+	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	switch d.GetResource().Resource {
+	case "persistentvolumeclaims":
+		if _, err := tr.Get(pods, d.GetNamespace(), strings.TrimPrefix(d.GetName(), "server-data-")); err != nil {
+			return false, nil, nil
+		}
+		obj, err := tr.Get(pvcs, d.GetNamespace(), d.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		c := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
+		if c.DeletionTimestamp == nil {
+			now := metav1.NewTime(e.now)
+			c.DeletionTimestamp = &now
+			c.Finalizers = append(c.Finalizers, "kubernetes.io/pvc-protection")
+		}
+		return true, c, tr.Update(pvcs, c, d.GetNamespace())
+	case "pods":
+		if err := tr.Delete(pods, d.GetNamespace(), d.GetName()); err != nil {
+			return true, nil, err
+		}
+		claim := DataPVCName(d.GetName())
+		if obj, err := tr.Get(pvcs, d.GetNamespace(), claim); err == nil && obj.(*corev1.PersistentVolumeClaim).DeletionTimestamp != nil {
+			_ = tr.Delete(pvcs, d.GetNamespace(), claim)
+		}
+		return true, nil, nil
+	}
+	return false, nil, nil
 }

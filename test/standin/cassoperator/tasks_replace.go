@@ -155,7 +155,10 @@ func (o *Operator) replacePass(w *world, t taskView) ([]op, string) {
 		}
 		if start != nil {
 			// startPodTask: RUNNING (a WAITING pod keeps its retries), startTime once.
-			next := maps.Clone(t.pods[start.Name])
+			next := change[start.Name]
+			if next == nil {
+				next = maps.Clone(t.pods[start.Name])
+			}
 			if next == nil {
 				next = map[string]any{}
 			}
