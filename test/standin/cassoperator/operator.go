@@ -74,6 +74,7 @@ const (
 	ActLabelStartedNotReady  Action = "label-started-not-ready"
 	ActCreateCleanupTask     Action = "create-cleanup-task"
 	ActSetObservedGeneration Action = "set-observed-generation"
+	ActDeleteStuckPod        Action = "delete-stuck-pod"
 )
 
 // CondAction is the action that sets condition typ to status ("True"/"False").

@@ -213,6 +213,21 @@ func (o *Operator) reconcile(ctx context.Context) ([]op, string, error) {
 			}
 		}
 	}
+	// fixMissingPVC (CheckStatefulSetControllerCaughtUp): a Pending pod whose
+	// server-data claim is gone (it was re-created while its claim was terminating,
+	// kubernetes#74374) is deleted, so the StatefulSet controller makes both again.
+	for _, p := range w.pods {
+		if p.Status.Phase != corev1.PodPending {
+			continue
+		}
+		_, err := o.cfg.Kube.CoreV1().PersistentVolumeClaims(o.cfg.Namespace).Get(ctx, DataPVCName(p.Name), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			name := p.Name
+			return []op{{ActDeleteStuckPod, func(ctx context.Context) error {
+				return o.cfg.Kube.CoreV1().Pods(o.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+			}}}, "", nil
+		}
+	}
 	if ops := o.updateStatus(w); len(ops) > 0 {
 		return ops, "", nil
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stesting "k8s.io/client-go/testing"
@@ -284,5 +285,28 @@ func TestReplaceNodeTaskKilled(t *testing.T) {
 	}
 	if v, _ := e.node(pod); v.PeerCode != "UN" || v.HostID == dead.HostID || v.Tokens != dead.Tokens {
 		t.Errorf("replacement %+v", v)
+	}
+}
+
+// TestFixMissingPVC: a pod Pending without its server-data claim (re-created while the
+// replacenode job's claim delete was still terminating) is deleted; the StatefulSet
+// controller creates both again and the operator starts the pod.
+func TestFixMissingPVC(t *testing.T) {
+	e := newEnv(t, []string{"r1"}, 3)
+	pod := PodName(testCluster, testDC, "r1", 2)
+	p := e.pod(pod)
+	p.Status.Phase = corev1.PodPending
+	if _, err := e.kube.CoreV1().Pods(testNS).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.kube.CoreV1().PersistentVolumeClaims(testNS).Delete(context.Background(), DataPVCName(pod), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	acts := e.run(New(e.cfg()))
+	if len(acts) == 0 || acts[0] != ActDeleteStuckPod {
+		t.Fatalf("actions %q, want %s first", acts, ActDeleteStuckPod)
+	}
+	if p := e.pod(pod); p == nil || p.Status.Phase != corev1.PodRunning || !e.pvcExists(DataPVCName(pod)) {
+		t.Fatalf("pod %s not re-created with its claim: %+v", pod, p)
 	}
 }
