@@ -50,7 +50,8 @@ type Config struct {
 	DecommissionedStaysReady bool
 	// Now is the clock (task names, lastTransitionTime); nil = time.Now.
 	Now func() time.Time
-	// RunTasks runs the CassandraTask controller too (tasks.go: restart and cleanup);
+	// RunTasks runs the CassandraTask controller too (tasks.go: restart, cleanup and
+	// replacenode);
 	// without it tasks are created, never run.
 	RunTasks bool
 }

@@ -509,7 +509,8 @@ func ordinal(pod string) int {
 // the real one) and the Starting label, one action here. The call registers a node the
 // ring never had (a new pod: it joins) or restarts a node whose JVM is down; a node
 // that was decommissioned refuses to start (FACTS §8 state A's replacement, C/D's
-// reused PVC): the operator then deletes the pod and records it in failedStarts.
+// reused PVC): the operator then deletes the pod and records it in failedStarts. A pod
+// being replaced starts with the replace_ip instead (replace.go).
 func (o *Operator) startOp(w *world, p *corev1.Pod) op {
 	pod := p.DeepCopy()
 	n, known := w.nodeOf(p.Name)
