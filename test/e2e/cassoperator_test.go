@@ -43,6 +43,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "operator-killed-after-shrink", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStateCD(t) }},
 		{name: "restart-through-task-sigkill", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRestartTask(t) }},
 		{name: "scale-up-cleanup-task", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpCleanupTask(t) }},
+		{name: "replacenode-task-dead-node", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpReplaceTask(t) }},
 	}
 }
 

@@ -283,11 +283,9 @@ func (w *World) operatorReact(tracker k8stesting.ObjectTracker) k8stesting.React
 					}
 				}
 			}
-			if gvr.Resource == "persistentvolumeclaims" {
-				pod := claimPod(name)
-				if _, err := w.Kube.Tracker().Get(podsGVR, a.GetNamespace(), pod); err == nil {
-					w.co.errs = append(w.co.errs, "operator deleted PVC "+name+" while pod "+pod+" exists")
-				}
+			if gvr.Resource == "persistentvolumeclaims" && w.protectClaim(a.GetNamespace(), name) {
+				w.co.events = append(w.co.events, "delete persistentvolumeclaims "+name)
+				return true, nil, nil
 			}
 		case k8stesting.CreateAction:
 			if m, err := metaOf(a.GetObject()); err == nil {
@@ -312,7 +310,9 @@ func (w *World) operatorReact(tracker k8stesting.ObjectTracker) k8stesting.React
 			}
 		}
 		if verb == "delete" && gvr.Resource == "pods" {
+			w.releaseClaims(action.GetNamespace(), name)
 			w.podDeleted(action.GetNamespace(), name)
+			w.stampCreation(action.GetNamespace(), name)
 		}
 		what := verb + " " + gvr.Resource
 		if s := action.GetSubresource(); s != "" {

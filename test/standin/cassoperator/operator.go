@@ -16,14 +16,19 @@ import (
 )
 
 // Cassandra is what the stand-in uses of the simulated Cassandra (a *sim.Store): the
-// ring as the management API's /api/v0/metadata/endpoints reports it (Nodes), the
-// asynchronous decommission (StartDecommission), and the lifecycle start of a node
-// (AddNode for a pod whose node never ran, Restart for one whose JVM is down).
+// ring as the management API's /api/v0/metadata/endpoints reports it (Nodes; Endpoints
+// adds the nodes no pod runs any more, which gossip still knows), the asynchronous
+// decommission (StartDecommission), and the lifecycle start of a node (AddNode for a
+// pod whose node never ran, Restart for one whose JVM is down; with a replace_ip,
+// StartFresh on a fresh data dir or RestartWith on the one the pod has: replace.go).
 type Cassandra interface {
 	Nodes() ([]sim.NodeView, error)
+	Endpoints() ([]sim.NodeView, error)
 	StartDecommission(pod string, force bool) (code int, jobID, out string, err error)
 	AddNode(spec sim.NodeSpec) error
 	Restart(pod string) error
+	StartFresh(spec sim.NodeSpec, f sim.Fault, opts sim.StartOptions) error
+	RestartWith(pod string, opts sim.StartOptions) error
 }
 
 var _ Cassandra = (*sim.Store)(nil)
@@ -45,7 +50,8 @@ type Config struct {
 	DecommissionedStaysReady bool
 	// Now is the clock (task names, lastTransitionTime); nil = time.Now.
 	Now func() time.Time
-	// RunTasks runs the CassandraTask controller too (tasks.go: restart and cleanup);
+	// RunTasks runs the CassandraTask controller too (tasks.go: restart, cleanup and
+	// replacenode);
 	// without it tasks are created, never run.
 	RunTasks bool
 }
@@ -69,6 +75,7 @@ const (
 	ActLabelStartedNotReady  Action = "label-started-not-ready"
 	ActCreateCleanupTask     Action = "create-cleanup-task"
 	ActSetObservedGeneration Action = "set-observed-generation"
+	ActDeleteStuckPod        Action = "delete-stuck-pod"
 )
 
 // CondAction is the action that sets condition typ to status ("True"/"False").

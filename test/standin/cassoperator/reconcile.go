@@ -39,12 +39,17 @@ type world struct {
 	racks     []string
 	stopped   bool
 	conds     map[string]string
+	condTimes map[string]string // lastTransitionTime by type
 	progress  string
 	statuses  map[string]nodeStatus
 	sts       []*appsv1.StatefulSet
 	pods      []*corev1.Pod // sorted by name
 	podByName map[string]*corev1.Pod
 	nodes     []sim.NodeView
+	// endpoints are what a live node's gossip knows (getCassMetadataEndpoints), nodes
+	// no pod runs any more included; replacements is status.nodeReplacements.
+	endpoints    []sim.NodeView
+	replacements []string
 }
 
 func (o *Operator) read(ctx context.Context) (*world, error) {
@@ -53,7 +58,7 @@ func (o *Operator) read(ctx context.Context) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &world{dc: dc, dcName: dc.GetName(), conds: map[string]string{}, statuses: map[string]nodeStatus{}, podByName: map[string]*corev1.Pod{}}
+	w := &world{dc: dc, dcName: dc.GetName(), conds: map[string]string{}, condTimes: map[string]string{}, statuses: map[string]nodeStatus{}, podByName: map[string]*corev1.Pod{}}
 	w.cluster, _, _ = unstructured.NestedString(dc.Object, "spec", "clusterName")
 	size, _, _ := unstructured.NestedInt64(dc.Object, "spec", "size")
 	w.size = int(size)
@@ -76,8 +81,10 @@ func (o *Operator) read(ctx context.Context) (*world, error) {
 			t, _ := m["type"].(string)
 			s, _ := m["status"].(string)
 			w.conds[t] = s
+			w.condTimes[t], _ = m["lastTransitionTime"].(string)
 		}
 	}
+	w.replacements, _, _ = unstructured.NestedStringSlice(dc.Object, "status", "nodeReplacements")
 	w.progress, _, _ = unstructured.NestedString(dc.Object, "status", "cassandraOperatorProgress")
 	if ns, ok, _ := unstructured.NestedMap(dc.Object, "status", "nodeStatuses"); ok {
 		b, _ := json.Marshal(ns)
@@ -106,6 +113,9 @@ func (o *Operator) read(ctx context.Context) (*world, error) {
 	}
 	sort.Slice(w.pods, func(i, j int) bool { return w.pods[i].Name < w.pods[j].Name })
 	if w.nodes, err = c.Cass.Nodes(); err != nil {
+		return nil, err
+	}
+	if w.endpoints, err = c.Cass.Endpoints(); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -203,6 +213,21 @@ func (o *Operator) reconcile(ctx context.Context) ([]op, string, error) {
 			}
 		}
 	}
+	// fixMissingPVC (CheckStatefulSetControllerCaughtUp): a Pending pod whose
+	// server-data claim is gone (it was re-created while its claim was terminating,
+	// kubernetes#74374) is deleted, so the StatefulSet controller makes both again.
+	for _, p := range w.pods {
+		if p.Status.Phase != corev1.PodPending {
+			continue
+		}
+		_, err := o.cfg.Kube.CoreV1().PersistentVolumeClaims(o.cfg.Namespace).Get(ctx, DataPVCName(p.Name), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			name := p.Name
+			return []op{{ActDeleteStuckPod, func(ctx context.Context) error {
+				return o.cfg.Kube.CoreV1().Pods(o.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+			}}}, "", nil
+		}
+	}
 	if ops := o.updateStatus(w); len(ops) > 0 {
 		return ops, "", nil
 	}
@@ -260,6 +285,9 @@ func (o *Operator) updateStatus(w *world) []op {
 		if !had || next != cur {
 			changed[p.Name] = next
 		}
+	}
+	if ops := o.replaceProgress(w, changed); len(ops) > 0 {
+		return ops
 	}
 	if len(changed) == 0 {
 		return nil
@@ -448,6 +476,10 @@ func (o *Operator) checkPodsReady(w *world) ([]op, string, bool) {
 	if len(seq) > 0 {
 		return []op{o.startOp(w, seq[0])}, "", true
 	}
+	// "Wait on any nodes that are still being replaced" (CheckPodsReady).
+	if len(w.replacements) > 0 {
+		return nil, "nodes are being replaced: " + strings.Join(w.replacements, ", "), true
+	}
 	// step 5: countReadyAndStarted.
 	ready, started := 0, 0
 	for _, p := range w.pods {
@@ -477,17 +509,25 @@ func ordinal(pod string) int {
 // the real one) and the Starting label, one action here. The call registers a node the
 // ring never had (a new pod: it joins) or restarts a node whose JVM is down; a node
 // that was decommissioned refuses to start (FACTS §8 state A's replacement, C/D's
-// reused PVC): the operator then deletes the pod and records it in failedStarts.
+// reused PVC): the operator then deletes the pod and records it in failedStarts. A pod
+// being replaced starts with the replace_ip instead (replace.go).
 func (o *Operator) startOp(w *world, p *corev1.Pod) op {
 	pod := p.DeepCopy()
 	n, known := w.nodeOf(p.Name)
 	dcName := w.dcName
+	replaceIP, replaceErr := w.replaceAddress(p.Name)
 	return op{ActStartNode, func(ctx context.Context) error {
+		if replaceErr != nil {
+			// startCassandra returns before the Starting label: the reconcile fails.
+			return replaceErr
+		}
 		if err := o.patchPodLabel(ctx, pod.Name, StateStarting); err != nil {
 			return err
 		}
 		var startErr error
 		switch {
+		case replaceIP != "":
+			startErr = o.startReplacing(pod, known, dcName, replaceIP)
 		case !known:
 			sum := sha256.Sum256([]byte(string(pod.UID) + "/" + pod.Name))
 			h := fmt.Sprintf("%x", sum[:16])

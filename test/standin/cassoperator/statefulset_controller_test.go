@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -42,6 +43,9 @@ type env struct {
 	racks  []string
 	// rolled lists the pods the rolling update deleted, in order.
 	rolled []string
+	// protectPVCs turns pvcProtection on (off by default: the scale-down tests race
+	// their StatefulSet controller against the claim delete, and count the deletes).
+	protectPVCs bool
 }
 
 func (e *env) clock() time.Time { return e.now }
@@ -49,6 +53,13 @@ func (e *env) clock() time.Time { return e.now }
 // newEnv builds a settled datacenter of size nodes over racks: StatefulSets, Started
 // pods with their server-data claims, the ring, and a Ready status.
 func newEnv(t *testing.T, racks []string, size int) *env {
+	t.Helper()
+	return newEnvWith(t, racks, size, sim.Options{Version: sim.V41, RF: 3})
+}
+
+// newEnvWith is newEnv with the simulated Cassandra's options (e.g. JoinTime, so a
+// bootstrap or a replacement takes steps of the clock).
+func newEnvWith(t *testing.T, racks []string, size int, opts sim.Options) *env {
 	t.Helper()
 	e := &env{t: t, now: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC), racks: racks}
 	scheme := runtime.NewScheme()
@@ -73,6 +84,7 @@ func newEnv(t *testing.T, racks []string, size int) *env {
 		DatacenterGVR: "CassandraDatacenterList", TaskGVR: "CassandraTaskList"}, dc)
 	e.dyn.PrependReactor("*", "cassandradatacenters", WebhookReactor(e.dyn.Tracker()))
 	e.kube = kubefake.NewSimpleClientset()
+	e.kube.PrependReactor("delete", "*", e.pvcProtection)
 	var specs []sim.NodeSpec
 	statuses := map[string]any{}
 	split := SplitRacks(size, len(racks))
@@ -86,7 +98,7 @@ func newEnv(t *testing.T, racks []string, size int) *env {
 			statuses[name] = map[string]any{"hostID": id, "ip": p.Status.PodIP, "rack": r}
 		}
 	}
-	e.cass = sim.NewMemory(sim.Options{Version: sim.V41, RF: 3}, specs, e.clock)
+	e.cass = sim.NewMemory(opts, specs, e.clock)
 	e.setStatus("nodeStatuses", statuses)
 	return e
 }
@@ -125,7 +137,8 @@ func (e *env) createPodAnn(rack, name, nodeState string, ann map[string]string) 
 	lbl[LabelNodeState] = nodeState
 	claim := DataPVCName(name)
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: lbl, Annotations: ann, UID: types.UID(fmt.Sprintf("pod-uid-%d", e.uids))},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: lbl, Annotations: ann, UID: types.UID(fmt.Sprintf("pod-uid-%d", e.uids)),
+			CreationTimestamp: metav1.NewTime(e.now)},
 		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "server-data", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.0.0.%d", e.nextIP)},
@@ -146,7 +159,8 @@ func (e *env) createPodAnn(rack, name, nodeState string, ann map[string]string) 
 // controller is the StatefulSet controller (and the kubelet's part for Cassandra): pods
 // at or above replicas are deleted (claims stay; their JVM stops), missing pods below
 // it are created from the template (label Ready-to-Start). A pod on a fresh claim is a
-// new node (the sim forgets the old one of that name: its data is gone); a pod that
+// new node (the sim detaches the old one of that name: its data is gone, and peers keep
+// a ring member in gossip, down, for a replacement to take over); a pod that
 // finds its claim runs the node it held, whose Cassandra waits for the operator's start
 // (MGMT_API_EXPLICIT_START: its JVM is down until then).
 func (e *env) controller() {
@@ -201,7 +215,7 @@ func (e *env) controller() {
 			_, err := e.kube.CoreV1().PersistentVolumeClaims(testNS).Get(ctx, DataPVCName(name), metav1.GetOptions{})
 			fresh := err != nil
 			if _, nerr := e.node(name); nerr == nil && fresh {
-				_ = e.cass.RemoveNode(name)
+				_ = e.cass.Detach(name)
 			}
 			e.createPodAnn(rack, name, StateReadyToStart, s.Spec.Template.Annotations)
 		}
@@ -325,4 +339,44 @@ func (e *env) replicas(rack string) int {
 func newDeployment(replicas int32) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "cass-operator", Namespace: testNS},
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas}}
+}
+
+// pvcProtection is the kubernetes.io/pvc-protection finalizer and its controller: a
+// claim deleted while its pod exists is only marked terminating, and goes once the pod
+// is deleted (the replacenode job deletes the claims before the pod).
+func (e *env) pvcProtection(action k8stesting.Action) (bool, runtime.Object, error) {
+	if !e.protectPVCs {
+		return false, nil, nil
+	}
+	d := action.(k8stesting.DeleteAction)
+	tr := e.kube.Tracker()
+	pvcs := corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")
+	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	switch d.GetResource().Resource {
+	case "persistentvolumeclaims":
+		if _, err := tr.Get(pods, d.GetNamespace(), strings.TrimPrefix(d.GetName(), "server-data-")); err != nil {
+			return false, nil, nil
+		}
+		obj, err := tr.Get(pvcs, d.GetNamespace(), d.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		c := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
+		if c.DeletionTimestamp == nil {
+			now := metav1.NewTime(e.now)
+			c.DeletionTimestamp = &now
+			c.Finalizers = append(c.Finalizers, "kubernetes.io/pvc-protection")
+		}
+		return true, c, tr.Update(pvcs, c, d.GetNamespace())
+	case "pods":
+		if err := tr.Delete(pods, d.GetNamespace(), d.GetName()); err != nil {
+			return true, nil, err
+		}
+		claim := DataPVCName(d.GetName())
+		if obj, err := tr.Get(pvcs, d.GetNamespace(), claim); err == nil && obj.(*corev1.PersistentVolumeClaim).DeletionTimestamp != nil {
+			_ = tr.Delete(pvcs, d.GetNamespace(), claim)
+		}
+		return true, nil, nil
+	}
+	return false, nil, nil
 }

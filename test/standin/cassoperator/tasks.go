@@ -12,7 +12,7 @@ import (
 )
 
 // The CassandraTask controller (internal/controllers/control/cassandratask_controller.go,
-// jobs.go), for the commands restart and cleanup. It runs when Config.RunTasks is set,
+// jobs.go), for the commands restart, cleanup and replacenode (tasks_replace.go). It runs when Config.RunTasks is set,
 // in the same process as the datacenter's reconcile: Step asks it for a write only when
 // the datacenter's pass has none (the real one runs beside it).
 
@@ -57,6 +57,7 @@ type taskView struct {
 	dc      string
 	command string
 	rack    string
+	podName string // args.pod_name
 	forbid  bool
 	active  bool
 	done    bool
@@ -72,6 +73,7 @@ func readTask(u *unstructured.Unstructured) taskView {
 		if m, ok := jobs[0].(map[string]any); ok {
 			t.command, _, _ = unstructured.NestedString(m, "command")
 			t.rack, _, _ = unstructured.NestedString(m, "args", "rack")
+			t.podName, _, _ = unstructured.NestedString(m, "args", "pod_name")
 		}
 	}
 	// setDefaults: concurrencyPolicy "" is Forbid.
@@ -149,6 +151,8 @@ func (o *Operator) taskPass(w *world, t taskView, all []taskView) ([]op, string)
 		return o.restartPass(w, t)
 	case "cleanup":
 		return o.cleanupPass(w, t)
+	case "replacenode":
+		return o.replacePass(w, t)
 	}
 	return nil, "task " + t.name + ": command " + t.command + " is not modelled"
 }
@@ -308,6 +312,12 @@ func (o *Operator) cleanupPass(w *world, t taskView) ([]op, string) {
 
 // taskCompleteOp is Reconcile's end of a task (res.RequeueAfter == 0).
 func (o *Operator) taskCompleteOp(t taskView, completed, failed int) op {
+	return o.taskEndOp(t, completed, failed, "")
+}
+
+// taskEndOp is taskCompleteOp with the Failed condition's message: a terminal error's
+// text when given (a validation failure), else "<n> pods failed during processing".
+func (o *Operator) taskEndOp(t taskView, completed, failed int, terminal string) op {
 	name := t.name
 	return op{ActTaskComplete, func(ctx context.Context) error {
 		return o.updateTask(ctx, name, func(u *unstructured.Unstructured) {
@@ -325,6 +335,9 @@ func (o *Operator) taskCompleteOp(t taskView, completed, failed int) op {
 			if failed > 0 {
 				set["Failed"] = "True"
 				msg = fmt.Sprintf("%d pods failed during processing", failed)
+				if terminal != "" {
+					msg = terminal
+				}
 			}
 			setTaskConds(u, set, msg, now)
 		})
@@ -339,12 +352,13 @@ func (o *Operator) taskCondOp(name string, a Action, set map[string]string) op {
 	}}
 }
 
-// setTaskConds is SetCondition (cassandratask_controller.go) for each type in set; msg
-// goes to the Failed condition. Its reason is the condition's type, as there (the CRD's
+// setTaskConds is SetCondition (cassandratask_controller.go) for each type in set, in
+// Reconcile's order (Complete, Running, Failed: a new one is appended); msg goes to the
+// Failed condition. Its reason is the condition's type, as there (the CRD's
 // metav1.Condition schema refuses an empty reason).
 func setTaskConds(u *unstructured.Unstructured, set map[string]string, msg, now string) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, ty := range []string{"Running", "Complete", "Failed"} {
+	for _, ty := range []string{"Complete", "Running", "Failed"} {
 		st, ok := set[ty]
 		if !ok {
 			continue
