@@ -21,6 +21,7 @@ type scenario struct {
 func scenarios() []scenario {
 	return []scenario{
 		{name: "fixture-ready", run: testFixtureReady},
+		{name: "fixture-replace-by-hand", run: testFixtureReplaceByHand},
 		{name: "nodetool-through-exec", run: testNodetoolThroughExec},
 		{name: "guards-catch-violations", run: testGuardsCatchViolations},
 		{name: "scale-2to1", run: testScale2to1},

@@ -55,6 +55,31 @@ func (w *World) RecreatePod(pod string) {
 	w.podDeleted(w.NS, pod)
 }
 
+// WipePod deletes pod and its claims as a node replacement does (the claims' PVC
+// protection finalizer lets them go once the pod is gone), and lets its StatefulSet
+// controller create it again at once on new claims: a fresh data dir. Not through the
+// API (no side effect, no violation): a test's setup, or CassKop's own plugin's steps.
+func (w *World) WipePod(pod string) {
+	w.t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.Kube.Tracker().Delete(podsGVR, w.NS, pod); err != nil {
+		w.t.Fatal(err)
+	}
+	l, err := w.Kube.Tracker().List(pvcsGVR, corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), w.NS)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, c := range l.(*corev1.PersistentVolumeClaimList).Items {
+		if claimPod(c.Name) == pod {
+			if err := w.Kube.Tracker().Delete(pvcsGVR, w.NS, c.Name); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+	}
+	w.podDeleted(w.NS, pod)
+}
+
 // AddJoiningNode adds to the ring a node of dc that stays joining (UJ) until
 // FinishJoining: another operation's node bootstrapping (it has no pod here; only
 // nodetool status shows it). It needs Opts.JoinTime > 0.

@@ -28,7 +28,9 @@ var (
 // ordinal below replicas without a pod gets one (a new UID), its missing claims are
 // created from the templates, and its Cassandra node is registered: a pod that finds
 // its data claim starts the node it held (a restart), a pod on a fresh claim is a new
-// node that bootstraps (Opts.JoinTime). Called with w.mu held.
+// node that bootstraps (Opts.JoinTime). In CassKop's shape every pod start runs the
+// bootstrap init container first (casskopboot.go), whose JVM options the node starts
+// with. Called with w.mu held.
 func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 	ns := sts.Namespace
 	for i := 0; i < int(*sts.Spec.Replicas); i++ {
@@ -51,20 +53,21 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 					Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}})
 		}
 		// The pod finds its node's data (a restart: the same node starts again), or a
-		// fresh claim (a new node, which bootstraps).
+		// fresh claim (a new node, which bootstraps, or replaces one when its JVM
+		// options say so).
 		var addr string
-		var start func()
+		var start func(jvm sim.StartOptions)
 		known, err := w.Cass.Node(name)
 		dc, rack := w.rackOf(sts)
 		if err == nil && !freshData {
 			addr = known.Address
-			start = func() { _ = w.Cass.Restart(name) }
+			start = func(jvm sim.StartOptions) { w.restartNode(name, jvm) }
 			if w.co != nil && known.Running {
 				// The JVM stopped with the old pod; the operator starts the new one.
 				_ = w.Cass.UpdateFault(name, func(f *sim.Fault) { f.Down = true })
 			}
 		} else {
-			if err == nil {
+			if err == nil && w.co != nil {
 				_ = w.Cass.RemoveNode(name) // its data is gone: a new node takes the name
 			}
 			w.nextIP++
@@ -75,10 +78,20 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			if w.joinFails[name] {
 				f.JoinFails = true
 			}
-			start = func() {
+			start = func(jvm sim.StartOptions) {
+				if w.co == nil {
+					// Its data dir is new: StartFresh, which keeps a former node of
+					// the pod in gossip, dead, as peers do (a replacement finds it).
+					w.startFresh(spec, f, jvm)
+					return
+				}
 				if err := w.Cass.AddNodeWithFault(spec, f); err != nil {
 					w.violations = append(w.violations, "world: cannot register node "+name+": "+err.Error())
 				}
+			}
+			if err == nil && w.co == nil && known.Running {
+				// The former node's JVM went with its pod.
+				_ = w.Cass.UpdateFault(name, func(f *sim.Fault) { f.Down = true })
 			}
 		}
 		uid := w.nextUID("pod", name)
@@ -111,12 +124,25 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			_ = w.Kube.Tracker().Add(pod)
 			continue
 		}
-		_ = w.Kube.Tracker().Add(pod)
 		if w.co != nil {
+			_ = w.Kube.Tracker().Add(pod)
 			continue // Cassandra starts when the operator calls the management API (FACTS §3.7)
 		}
+		// CassKop's bootstrap init container runs pre_run.sh before Cassandra, on every
+		// start of every pod; when it fails the pod stays in Init and Cassandra never
+		// starts (docs/reference/replace.md §7.2, §7.3).
+		jvm, failed := w.bootstrapInit(name)
+		if failed != nil {
+			pod.Status = initFailedStatus(pod.Status.PodIP, failed.Exit)
+			_ = w.Kube.Tracker().Add(pod)
+			if known, err := w.Cass.Node(name); err == nil && known.Running {
+				_ = w.Cass.UpdateFault(name, func(f *sim.Fault) { f.Down = true }) // it went with the old pod
+			}
+			continue
+		}
+		_ = w.Kube.Tracker().Add(pod)
 		if w.startTime == 0 {
-			start()
+			start(jvm)
 			continue
 		}
 		// Cassandra starts (and the pod turns Ready) StartTime later, if that pod is
@@ -128,7 +154,7 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			if err != nil || obj.(*corev1.Pod).UID != uid {
 				return
 			}
-			start()
+			start(jvm)
 			p := obj.(*corev1.Pod).DeepCopy()
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 			_ = w.Kube.Tracker().Update(podsGVR, p, ns)

@@ -92,6 +92,9 @@ type World struct {
 	chg changeState
 	// co is the cass-operator shape's stand-in (cassoperator.go); nil for CassKop's.
 	co *cassOpState
+	// boot is CassKop's bootstrap init container: its ConfigMap, the JVM options each
+	// node started with, the failures (casskopboot.go).
+	boot casskopBoot
 }
 
 // CCGVR is the CassandraCluster resource of the fake world.
@@ -142,6 +145,12 @@ type Opts struct {
 	// node sends, and the cost of each nodetool call.
 	StreamTimeScale, HardwareRate float64
 	ExecCost                      time.Duration
+	// NoConfigMap: the CassandraCluster names no ConfigMap (spec.configMapName unset),
+	// so CassKop runs no pre_run.sh. By default it names "demo-config", which exists
+	// (casskopboot.go).
+	NoConfigMap bool
+	// PreRun is the user's pre_run.sh in that ConfigMap ("" = no such key).
+	PreRun string
 }
 
 // simOptions are the simulated Cassandra's options from o.
@@ -189,6 +198,7 @@ func New(t *testing.T, o Opts) *World {
 		"metadata": map[string]any{"name": w.Name, "namespace": w.NS, "uid": "cc-uid-1", "resourceVersion": "1"},
 		"spec":     map[string]any{"nodesPerRacks": int64(o.Nodes), "serverVersion": o.Version + ".0"},
 	}}
+	w.nameConfigMap(cr.Object["spec"].(map[string]any), o)
 	if o.Topology {
 		var racks []any
 		for _, r := range o.Racks {
@@ -206,6 +216,7 @@ func New(t *testing.T, o Opts) *World {
 	}
 	w.Dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{CCGVR: "CassandraClusterList"}, cr)
 	w.Kube = kubefake.NewSimpleClientset()
+	w.createConfigMap(o)
 	w.Kube.Resources = []*metav1.APIResourceList{{GroupVersion: "db.orange.com/v2", APIResources: []metav1.APIResource{{Name: casskop.Resource, Namespaced: true, Kind: casskop.Kind}}}}
 	if o.StatusSubresource {
 		w.Kube.Resources[0].APIResources = append(w.Kube.Resources[0].APIResources, metav1.APIResource{Name: casskop.Resource + "/status", Namespaced: true, Kind: casskop.Kind})
