@@ -91,10 +91,10 @@ func (w *World) stampCreation(ns, pod string) {
 	_ = w.Kube.Tracker().Update(podsGVR, p, ns)
 }
 
-// KillNode kills the Cassandra of pod as a dead node: its JVM is down (peers see it DN,
-// nodetool on the pod cannot connect, E10) and the pod is not Ready (the kubelet's
-// readiness probe). The pod itself stays Running, with its claims.
-func (w *World) KillNode(pod string) {
+// killCassOperatorNode is KillNode in the cass-operator world: its JVM is down (peers
+// see it DN, nodetool on the pod cannot connect, E10) and the kubelet marks the pod not
+// Ready (its readiness probe). The pod itself stays Running, with its claims.
+func (w *World) killCassOperatorNode(pod string) {
 	w.t.Helper()
 	if err := w.Cass.UpdateFault(pod, func(f *sim.Fault) { f.Down = true }); err != nil {
 		w.t.Fatal(err)

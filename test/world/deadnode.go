@@ -35,8 +35,12 @@ func (w *World) KillNode(pod string) DeadNode {
 	if err != nil {
 		w.t.Fatalf("KillNode %s: %v", pod, err)
 	}
-	w.SetDown(pod, true)
-	w.setReady(pod, false)
+	if w.co != nil {
+		w.killCassOperatorNode(pod)
+	} else {
+		w.SetDown(pod, true)
+		w.setReady(pod, false)
+	}
 	return DeadNode{Pod: pod, HostID: nv.HostID, Address: nv.Address, Tokens: toks}
 }
 
