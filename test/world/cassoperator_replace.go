@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +40,11 @@ func (w *World) protectClaim(ns, claim string) bool {
 	if c.DeletionTimestamp != nil {
 		return true
 	}
-	now := metav1.NewTime(w.co.cfg.Now())
+	at := time.Now()
+	if w.co != nil {
+		at = w.co.cfg.Now()
+	}
+	now := metav1.NewTime(at)
 	c.DeletionTimestamp = &now
 	c.Finalizers = append(c.Finalizers, pvcProtectionFinalizer)
 	w.rv++

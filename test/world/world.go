@@ -326,6 +326,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		snap := w.beforeAction(action)
+		protect := false
 		before, err := w.crBefore(tracker, action)
 		if err != nil {
 			return true, nil, err
@@ -370,7 +371,13 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 					}
 					pod := claimPod(a.GetName())
 					if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), pod); err == nil {
-						w.violations = append(w.violations, "PVC "+a.GetName()+" deleted while pod "+pod+" exists")
+						if w.chg.replacing[pod] {
+							// A replace deletes the dead node's claims, then its pod:
+							// pvc-protection holds them until the pod is gone.
+							protect = true
+						} else {
+							w.violations = append(w.violations, "PVC "+a.GetName()+" deleted while pod "+pod+" exists")
+						}
 					}
 					w.pvcDeletes = append(w.pvcDeletes, a.GetName())
 				}
@@ -382,7 +389,14 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 			}
 		}
 		hsnap := w.historyBefore(tracker, action)
-		handled, obj, err := apply(action)
+		var handled bool
+		var obj runtime.Object
+		if protect {
+			handled = w.protectClaim(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
+		}
+		if !handled {
+			handled, obj, err = apply(action)
+		}
 		if err != nil {
 			return handled, obj, err
 		}
@@ -391,6 +405,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		}
 		w.afterAction(action, snap)
 		if verb == "delete" && gvr.Resource == "pods" {
+			w.releaseClaims(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
 			w.podDeleted(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
 		}
 		if verb == "patch" || verb == "update" {

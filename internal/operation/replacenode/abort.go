@@ -56,7 +56,7 @@ func undo(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint
 		return "", nil
 	}
 	ru := &run{w: &steps.World{Kube: r.Kube, CP: cp}, rep: cp.Replace, n: cp.Nodes[0]}
-	had, err := (&setOption{ru}).Done(ctx)
+	had, err := (&setOption{ru}).written(ctx)
 	if err != nil {
 		return "", err
 	}

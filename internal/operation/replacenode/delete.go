@@ -9,6 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 )
 
 // deleteClaims deletes the dead node's claims (its data: only its), each with the UID
@@ -60,8 +63,13 @@ func (s *deleteClaims) Done(ctx context.Context) (bool, error) {
 func (s *deleteClaims) Safe(ctx context.Context) error {
 	return s.w.WaitSafe(ctx, StepDeleteClaims+"/"+s.rep.Pod, func() (string, error) {
 		if s.rep.ConfigMap != "" {
-			if ok, err := (&setOption{s.run}).Done(ctx); err != nil || !ok {
-				return "the replace option is not in ConfigMap " + s.rep.ConfigMap + " (" + fmt.Sprint(err) + ")", err
+			ok, err := (&setOption{s.run}).written(ctx)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the replace option was taken out of ConfigMap %s/%s since it was written: without it the new pod would start as a new node; "+
+					"nothing was deleted. Abort this operation (kubectl cassandra abort -n %s %s) and run replace-node again", s.w.CP.Namespace, s.rep.ConfigMap, s.w.CP.Namespace, s.w.CP.Cluster)}
 			}
 		}
 		return s.stillDead(ctx)

@@ -55,7 +55,19 @@ func (s *setOption) PlanText() string {
 		s.rep.Key, s.rep.ConfigMap, s.rep.Pod, s.rep.Address, s.rep.File, s.rep.Version)
 }
 
+// Done: the block is in the script, or the dead node's claims are gone already (the
+// steps after it ran, and the last one may have taken the block out again: a run that
+// died before its checkpoint write recorded them leaves this step pending).
 func (s *setOption) Done(ctx context.Context) (bool, error) {
+	if ok, err := s.written(ctx); err != nil || ok {
+		return ok, err
+	}
+	left, err := s.claimsLeft(ctx)
+	return err == nil && len(left) == 0 && len(s.n.PVCs) > 0, err
+}
+
+// written reports whether the block is in the script now.
+func (s *setOption) written(ctx context.Context) (bool, error) {
 	cm, err := s.configMap(ctx)
 	if err != nil {
 		return false, err

@@ -10,8 +10,9 @@ import (
 
 // Done means verified, never "the task said so" (cass-operator #748): the replacement
 // is UN in a successful ring read by another node, owns as many tokens as the dead node
-// did, the dead Host ID is gone from the ring (a replacement on another address takes
-// a new one) or is the replacement's own (same address: §4.4), and it holds data.
+// did, and the dead Host ID is gone from the ring (a replacement on another address
+// takes a new one) or is the replacement's own (same address: §4.4). A replacement that
+// holds no data at the end is said (its ranges had no other replica: RF 1).
 
 // phase is where a replacement stands in one ring read.
 type phase struct {
@@ -20,6 +21,8 @@ type phase struct {
 	what string
 	// joining: the replacement is listed UJ (streaming).
 	joining bool
+	// empty: done, and the replacement holds no data.
+	empty bool
 }
 
 // judge reads the replacement of rep on the new pod's address newIP out of ring (read
@@ -64,8 +67,15 @@ func judge(rep *record.Replacement, newIP string, ring nodetool.Ring) (phase, er
 	if got := tokenCount(row); got != rep.Tokens {
 		return phase{}, fmt.Errorf("the replacement %s owns %d tokens, the dead node owned %d: it did not take over the dead node's tokens", newIP, got, rep.Tokens)
 	}
-	if l, ok := operation.ParseLoad(row.Load); !ok || l <= 0 {
-		return phase{what: fmt.Sprintf("the replacement %s is UN with Load %q: waiting until it shows its data", newIP, row.Load)}, nil
+	if _, ok := operation.ParseLoad(row.Load); !ok {
+		return phase{what: fmt.Sprintf("the replacement %s is UN with Load %q: waiting until it reports its data", newIP, row.Load)}, nil
 	}
-	return phase{done: true}, nil
+	return phase{done: true, empty: emptyLoad(row.Load)}, nil
+}
+
+// emptyLoad reports whether a Load holds no data: a replacement that streamed nothing
+// (every range's only replica was the dead node: RF 1, the data is lost).
+func emptyLoad(load string) bool {
+	l, ok := operation.ParseLoad(load)
+	return ok && l <= 0
 }

@@ -79,6 +79,9 @@ func (s *waitReplaced) Wait(ctx context.Context) error {
 			ph.what = "state unknown (" + err.Error() + ")"
 		}
 		if ph.done {
+			if ph.empty {
+				s.w.Reporter.Warn(s.id(), fmt.Sprintf("the replacement on %s holds no data (Load 0): the ranges it took over had no other live replica (keyspaces with replication factor 1 lost the dead node's data); run a repair if other keyspaces should have streamed", s.rep.Pod))
+			}
 			return nil
 		}
 		if p != nil && (s.n.PodUID == "" || string(p.UID) != s.n.PodUID) {
