@@ -49,9 +49,10 @@ func (s *removeNode) PlanText() string {
 // coordinator is the pod removenode runs on: the first of the node's StatefulSet,
 // which a scale-down never removes. Always the same pod, so that a resumed run asks
 // the node that holds the removal's state (`removenode status` answers only there).
-func (s *removeNode) coordinator() string { return coordinatorOf(s.n) }
+func (s *removeNode) coordinator() string { return CoordinatorOf(s.n) }
 
-func coordinatorOf(n checkpoint.Node) string {
+// CoordinatorOf is the pod that removes n (removeNode.coordinator).
+func CoordinatorOf(n checkpoint.Node) string {
 	if n.Ordinal == 0 {
 		return topology.PodName(n.StatefulSet, 1)
 	}
