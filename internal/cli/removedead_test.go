@@ -250,3 +250,16 @@ func removeDeadWorldTimed(t *testing.T) (*world.World, string) {
 	w.SetDown(removedDeadPod, true)
 	return w, n.HostID
 }
+
+// TestScaleDownRemoveDeadRefusedOnCassOperator: cass-operator removes nodes itself, by
+// decommission only: --remove-dead is refused, naming why and replace-node.
+func TestScaleDownRemoveDeadRefusedOnCassOperator(t *testing.T) {
+	w := drivenWorld(t, 3)
+	_, stderr, code, _ := drun(w, 0, append(scaleDC(2), "--remove-dead")...)
+	if code != exit.Refused || !strings.Contains(stderr, "--remove-dead is not possible") || !strings.Contains(stderr, "replace-node") {
+		t.Fatalf("exit %d, want %d naming why and replace-node\n%s", code, exit.Refused, stderr)
+	}
+	if w.SideEffects() != 0 {
+		t.Error("the refusal changed something")
+	}
+}
