@@ -57,7 +57,8 @@ With --remove-dead, a dead node among those removed is removed with nodetool rem
 on a live node of its rack instead (the remaining nodes stream its ranges from the other
 replicas; keyspaces with replication factor 1 lose its data, which --force accepts), re-checked
 right before (still DN and silent, every other node UN, nothing joining, leaving or moving, no
-removal already in process); then verified gone from the ring like any removed node.
+removal already in process); then verified gone from the ring like any removed node. Not where
+the operator scales the datacenter itself: it removes nodes only by decommission.
 
 With --nodes larger than today, scale the rack up one node at a time: grow the StatefulSet by one,
 wait until the new pod is Ready and its node UN (bootstrap finished), then the next; then set

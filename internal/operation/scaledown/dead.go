@@ -54,11 +54,11 @@ func downLeaving(r nodetool.Ring, dc string, leaving map[string]string) (dead []
 
 // deadRefusal is the refusal for dead nodes the plan would remove when --remove-dead
 // was not given.
-func deadRefusal(pods []string, reader string, cl topology.Cluster) error {
-	return exit.Refusedf("node %s is DN on %s: a dead node cannot be decommissioned (its data cannot stream from it). "+
+func deadRefusal(pods []string, reader, dc string, cl topology.Cluster) error {
+	return exit.Refusedf("not every node of datacenter %s is Up/Normal: node %s is DN on %s, and a dead node cannot be decommissioned (its data cannot stream from it). "+
 		"Pass --remove-dead to remove it with nodetool removenode from a live node instead (its ranges are re-streamed from the other replicas; "+
 		"keyspaces with replication factor 1 lose its data), or replace it to keep the rack's size (kubectl cassandra replace-node -n %s %s --pod %s); nothing changed",
-		strings.Join(pods, ", "), reader, cl.Namespace, cl.Name, pods[0])
+		dc, strings.Join(pods, ", "), reader, cl.Namespace, cl.Name, pods[0])
 }
 
 // judgeDead refuses unless every node of the datacenter is UN but dead nodes the plan
@@ -80,7 +80,7 @@ func (f *preflight) judgeDead(ctx context.Context, ring nodetool.Ring, nodes []c
 	case len(dead) == 0:
 		return nil
 	case !removeDead:
-		return deadRefusal(dead, f.reader, cl)
+		return deadRefusal(dead, f.reader, dc.Name, cl)
 	}
 	for _, pod := range dead {
 		p, err := f.p.Kube.CoreV1().Pods(f.ns).Get(ctx, pod, metav1.GetOptions{})
