@@ -263,3 +263,26 @@ func TestScaleDownRemoveDeadRefusedOnCassOperator(t *testing.T) {
 		t.Error("the refusal changed something")
 	}
 }
+
+// TestScaleDownRemoveDeadAfterAbort: a plan made while its node was alive meets it
+// dead before its decommission was sent. abort leaves it untouched (its nodetool
+// silent, DN on a peer: nothing is leaving), and scale --remove-dead then removes it.
+func TestScaleDownRemoveDeadAfterAbort(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 3, Version: "4.1", Operator: true, RF: 2})
+	n, err := w.Cass.Node(removedDeadPod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, crashed := run(w, 1, scaleTo(2)...); !crashed {
+		t.Fatal("crash point 1 not reached")
+	}
+	w.SetDown(removedDeadPod, true)
+	stdout, stderr, code, _ := run(w, 0, abortDemo...)
+	if code != 0 || !strings.Contains(stdout+stderr, "is dead") {
+		t.Fatalf("abort: exit %d, want 0 with a note that the node is dead\n%s\n%s", code, stdout, stderr)
+	}
+	if _, stderr, code, _ := run(w, 0, scaleTo(2, "--remove-dead")...); code != 0 {
+		t.Fatalf("scale --remove-dead after the abort: exit %d\n%s", code, stderr)
+	}
+	assertDeadRemoved(t, w, n.HostID, "after abort")
+}

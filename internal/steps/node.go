@@ -108,7 +108,7 @@ func (s *decommission) Safe(ctx context.Context) error {
 		}
 		ns, err := s.w.netstats(ctx, s.n.Pod)
 		if err != nil {
-			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
+			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error() + s.w.deadWords(ctx, s.n, err), nil
 		}
 		switch ns.Mode {
 		case nodetool.ModeNormal:

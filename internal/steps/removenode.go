@@ -384,3 +384,21 @@ func (w *World) removedDead(pod string) bool {
 	_, ok := w.CP.Step(checkpoint.StepID(StepRemoveNode, pod))
 	return ok
 }
+
+// deadWords is what a decommission waiting on a node whose nodetool cannot connect
+// (ntErr) adds when a ring read on a live node shows it DN: if it stays dead, it cannot
+// be decommissioned, and the way out ("" when not shown).
+func (w *World) deadWords(ctx context.Context, n checkpoint.Node, ntErr error) string {
+	var unreachable *nodetool.UnreachableError
+	if !errors.As(ntErr, &unreachable) {
+		return ""
+	}
+	r, reader, err := w.ring(ctx)
+	if err != nil {
+		return ""
+	}
+	if row, ok := r.ByHostID(n.HostID); !ok || row.Code() != "DN" {
+		return ""
+	}
+	return fmt.Sprintf(" (it is DN on %s: a node that stays dead cannot be decommissioned; stop this operation with kubectl cassandra abort, then scale again with --remove-dead, or replace it with kubectl cassandra replace-node)", reader)
+}

@@ -256,6 +256,9 @@ func stepPending(cp *checkpoint.Checkpoint, kind, pod string) bool {
 func untouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, sent bool) (note, why string, leaving bool, err error) {
 	ns, err := r.Nodetool.Netstats(ctx, n.Pod)
 	if err != nil {
+		if note := deadUntouched(ctx, r, n, sent, err); note != "" {
+			return note, "", false, nil
+		}
 		return "", "", false, fmt.Errorf("cannot read the state of %s (%v)", n.Pod, err)
 	}
 	seen := peerView{reader: peerOf(n)}

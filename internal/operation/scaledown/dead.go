@@ -2,6 +2,7 @@ package scaledown
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -182,4 +183,23 @@ func deadAssess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Chec
 			n.Pod, rm.State, rm.Attempts, row.Code(), reader, r.ResumeHint)
 	}
 	return "", removed(ctx, r, ns, n)
+}
+
+// deadUntouched is abort's note for a node whose decommission was never sent and that
+// died meanwhile: its nodetool cannot connect (ntErr) and a peer sees it DN (not DL:
+// nothing removes it). It stays in the ring, untouched; "" when that is not shown.
+func deadUntouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, sent bool, ntErr error) string {
+	var unreachable *nodetool.UnreachableError
+	if sent || !errors.As(ntErr, &unreachable) {
+		return ""
+	}
+	reader := peerOf(n)
+	ring, err := r.Nodetool.Status(ctx, reader)
+	if err != nil {
+		return ""
+	}
+	if row, ok := ring.ByHostID(n.HostID); !ok || row.Code() != "DN" {
+		return ""
+	}
+	return fmt.Sprintf("node %s is dead (DN on %s, its nodetool silent) and was not touched: it stays in the ring; remove it (scale --remove-dead) or replace it (replace-node)", n.Pod, reader)
 }
