@@ -286,3 +286,15 @@ func TestScaleDownRemoveDeadAfterAbort(t *testing.T) {
 	}
 	assertDeadRemoved(t, w, n.HostID, "after abort")
 }
+
+// TestScaleDownRemoveDeadSetsNoThroughputOnTheDeadNode: a dead node streams nothing
+// (the others stream its ranges) and its limiter cannot be read: --stream-throughput
+// sets nothing for it, and says so.
+func TestScaleDownRemoveDeadSetsNoThroughputOnTheDeadNode(t *testing.T) {
+	w, deadID := removeDeadWorld(t)
+	stdout, stderr, code, _ := run(w, 0, scaleTo(2, "--remove-dead", "--stream-throughput", "100MiB/s")...)
+	if code != 0 || !strings.Contains(stdout+stderr, "removed by removenode") {
+		t.Fatalf("exit %d, want 0 with the no-stream warning\n%s", code, stderr)
+	}
+	assertDeadRemoved(t, w, deadID, "--stream-throughput")
+}

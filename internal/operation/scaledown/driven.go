@@ -101,7 +101,7 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 		}
 	}
 	// The operator decommissions, the plugin still sets and restores the limits around it.
-	if err := throttle(ctx, env, plan, ring, reader); err != nil {
+	if err := throttle(ctx, env, plan, ring, reader, nil); err != nil {
 		return nil, err
 	}
 	return plan, nil

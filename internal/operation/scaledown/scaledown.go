@@ -165,7 +165,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 			plan.Findings = append(plan.Findings, unstartedFinding(n.Pod))
 		}
 	}
-	if err := throttle(ctx, env, plan, ring, reader); err != nil {
+	if err := throttle(ctx, env, plan, ring, reader, pf.dead); err != nil {
 		return nil, err
 	}
 	if len(pf.unstarted) > 0 {

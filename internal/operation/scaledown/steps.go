@@ -62,13 +62,15 @@ func settleSteps(leftovers []checkpoint.Leftover, pause bool) []checkpoint.Step 
 // left when planned: their decommission is done) get none.
 func throttled(list []checkpoint.Step) []checkpoint.Step {
 	var out []checkpoint.Step
+	set := map[string]bool{} // a dead node's removenode sets nothing: nothing to restore
 	for _, s := range list {
 		starts := s.Kind == steps.StepDecommission || s.Kind == steps.StepRequestRemoval
 		if starts && s.State == checkpoint.StatePending {
 			out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, s.Pod), checkpoint.PendingStep(steps.StepSetThroughput, s.Pod))
+			set[s.Pod] = true
 		}
 		out = append(out, s)
-		if s.Kind == steps.StepVerifyLeft && s.State == checkpoint.StatePending {
+		if s.Kind == steps.StepVerifyLeft && s.State == checkpoint.StatePending && set[s.Pod] {
 			out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, s.Pod))
 		}
 	}
