@@ -298,3 +298,42 @@ func TestScaleDownRemoveDeadSetsNoThroughputOnTheDeadNode(t *testing.T) {
 	}
 	assertDeadRemoved(t, w, deadID, "--stream-throughput")
 }
+
+// TestScaleDownRemoveDeadThenDecommission: 4 -> 2 with the highest node dead: it is
+// removed with removenode, then the next one decommissioned as usual. With the dead
+// node below a live one, the plan is refused (the decommission would meet it DN).
+func TestScaleDownRemoveDeadThenDecommission(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 4, Version: "4.1", Operator: true, RF: 2})
+	dead, err := w.Cass.Node("demo-dc1-rack1-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetDown(dead.Pod, true)
+	if _, stderr, code, _ := run(w, 0, scaleTo(2, "--remove-dead")...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	nodes, _ := w.Cass.Nodes()
+	for _, n := range nodes {
+		if n.PeerCode != "" && (n.Pod == dead.Pod || n.Pod == "demo-dc1-rack1-2") {
+			t.Errorf("node %s is still in the ring (%s)", n.Pod, n.PeerCode)
+		}
+	}
+	w.AssertHistory(world.Expect{
+		Execs:      map[string]int{"removenode demo-dc1-rack1-0": 1, "decommission demo-dc1-rack1-2": 1},
+		ExecKinds:  []string{"decommission", "removenode"},
+		Replicas:   map[string][]int32{"demo-dc1-rack1": world.Down(4, 2)},
+		PVCDeletes: []string{"data-demo-dc1-rack1-3", "data-demo-dc1-rack1-2"},
+		Operator:   map[string][]int32{"casskop": {1, 0, 1}},
+		SpecWrites: 1,
+	}, "4 -> 2")
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("unsafe actions: %s", strings.Join(v, "; "))
+	}
+
+	w2 := world.New(t, world.Opts{Nodes: 4, Version: "4.1", RF: 2})
+	w2.SetDown("demo-dc1-rack1-2", true)
+	_, stderr, code, _ := run(w2, 0, scaleTo(2, "--remove-dead")...)
+	if code != exit.Refused || !strings.Contains(stderr, "above it") {
+		t.Fatalf("dead node below a live one: exit %d, want %d\n%s", code, exit.Refused, stderr)
+	}
+}

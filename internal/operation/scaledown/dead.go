@@ -105,6 +105,38 @@ func (f *preflight) judgeDead(ctx context.Context, ring nodetool.Ring, nodes []c
 		}
 		f.dead[pod] = true
 	}
+	return deadFirst(nodes, f.dead, f.left, cl)
+}
+
+// deadFirst refuses a plan in which a dead node would wait for another removal: every
+// removal, and a decommission above all, needs every other node of the datacenter UN,
+// so the dead node must be the one alone that is down and the first of its rack to go
+// (a StatefulSet loses its highest pod first). Nodes that left or never started stream
+// nothing and do not count.
+func deadFirst(nodes []checkpoint.Node, dead, left map[string]bool, cl topology.Cluster) error {
+	var pods []string
+	for _, n := range nodes {
+		if dead[n.Pod] {
+			pods = append(pods, n.Pod)
+		}
+	}
+	sort.Strings(pods)
+	if len(pods) > 1 {
+		return exit.Refusedf("nodes %s are dead: removing one needs every other node of the datacenter UN. Replace all but one first (kubectl cassandra replace-node -n %s %s --pod POD), then scale; nothing changed",
+			strings.Join(pods, ", "), cl.Namespace, cl.Name)
+	}
+	for _, d := range nodes {
+		if !dead[d.Pod] {
+			continue
+		}
+		for _, n := range nodes {
+			if n.StatefulSet == d.StatefulSet && n.Ordinal > d.Ordinal && !dead[n.Pod] && !left[n.Pod] && !n.Unstarted {
+				return exit.Refusedf("node %s is dead and node %s above it in StatefulSet %s is alive: %s leaves first, and its decommission needs every other node UN. "+
+					"Replace %s first (kubectl cassandra replace-node -n %s %s --pod %s), or scale the rack to %d nodes first; nothing changed",
+					d.Pod, n.Pod, d.StatefulSet, n.Pod, d.Pod, cl.Namespace, cl.Name, d.Pod, d.Ordinal+1)
+			}
+		}
+	}
 	return nil
 }
 

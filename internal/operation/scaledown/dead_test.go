@@ -7,6 +7,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 func TestRemoveDeadRingSorting(t *testing.T) {
@@ -64,5 +65,25 @@ func TestRemoveDeadSteps(t *testing.T) {
 	}
 	if !found {
 		t.Error("the scale-down schema lacks removenode")
+	}
+}
+
+func TestRemoveDeadFirst(t *testing.T) {
+	cl := topology.Cluster{Namespace: "ns", Name: "demo"}
+	n := func(pod string, ord int) checkpoint.Node {
+		return checkpoint.Node{Pod: pod, StatefulSet: "s", Ordinal: ord}
+	}
+	nodes := []checkpoint.Node{n("s-2", 2), n("s-1", 1)}
+	if err := deadFirst(nodes, map[string]bool{"s-2": true}, nil, cl); err != nil {
+		t.Errorf("highest dead: %v", err)
+	}
+	if err := deadFirst(nodes, map[string]bool{"s-1": true}, nil, cl); err == nil {
+		t.Error("a live node above the dead one: no refusal")
+	}
+	if err := deadFirst(nodes, map[string]bool{"s-1": true}, map[string]bool{"s-2": true}, cl); err != nil {
+		t.Errorf("the node above already left: %v", err)
+	}
+	if err := deadFirst(nodes, map[string]bool{"s-1": true, "s-2": true}, nil, cl); err == nil {
+		t.Error("two dead nodes: no refusal")
 	}
 }
