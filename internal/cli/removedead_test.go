@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -336,4 +338,31 @@ func TestScaleDownRemoveDeadThenDecommission(t *testing.T) {
 	if code != exit.Refused || !strings.Contains(stderr, "above it") {
 		t.Fatalf("dead node below a live one: exit %d, want %d\n%s", code, exit.Refused, stderr)
 	}
+}
+
+// TestScaleDownRemoveDeadPodNotReady: the dead node's pod is what a real dead node
+// leaves, not Ready and its container crash-looping: it is removed the same way (no
+// nodetool asked of it: no container runs).
+func TestScaleDownRemoveDeadPodNotReady(t *testing.T) {
+	w, deadID := removeDeadWorld(t)
+	gvr := corev1.SchemeGroupVersion.WithResource("pods")
+	obj, err := w.Kube.Tracker().Get(gvr, w.NS, removedDeadPod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := obj.(*corev1.Pod).DeepCopy()
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "cassandra", RestartCount: 7,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+	if err := w.Kube.Tracker().Update(gvr, p, w.NS); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code, _ := run(w, 0, scaleTo(2)...); code != exit.Refused || !strings.Contains(stderr, "--remove-dead") {
+		t.Fatalf("without --remove-dead: exit %d, want %d naming it\n%s", code, exit.Refused, stderr)
+	}
+	if _, stderr, code, _ := run(w, 0, scaleTo(2, "--remove-dead")...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	assertDeadRemoved(t, w, deadID, "pod not Ready")
+	w.AssertHistory(removeDeadHistory(), "pod not Ready")
 }
