@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 const example = `  # Scale rack r1 of the only {Kind} in namespace cassandra down to 1 node
@@ -122,7 +123,11 @@ func retry(cp *checkpoint.Checkpoint) string {
 		// A --dc plan of a one-rack DC has the same target as --rack.
 		c += " --rack " + cp.Target.Racks[0]
 	}
-	return "skip Cassandra's replication check (where Cassandra allows it; the plan is made again with --force): " + c + fmt.Sprintf(" --nodes %d --force --yes", cp.Target.Nodes)
+	c += fmt.Sprintf(" --nodes %d --force --yes", cp.Target.Nodes)
+	if operation.CountSteps(cp, steps.StepRemoveNode) > 0 {
+		c += " --remove-dead" // planned again, the dead node is still removed that way
+	}
+	return "skip Cassandra's replication check (where Cassandra allows it; the plan is made again with --force): " + c
 }
 
 // validate checks --nodes and the racks (bad usage, nothing changed).
