@@ -108,7 +108,7 @@ func (s *decommission) Safe(ctx context.Context) error {
 		}
 		ns, err := s.w.netstats(ctx, s.n.Pod)
 		if err != nil {
-			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
+			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error() + s.w.deadWords(ctx, s.n, err), nil
 		}
 		switch ns.Mode {
 		case nodetool.ModeNormal:
@@ -297,6 +297,9 @@ func (s *verifyLeft) Describe() string { return "verify " + s.n.Pod + " left the
 
 // PlanText implements PlanTexter.
 func (s *verifyLeft) PlanText() string {
+	if s.w.removedDead(s.n.Pod) {
+		return "verify " + s.n.Pod + "'s Host ID " + s.n.HostID + " is gone from the ring"
+	}
 	return "verify " + s.n.Pod + " is DECOMMISSIONED and gone from the ring"
 }
 
@@ -311,6 +314,9 @@ func (s *verifyLeft) Done(ctx context.Context) (bool, error) {
 // pod is read only when the node cannot answer or is not DECOMMISSIONED (another
 // incarnation's answer says nothing of the planned node).
 func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
+	if s.w.removedDead(s.n.Pod) {
+		return s.deadLeft(ctx)
+	}
 	var mode nodetool.Mode
 	ns, modeErr := s.w.netstats(ctx, s.n.Pod)
 	if modeErr == nil && ns.Mode == nodetool.ModeLeaving {
@@ -350,6 +356,20 @@ func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 		s.w.adviseRepair(ctx, s.n, reader)
 	}
 	return true, mode, nil
+}
+
+// deadLeft is check for a dead node removed with removenode: its nodetool never
+// answers, so a ring read on a live node alone decides.
+func (s *verifyLeft) deadLeft(ctx context.Context) (bool, nodetool.Mode, error) {
+	r, _, err := s.w.ring(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	if _, member := inRing(r, s.n); member {
+		return false, "", nil
+	}
+	s.w.left.set(s.n.Pod, true)
+	return true, "", nil
 }
 
 // Safe: nothing is changed by this step.

@@ -16,6 +16,10 @@ const (
 	StepWaitPodGone   = record.StepWaitPodGone
 	StepDeletePVCs    = record.StepDeletePVCs
 	StepUpdateCluster = "update-cluster"
+	// StepRemoveNode takes the place of StepDecommission for a node that is dead (scale
+	// --remove-dead): `nodetool removenode <Host ID>` on a live node, its ranges
+	// re-streamed from the surviving replicas (removenode.go).
+	StepRemoveNode = "removenode"
 	// StepDeleteLeftoverPVCs deletes the claims a removal whose record is gone left
 	// behind (leftover.go).
 	StepDeleteLeftoverPVCs = record.StepDeleteLeftoverPVCs

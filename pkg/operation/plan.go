@@ -17,6 +17,9 @@ type Request struct {
 	Pause *record.PausedOperator
 	// Cleanup (scale-up): run nodetool cleanup on the pre-existing nodes afterwards.
 	Cleanup bool
+	// RemoveDead (scale-down): a dead node among those removed is removed with
+	// nodetool removenode from a live node instead of a decommission.
+	RemoveDead bool
 	// StreamThroughput is --stream-throughput as given ("" when not): the rate set on
 	// the nodes that stream while they do.
 	StreamThroughput string

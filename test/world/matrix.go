@@ -214,6 +214,10 @@ func (w *World) checkExec(pod string, args []string) {
 		w.checkLock("nodetool "+strings.Join(args, " ")+" on "+pod, w.storedHolder())
 		return
 	}
+	if removes(args) {
+		w.checkRemoval(pod, args[1])
+		return
+	}
 	if len(args) == 0 || (args[0] != "decommission" && args[0] != "drain" && args[0] != "cleanup") {
 		return
 	}
@@ -229,6 +233,30 @@ func (w *World) checkExec(pod string, args []string) {
 	if args[0] != "cleanup" {
 		w.checkOperatorPaused(what)
 	}
+}
+
+// checkRemoval judges a removenode about to run on pod for the node of Host ID id
+// ("force": every removal in process): the node must be dead (its JVM down, seen DN or
+// DL), every other node UN, the lock held, the operator still paused.
+func (w *World) checkRemoval(pod, id string) {
+	what := "nodetool removenode " + id + " on " + pod
+	target, dc := "", "dc1"
+	nodes, _ := w.Cass.Nodes()
+	for _, n := range nodes {
+		if n.HostID == id {
+			target, dc = n.Pod, n.DC
+			if n.Running || (n.PeerCode != "DN" && n.PeerCode != "DL") {
+				w.mu.Lock()
+				w.violations = append(w.violations, fmt.Sprintf("%s while node %s is %s (JVM running %v): only a dead node is removed", what, n.Pod, n.PeerCode, n.Running))
+				w.mu.Unlock()
+			}
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checkRing(what, target, dc)
+	w.checkLock(what, w.storedHolder())
+	w.checkOperatorPaused(what)
 }
 
 // checkRing records a violation when a node of dc other than except is not UN (or a

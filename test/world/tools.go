@@ -53,7 +53,7 @@ func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.
 	if code != 0 {
 		err = utilexec.CodeExitError{Err: fmt.Errorf("command terminated with non-zero exit code: %d", code), Code: code}
 	}
-	if cmd := nodetoolCommand(args); cmd == "decommission" || cmd == "drain" || cmd == "cleanup" {
+	if cmd := nodetoolCommand(args); cmd == "decommission" || cmd == "drain" || cmd == "cleanup" || (cmd == "removenode" && !strings.Contains(" "+strings.Join(args, " ")+" ", " status ")) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))

@@ -540,8 +540,8 @@ func (w *World) DeploymentReplicas(name string) int32 {
 	return *obj.(*appsv1.Deployment).Spec.Replicas
 }
 
-// Exec runs the simulated nodetool "in" a pod; a decommission, drain, cleanup or
-// set(interdc)streamthroughput call is a side effect (a crash point right after it
+// Exec runs the simulated nodetool "in" a pod; a decommission, drain, cleanup,
+// removenode (but its status) or set(interdc)streamthroughput call is a side effect (a crash point right after it
 // returns).
 func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
 	if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, pod); err != nil {
@@ -562,7 +562,7 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 	if code != 0 {
 		err = fmt.Errorf("command terminated with non-zero exit code: %d", code)
 	}
-	if len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup" || setsThroughput(args)) {
+	if len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup" || setsThroughput(args) || removes(args)) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
@@ -826,6 +826,11 @@ func (w *World) watchPods(noWatchList bool) k8stesting.WatchReactionFunc {
 }
 
 // setsThroughput: the command changes a stream limiter (docs/reference/streaming.md §1).
+// removes: `removenode <Host ID>` or `removenode force`, which act (status only reads).
+func removes(args []string) bool {
+	return len(args) > 1 && args[0] == "removenode" && args[1] != "status"
+}
+
 func setsThroughput(args []string) bool {
 	return len(args) > 0 && (args[0] == "setstreamthroughput" || args[0] == "setinterdcstreamthroughput")
 }

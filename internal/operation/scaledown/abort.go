@@ -47,6 +47,18 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 			}
 			continue
 		}
+		if dec.Kind == steps.StepRemoveNode {
+			note, err := deadAssess(ctx, r, cp, n, dec)
+			switch {
+			case err != nil:
+				return p, err
+			case note != "":
+				p.Notes = append(p.Notes, note)
+			default:
+				p.Done++
+			}
+			continue
+		}
 		if dec.State == checkpoint.StatePending {
 			note, why, leaving, err := untouched(ctx, r, n, false)
 			switch {
@@ -128,13 +140,14 @@ func settleLeft(started *time.Time, now time.Time) time.Duration {
 	return max(0, execSettle-now.Sub(*started))
 }
 
-// nodeSteps is pod's decommission step in cp, and whether any of pod's steps is not done.
+// nodeSteps is the step that starts pod's removal in cp (its decommission, or its
+// removenode when it is dead), and whether any of pod's steps is not done.
 func nodeSteps(cp *checkpoint.Checkpoint, pod string) (dec checkpoint.Step, unfinished bool) {
 	for _, st := range cp.Steps {
 		if st.Pod != pod {
 			continue
 		}
-		if st.Kind == steps.StepDecommission {
+		if st.Kind == steps.StepDecommission || st.Kind == steps.StepRemoveNode {
 			dec = st
 		}
 		unfinished = unfinished || st.State != checkpoint.StateDone
@@ -243,6 +256,9 @@ func stepPending(cp *checkpoint.Checkpoint, kind, pod string) bool {
 func untouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, sent bool) (note, why string, leaving bool, err error) {
 	ns, err := r.Nodetool.Netstats(ctx, n.Pod)
 	if err != nil {
+		if note := deadUntouched(ctx, r, n, sent, err); note != "" {
+			return note, "", false, nil
+		}
 		return "", "", false, fmt.Errorf("cannot read the state of %s (%v)", n.Pod, err)
 	}
 	seen := peerView{reader: peerOf(n)}
@@ -268,7 +284,7 @@ func leavingMode(m nodetool.Mode) bool {
 // finishFirst is the answer for a node half removed (operation.FinishFirst): abort
 // finishes its steps, never starting a removal, then stops.
 func finishFirst(pod, why string, refusal error) error {
-	return &operation.FinishFirst{Pod: pod, Why: why, NeverAct: []string{steps.StepDecommission, steps.StepRequestRemoval}, Err: refusal}
+	return &operation.FinishFirst{Pod: pod, Why: why, NeverAct: []string{steps.StepDecommission, steps.StepRemoveNode, steps.StepRequestRemoval}, Err: refusal}
 }
 
 // peerView is how a peer's successful ring read showed a node (read false: not read).

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
 const example = `  # Scale rack r1 of the only {Kind} in namespace cassandra down to 1 node
@@ -23,6 +24,10 @@ const example = `  # Scale rack r1 of the only {Kind} in namespace cassandra dow
 
   # Scale every rack of datacenter dc1 ({Operator} keeps one count per datacenter), rack by rack
   kubectl cassandra scale cassandra-demo --dc dc1 --nodes 2
+
+  # The highest node is dead (DN, its JVM gone): remove it with nodetool removenode from a
+  # live node instead of a decommission (its ranges re-streamed from the other replicas)
+  kubectl cassandra scale cassandra-demo --rack rack1 --nodes 2 --remove-dead
 
   # Show the exact plan and change nothing
   kubectl cassandra scale cassandra-demo --rack rack1 --nodes 1 --dry-run -o json
@@ -47,6 +52,14 @@ func (k Kind) Command() operation.Command {
 		Long: `Scale a rack down one node at a time, highest ordinal first: nodetool decommission in the
 node's pod, verify the node left the ring, shrink the StatefulSet, wait for the pod to go, delete
 its PVCs; at the end set the {Kind}'s {Count} so that it and the StatefulSets agree.
+
+A dead node (DN, its nodetool silent) cannot be decommissioned: its data cannot stream from it.
+With --remove-dead, a dead node among those removed is removed with nodetool removenode <Host ID>
+on a live node of its rack instead (the remaining nodes stream its ranges from the other
+replicas; keyspaces with replication factor 1 lose its data, which --force accepts), re-checked
+right before (still DN and silent, every other node UN, nothing joining, leaving or moving, no
+removal already in process); then verified gone from the ring like any removed node. Not where
+the operator scales the datacenter itself: it removes nodes only by decommission.
 
 With --nodes larger than today, scale the rack up one node at a time: grow the StatefulSet by one,
 wait until the new pod is Ready and its node UN (bootstrap finished), then the next; then set
@@ -73,6 +86,7 @@ scale command again does the same.`,
 			operation.RackFlags(fs, req, "Rack to scale down")
 			fs.IntVar(&req.Nodes, "nodes", 0, "Number of nodes the rack keeps (for an operator that splits a datacenter's size over its racks itself, without --rack: the datacenter's size)")
 			fs.BoolVar(&req.Force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
+			fs.BoolVar(&req.RemoveDead, "remove-dead", false, "Scale-down: remove a dead node (DN, its nodetool silent) among those removed with nodetool removenode on a live node instead of a decommission; its ranges are re-streamed from the other replicas")
 			fs.BoolVar(&req.Cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
 			operation.ThroughputFlag(fs, req, "the nodes that stream: in a scale-down each leaving node (the sender of its decommission), in a scale-up the datacenter's nodes (the sources of each bootstrap)")
 		},
@@ -85,6 +99,9 @@ scale command again does the same.`,
 			next := operation.RackNext("scale", ns, cluster, plan, req) + fmt.Sprintf(" --nodes %d --yes", req.Nodes)
 			if req.Cleanup {
 				next += " --cleanup"
+			}
+			if req.RemoveDead {
+				next += " --remove-dead"
 			}
 			if req.StreamThroughput != "" {
 				next += " --stream-throughput " + req.StreamThroughput
@@ -106,7 +123,11 @@ func retry(cp *checkpoint.Checkpoint) string {
 		// A --dc plan of a one-rack DC has the same target as --rack.
 		c += " --rack " + cp.Target.Racks[0]
 	}
-	return "skip Cassandra's replication check (where Cassandra allows it; the plan is made again with --force): " + c + fmt.Sprintf(" --nodes %d --force --yes", cp.Target.Nodes)
+	c += fmt.Sprintf(" --nodes %d --force --yes", cp.Target.Nodes)
+	if operation.CountSteps(cp, steps.StepRemoveNode) > 0 {
+		c += " --remove-dead" // planned again, the dead node is still removed that way
+	}
+	return "skip Cassandra's replication check (where Cassandra allows it; the plan is made again with --force): " + c
 }
 
 // validate checks --nodes and the racks (bad usage, nothing changed).
@@ -133,6 +154,8 @@ func (k Kind) planScale(ctx context.Context, env *operation.Env) (*operation.Pla
 	switch {
 	case errors.As(err, &grows) && env.Request.Force:
 		return nil, exit.Usagef("--force passes --force to nodetool decommission: a scale-up decommissions nothing; nothing changed")
+	case errors.As(err, &grows) && env.Request.RemoveDead:
+		return nil, exit.Usagef("--remove-dead removes dead nodes in a scale-down: a scale-up removes nothing; nothing changed")
 	case errors.As(err, &grows):
 		return scaleup.Kind{}.Plan(ctx, env)
 	case err == nil && env.Request.Cleanup:

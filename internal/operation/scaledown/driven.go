@@ -22,6 +22,11 @@ import (
 // decommission past Cassandra's own check) and asks for one node at a time.
 func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Scaler) (*operation.Plan, error) {
 	p, cl, req := env.Planner, env.Cluster, env.Request
+	if req.RemoveDead {
+		return nil, exit.Refusedf("--remove-dead is not possible with %s: it removes the datacenter's nodes itself, through the size, and only by decommission "+
+			"(asked of the leaving pod's management API, which a dead node does not answer); it has no removenode, and a StatefulSet shrunk by hand is grown back by it. "+
+			"Replace the dead node instead (kubectl cassandra replace-node -n %s %s --pod POD); nothing changed", env.Adapter.Title(), cl.Namespace, cl.Name)
+	}
 	dc, size, wanted, err := operation.DrivenTarget(cl, req, sc)
 	if err != nil {
 		return nil, err
@@ -96,7 +101,7 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 		}
 	}
 	// The operator decommissions, the plugin still sets and restores the limits around it.
-	if err := throttle(ctx, env, plan, ring, reader); err != nil {
+	if err := throttle(ctx, env, plan, ring, reader, nil); err != nil {
 		return nil, err
 	}
 	return plan, nil

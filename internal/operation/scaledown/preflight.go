@@ -76,6 +76,15 @@ func (e *early) describeFrom(ctx context.Context, reader string) func() (nodetoo
 
 // ring refuses when the DC's ring is unreadable from reader or not all Up/Normal.
 func (e *early) ring(ctx context.Context, reader string, cl topology.Cluster, dc topology.DC) (nodetool.Ring, error) {
+	r, err := e.readRing(ctx, reader)
+	if err != nil {
+		return r, err
+	}
+	return r, operation.CheckUN(r, cl, dc)
+}
+
+// readRing refuses when the ring is unreadable from reader.
+func (e *early) readRing(ctx context.Context, reader string) (nodetool.Ring, error) {
 	var r nodetool.Ring
 	err := errors.New("not read yet")
 	if reader == e.pod {
@@ -87,7 +96,7 @@ func (e *early) ring(ctx context.Context, reader string, cl topology.Cluster, dc
 	if err != nil {
 		return r, exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
 	}
-	return r, operation.CheckUN(r, cl, dc)
+	return r, nil
 }
 
 // preflight plans the leaving nodes and checks the cluster can lose them.
@@ -111,6 +120,10 @@ type preflight struct {
 	unstarted map[string]bool
 	// selector selects every pod of the cluster (the ring's nodes are matched to them).
 	selector string
+	// dead are the leaving nodes that are dead (judgeDead), removed with removenode.
+	dead map[string]bool
+	// container is the pods' Cassandra container (operator.Pods).
+	container string
 }
 
 // keep is the count rack keeps.
@@ -195,8 +208,9 @@ func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoi
 				claims = append(claims, pvc)
 				n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
 			}
-			if _, member := ring.ByHostID(hostID); member {
-				if err := f.unready[pod.Name]; err != nil {
+			if row, member := ring.ByHostID(hostID); member {
+				// A down node's pod is seldom Ready: judgeDead says what to do with it.
+				if err := f.unready[pod.Name]; err != nil && row.Status != "D" {
 					return nil, nil, err
 				}
 				above = pod.Name
@@ -303,6 +317,9 @@ func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodet
 	desc, err := describe()
 	if err != nil {
 		return exit.Refusedf("cannot read the keyspaces' replication from %s: %v; nothing changed", reader, err)
+	}
+	if err := f.deadDataCheck(plan, desc, force); err != nil {
+		return err
 	}
 	// A node that left is in no ring read already: only the members still leave it.
 	// A never-started pod has no node in the ring either.

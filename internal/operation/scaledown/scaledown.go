@@ -27,7 +27,7 @@ func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: checkpoint.KindScaleDown,
 		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
-			Steps: []string{steps.StepDecommission, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone,
+			Steps: []string{steps.StepDecommission, steps.StepRemoveNode, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone,
 				steps.StepDeletePVCs, steps.StepUpdateCluster, steps.StepPauseOperator, steps.StepResumeOperator,
 				steps.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased,
 				steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}},
@@ -124,18 +124,27 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	}
 	reader := states[0].Pods[0].Name
 	pf := &preflight{p: p, ns: cl.Namespace, states: states, nodes: req.Nodes, claims: map[string]*corev1.PersistentVolumeClaim{},
-		reader: reader, unready: unready, left: map[string]bool{}, selector: env.Adapter.ClusterSelector(cl.Name)}
+		reader: reader, unready: unready, left: map[string]bool{}, selector: env.Adapter.ClusterSelector(cl.Name), container: env.Adapter.Container()}
 	describe := early.describeFrom(ctx, reader)
 	// The claims do not depend on the ring: they are listed while it is read.
 	claimsRead := future.Start(func() (struct{}, error) { pf.listClaims(ctx); return struct{}{}, nil })
-	ring, err := early.ring(ctx, reader, cl, dc)
+	ring, err := early.readRing(ctx, reader)
 	_, _ = claimsRead() // listClaims keeps what it could read; a claim it missed is asked by name
 	if err != nil {
 		return nil, err
 	}
+	if !onlyDown(ring, dc.Name) {
+		return nil, operation.CheckUN(ring, cl, dc)
+	}
 	nodes, warnings, err := pf.leaving(ctx, ring)
 	if err != nil {
 		return nil, err
+	}
+	if err := pf.judgeDead(ctx, ring, nodes, cl, dc, req.RemoveDead); err != nil {
+		return nil, err
+	}
+	if req.RemoveDead && len(pf.dead) == 0 {
+		warnings = append(warnings, "--remove-dead: no node to remove is dead; each is decommissioned")
 	}
 	plan.Warnings = append(plan.Warnings, warnings...)
 	if err := pf.checks(ctx, plan, ring, nodes, reader, describe, req.Force); err != nil {
@@ -144,22 +153,29 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = nodes
-	plan.CP.Steps = Steps(nodes, req.Pause != nil)
+	plan.CP.Steps = RemovalSteps(nodes, req.Pause != nil, pf.dead)
 	markLeft(plan.CP.Steps, pf.left, plan.CP.StartedAt)
 	for _, n := range nodes {
 		switch {
 		case pf.left[n.Pod]:
 			plan.Findings = append(plan.Findings, leftFinding(n.Pod))
+		case pf.dead[n.Pod]:
+			plan.Findings = append(plan.Findings, deadFinding(n, reader))
 		case n.Unstarted:
 			plan.Findings = append(plan.Findings, unstartedFinding(n.Pod))
 		}
 	}
-	if err := throttle(ctx, env, plan, ring, reader); err != nil {
+	if err := throttle(ctx, env, plan, ring, reader, pf.dead); err != nil {
 		return nil, err
 	}
 	if len(pf.unstarted) > 0 {
 		// Node.Unstarted: a plugin that reads only schema 1 would not know that its
 		// removal has no decommission.
+		plan.CP.SchemaVersion = max(plan.CP.SchemaVersion, 2)
+	}
+	if len(pf.dead) > 0 {
+		// The removenode step kind: a plugin that reads only schema 1 knows none but the
+		// decommission's.
 		plan.CP.SchemaVersion = max(plan.CP.SchemaVersion, 2)
 	}
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)

@@ -14,17 +14,30 @@ var nodeKinds = []string{steps.StepDecommission, steps.StepVerifyLeft, steps.Ste
 // A node that never started (Node.Unstarted) has no decommission nor its verification:
 // its pod is taken away (shrink, wait until it is gone, delete its claims).
 func Steps(nodes []checkpoint.Node, pause bool) []checkpoint.Step {
+	return RemovalSteps(nodes, pause, nil)
+}
+
+// RemovalSteps is Steps where the nodes of the pods in dead are dead: each is removed
+// with removenode from a live node instead of a decommission (deadKinds).
+func RemovalSteps(nodes []checkpoint.Node, pause bool, dead map[string]bool) []checkpoint.Step {
 	var list []checkpoint.Step
 	for _, n := range nodes {
 		kinds := nodeKinds
-		if n.Unstarted {
+		switch {
+		case n.Unstarted:
 			kinds = unstartedKinds
+		case dead[n.Pod]:
+			kinds = deadKinds
 		}
 		list = append(list, checkpoint.NodeSteps([]checkpoint.Node{n}, kinds...)...)
 	}
 	list = append(list, checkpoint.PendingStep(steps.StepUpdateCluster, ""))
 	return checkpoint.Paused(pause, list)
 }
+
+// deadKinds are a dead node's steps: removed from the ring by a live node, verified
+// gone, then its pod and claims taken away as for any removed node.
+var deadKinds = []string{steps.StepRemoveNode, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone, steps.StepDeletePVCs}
 
 // unstartedKinds are the steps that take away a pod that never started.
 var unstartedKinds = []string{steps.StepShrinkSTS, steps.StepWaitPodGone, steps.StepDeletePVCs}
@@ -49,13 +62,15 @@ func settleSteps(leftovers []checkpoint.Leftover, pause bool) []checkpoint.Step 
 // left when planned: their decommission is done) get none.
 func throttled(list []checkpoint.Step) []checkpoint.Step {
 	var out []checkpoint.Step
+	set := map[string]bool{} // a dead node's removenode sets nothing: nothing to restore
 	for _, s := range list {
 		starts := s.Kind == steps.StepDecommission || s.Kind == steps.StepRequestRemoval
 		if starts && s.State == checkpoint.StatePending {
 			out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, s.Pod), checkpoint.PendingStep(steps.StepSetThroughput, s.Pod))
+			set[s.Pod] = true
 		}
 		out = append(out, s)
-		if s.Kind == steps.StepVerifyLeft && s.State == checkpoint.StatePending {
+		if s.Kind == steps.StepVerifyLeft && s.State == checkpoint.StatePending && set[s.Pod] {
 			out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, s.Pod))
 		}
 	}

@@ -14,13 +14,15 @@ import (
 // one sender of its decommission, so its limiter alone is set, recorded first and put
 // back after (docs/reference/streaming.md §1.7). Each node's Load from the ring read is
 // what it streams (the plan shows the time at the rate beside the default's).
-func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, ring nodetool.Ring, reader string) error {
+// A dead node (dead, removed with removenode) sends nothing: the remaining nodes stream
+// its ranges from the other replicas, and its own limiter cannot even be read.
+func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, ring nodetool.Ring, reader string, dead map[string]bool) error {
 	if env.Request.StreamThroughput == "" {
 		return nil
 	}
 	loads := map[string]int64{}
 	for _, n := range plan.CP.Nodes {
-		if l, ok := operation.NodeLoad(ring, n.HostID); ok && !n.Unstarted {
+		if l, ok := operation.NodeLoad(ring, n.HostID); ok && !n.Unstarted && !dead[n.Pod] {
 			loads[n.Pod] = l
 		}
 	}
@@ -42,7 +44,7 @@ func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, rin
 }
 
 // noStreamWarning says a plan that removes no node by a decommission sets no rate.
-const noStreamWarning = "--stream-throughput: no node of this plan streams (none leaves by a decommission: each already left, never started, or only its claims are left); nothing is set"
+const noStreamWarning = "--stream-throughput: no node of this plan streams (none leaves by a decommission: each already left, never started, is dead and removed by removenode, or only its claims are left); nothing is set"
 
 // throughputSay is what resuming an operation says of a --stream-throughput given
 // again: the plan in flight keeps its own rate ("" when they agree).
