@@ -63,6 +63,7 @@ type Report struct {
 	Figures     []Figure           `json:"figures"`
 	Scale       []*ScaleAnalysis   `json:"scale"`
 	ColdStart   *ColdStart         `json:"coldStart,omitempty"`
+	Stream      *StreamReport      `json:"stream,omitempty"`
 	Micro       []Micro            `json:"micro,omitempty"`
 	MicroRaw    string             `json:"microRaw,omitempty"`
 	BinaryBytes int64              `json:"binaryBytes"`
