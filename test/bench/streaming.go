@@ -91,6 +91,8 @@ type StreamRun struct {
 	ExecsStartup    int            `json:"execsStartup"`
 	ExecsDuringCall int            `json:"execsDuringCall"`
 	SimExecs        int            `json:"simExecs"`
+	// ExecTimeline is every nodetool call, "+start–end ms command", from the run's start.
+	ExecTimeline []string `json:"execTimeline"`
 }
 
 // StreamReport holds the streaming runs.
@@ -156,6 +158,7 @@ func countExecs(sr *StreamRun, r *ScaleRun) {
 		}
 	}
 	for _, x := range r.Execs {
+		sr.ExecTimeline = append(sr.ExecTimeline, fmt.Sprintf("+%d–%d ms %s", x.Start.Sub(r.Start).Milliseconds(), x.End.Sub(r.Start).Milliseconds(), x.Command))
 		f := strings.Fields(x.Command)
 		cmd := strings.Join(f[:min(len(f), 2)], " ")
 		sr.Execs[cmd]++
@@ -258,17 +261,26 @@ func streamFigures(s *StreamReport) []Figure {
 		missing(name, fmt.Sprintf("≤ %.0f", limit))
 	}
 	name = fmt.Sprintf("Plugin overhead per removed node, a %d-minute stream at %.1f s per nodetool call, default flags", longStreamS/60, realExecCost.Seconds())
-	if r := s.LongCost; r != nil && r.Analysis != nil {
+	if r := s.LongCost; r != nil && r.Analysis != nil && len(r.DecommissionCallsS) == r.Analysis.Removed {
 		a := r.Analysis
-		// The stream ran longScale times faster; everything else ran in real time.
-		over := (a.WallS - r.ExpectedS - a.TerminationS) / float64(a.Removed)
+		// What the user waits for beyond the decommission itself (the nodetool
+		// decommission call: its JVM start and the stream, which ran longScale times
+		// faster) and the pod terminations. The run's start-up (RBAC checks, ring and
+		// keyspace reads, plan) is paid once per run, not per node: shown apart.
+		calls := 0.0
+		for _, d := range r.DecommissionCallsS {
+			calls += d
+		}
+		n := float64(a.Removed)
+		allIn := (a.WallS - calls - a.TerminationS) / n
+		over := allIn - a.StartupS/n
 		share := over / longStreamS
 		f := Figure{Name: name, Value: over, Unit: "s", Target: fmt.Sprintf("≤ %.0f s (1 %%)", TargetOverheadShare*longStreamS),
-			Display: fmt.Sprintf("%.2f s = %.2f %% (wall %.2f s − stream %.2f s − pod termination %.2f s; the run's start-up %.2f s of it; %d nodetool calls: %s)",
-				over, share*100, a.WallS, r.ExpectedS, a.TerminationS, a.StartupS, r.totalExecs(), r.execWords()),
+			Display: fmt.Sprintf("%.2f s = %.2f %% (wall %.2f s − start-up %.2f s − decommission call %.2f s, of which stream %.2f s − pod termination %.2f s; with the start-up %.2f s = %.2f %%; %d nodetool calls: %s)",
+				over, share*100, a.WallS, a.StartupS, calls, r.ExpectedS, a.TerminationS, allIn, allIn/longStreamS*100, r.totalExecs(), r.execWords()),
 			Result: passIf(share <= TargetOverheadShare)}
 		if f.Result == Fail {
-			f.Why = fmt.Sprintf("time per kind of step: %s", sharesWords(a))
+			f.Why = "nodetool calls, each costing a JVM start: " + strings.Join(r.ExecTimeline, "; ")
 		}
 		add(f)
 	} else {
@@ -287,7 +299,7 @@ func streamFigures(s *StreamReport) []Figure {
 			Display: fmt.Sprintf("%.2f× (%.2f s / %.2f s; start-up %.2f s, pod terminations %.2f s)", ratio, r.Analysis.WallS, sum, r.Analysis.StartupS, r.Analysis.TerminationS),
 			Result:  passIf(ratio <= TargetFlagsRatio)}
 		if f.Result == Fail {
-			f.Why = fmt.Sprintf("time per kind of step: %s", sharesWords(r.Analysis))
+			f.Why = fmt.Sprintf("start-up %.2f s; nodetool calls: %s", r.Analysis.StartupS, strings.Join(r.ExecTimeline, "; "))
 		}
 		add(f)
 		if d := r.Analysis.LatencyDecommissionedMS; len(d) > 0 {
@@ -298,14 +310,6 @@ func streamFigures(s *StreamReport) []Figure {
 		missing(name, "≤ 1.2×")
 	}
 	return figs
-}
-
-func sharesWords(a *ScaleAnalysis) string {
-	var s []string
-	for _, sh := range a.StepShares {
-		s = append(s, fmt.Sprintf("%s %.2f s", sh.Kind, sh.PerNodeS))
-	}
-	return strings.Join(s, ", ") + " per node"
 }
 
 func maxOf(v []float64) float64 {
