@@ -410,7 +410,7 @@ func Figures(rep *Report, cfg Config) []Figure {
 			f := Figure{Name: fmt.Sprintf("API requests per removed node, marginal (%s vs %s: the fixed part cancels out)", hi.Label, lo.Label), Value: m, Unit: "requests", Target: "≤ 12",
 				Display: fmt.Sprintf("%.1f", m), Result: passIf(m <= TargetRequests)}
 			if f.Result == Fail {
-				f.Why = "the per-node loop itself is above target, not the fixed part; " + requestsWhy(hi)
+				f.Why = "the per-node loop itself is above target, not the fixed part; " + marginalWhy(lo, hi)
 			}
 			add(f)
 		}
