@@ -23,6 +23,9 @@ type streamLook struct {
 	// EndSignalled: the end is told without a read (the blocking decommission call
 	// returns), so reads only report progress and need not close in on the end.
 	EndSignalled bool
+	// Ended: the node reports its end (DECOMMISSIONED) and what confirms it (the ring
+	// dropping the node) is expected any moment; Since counts from then.
+	Ended bool
 }
 
 // nextRead is how long to wait before reading the stream again. While the end comes by
@@ -31,10 +34,14 @@ type streamLook struct {
 // left: far from the end reads are rare, and each read halves the distance, so the end
 // is seen within Min of it after about log2(time left / Min) reads. With no prediction
 // (rate not measured, or nothing left to send while the node still leaves) the wait is
-// Fallback. The result is always within [Min, Max].
+// Fallback. Once the node reports its end, the confirmation is read again after Min,
+// then ever less often up to Fallback (it should come at once; one that does not must
+// not cost a call a second). The result is always within [Min, Max].
 func nextRead(l streamLook, b readBounds) time.Duration {
 	d := b.Fallback
 	switch {
+	case l.Ended:
+		d = min(l.Since, b.Fallback)
 	case l.EndSignalled:
 		d = l.Since
 	case l.Rate > 0 && l.Remaining > 0:

@@ -406,7 +406,7 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(StepVerifyLeft, s.n.Pod)
 	decomm := checkpoint.StepID(StepDecommission, s.n.Pod)
 	start := s.w.now()
-	var stalledSince time.Time
+	var stalledSince, endedSince time.Time
 	var meter StreamMeter
 	for {
 		meter.forget()
@@ -435,11 +435,19 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 		}
 		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
 		// A LEAVING node whose stream was read: the next look is timed from its
-		// predicted end (rare far from it, dense near it); anything else is read
-		// again after the poll interval.
+		// predicted end (rare far from it, dense near it); a DECOMMISSIONED one soon;
+		// anything else is read again after the poll interval.
 		wait := s.w.poll()
-		if l, ok := meter.look(); ok && err == nil && mode == nodetool.ModeLeaving {
+		switch l, ok := meter.look(); {
+		case err != nil:
+		case mode == nodetool.ModeLeaving && ok:
 			wait = nextRead(l, s.w.endBounds())
+		case mode == nodetool.ModeDecommissioned:
+			// The node has left; the ring drops it at once or nearly.
+			if endedSince.IsZero() {
+				endedSince = s.w.now()
+			}
+			wait = nextRead(streamLook{Ended: true, Since: s.w.now().Sub(endedSince)}, s.w.endBounds())
 		}
 		if err := s.w.sleep(ctx, wait); err != nil {
 			return err
