@@ -229,7 +229,7 @@ func (s *decommission) Wait(ctx context.Context) error {
 // Reads of a decommission's progress while its call runs: the call's return is the end,
 // so these only report. The first comes after decommissionReadMin (it shows the node
 // leaving and what it streams), the next ones ever further apart up to
-// decommissionReadMax: a 10-minute stream costs 8 reads, a 12-hour one about 250.
+// decommissionReadMax: a 10-minute stream costs 6 to 8 reads, a 12-hour one about 250.
 const (
 	decommissionReadMin = 5 * time.Second
 	decommissionReadMax = 3 * time.Minute
