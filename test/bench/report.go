@@ -186,7 +186,7 @@ func (r *Report) ContentionWarning() string {
 	seen := map[string]bool{}
 	for _, c := range r.Contention {
 		switch c.Phase {
-		case "controlPlaneStart", "clusters", "teardown":
+		case "controlPlaneStart", "clusters", "clustersStream", "teardown":
 			continue // nothing is measured then
 		}
 		if len(c.Foreign) > 0 && !seen[c.Phase] {
