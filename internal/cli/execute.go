@@ -246,7 +246,7 @@ func (o *Options) newRunner(s *session, cp *checkpoint.Checkpoint, f *runFlags, 
 		Object: kube.NewObjectReference(s.cluster.APIVersion, s.adapter.Kind(), cp.Namespace, cp.Cluster, cp.ClusterUID),
 	}
 	w := s.stepWorld(cp, o.Now)
-	w.Reporter, w.Poll, w.StallAfter, w.SampleEvery = reporter, f.pollInterval, f.stallAfter, o.SampleEvery
+	w.Reporter, w.Poll, w.StallAfter, w.SampleEvery, w.SampleMax = reporter, f.pollInterval, f.stallAfter, o.SampleEvery, o.SampleMax
 	if d, ok := s.store.Obj.(interface{ Deleting() bool }); ok {
 		w.Deleting = d.Deleting
 	}

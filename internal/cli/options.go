@@ -47,11 +47,13 @@ type Options struct {
 	// WrapTransport, when set, wraps the HTTP transport of every API client (tests
 	// inject API faults with it).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
-	// ProgressEvery is the interval of plain progress lines (0: 30 s), SampleEvery the
-	// shortest interval between progress reads while a decommission call runs (0: 5 s);
-	// tests shorten both instead of waiting.
+	// ProgressEvery is the interval of plain progress lines (0: 30 s), SampleEvery and
+	// SampleMax the shortest and longest intervals between progress reads while a
+	// decommission call runs (0: 5 s and 3 min); tests shorten them instead of waiting,
+	// and the bench scales them with the simulated stream's time.
 	ProgressEvery time.Duration
 	SampleEvery   time.Duration
+	SampleMax     time.Duration
 }
 
 func (o *Options) self() checkpoint.Holder {

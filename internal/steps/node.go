@@ -226,24 +226,38 @@ func (s *decommission) Wait(ctx context.Context) error {
 	}
 }
 
-// decommissionProgressEvery is the shortest interval between two progress reports (and
-// nodetool calls) while a decommission call runs.
-const decommissionProgressEvery = 5 * time.Second
+// Reads of a decommission's progress while its call runs: the call's return is the end,
+// so these only report. The first comes after decommissionReadMin (it shows the node
+// leaving and what it streams), the next ones ever further apart up to
+// decommissionReadMax: a 10-minute stream costs 6 to 8 reads, a 12-hour one about 250.
+const (
+	decommissionReadMin = 5 * time.Second
+	decommissionReadMax = 3 * time.Minute
+)
+
+// reportBounds are the waits between progress reads while a decommission call runs
+// (World.SampleEvery and SampleMax replace them: tests, and the bench's scaled time).
+func (w *World) reportBounds() readBounds {
+	b := readBounds{Min: decommissionReadMin, Max: decommissionReadMax}
+	if w.SampleEvery > 0 {
+		b.Min = w.SampleEvery
+	}
+	if w.SampleMax > 0 {
+		b.Max = w.SampleMax
+	}
+	return b
+}
 
 func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
-	// Each report is a nodetool call: a decommission lasts minutes to hours, and a
-	// report every few seconds is plenty.
-	every := progressEvery(s.w)
-	if every < decommissionProgressEvery {
-		every = decommissionProgressEvery
-	}
-	if s.w.SampleEvery > 0 {
-		every = s.w.SampleEvery // tests
-	}
+	b := s.w.reportBounds()
 	id := checkpoint.StepID(StepDecommission, s.n.Pod)
 	var meter StreamMeter
-	ticks(ctx, done, every, func() {
+	for {
+		wait := nextRead(streamLook{Since: s.w.now().Sub(start), EndSignalled: true}, b)
+		if !after(ctx, done, wait) {
+			return
+		}
 		what := "nodetool decommission running"
 		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err == nil {
 			if ns.Mode == nodetool.ModeLeaving || ns.SendsUnbootstrap() {
@@ -256,7 +270,21 @@ func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 			s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
 		}
 		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
-	})
+	}
+}
+
+// after waits d and reports true, or false as soon as done is closed or ctx ends.
+func after(ctx context.Context, done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return false
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // ticks calls fn every d until done is closed or ctx ends: the progress of a long
@@ -398,9 +426,10 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(StepVerifyLeft, s.n.Pod)
 	decomm := checkpoint.StepID(StepDecommission, s.n.Pod)
 	start := s.w.now()
-	var stalledSince time.Time
+	var stalledSince, endedSince time.Time
 	var meter StreamMeter
 	for {
+		meter.forget()
 		ok, mode, err := s.check(ctx)
 		if ok {
 			return nil
@@ -425,10 +454,33 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 			what = fmt.Sprintf("node %s is in mode %s", s.n.Pod, mode)
 		}
 		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
-		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+		// A LEAVING node whose stream was read: the next look is timed from its
+		// predicted end (rare far from it, dense near it); a DECOMMISSIONED one soon;
+		// anything else is read again after the poll interval.
+		wait := s.w.poll()
+		switch l, ok := meter.look(); {
+		case err != nil:
+		case mode == nodetool.ModeLeaving && ok:
+			wait = nextRead(l, s.w.endBounds())
+		case mode == nodetool.ModeDecommissioned:
+			// The node has left; the ring drops it at once or nearly.
+			if endedSince.IsZero() {
+				endedSince = s.w.now()
+			}
+			wait = nextRead(streamLook{Ended: true, Since: s.w.now().Sub(endedSince)}, s.w.endBounds())
+		}
+		if err := s.w.sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
+}
+
+// endBounds are the waits between looks at a stream whose end must be seen by a read:
+// within about a second of it (or the poll interval, if shorter), and at least once a
+// minute (or every poll interval, if longer) far from it.
+func (w *World) endBounds() readBounds {
+	p := w.poll()
+	return readBounds{Min: min(p, time.Second), Max: max(p, time.Minute), Fallback: p}
 }
 
 // leaving judges one look at a node that reports LEAVING or DECOMMISSION_FAILED: the

@@ -17,6 +17,8 @@ const rateWindow = time.Minute
 // rate and ETA.
 type StreamMeter struct {
 	samples []streamSample
+	// last is the last read's progress (nil: that read listed no stream).
+	last *checkpoint.Progress
 }
 
 type streamSample struct {
@@ -48,6 +50,7 @@ func (m *StreamMeter) add(at time.Time, t nodetool.StreamTotals) float64 {
 // operation op ("decommission", "bootstrap") of pod. ok is false when the plan is not
 // listed (not started yet, or over).
 func (m *StreamMeter) Sample(at time.Time, ns nodetool.Netstats, op, pod, plan, dir string) (checkpoint.Progress, bool) {
+	m.last = nil
 	t, ok := ns.StreamProgress(plan, dir)
 	if !ok {
 		return checkpoint.Progress{}, false
@@ -57,8 +60,22 @@ func (m *StreamMeter) Sample(at time.Time, ns nodetool.Netstats, op, pod, plan, 
 		p.BytesPerSecond = rate
 		p.ETASeconds = int64(float64(max(t.TotalBytes-t.DoneBytes, 0))/rate + 0.5)
 	}
+	m.last = &p
 	return p, true
 }
+
+// look is what the last read showed, for timing the next one (nextRead); ok is false
+// when that read listed no stream or was not made (forget).
+func (m *StreamMeter) look() (l streamLook, ok bool) {
+	if m.last == nil {
+		return l, false
+	}
+	return streamLook{Remaining: max(m.last.TotalBytes-m.last.DoneBytes, 0), Rate: m.last.BytesPerSecond}, true
+}
+
+// forget drops the last read before a new look, so a look that fails to read the stream
+// predicts nothing.
+func (m *StreamMeter) forget() { m.last = nil }
 
 // reportStream reports the plan's progress in ns for step id: to the reporter, and for
 // the checkpoint's next write.

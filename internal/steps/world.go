@@ -77,10 +77,11 @@ type World struct {
 	// checkpoint writes return it); nil: never.
 	Deleting func() bool
 	// NoteProgress, when set, keeps the last streaming progress for the checkpoint
-	// (engine.Engine.NoteProgress); SampleEvery is the shortest interval between two
-	// progress reads while a decommission call runs (default 5 s, node.go).
-	NoteProgress func(id string, p checkpoint.Progress)
-	SampleEvery  time.Duration
+	// (engine.Engine.NoteProgress); SampleEvery and SampleMax are the shortest and
+	// longest intervals between two progress reads while a decommission call runs
+	// (default 5 s and 3 min, node.go).
+	NoteProgress           func(id string, p checkpoint.Progress)
+	SampleEvery, SampleMax time.Duration
 	// Scaler is the operator when it scales the datacenter itself (operator.Scaler):
 	// the driven steps ask it and read its progress (driven.go); nil otherwise.
 	// Operators lists its controllers that manage the namespace, running or not (nil:

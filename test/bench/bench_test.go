@@ -183,3 +183,27 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("step shares %+v, want %+v", a.StepShares, want)
 	}
 }
+
+// TestMarginalWhy: the per-node breakdown is the difference between the two runs over
+// the extra removed nodes, largest first, each with its reason; a kind without one is
+// named as the place to look.
+func TestMarginalWhy(t *testing.T) {
+	run := func(removed int, counts map[string]int) *ScaleAnalysis {
+		rs := &RequestStats{}
+		for k, n := range counts {
+			rs.Breakdown = append(rs.Breakdown, KeyStat{Key: k, Count: n})
+		}
+		return &ScaleAnalysis{Removed: removed, Requests: rs}
+	}
+	lo := run(9, map[string]int{"EXEC nodetool status": 20, "GET cassandraclusters/NAME": 25, "POST selfsubjectaccessreviews": 9})
+	hi := run(99, map[string]int{"EXEC nodetool status": 200, "GET cassandraclusters/NAME": 205, "POST selfsubjectaccessreviews": 9})
+	got := marginalWhy(lo, hi)
+	want := "per removed node: EXEC nodetool status 2.0 (" + requestReasons["EXEC nodetool status"] + "); GET cassandraclusters/NAME 2.0 (" + requestReasons["GET cassandraclusters/NAME"] + "). Each is"
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("got  %s\nwant %s…", got, want)
+	}
+	hi.Requests.Breakdown = append(hi.Requests.Breakdown, KeyStat{Key: "GET secrets/NAME", Count: 90})
+	if got := marginalWhy(lo, hi); !strings.HasSuffix(got, "look there first: GET secrets/NAME") {
+		t.Fatalf("an unexplained kind is not named: %s", got)
+	}
+}

@@ -166,6 +166,16 @@ type ClusterSpec struct {
 	Namespace    string
 	Nodes        int
 	Decommission time.Duration
+	// Stream meters the decommissions (the streaming figures); nil: fixed timings.
+	Stream *StreamSim
+}
+
+// StreamSim are the simulated Cassandra's streaming knobs of a cluster: each node's Load
+// ("<n> bytes"), StreamTimeScale (sim.Options) and the cost of a nodetool call.
+type StreamSim struct {
+	Load     string
+	Scale    float64
+	ExecCost time.Duration
 }
 
 // CreateClusters creates the clusters concurrently (a StatefulSet creates its pods one at
@@ -203,10 +213,14 @@ func (e *Env) createCluster(ctx context.Context, s ClusterSpec) (*fixture.Cluste
 	if err := e.Clients.CreateNamespace(ctx, s.Namespace); err != nil {
 		return nil, err
 	}
+	sim := fixture.SimOptions{Version: "4.1", DecommissionTime: s.Decommission, RF: 1}
+	if st := s.Stream; st != nil {
+		sim.Load, sim.StreamTimeScale, sim.ExecCost = st.Load, st.Scale, st.ExecCost
+	}
 	cl, err := e.Clients.NewCassKopCluster(ctx, s.Namespace, e.CRD, fixture.ClusterOptions{
 		Name:     ClusterName,
 		DCs:      []fixture.DC{{Name: "dc1", Racks: []string{"rack1"}, Nodes: s.Nodes}},
-		Sim:      fixture.SimOptions{Version: "4.1", DecommissionTime: s.Decommission, RF: 1},
+		Sim:      sim,
 		StateDir: filepath.Join(e.KTE.Dir, "sim", s.Namespace),
 		Ready:    time.Duration(s.Nodes)*3*time.Second + time.Minute,
 	})

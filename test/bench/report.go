@@ -63,6 +63,7 @@ type Report struct {
 	Figures     []Figure           `json:"figures"`
 	Scale       []*ScaleAnalysis   `json:"scale"`
 	ColdStart   *ColdStart         `json:"coldStart,omitempty"`
+	Stream      *StreamReport      `json:"stream,omitempty"`
 	Micro       []Micro            `json:"micro,omitempty"`
 	MicroRaw    string             `json:"microRaw,omitempty"`
 	BinaryBytes int64              `json:"binaryBytes"`
@@ -185,7 +186,7 @@ func (r *Report) ContentionWarning() string {
 	seen := map[string]bool{}
 	for _, c := range r.Contention {
 		switch c.Phase {
-		case "controlPlaneStart", "clusters", "teardown":
+		case "controlPlaneStart", "clusters", "clustersStream", "teardown":
 			continue // nothing is measured then
 		}
 		if len(c.Foreign) > 0 && !seen[c.Phase] {

@@ -117,6 +117,18 @@ func newTimingExecer(kubeconfig, ns string, rec *Recorder) (*timingExecer, error
 // every API request recorded (WrapTransport) and every nodetool call timed (Execer),
 // while an Observer timestamps the state changes on its own connections.
 func RunInProcess(ctx context.Context, e *Env, cl *fixture.Cluster, to int, decomm, poll time.Duration) (*ScaleRun, error) {
+	return RunInProcessWith(ctx, e, cl, to, decomm, poll, Extras{})
+}
+
+// Extras change one in-process run: more plugin flags, and options set on cli.Options
+// before it runs.
+type Extras struct {
+	Args    []string
+	Options func(*cli.Options)
+}
+
+// RunInProcessWith is RunInProcess with x's flags and options.
+func RunInProcessWith(ctx context.Context, e *Env, cl *fixture.Cluster, to int, decomm, poll time.Duration, x Extras) (*ScaleRun, error) {
 	r := &ScaleRun{Mode: ModeInProcess, Namespace: cl.Namespace, From: len(cl.Pods), To: to, Decommission: decomm, Poll: poll}
 	r.Label = fmt.Sprintf("%d→%d", r.From, r.To)
 	obs := &Observer{Kube: e.Clients.Kube, Namespace: cl.Namespace, Sim: cl.Sim}
@@ -139,7 +151,10 @@ func RunInProcess(ctx context.Context, e *Env, cl *fixture.Cluster, to int, deco
 	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}, repair.Operator{Plugin: casskop.Plugin{}})
 	o.WrapTransport = rec.Wrap
 	o.Execer = ex
-	r.Args = scaleArgs(e.KTE.Kubeconfig, cl.Namespace, to, poll)
+	if x.Options != nil {
+		x.Options(o)
+	}
+	r.Args = append(scaleArgs(e.KTE.Kubeconfig, cl.Namespace, to, poll), x.Args...)
 	r.Start = time.Now()
 	r.Exit = o.Execute(ctx, r.Args)
 	r.End = time.Now()

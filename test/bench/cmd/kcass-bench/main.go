@@ -36,6 +36,7 @@ func run() int {
 	flag.IntVar(&cfg.MicroCount, "micro-count", 6, "go test -count of the micro-benchmarks")
 	flag.StringVar(&cfg.MicroBenchtime, "micro-benchtime", "500ms", "go test -benchtime of the micro-benchmarks")
 	flag.BoolVar(&cfg.SkipMicro, "skip-micro", false, "do not run the micro-benchmarks")
+	flag.BoolVar(&cfg.SkipStream, "skip-stream", false, "do not run the streaming figures (throughput, nodetool calls, overhead at a real exec cost, default flags)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the run dir and control-plane logs")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
