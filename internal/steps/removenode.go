@@ -361,7 +361,7 @@ func (s *removeNode) Wait(ctx context.Context) error {
 // progress reports the coordinator's removal status while the removenode call blocks.
 func (s *removeNode) progress(ctx context.Context, rm remover, done <-chan struct{}) {
 	start := s.w.now()
-	every := max(progressEvery(s.w), decommissionProgressEvery)
+	every := max(progressEvery(s.w), decommissionReadMin)
 	if s.w.SampleEvery > 0 {
 		every = s.w.SampleEvery // tests
 	}

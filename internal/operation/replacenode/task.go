@@ -43,7 +43,9 @@ func (r *run) task(ctx context.Context) (*operator.Task, error) {
 // createTask asks the operator to replace the node, once it is still dead right then.
 type createTask struct{ *run }
 
-func (s *createTask) Describe() string { return "create task " + s.rep.Task + " (replacenode " + s.rep.Pod + ")" }
+func (s *createTask) Describe() string {
+	return "create task " + s.rep.Task + " (replacenode " + s.rep.Pod + ")"
+}
 
 // PlanText implements steps.PlanTexter.
 func (s *createTask) PlanText() string {

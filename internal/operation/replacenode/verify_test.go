@@ -16,7 +16,9 @@ func row(code, addr, id string, tokens int, load string) nodetool.Node {
 func TestJudgeFollowsTheRingOfAReplace(t *testing.T) {
 	rep := &record.Replacement{Pod: "p2", HostID: "old", Address: "10.0.0.3", Tokens: 16}
 	up := []nodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "1 GiB")}
-	ring := func(rows ...nodetool.Node) nodetool.Ring { return nodetool.Ring{Nodes: append(append([]nodetool.Node{}, up...), rows...)} }
+	ring := func(rows ...nodetool.Node) nodetool.Ring {
+		return nodetool.Ring{Nodes: append(append([]nodetool.Node{}, up...), rows...)}
+	}
 	for _, tc := range []struct {
 		name  string
 		newIP string
