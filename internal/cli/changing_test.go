@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,11 @@ type changingKind struct {
 	subset bool
 	// converged lists what is wrong with the end state after a successful run or resume.
 	converged func(w *world.World, before map[string]string) []string
+	// setup, when set, prepares each new world (replace-node: the node to replace dies).
+	setup func(w *world.World)
+	// abortAfter lists the changes after which a stopped run is aborted, not resumed
+	// (replace-node: the dead node came back, so only abort ends it).
+	abortAfter []string
 }
 
 // TestChangingWorld changes the world at every step boundary (right after each side
@@ -117,12 +123,40 @@ func TestChangingWorld(t *testing.T) {
 			return w.RestartedProblems(rack1Pods, before)
 		},
 	}
+	replacePlanned := world.PickPod(2)
+	deadIDs := map[*world.World]world.DeadNode{}
+	replace := changingKind{
+		name:   "replace-node",
+		subset: true,
+		opts:   world.Opts{Nodes: 3, RF: 3, Version: "4.1", Operator: true, JoinTime: 10 * time.Millisecond, StartTime: 5 * time.Millisecond},
+		args:   []string{"replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes"},
+		changes: []world.Change{
+			world.NodeDown(world.PickPod(0)),
+			world.NodeState("UL", world.PickPod(0)),
+			world.NodeState("UJ", world.PickPod(1)),
+			world.PodRecreated(replacePlanned),
+			world.OperatorScaledUp("casskop"),
+			world.Takeover(otherHost, 5*time.Minute),
+			world.Takeover(otherHost, -5*time.Minute),
+		},
+		setup: func(w *world.World) {
+			deadIDs[w] = w.KillNode(deadPod)
+			w.ExpectReplace(deadPod)
+		},
+		abortAfter: []string{"pod-recreated"},
+		converged: func(w *world.World, _ map[string]string) []string {
+			return replacedProblems(w, deadIDs[w])
+		},
+	}
 	counts := map[string]int{}
 	failed := 0
 	start := time.Now()
-	for _, kind := range []changingKind{down, up, restart} {
+	for _, kind := range []changingKind{down, up, restart, replace} {
 		t.Run(kind.name, func(t *testing.T) {
 			ref := world.New(t, kind.opts)
+			if kind.setup != nil {
+				kind.setup(ref)
+			}
 			before := podUIDs(ref, rack1Pods)
 			if _, stderr, code := runChanging(ref, "", 0, kind.args...); code != 0 {
 				t.Fatalf("reference run: exit %d\n%s", code, stderr)
@@ -167,9 +201,9 @@ func TestChangingWorld(t *testing.T) {
 			t.Logf("%s: %d cases (%d changes at %s %d step boundaries: every API write and nodetool decommission/drain/cleanup; %d did not fit their boundary)", kind.name, n, len(kind.changes), every, points, na)
 		})
 	}
-	total := counts["scale-down"] + counts["scale-up"] + counts["restart"]
+	total := counts["scale-down"] + counts["scale-up"] + counts["restart"] + counts["replace-node"]
 	t.Logf("changing-world matrix: %d cases in %s", total, time.Since(start).Round(time.Millisecond))
-	fmt.Printf("changing-world matrix: %d cases (scale-down %d, scale-up %d, restart %d), %d failed\n", total, counts["scale-down"], counts["scale-up"], counts["restart"], failed)
+	fmt.Printf("changing-world matrix: %d cases (scale-down %d, scale-up %d, restart %d, replace-node %d), %d failed\n", total, counts["scale-down"], counts["scale-up"], counts["restart"], counts["replace-node"], failed)
 }
 
 // changingCaseRun runs one case: the operation with change ch made after side effect k,
@@ -178,6 +212,9 @@ func TestChangingWorld(t *testing.T) {
 func changingCaseRun(t *testing.T, kind changingKind, ch world.Change, k int) (problems []string, applied bool) {
 	t.Helper()
 	w := world.New(t, kind.opts)
+	if kind.setup != nil {
+		kind.setup(w)
+	}
 	before := podUIDs(w, rack1Pods)
 	op := w.RecordReplicas("casskop")
 	w.ChangeAfter(k, ch)
@@ -210,7 +247,7 @@ func changingCaseRun(t *testing.T, kind changingKind, ch world.Change, k int) (p
 		problems = append(problems, fmt.Sprintf("run exit %d, want 0, 3 or 4: %s", code, firstLine(stderr)))
 	}
 	followUp := "resume"
-	if ch.Name == "decommission-refused" || strings.HasPrefix(ch.Name, "takeover") {
+	if ch.Name == "decommission-refused" || strings.HasPrefix(ch.Name, "takeover") || (code != 0 && slices.Contains(kind.abortAfter, ch.Name)) {
 		followUp = "abort"
 	}
 	host, skew := "", time.Duration(0)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -278,7 +279,13 @@ func exercise(t *testing.T) map[access]bool {
 	must(w4, 0, cmd("restart", "--rack", "rack1", "--yes")...)
 	w5 := world.New(t, world.Opts{Nodes: 2})
 	must(w5, 0, cmd("scale", "--rack", "rack1", "--nodes", "3", "--cleanup", "--yes")...)
-	more = append(more, w4, w5)
+	// replace-node: the ConfigMap's start script written and cleaned, the dead node's
+	// claims and pod deleted.
+	w7 := world.New(t, world.Opts{Nodes: 3, RF: 3, JoinTime: 20 * time.Millisecond})
+	w7.KillNode("demo-dc1-rack1-2")
+	w7.ExpectReplace("demo-dc1-rack1-2")
+	must(w7, 0, cmd("replace-node", "--pod", "demo-dc1-rack1-2", "--yes")...)
+	more = append(more, w4, w5, w7)
 	for _, sub := range []bool{true, false} {
 		w6 := stuckWorld(t, "finalizing-not-shrunk", sub)
 		must(w6, 0, repairArgs...)

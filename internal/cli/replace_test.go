@@ -28,6 +28,32 @@ func replaceHistory() world.Expect {
 		PVCDeletes: []string{"data-" + deadPod}, PodDeletes: []string{deadPod}, Operator: map[string][]int32{"casskop": {1, 0, 1}}}
 }
 
+// replacedProblems lists what is wrong with a replace's end: the pod's node a new one
+// (or the dead one's Host ID on its own address) that is UN with the dead node's tokens,
+// the dead Host ID gone, no replace option left, no checkpoint.
+func replacedProblems(w *world.World, d world.DeadNode) []string {
+	var p []string
+	n, err := w.Cass.Node(d.Pod)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if n.PeerCode != "UN" || n.Tokens != len(d.Tokens) || (n.HostID == d.HostID && n.Address != d.Address) {
+		p = append(p, fmt.Sprintf("the node of %s is %s %s with %d tokens; want a replacement of %s, UN, %d tokens", d.Pod, n.HostID, n.PeerCode, n.Tokens, d.HostID, len(d.Tokens)))
+	}
+	if n.HostID != d.HostID {
+		if e, ok := w.Endpoint(d.HostID); ok {
+			p = append(p, fmt.Sprintf("the dead Host ID %s is still known to its peers (%s)", d.HostID, e.PeerCode))
+		}
+	}
+	if s, ok := w.ConfigMap(); ok && strings.Contains(s, "replace_address") {
+		p = append(p, "the start script still holds a replace option")
+	}
+	if w.HasCheckpoint() {
+		p = append(p, "a checkpoint is left")
+	}
+	return p
+}
+
 // assertReplaced: the pod's node is a new one (another Host ID) that is UN with the dead
 // node's tokens, the dead Host ID is gone from every node's view, the start script holds
 // no replace option, no checkpoint is left.

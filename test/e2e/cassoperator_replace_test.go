@@ -32,7 +32,6 @@ func testCassOpReplaceTask(t *testing.T) {
 	dead, ok := dc.SimNode(pod)
 	require.True(t, ok)
 	require.NoError(t, dc.KillNode(ctx, pod))
-	time.Sleep(time.Second) // down for longer than RING_DELAY (R8)
 	require.NoError(t, dc.CreateReplaceTask(ctx, "replace-"+pod, pod))
 
 	doneBefore := ""

@@ -44,6 +44,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "restart-through-task-sigkill", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRestartTask(t) }},
 		{name: "scale-up-cleanup-task", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpCleanupTask(t) }},
 		{name: "replacenode-task-dead-node", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpReplaceTask(t) }},
+		{name: "replace-node-sigkill", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpReplaceNode(t) }},
 	}
 }
 

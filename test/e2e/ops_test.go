@@ -37,6 +37,7 @@ func opsScenarios() []scenario {
 		{name: "ops-restart-sigkill", run: testOpsRestartSIGKILL},
 		{name: "ops-repair", run: testOpsRepair, group: true},
 		{name: "ops-stream-throughput-sigkill", run: testOpsStreamThroughputSIGKILL},
+		{name: "ops-replace-node-sigkill", run: testReplaceNodeSIGKILL},
 	}
 }
 

@@ -45,7 +45,6 @@ func TestCassOperatorReplaceNode(t *testing.T) {
 	if _, _, err := w.Exec(t.Context(), pod, []string{"nodetool", "status"}); err == nil {
 		t.Fatal("nodetool on a killed node answered")
 	}
-	time.Sleep(300 * time.Millisecond) // down for longer than RING_DELAY (R8)
 	w.CreateReplaceTask("op-replace", pod)
 
 	var codes []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -135,9 +136,51 @@ func (s *deletePod) target(ctx context.Context) (*corev1.Pod, error) {
 	return nil, nil
 }
 
+// Done: no pod of the name holds the dead node's data any more (the planned pod is
+// gone, and no pod re-created since sits on a planned claim).
 func (s *deletePod) Done(ctx context.Context) (bool, error) {
 	p, err := s.target(ctx)
-	return p == nil || p.DeletionTimestamp != nil, err
+	return p == nil && err == nil, err
+}
+
+// Wait waits until Done. A pod the StatefulSet re-created before the claims were gone
+// can be bound to a claim being deleted: it cannot start, and the claim waits on it.
+// Such a pod is deleted too (UID precondition), once the node is still dead.
+func (s *deletePod) Wait(ctx context.Context) error {
+	start := time.Now()
+	for {
+		p, err := s.target(ctx)
+		what := ""
+		switch {
+		case err != nil:
+			what = "state unknown (" + err.Error() + ")"
+		case p == nil:
+			return nil
+		case p.DeletionTimestamp != nil:
+			what = "pod " + p.Name + " is being deleted"
+		case string(p.UID) == s.n.PodUID:
+			what = "pod " + p.Name + " is still there"
+		default:
+			if why, err := s.stillDead(ctx); err != nil || why != "" {
+				if err != nil {
+					return err
+				}
+				what = why
+				break
+			}
+			uid := p.UID
+			err := s.w.Kube.CoreV1().Pods(s.w.CP.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				what = "cannot delete pod " + p.Name + " (" + err.Error() + ")"
+			} else {
+				what = "pod " + p.Name + " was re-created on the dead node's claim being deleted: deleted it too"
+			}
+		}
+		s.w.Reporter.Waiting(StepDeletePod+"/"+s.rep.Pod, what, time.Since(start))
+		if err := sleep(ctx, s.w.Poll); err != nil {
+			return err
+		}
+	}
 }
 
 func (s *deletePod) Safe(ctx context.Context) error {
