@@ -126,8 +126,7 @@ func TestChangingWorld(t *testing.T) {
 	replacePlanned := world.PickPod(2)
 	deadIDs := map[*world.World]world.DeadNode{}
 	replace := changingKind{
-		name:   "replace-node",
-		subset: true,
+		name: "replace-node",
 		opts:   world.Opts{Nodes: 3, RF: 3, Version: "4.1", Operator: true, JoinTime: 10 * time.Millisecond, StartTime: 5 * time.Millisecond},
 		args:   []string{"replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes"},
 		changes: []world.Change{

@@ -126,7 +126,7 @@ func runOperators(parent context.Context, w *world.World, ops []operator.Operato
 }
 
 func needsRunFlags(args []string) bool {
-	return len(args) > 0 && (args[0] == "scale" || args[0] == "resume" || args[0] == "restart" || args[0] == "repair-operator-state" || args[0] == "abort")
+	return len(args) > 0 && (args[0] == "scale" || args[0] == "resume" || args[0] == "restart" || args[0] == "repair-operator-state" || args[0] == "abort" || args[0] == "replace-node")
 }
 
 // jumpingClock is base plus the time waited so far: After does not wait, it moves the

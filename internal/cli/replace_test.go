@@ -84,7 +84,7 @@ func TestReplaceNodeReplacesTheDeadNode(t *testing.T) {
 	for _, version := range []string{"4.1", "3.11"} {
 		t.Run(version, func(t *testing.T) {
 			w, deadID, tokens := replaceWorld(t, version)
-			stdout, stderr, code, _ := run(w, 0, "replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes", "--timeout", "20s")
+			stdout, stderr, code, _ := run(w, 0, "replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes")
 			t.Logf("%s\n%s", stdout, stderr)
 			if code != 0 {
 				t.Fatalf("exit %d", code)
@@ -164,7 +164,7 @@ func TestReplaceNodeRefusals(t *testing.T) {
 // then resumes twice (the first resume crashes too): every case ends replaced, each
 // claim and pod deleted once, the operator paused and restored once.
 func TestReplaceNodeCrashMatrix(t *testing.T) {
-	args := []string{"replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes", "--timeout", "20s"}
+	args := []string{"replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes"}
 	ref, deadID, tokens := replaceWorld(t, "4.1")
 	if _, stderr, code, crashed := run(ref, 0, args...); code != 0 || crashed {
 		t.Fatalf("reference run: code %d crashed %v\n%s", code, crashed, stderr)
