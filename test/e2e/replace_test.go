@@ -34,8 +34,8 @@ func replaceArgs(cluster, pod string) []string {
 	return append([]string{"replace-node", cluster, "--pod", pod}, runFlags...)
 }
 
-// testReplaceNodeSIGKILL: on CassKop, replace-node refuses a node that is UN and a ring
-// that changes (exit 3, nothing changed); on a dead node (JVM down, pod not Ready) it is
+// testReplaceNodeSIGKILL: on CassKop, replace-node refuses a node that is UN, a seed's
+// node and a ring that changes (exit 3, nothing changed); on a dead node (JVM down, pod not Ready) it is
 // SIGKILLed as it starts each step kind, each resume killed at the next; the last
 // resume finishes: the new pod's node owns the dead node's tokens, the dead Host ID is
 // gone (kept on the same address: kwok may reuse the IP), pre_run.sh holds no replace
@@ -51,7 +51,8 @@ func testReplaceNodeSIGKILL(t *testing.T, crd *fixture.CRDInfo) {
 	cl := newCassKopCluster(t, ns, crd, fixture.ClusterOptions{DCs: oneRack(3), Sim: fixture.SimOptions{RF: 3}})
 	require.NoError(t, cl.SetSimJoinTime(3*time.Second))
 	sc := startSimController(t, cl)
-	pod, other := fixture.PodName(cl.Name, "dc1", "rack1", 1), fixture.PodName(cl.Name, "dc1", "rack1", 0)
+	// Ordinals 0 and 1 are seeds in the fixture's status.seedlist: a seed is refused.
+	pod, other, seed := fixture.PodName(cl.Name, "dc1", "rack1", 2), fixture.PodName(cl.Name, "dc1", "rack1", 0), fixture.PodName(cl.Name, "dc1", "rack1", 1)
 
 	r := cassandra(t, ns, opTimeout, replaceArgs(cl.Name, pod)...)
 	require.Equal(t, exitRefused, r.Code, "a node that is UN is refused:\n%s", r)
@@ -65,6 +66,9 @@ func testReplaceNodeSIGKILL(t *testing.T, crd *fixture.CRDInfo) {
 		v, err := cl.Sim.Node(pod)
 		return err == nil && v.PeerCode == "DN", fmt.Errorf("%+v %v", v.PeerCode, err)
 	})
+
+	r = cassandra(t, ns, opTimeout, replaceArgs(cl.Name, seed)...)
+	require.Equal(t, exitRefused, r.Code, "a seed is refused:\n%s", r)
 
 	require.NoError(t, cl.Sim.SetPeerState(other, "UL"))
 	r = cassandra(t, ns, opTimeout, replaceArgs(cl.Name, pod)...)
