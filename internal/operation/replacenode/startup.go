@@ -77,7 +77,7 @@ func (s *waitReplaced) advice(se nodetool.StartupError) string {
 	case nodetool.CauseNoBootstrap:
 		next = "The replacement would not bootstrap (R3: it is in its own seed list, or auto_bootstrap is false): take it off the seed list. " + next
 	case nodetool.CauseUnknownAddress:
-		next = fmt.Sprintf("Gossip does not know %s any more (R4: removed or assassinated meanwhile): there is nothing left to replace; abort is not possible past the deleted claims, so let the pod start as a new node: remove the replace option (resume after taking it out) or scale.", s.rep.Address)
+		next = fmt.Sprintf("Gossip no longer knows %s (R4: someone removed or assassinated it meanwhile), so there is nothing left to replace: take the replace option out of the pod's start (CassKop: this operation's block in pre_run.sh) and delete the pod; it then bootstraps as a new node with as many tokens, and resume finishes.", s.rep.Address)
 	case nodetool.CauseNoSources:
 		next = "A range has no live replica to stream from (R11): bring the other replicas up, then resume. " + next
 	case nodetool.CauseEarlierData:
