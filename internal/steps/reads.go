@@ -266,3 +266,7 @@ func (w *World) nextDecommission(pod string) string {
 	}
 	return ""
 }
+
+// SleepPoll waits one poll interval (or until ctx ends), forgetting the run's kept
+// reads: the wait loops of a kind's own steps (replace-node).
+func (w *World) SleepPoll(ctx context.Context) error { return w.sleep(ctx, w.poll()) }

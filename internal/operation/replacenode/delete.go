@@ -37,9 +37,9 @@ func (s *deleteClaims) PlanText() string {
 		strings.Join(names, ", "), s.rep.HostID)
 }
 
-// left are the planned claims that still exist with their planned UID and are not
-// being deleted.
-func (r *run) claimsLeft(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
+// plannedClaims are the planned claims that still exist with their planned UID (being
+// deleted or not).
+func (r *run) plannedClaims(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
 	var out []corev1.PersistentVolumeClaim
 	for _, c := range r.n.PVCs {
 		got, err := r.w.Kube.CoreV1().PersistentVolumeClaims(r.w.CP.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
@@ -49,11 +49,23 @@ func (r *run) claimsLeft(ctx context.Context) ([]corev1.PersistentVolumeClaim, e
 		if err != nil {
 			return nil, fmt.Errorf("cannot read claim %s: %w", c.Name, err)
 		}
-		if string(got.UID) == c.UID && got.DeletionTimestamp == nil {
+		if string(got.UID) == c.UID {
 			out = append(out, *got)
 		}
 	}
 	return out, nil
+}
+
+// claimsLeft are the planned claims that still exist and are not being deleted.
+func (r *run) claimsLeft(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
+	all, err := r.plannedClaims(ctx)
+	var out []corev1.PersistentVolumeClaim
+	for _, c := range all {
+		if c.DeletionTimestamp == nil {
+			out = append(out, c)
+		}
+	}
+	return out, err
 }
 
 func (s *deleteClaims) Done(ctx context.Context) (bool, error) {
@@ -120,20 +132,12 @@ func (s *deletePod) target(ctx context.Context) (*corev1.Pod, error) {
 	if s.n.PodUID != "" && string(p.UID) == s.n.PodUID {
 		return p, nil
 	}
-	// Another pod: the new one, unless it still holds a planned claim.
-	for _, c := range s.n.PVCs {
-		got, err := s.w.Kube.CoreV1().PersistentVolumeClaims(s.w.CP.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot read claim %s: %w", c.Name, err)
-		}
-		if string(got.UID) == c.UID {
-			return p, nil
-		}
+	// Another pod: the new one, unless a planned claim is still there (it holds it).
+	old, err := s.plannedClaims(ctx)
+	if err != nil || len(old) == 0 {
+		return nil, err
 	}
-	return nil, nil
+	return p, nil
 }
 
 // Done: no pod of the name holds the dead node's data any more (the planned pod is
@@ -177,7 +181,7 @@ func (s *deletePod) Wait(ctx context.Context) error {
 			}
 		}
 		s.w.Reporter.Waiting(StepDeletePod+"/"+s.rep.Pod, what, time.Since(start))
-		if err := sleep(ctx, s.w.Poll); err != nil {
+		if err := s.w.SleepPoll(ctx); err != nil {
 			return err
 		}
 	}

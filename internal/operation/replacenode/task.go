@@ -115,7 +115,7 @@ func (s *waitTask) Wait(ctx context.Context) error {
 			return err
 		}
 		s.w.Reporter.Waiting(StepWaitTask+"/"+s.rep.Pod, "task "+s.rep.Task+" has not finished", time.Since(start))
-		if err := sleep(ctx, s.w.Poll); err != nil {
+		if err := s.w.SleepPoll(ctx); err != nil {
 			return err
 		}
 	}

@@ -95,7 +95,7 @@ func (s *waitReplaced) Wait(ctx context.Context) error {
 			}
 		}
 		s.w.Reporter.Waiting(s.id(), ph.what, time.Since(start))
-		if err := sleep(ctx, s.w.Poll); err != nil {
+		if err := s.w.SleepPoll(ctx); err != nil {
 			return err
 		}
 	}
@@ -108,19 +108,4 @@ func (s *waitReplaced) wrongNode() string {
 	return fmt.Sprintf("The dead node's claims and pod were deleted; the new pod %s runs its own node. Decommission that node (kubectl cassandra nodetool -n %s %s decommission), "+
 		"then remove the dead node (nodetool removenode %s) or replace it again; the checkpoint is kept: kubectl cassandra status -n %s %s",
 		s.rep.Pod, cp.Namespace, s.rep.Pod, s.rep.HostID, cp.Namespace, cp.Cluster)
-}
-
-// sleep waits d (the poll interval; 2 s when unset) or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		d = 2 * time.Second
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
