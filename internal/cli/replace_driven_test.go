@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,68 @@ import (
 // replaceDC is replace-node of pod on the cass-operator world's datacenter dc1.
 func replaceDC(p string) []string {
 	return []string{"replace-node", "dc1", "-n", "cassandra", "--pod", p, "--yes"}
+}
+
+// drivenReplaceWorld is a 3-node cass-operator datacenter whose node of pod(1) is dead.
+func drivenReplaceWorld(t *testing.T) (*world.World, world.DeadNode) {
+	w := world.New(t, world.Opts{CassOperator: true, Nodes: 3, RF: 3, JoinTime: 300 * time.Millisecond})
+	d := w.KillNode(pod(1))
+	w.ExpectReplace(pod(1))
+	return w, d
+}
+
+// assertDrivenReplaced: the replacement UN with the dead node's token count, the dead
+// Host ID gone from gossip (unless kept on its own address), one replacenode task,
+// nothing written by the plugin but the task and its checkpoint.
+func assertDrivenReplaced(t *testing.T, w *world.World, d world.DeadNode, label string) {
+	t.Helper()
+	v, _ := w.SimNode(pod(1))
+	if v.PeerCode != "UN" || v.Tokens != len(d.Tokens) || (v.HostID == d.HostID && v.Address != d.Address) {
+		t.Errorf("%s: replacement %s %s with %d tokens; dead node %s had %d", label, v.HostID, v.PeerCode, v.Tokens, d.HostID, len(d.Tokens))
+	}
+	if ids := w.GossipHostIDs(); v.HostID != d.HostID && slices.Contains(ids, d.HostID) {
+		t.Errorf("%s: the dead Host ID %s is still in gossip: %v", label, d.HostID, ids)
+	}
+	assertOneTask(t, w, "replacenode", label)
+	for _, r := range []string{"statefulsets", "pods", "persistentvolumeclaims", "deployments"} {
+		if got := pluginWrites(w, r); len(got) > 0 {
+			t.Errorf("%s: the plugin wrote %s: %v", label, r, got)
+		}
+	}
+	if w.HasDCCheckpoint() {
+		t.Errorf("%s: a checkpoint is left", label)
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("%s: unsafe actions: %s", label, strings.Join(v, "; "))
+	}
+}
+
+// TestDrivenReplaceNodeCrashMatrix kills replace-node on cass-operator right after each
+// of its side effects (the task's creation, the checkpoint writes), then resumes (the
+// first resume crashes too): every case ends replaced, through one task.
+func TestDrivenReplaceNodeCrashMatrix(t *testing.T) {
+	ref, d := drivenReplaceWorld(t)
+	if _, errOut, code, crashed := drun(ref, 0, replaceDC(pod(1))...); code != 0 || crashed {
+		t.Fatalf("reference run: exit %d crashed %v\n%s", code, crashed, errOut)
+	}
+	assertDrivenReplaced(t, ref, d, "reference")
+	points := ref.SideEffects()
+	for k := 1; k <= points; k++ {
+		label := fmt.Sprintf("crash after side effect %d/%d", k, points)
+		w, d := drivenReplaceWorld(t)
+		if _, errOut, _, crashed := drun(w, k, replaceDC(pod(1))...); !crashed {
+			t.Fatalf("%s: not reached\n%s", label, errOut)
+		}
+		second := 1 + (k*7)%5
+		if _, errOut, code, crashed := drun(w, second, "resume", "dc1", "-n", "cassandra", "--yes"); !crashed && code != 0 {
+			t.Fatalf("%s: resume (second crash at %d) exited %d\n%s", label, second, code, errOut)
+		}
+		if _, errOut, code, crashed := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes"); crashed || code != 0 {
+			t.Fatalf("%s: final resume exited %d\n%s", label, code, errOut)
+		}
+		assertDrivenReplaced(t, w, d, label)
+	}
+	t.Logf("replace-node on cass-operator: %d crash points, each followed by a crashed and a clean resume", points)
 }
 
 // TestDrivenReplaceNode: on cass-operator the plugin never pauses the operator nor
