@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/replacenode"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
@@ -26,7 +27,7 @@ func (extra) Info() operation.Info {
 func TestRegistry(t *testing.T) {
 	r := Registry(extra{})
 	names := r.Names()
-	if !slices.Equal(names, []string{"extra", restart.Kind{}.Info().Name, checkpoint.KindScaleDown, scaleup.Name}) {
+	if !slices.Equal(names, []string{"extra", replacenode.Name, restart.Kind{}.Info().Name, checkpoint.KindScaleDown, scaleup.Name}) {
 		t.Fatalf("registered kinds %v", names)
 	}
 	schemas := r.Schemas()
@@ -48,7 +49,7 @@ func TestRegistry(t *testing.T) {
 	if schemas[checkpoint.KindScaleDown].Version != 1 {
 		t.Error("a scale-down must stay readable by schema 1 plugins")
 	}
-	if len(Registry().Names()) != 3 {
+	if len(Registry().Names()) != 4 {
 		t.Errorf("without extra kinds: %v", Registry().Names())
 	}
 }
