@@ -38,10 +38,13 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 		if _, err := w.Kube.Tracker().Get(podsGVR, ns, name); err == nil {
 			continue
 		}
-		freshData := false
+		freshData, dying := false, ""
 		for _, tpl := range sts.Spec.VolumeClaimTemplates {
 			claim := tpl.Name + "-" + name
-			if _, err := w.Kube.Tracker().Get(pvcsGVR, ns, claim); err == nil {
+			if obj, err := w.Kube.Tracker().Get(pvcsGVR, ns, claim); err == nil {
+				if obj.(*corev1.PersistentVolumeClaim).DeletionTimestamp != nil {
+					dying = claim
+				}
 				continue
 			}
 			if tpl.Name == "data" || tpl.Name == "server-data" { // CassKop's, cass-operator's
@@ -117,6 +120,15 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 		for _, tpl := range sts.Spec.VolumeClaimTemplates {
 			pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: tpl.Name, VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: tpl.Name + "-" + name}}})
+		}
+		if dying != "" {
+			// The scheduler does not place a pod whose claim is being deleted
+			// (volumebinding: "persistentvolumeclaim is being deleted"): it stays Pending
+			// and its node does not start; the claim waits for it to go.
+			pod.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: "Unschedulable", Message: fmt.Sprintf("persistentvolumeclaim %q is being deleted", dying)}}}
+			_ = w.Kube.Tracker().Add(pod)
+			continue
 		}
 		if w.pendingPods[name] {
 			pod.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,

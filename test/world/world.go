@@ -555,6 +555,7 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 		return "", "", fmt.Errorf("not a nodetool command: %v", argv)
 	}
 	args = args[1:]
+	w.restartCrashed()
 	w.checkExec(pod, args)
 	var out, errb bytes.Buffer
 	code := w.Cass.Run(ctx, pod, args, &out, &errb)
@@ -833,4 +834,24 @@ func removes(args []string) bool {
 
 func setsThroughput(args []string) bool {
 	return len(args) > 0 && (args[0] == "setstreamthroughput" || args[0] == "setinterdcstreamthroughput")
+}
+
+// restartCrashed is the kubelet restarting a Cassandra container whose JVM exited on a
+// startup error (exit 3, docs/reference/replace.md §4.2; CrashLoopBackOff), seen at
+// the next nodetool call anywhere: the same start runs again, and succeeds once its
+// precondition holds (a ring that stopped changing, R7). CassKop world only: the
+// cass-operator stand-in starts Cassandra itself.
+func (w *World) restartCrashed() {
+	if w.co != nil {
+		return
+	}
+	nodes, err := w.Cass.Nodes()
+	if err != nil {
+		return
+	}
+	for _, n := range nodes {
+		if n.ExitCode == 3 && !n.Running {
+			_ = w.Cass.Restart(n.Pod)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package replacenode
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,9 +95,12 @@ func (s *waitReplaced) Wait(ctx context.Context) error {
 				}
 			}
 		}
+		if moving := s.ringMoving(ctx); moving != "" {
+			ph.what += "; meanwhile " + moving + " (a replacement does not start while the ring changes: R7)"
+		}
 		s.w.Reporter.Waiting(s.id(), ph.what, time.Since(start))
 		if err := s.w.SleepPoll(ctx); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", ph.what, err)
 		}
 	}
 }
@@ -108,4 +112,22 @@ func (s *waitReplaced) wrongNode() string {
 	return fmt.Sprintf("The dead node's claims and pod were deleted; the new pod %s runs its own node. Decommission that node (kubectl cassandra nodetool -n %s %s decommission), "+
 		"then remove the dead node (nodetool removenode %s) or replace it again; the checkpoint is kept: kubectl cassandra status -n %s %s",
 		s.rep.Pod, cp.Namespace, s.rep.Pod, s.rep.HostID, cp.Namespace, cp.Cluster)
+}
+
+// ringMoving names the nodes other than the replacement that join, leave or move ("":
+// none, or the ring cannot be read), for the wait's words.
+func (s *waitReplaced) ringMoving(ctx context.Context) string {
+	ring, reader, _, err := s.w.ForKind().RingExcept(ctx, s.rep.Pod)
+	if err != nil || reader == "" {
+		return ""
+	}
+	p, _ := s.pod(ctx, s.rep.Pod)
+	var out []string
+	for _, n := range ring.Nodes {
+		if n.State == "N" || n.HostID == s.rep.HostID || (p != nil && nodetool.SameAddress(n.Address, p.Status.PodIP)) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("node %s (Host ID %s) is %s", n.Address, n.HostID, n.Code()))
+	}
+	return strings.Join(out, ", ")
 }
