@@ -81,7 +81,7 @@ func testReplaceNodeSIGKILL(t *testing.T, crd *fixture.CRDInfo) {
 	args := replaceArgs(cl.Name, pod)
 	for _, st := range replaceLines(pod) {
 		p := startCassandra(t, ns, args...)
-		if !killAtLine(t, p, regexp.MustCompile(`\[\.\.\] `+st.line)) {
+		if !killAtLine(t, p, regexp.MustCompile(`\[(\.\.|OK)\] `+st.line)) {
 			r := p.Wait(t, opTimeout)
 			t.Fatalf("the run ended before %s:\n%s", st.kind, r)
 		}
@@ -140,7 +140,7 @@ func testCassOpReplaceNode(t *testing.T) {
 		{"wait-replaced", `wait until ` + regexp.QuoteMeta(pod) + `'s new node replaced`},
 	} {
 		p := startCassandra(t, ns, args...)
-		if !killAtLine(t, p, regexp.MustCompile(`\[\.\.\] `+st.line)) {
+		if !killAtLine(t, p, regexp.MustCompile(`\[(\.\.|OK)\] `+st.line)) {
 			r := p.Wait(t, opTimeout)
 			t.Fatalf("the run ended before %s:\n%s", st.kind, r)
 		}
