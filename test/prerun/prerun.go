@@ -174,3 +174,15 @@ func StartOptions(lines []string) sim.StartOptions {
 	}
 	return o
 }
+
+// InitFailure is a bootstrap init container that exited non-zero: its pod is never
+// Ready and its Cassandra never starts (bootstrap.sh runs pre_run.sh under `set -e`).
+type InitFailure struct {
+	Pod    string
+	Exit   int
+	Output string
+}
+
+func (f InitFailure) String() string {
+	return fmt.Sprintf("init container bootstrap of pod %s exited %d: %s", f.Pod, f.Exit, f.Output)
+}

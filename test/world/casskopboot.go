@@ -34,17 +34,8 @@ type casskopBoot struct {
 	failures []InitFailure
 }
 
-// InitFailure is a bootstrap init container that exited non-zero: its pod is never
-// Ready and its Cassandra never starts (bootstrap.sh runs pre_run.sh under `set -e`).
-type InitFailure struct {
-	Pod    string
-	Exit   int
-	Output string
-}
-
-func (f InitFailure) String() string {
-	return fmt.Sprintf("init container bootstrap of pod %s exited %d: %s", f.Pod, f.Exit, f.Output)
-}
+// InitFailure is prerun.InitFailure: a bootstrap init container that exited non-zero.
+type InitFailure = prerun.InitFailure
 
 // nameConfigMap sets the CR's spec.configMapName (none with Opts.NoConfigMap).
 func (w *World) nameConfigMap(spec map[string]any, o Opts) {
