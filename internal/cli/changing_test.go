@@ -132,8 +132,7 @@ func TestChangingWorld(t *testing.T) {
 			world.NodeDown(world.PickPod(0)),
 			world.NodeState("UL", world.PickPod(0)),
 			world.NodeState("UJ", world.PickPod(1)),
-			// world.PodRecreated(replacePlanned) is left out: under -race one boundary (@4)
-			// ends with the dead node UN again in the world; see the note.
+			world.PodRecreated(world.PickPod(2)),
 			world.OperatorScaledUp("casskop"),
 			world.Takeover(otherHost, 5*time.Minute),
 			world.Takeover(otherHost, -5*time.Minute),
@@ -142,6 +141,7 @@ func TestChangingWorld(t *testing.T) {
 			deadIDs[w] = w.KillNode(deadPod)
 			w.ExpectReplace(deadPod)
 		},
+		abortAfter: []string{"pod-recreated"},
 		converged: func(w *world.World, _ map[string]string) []string {
 			return replacedProblems(w, deadIDs[w])
 		},

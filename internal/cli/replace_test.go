@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -225,6 +228,64 @@ func TestReplaceNodeAbortRefusedOnceTheDataIsGone(t *testing.T) {
 		t.Fatalf("resume exited %d\n%s", code, stderr)
 	}
 	assertReplaced(t, w, deadID, tokens, "resumed")
+}
+
+// TestReplaceNodeAbortWhenTheNodeCameBack: the claims are being deleted when the node
+// comes back on them (its pod kept them, replace_address_first_boot is ignored by a
+// bootstrapped node). Resume must never replace it; abort is the way out: it ends
+// consistent, the operator restored, the option gone, nothing deleted, and warns that
+// the claims go with the pod.
+func TestReplaceNodeAbortWhenTheNodeCameBack(t *testing.T) {
+	var w *world.World
+	var deadID string
+	for k := 1; ; k++ {
+		if k > 20 {
+			t.Fatal("no crash point leaves the claim being deleted")
+		}
+		w, deadID, _ = replaceWorld(t, "4.1")
+		if _, _, _, crashed := run(w, k, "replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes"); !crashed {
+			t.Fatal("the run was not killed")
+		}
+		c, err := w.Kube.CoreV1().PersistentVolumeClaims("cassandra").Get(context.Background(), "data-"+deadPod, metav1.GetOptions{})
+		if err == nil && c.DeletionTimestamp != nil {
+			break
+		}
+	}
+	w.ReviveNode(deadPod)
+	if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != exit.Refused || !strings.Contains(stderr, "abort") {
+		t.Fatalf("resume with the node back: exit %d, want 3 naming abort\n%s", code, stderr)
+	}
+	deletes := len(deletesOf(w))
+	stdout, stderr, code, _ := run(w, 0, "abort", "demo", "-n", "cassandra", "--yes")
+	if code != 0 {
+		t.Fatalf("abort with the node back on dying claims exited %d\n%s", code, stderr)
+	}
+	if out := stdout + stderr; !strings.Contains(out, "WARNING") || !strings.Contains(out, "claims being deleted") {
+		t.Errorf("abort did not warn that the claims go with the pod:\n%s", out)
+	}
+	if got := deletesOf(w); len(got) != deletes {
+		t.Errorf("resume or abort deleted something: %v", got[deletes:])
+	}
+	if p := w.ConsistentProblems(); len(p) > 0 {
+		t.Errorf("abort left: %v", p)
+	}
+	if s, _ := w.ConfigMap(); strings.Contains(s, "replace_address") {
+		t.Error("abort left the replace option")
+	}
+	if n, err := w.Cass.Node(deadPod); err != nil || n.HostID != deadID || n.PeerCode != "UN" {
+		t.Errorf("the node that came back: %+v %v, want %s UN", n, err, deadID)
+	}
+}
+
+// deletesOf lists the plugin's deletes of pods and claims, in order.
+func deletesOf(w *world.World) []string {
+	var out []string
+	for _, ev := range w.History() {
+		if ev.Verb == "delete" && (ev.Resource == "persistentvolumeclaims" || ev.Resource == "pods") {
+			out = append(out, ev.String())
+		}
+	}
+	return out
 }
 
 // configMapWrites counts the plugin's writes of ConfigMaps.

@@ -114,3 +114,12 @@ func (w *World) Endpoint(hostID string) (nv sim.NodeView, ok bool) {
 	}
 	return sim.NodeView{}, false
 }
+
+// ReviveNode brings pod's killed Cassandra back on its own data, as a pod re-created on
+// its old claims does (replace_address_first_boot is ignored by a node that has
+// bootstrapped: docs/reference/replace.md, isReplacing): peers see it UN, the pod is Ready.
+func (w *World) ReviveNode(pod string) {
+	w.t.Helper()
+	w.SetDown(pod, false)
+	w.setReady(pod, true)
+}

@@ -3,6 +3,9 @@ package replacenode
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
@@ -39,14 +42,67 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	if !cp.Started(StepDeleteClaims) {
 		return p, nil
 	}
-	left, err := ru.claimsLeft(ctx)
+	planned, err := ru.plannedClaims(ctx)
 	if err != nil {
 		return p, exit.Refusedf("%v: abort needs to know the dead node's claims are intact; nothing changed", err)
 	}
-	if len(left) < len(cp.Nodes[0].PVCs) {
-		return p, exit.Refusedf("the dead node's claims are deleted (or being deleted): its data is gone, so abort cannot give it back; resume finishes the replace: %s", r.ResumeHint)
+	if len(planned) < len(cp.Nodes[0].PVCs) {
+		return p, exit.Refusedf("the dead node's claims are deleted: its data is gone, so abort cannot give it back; resume finishes the replace: %s", r.ResumeHint)
 	}
-	return p, nil
+	dying := dyingClaims(planned)
+	if len(dying) == 0 {
+		return p, nil
+	}
+	// The claims are being deleted. If the node came back on them (its pod was
+	// re-created before they went, and Cassandra ignores replace_address_first_boot on
+	// a bootstrapped node), resume must never replace it: abort is the way out, and it
+	// must say loudly what Kubernetes will still do.
+	alive, why := ru.aliveOn(ctx, r.Nodetool)
+	if alive {
+		p.Notes = append(p.Notes, fmt.Sprintf("WARNING: the node of pod %s came back and runs on claims being deleted (%s): Kubernetes deletes them, and the node's data with them, "+
+			"the next time that pod goes (a restart, an eviction, a drain of its Kubernetes node); no API can take a deletion back. Until then the node serves as before. "+
+			"To replace it on your terms: delete pod %s, and once its node shows DN run kubectl cassandra replace-node -n %s %s --pod %s",
+			cp.Replace.Pod, strings.Join(dying, ", "), cp.Replace.Pod, cp.Namespace, cp.Cluster, cp.Replace.Pod))
+		return p, nil
+	}
+	return p, exit.Refusedf("the dead node's claims are being deleted (%s) and %s: its data goes with its pod, so abort cannot give it back; resume finishes the replace: %s",
+		strings.Join(dying, ", "), why, r.ResumeHint)
+}
+
+// dyingClaims names the claims being deleted.
+func dyingClaims(cs []corev1.PersistentVolumeClaim) []string {
+	var out []string
+	for _, c := range cs {
+		if c.DeletionTimestamp != nil {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// aliveOn is whether the pod's node runs again: the pod is there, not being deleted,
+// and its own nodetool says its node (the planned Host ID) is UN. Otherwise it says
+// what it found instead.
+func (r *run) aliveOn(ctx context.Context, nt operation.NodeInfo) (bool, string) {
+	pod, err := r.pod(ctx, r.rep.Pod)
+	switch {
+	case err != nil:
+		return false, "pod " + r.rep.Pod + " cannot be read (" + err.Error() + ")"
+	case pod == nil:
+		return false, "pod " + r.rep.Pod + " is gone"
+	case pod.DeletionTimestamp != nil:
+		return false, "pod " + r.rep.Pod + " is being deleted"
+	case !containerRunning(pod, r.w.Container):
+		return false, "pod " + r.rep.Pod + " runs no Cassandra"
+	}
+	ring, err := nt.Status(ctx, pod.Name)
+	if err != nil {
+		return false, "the node of pod " + pod.Name + " does not answer nodetool (" + err.Error() + ")"
+	}
+	if row, ok := ring.ByHostID(r.rep.HostID); ok && row.Code() == "UN" {
+		return true, ""
+	}
+	return false, "the node of pod " + pod.Name + " does not report itself UN"
 }
 
 // undo takes the replace option out of the start script, so that no later start of
