@@ -11,7 +11,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -378,53 +377,10 @@ func (a *Adapter) patchNodesPerRack(ctx context.Context, ns, name, dc string, n 
 	return err
 }
 
-// Object returns the checkpoint carrier for a cluster: its annotations.
+// Object returns the checkpoint carrier for a cluster: its annotations (the 2022 CRD
+// has no status subresource: only a patch of the annotations leaves the status alone).
 func (a *Adapter) Object(ns, name string) record.Object {
-	return &Annotated{a: a, ns: ns, name: name}
-}
-
-// Annotated reads and patches the annotations of one CassandraCluster (record.Object).
-type Annotated struct {
-	a        *Adapter
-	ns, name string
-	// deleting: the last read or write of the object showed a deletionTimestamp.
-	deleting atomic.Bool
-}
-
-// Deleting reports whether the last read or write of the checkpoint showed the cluster
-// resource being deleted (metadata.deletionTimestamp): every checkpoint write returns
-// the object, so the engine learns it before its next action at no cost.
-func (o *Annotated) Deleting() bool { return o.deleting.Load() }
-
-// ReadAnnotations returns the annotations, UID and resourceVersion.
-func (o *Annotated) ReadAnnotations(ctx context.Context) (map[string]string, string, string, error) {
-	c, err := o.a.client(o.ns)
-	if err != nil {
-		return nil, "", "", err
-	}
-	u, err := c.Get(ctx, o.name, metav1.GetOptions{})
-	if err != nil {
-		return nil, "", "", err
-	}
-	o.deleting.Store(u.GetDeletionTimestamp() != nil)
-	return u.GetAnnotations(), string(u.GetUID()), u.GetResourceVersion(), nil
-}
-
-// PatchAnnotations changes only metadata.annotations with a merge patch that carries the
-// resourceVersion, so the API server refuses it (409) if the object changed meanwhile.
-// A full Update is never used: the 2022 CRD has no status subresource and a stale full
-// write would clobber the operator's status.
-func (o *Annotated) PatchAnnotations(ctx context.Context, rv string, set map[string]*string) (string, error) {
-	c, err := o.a.client(o.ns)
-	if err != nil {
-		return "", err
-	}
-	u, err := c.Patch(ctx, o.name, types.MergePatchType, record.AnnotationsPatch(rv, set), metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
-	if err != nil {
-		return "", err
-	}
-	o.deleting.Store(u.GetDeletionTimestamp() != nil)
-	return u.GetResourceVersion(), nil
+	return &record.Annotations{Client: func() (dynamic.ResourceInterface, error) { return a.client(ns) }, Name: name, FieldManager: "kubectl-cassandra"}
 }
 
 // Operator is a CassKop operator Deployment that may act on a namespace.

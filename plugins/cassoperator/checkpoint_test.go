@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // TestObject: the checkpoint lives in the datacenter's annotations; a patch sets and
@@ -28,7 +30,7 @@ func TestObject(t *testing.T) {
 	if n, _ := size(t, a, "dc1"); n != 3 {
 		t.Errorf("size %d after an annotation patch", n)
 	}
-	if o.(*Annotated).Deleting() {
+	if o.(*record.Annotations).Deleting() {
 		t.Errorf("deleting")
 	}
 }
