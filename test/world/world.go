@@ -23,11 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -35,6 +33,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/watchlist"
 )
 
 // crash is what a simulated process death panics with, right after a side effect.
@@ -280,7 +279,7 @@ func New(t *testing.T, o Opts) *World {
 
 // install puts the world's reactors on its clients.
 func (w *World) install(o Opts) {
-	w.Kube.PrependWatchReactor("pods", w.watchPods(o.NoWatchList))
+	w.Kube.PrependWatchReactor("pods", watchlist.Pods(w.Kube.Tracker(), o.NoWatchList))
 	w.Kube.PrependReactor("*", "*", w.react(w.Kube.Tracker()))
 	w.Dyn.PrependReactor("*", "*", w.react(w.Dyn.Tracker()))
 	// Installed last, so it runs first: every API request counts, and one can fail.
@@ -756,74 +755,6 @@ func jsonPatchApplies(tracker k8stesting.ObjectTracker, gvr schema.GroupVersionR
 	}
 	_, err = p.Apply(doc)
 	return err
-}
-
-// watchPods serves a pod watch with sendInitialEvents as the API server does since 1.32:
-// the pods the field selector matches as ADDED, a bookmark marking their end, then the
-// live events (refused with 422 when noWatchList, like a server with the gate off).
-func (w *World) watchPods(noWatchList bool) k8stesting.WatchReactionFunc {
-	return func(action k8stesting.Action) (bool, watch.Interface, error) {
-		wa, ok := action.(k8stesting.WatchActionImpl)
-		if !ok || wa.ListOptions.SendInitialEvents == nil || !*wa.ListOptions.SendInitialEvents {
-			return false, nil, nil
-		}
-		gvr, ns := action.GetResource(), action.GetNamespace()
-		if noWatchList {
-			return true, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), "", nil)
-		}
-		tracker := w.Kube.Tracker()
-		live, err := tracker.Watch(gvr, ns)
-		if err != nil {
-			return true, nil, err
-		}
-		l, err := tracker.List(gvr, corev1.SchemeGroupVersion.WithKind("Pod"), ns)
-		if err != nil {
-			live.Stop()
-			return true, nil, err
-		}
-		match := func(o runtime.Object) bool {
-			p, ok := o.(*corev1.Pod)
-			return ok && (wa.WatchRestrictions.Fields == nil || wa.WatchRestrictions.Fields.Matches(fields.Set{"metadata.name": p.Name, "metadata.namespace": p.Namespace}))
-		}
-		ch := make(chan watch.Event)
-		out := watch.NewProxyWatcher(ch)
-		go func() {
-			defer live.Stop()
-			defer close(ch)
-			send := func(ev watch.Event) bool {
-				select {
-				case ch <- ev:
-					return true
-				case <-out.StopChan():
-					return false
-				}
-			}
-			for i := range l.(*corev1.PodList).Items {
-				p := &l.(*corev1.PodList).Items[i]
-				if match(p) && !send(watch.Event{Type: watch.Added, Object: p}) {
-					return
-				}
-			}
-			end := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
-			if !send(watch.Event{Type: watch.Bookmark, Object: end}) {
-				return
-			}
-			for {
-				select {
-				case ev, ok := <-live.ResultChan():
-					if !ok {
-						return
-					}
-					if match(ev.Object) && !send(ev) {
-						return
-					}
-				case <-out.StopChan():
-					return
-				}
-			}
-		}()
-		return true, out, nil
-	}
 }
 
 // setsThroughput: the command changes a stream limiter (docs/reference/streaming.md §1).

@@ -28,6 +28,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/watchlist"
 )
 
 // World is a fake Kubernetes holding one FakeCassandra and its racks, plus the
@@ -200,7 +201,7 @@ func hostID(n int) string  { return fmt.Sprintf("00000000-0000-4000-8000-%012d",
 
 // install puts the world's reactors on its clients.
 func (w *World) install(noWatchList bool) {
-	w.Kube.PrependWatchReactor("pods", w.watchPods(noWatchList))
+	w.Kube.PrependWatchReactor("pods", watchlist.Pods(w.Kube.Tracker(), noWatchList))
 	w.Kube.PrependReactor("*", "*", w.react(w.Kube.Tracker()))
 	w.Dyn.PrependReactor("*", "*", w.react(w.Dyn.Tracker()))
 }

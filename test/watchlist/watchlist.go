@@ -1,4 +1,6 @@
-package fakeworld
+// Package watchlist is the pod watch of the in-memory worlds (test/world,
+// test/fakeadapter/fakeworld) as a real API server serves it with the WatchList feature.
+package watchlist
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -10,10 +12,11 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-// watchPods serves a pod watch with sendInitialEvents as the API server does since 1.32:
+// Pods serves a pod watch with sendInitialEvents as the API server does since 1.32:
 // the pods the field selector matches as ADDED, a bookmark marking their end, then the
 // live events (refused with 422 when noWatchList, like a server with the gate off).
-func (w *World) watchPods(noWatchList bool) k8stesting.WatchReactionFunc {
+// Other watches are left to the next reactor.
+func Pods(tracker k8stesting.ObjectTracker, noWatchList bool) k8stesting.WatchReactionFunc {
 	return func(action k8stesting.Action) (bool, watch.Interface, error) {
 		wa, ok := action.(k8stesting.WatchActionImpl)
 		if !ok || wa.ListOptions.SendInitialEvents == nil || !*wa.ListOptions.SendInitialEvents {
@@ -23,7 +26,6 @@ func (w *World) watchPods(noWatchList bool) k8stesting.WatchReactionFunc {
 			return true, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), "", nil)
 		}
 		gvr, ns := action.GetResource(), action.GetNamespace()
-		tracker := w.Kube.Tracker()
 		live, err := tracker.Watch(gvr, ns)
 		if err != nil {
 			return true, nil, err
