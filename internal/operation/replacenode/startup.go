@@ -41,11 +41,16 @@ func (s *waitReplaced) startFailure(ctx context.Context, p *corev1.Pod) error {
 		p.Name, se.Line, se.Cause, s.advice(se))}
 }
 
-// lastExit is how the container last terminated (now or before its restart).
+// lastExit is how the container last terminated while it is not running (terminated,
+// or waiting to restart): a start that failed once and then came up (a ring that
+// stopped changing, R7) is running now, and no failure.
 func lastExit(p *corev1.Pod, container string) *corev1.ContainerStateTerminated {
 	for _, c := range p.Status.ContainerStatuses {
 		if c.Name != container {
 			continue
+		}
+		if c.State.Running != nil {
+			return nil
 		}
 		if c.State.Terminated != nil {
 			return c.State.Terminated

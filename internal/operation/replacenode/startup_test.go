@@ -38,6 +38,11 @@ func TestStartFailureReportsCassandrasWords(t *testing.T) {
 			t.Errorf("the report does not say %q: %v", want, err)
 		}
 	}
+	running := pod(3, line)
+	running.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	if err := s.startFailure(context.Background(), running); err != nil {
+		t.Errorf("a start that failed once and runs now is no failure: %v", err)
+	}
 	if err := s.startFailure(context.Background(), pod(137, line)); err != nil {
 		t.Errorf("exit 137 (killed) is no startup failure: %v", err)
 	}
