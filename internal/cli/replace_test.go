@@ -288,6 +288,32 @@ func deletesOf(w *world.World) []string {
 	return out
 }
 
+// TestReplaceNodeReportsTheStartupError: a replacement whose Cassandra cannot start
+// (auto_bootstrap: false, R3) exits 3 and restarts in a loop; the run stops with
+// Cassandra's own startup line, read from the container's last termination, what state
+// things are in and how to go on, after discarding the dead node's data once.
+func TestReplaceNodeReportsTheStartupError(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 3, RF: 3, Version: "4.1", Operator: true, NoAutoBootstrap: []string{deadPod}})
+	w.KillNode(deadPod)
+	w.ExpectReplace(deadPod)
+	_, stderr, code, _ := run(w, 0, "replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes", "--poll-interval", "1ms", "--timeout", "5s")
+	if code != exit.Error {
+		t.Fatalf("replace-node with a replacement that cannot start: exit %d, want %d\n%s", code, exit.Error, stderr)
+	}
+	for _, want := range []string{"does not start", "Exception (java.lang.RuntimeException) encountered during startup: Replacing a node without bootstrapping",
+		"claims and pod were deleted", "resume"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the report does not say %q:\n%s", want, stderr)
+		}
+	}
+	if got := deletesOf(w); len(got) != 2 {
+		t.Errorf("deletes %v, want the dead node's claim and pod once each", got)
+	}
+	if w.DeploymentReplicas("casskop") != 0 {
+		t.Error("the operator was restored while the replace is unfinished")
+	}
+}
+
 // configMapWrites counts the plugin's writes of ConfigMaps.
 func configMapWrites(w *world.World) int {
 	n := 0

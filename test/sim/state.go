@@ -175,8 +175,13 @@ func (n *node) jvmUp() bool { return !n.Fault.Down && !n.Gone && n.Exit == 0 }
 // listed: the node is a token owner (or a joining node) that status/describecluster show,
 // before replacements are taken into account (view.go).
 func (n *node) listed() bool {
-	return !n.Left && !n.Gone && n.Mode != ModeDecommissioned && n.RemovedAt.IsZero()
+	return !n.Left && !n.Gone && n.Mode != ModeDecommissioned && n.RemovedAt.IsZero() && !n.neverJoined()
 }
+
+// neverJoined: a node on a fresh data dir that stopped before it started to join (a
+// startup error such as R1, R3, R4 or an address collision): it gossiped no STATUS and
+// holds no token, so no peer lists it (docs/reference/replace.md §4.2).
+func (n *node) neverJoined() bool { return n.Boot == bootNeeds && n.Repl == nil && !n.Joining }
 
 // member: the node is in the token ring (decommission's isMember check); a joining node
 // or a replacement is not yet.

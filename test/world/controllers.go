@@ -152,9 +152,13 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			}
 			continue
 		}
+		if w.noAutoBootstrap[name] && freshData {
+			jvm.NoAutoBootstrap = true
+		}
 		_ = w.Kube.Tracker().Add(pod)
 		if w.startTime == 0 {
 			start(jvm)
+			w.syncContainer(name)
 			continue
 		}
 		// Cassandra starts (and the pod turns Ready) StartTime later, if that pod is
@@ -170,6 +174,7 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			p := obj.(*corev1.Pod).DeepCopy()
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 			_ = w.Kube.Tracker().Update(podsGVR, p, ns)
+			w.syncContainer(name)
 		})
 	}
 }

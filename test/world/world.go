@@ -82,6 +82,7 @@ type World struct {
 	statusSubresource bool
 	joinFails         map[string]bool
 	pendingPods       map[string]bool
+	noAutoBootstrap   map[string]bool
 	incarnations      map[string]int
 	startTime         time.Duration
 	nextIP            int
@@ -127,6 +128,9 @@ type Opts struct {
 	JoinFails []string
 	// PendingPods lists pods the StatefulSet controller creates unschedulable (Pending).
 	PendingPods []string
+	// NoAutoBootstrap lists pods whose Cassandra, started on a fresh claim, has
+	// auto_bootstrap: false: a replacement then fails to start (R3) and restarts in a loop.
+	NoAutoBootstrap []string
 	// StartTime is how long after the StatefulSet controller creates a pod its Cassandra
 	// starts and the pod turns Ready (0 = at once). A restarted node is down meanwhile.
 	StartTime time.Duration
@@ -174,9 +178,12 @@ func New(t *testing.T, o Opts) *World {
 		o.Topology = true
 	}
 	w := &World{t: t, NS: "cassandra", Name: "demo", Racks: o.Racks, Nodes: o.Nodes, statusSubresource: o.StatusSubresource,
-		joinFails: map[string]bool{}, pendingPods: map[string]bool{}, incarnations: map[string]int{}, startTime: o.StartTime, ipv6: o.IPv6}
+		joinFails: map[string]bool{}, pendingPods: map[string]bool{}, noAutoBootstrap: map[string]bool{}, incarnations: map[string]int{}, startTime: o.StartTime, ipv6: o.IPv6}
 	for _, p := range o.JoinFails {
 		w.joinFails[p] = true
+	}
+	for _, p := range o.NoAutoBootstrap {
+		w.noAutoBootstrap[p] = true
 	}
 	for _, p := range o.PendingPods {
 		w.pendingPods[p] = true
@@ -783,6 +790,9 @@ func (w *World) restartCrashed() {
 	for _, n := range nodes {
 		if n.ExitCode == 3 && !n.Running {
 			_ = w.Cass.Restart(n.Pod)
+			w.mu.Lock()
+			w.syncContainer(n.Pod)
+			w.mu.Unlock()
 		}
 	}
 }

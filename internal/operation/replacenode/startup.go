@@ -23,22 +23,33 @@ import (
 const startupExit = 3
 
 // startFailure is a Fatal error when the new pod's Cassandra container exited 3 with a
-// startup error; nil otherwise (it runs, or restarts for another reason).
+// startup error that does not go away by itself; nil otherwise (it runs, or restarts
+// for another reason). A start refused while the ring changes (R7) is retried by the
+// kubelet and succeeds once the other node is done: it is what the wait waits for.
 func (s *waitReplaced) startFailure(ctx context.Context, p *corev1.Pod) error {
+	se, ok := s.startupError(ctx, p)
+	if !ok || se.Cause == nodetool.CauseRingChanging {
+		return nil
+	}
+	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the replacement on pod %s does not start: Cassandra says %q (%s). %s",
+		p.Name, se.Line, se.Cause, s.advice(se))}
+}
+
+// startupError is the startup error the new pod's Cassandra container last exited on,
+// while it is not running.
+func (s *waitReplaced) startupError(ctx context.Context, p *corev1.Pod) (nodetool.StartupError, bool) {
+	if p == nil {
+		return nodetool.StartupError{}, false
+	}
 	term := lastExit(p, s.w.Container)
 	if term == nil || term.ExitCode != startupExit {
-		return nil
+		return nodetool.StartupError{}, false
 	}
 	text := term.Message
 	if _, ok := nodetool.ParseStartupError(text); !ok {
 		text = s.previousLog(ctx, p)
 	}
-	se, ok := nodetool.ParseStartupError(text)
-	if !ok {
-		return nil
-	}
-	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the replacement on pod %s does not start: Cassandra says %q (%s). %s",
-		p.Name, se.Line, se.Cause, s.advice(se))}
+	return nodetool.ParseStartupError(text)
 }
 
 // lastExit is how the container last terminated while it is not running (terminated,
@@ -80,7 +91,7 @@ func (s *waitReplaced) advice(se nodetool.StartupError) string {
 	case nodetool.CauseRingChanging:
 		next = "Another node is joining, leaving or moving (R7): let it finish, then resume. " + next
 	case nodetool.CauseNoBootstrap:
-		next = "The replacement would not bootstrap (R3: it is in its own seed list, or auto_bootstrap is false): take it off the seed list. " + next
+		next = "The replacement would not bootstrap (R3: it is in its own seed list, or auto_bootstrap is false): take it off its own seed list, or set auto_bootstrap: true. " + next
 	case nodetool.CauseUnknownAddress:
 		next = fmt.Sprintf("Gossip no longer knows %s (R4: someone removed or assassinated it meanwhile), so there is nothing left to replace: take the replace option out of the pod's start (CassKop: this operation's block in pre_run.sh) and delete the pod; it then bootstraps as a new node with as many tokens, and resume finishes.", s.rep.Address)
 	case nodetool.CauseNoSources:

@@ -43,6 +43,10 @@ func TestStartFailureReportsCassandrasWords(t *testing.T) {
 	if err := s.startFailure(context.Background(), running); err != nil {
 		t.Errorf("a start that failed once and runs now is no failure: %v", err)
 	}
+	const r7 = "Exception (java.lang.UnsupportedOperationException) encountered during startup: Other bootstrapping/leaving/moving nodes detected, cannot bootstrap while cassandra.consistent.rangemovement is true. Nodes detected, bootstrapping: ; leaving: /10.244.0.11:7000; moving: ;"
+	if err := s.startFailure(context.Background(), pod(3, r7)); err != nil {
+		t.Errorf("a start refused while the ring changes (R7) is retried by the kubelet and waited for: %v", err)
+	}
 	if err := s.startFailure(context.Background(), pod(137, line)); err != nil {
 		t.Errorf("exit 137 (killed) is no startup failure: %v", err)
 	}

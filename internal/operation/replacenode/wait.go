@@ -75,6 +75,11 @@ func (s *waitReplaced) Wait(ctx context.Context) error {
 		if err != nil {
 			var fatal *engine.Fatal
 			if errorsAs(err, &fatal) {
+				// A new pod whose Cassandra cannot start says why in its own words:
+				// that comes before what its row in the ring looks like.
+				if serr := s.startFailure(ctx, p); p != nil && serr != nil {
+					return serr
+				}
 				return err
 			}
 			ph.what = "state unknown (" + err.Error() + ")"
@@ -88,6 +93,9 @@ func (s *waitReplaced) Wait(ctx context.Context) error {
 		if p != nil && (s.n.PodUID == "" || string(p.UID) != s.n.PodUID) {
 			if err := s.startFailure(ctx, p); err != nil {
 				return err
+			}
+			if se, ok := s.startupError(ctx, p); ok {
+				ph.what += fmt.Sprintf("; its Cassandra refused to start (%q) and restarts until the ring is settled", se.Line)
 			}
 			if ph.joining {
 				if ns, err := s.w.Nodetool.Netstats(ctx, p.Name); err == nil {
