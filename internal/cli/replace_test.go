@@ -314,6 +314,24 @@ func TestReplaceNodeReportsTheStartupError(t *testing.T) {
 	}
 }
 
+// TestReplaceNodeStatusShowsTheStream: status shows a replace in flight with its
+// streaming progress (bytes received of the dead node's Load), recorded by the run.
+func TestReplaceNodeStatusShowsTheStream(t *testing.T) {
+	// The replacement waits JoinTime/6 for gossip, then streams for JoinTime/2 (test/sim).
+	w := world.New(t, world.Opts{Nodes: 3, RF: 3, Version: "4.1", Operator: true, JoinTime: 3 * time.Second})
+	w.KillNode(deadPod)
+	w.ExpectReplace(deadPod)
+	marker := "replace " + deadPod + ": "
+	_, stderr, _ := runUntilStderr(w, marker, "replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes", "--poll-interval", "1ms", "--progress", "plain")
+	if !strings.Contains(stderr, marker) {
+		t.Fatalf("the run reported no stream of the replacement:\n%s", stderr)
+	}
+	stdout, stderr, code, _ := run(w, 0, "status", "demo", "-n", "cassandra")
+	if code != 0 || !strings.Contains(stdout, "progress "+marker) || !strings.Contains(stdout, "wait-replaced/"+deadPod) {
+		t.Errorf("status of a replace in flight: exit %d, want its step and the stream's progress\n%s%s", code, stdout, stderr)
+	}
+}
+
 // configMapWrites counts the plugin's writes of ConfigMaps.
 func configMapWrites(w *world.World) int {
 	n := 0
