@@ -127,8 +127,13 @@ func (s *setThroughput) PlanText() string {
 }
 
 // Done: every node reads the rate on each recorded limiter, or has nothing to set (its
-// pod gone, or its node left the ring).
+// pod gone, or its node left the ring). Once its restore may have acted (recorded
+// started or done) the set is over: a resume asks every step again, and a node already
+// put back, or half, must not be set to the rate a second time.
 func (s *setThroughput) Done(ctx context.Context) (bool, error) {
+	if st := s.w.stepState(StepRestoreThroughput, s.rec.Pod); st == checkpoint.StateStarted || st == checkpoint.StateDone {
+		return true, nil
+	}
 	for _, pod := range s.pods {
 		ok, err := s.podDone(ctx, pod)
 		if !ok || err != nil {
