@@ -115,7 +115,11 @@ func (s *setThroughput) PlanText() string {
 		}
 		return text
 	}
-	text := fmt.Sprintf("set the stream throughput of %s to %s: each source's own limit throttles its part of a bootstrap, and the joining node's plays no part", s.who(), s.target())
+	part := "a bootstrap, and the joining node's plays no part"
+	if s.w.CP.Replace != nil {
+		part = "the replacement's streaming (as in a bootstrap), and the replacement's own plays no part"
+	}
+	text := fmt.Sprintf("set the stream throughput of %s to %s: each source's own limit throttles its part of %s", s.who(), s.target(), part)
 	var joining []string
 	for _, p := range slices.Sorted(maps.Keys(tp.Loads)) {
 		joining = append(joining, fmt.Sprintf("%s receives %s", p, StreamTimeText(tp.Loads[p], s.target(), v)))
