@@ -222,7 +222,9 @@ func changingCaseRun(t *testing.T, kind changingKind, ch world.Change, k int) (p
 	if !applied {
 		return nil, false
 	}
-	firstLine := func(s string) string {
+	// errorLine is the run's error line (or its first line), firstLine the same cut
+	// short for a report.
+	errorLine := func(s string) string {
 		s = strings.TrimSpace(s)
 		if i := strings.LastIndex(s, "\nError: "); i >= 0 {
 			s = s[i+1:]
@@ -230,6 +232,10 @@ func changingCaseRun(t *testing.T, kind changingKind, ch world.Change, k int) (p
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
 			s = s[:i]
 		}
+		return s
+	}
+	firstLine := func(s string) string {
+		s = errorLine(s)
 		if len(s) > 300 {
 			s = s[:300] + "…"
 		}
@@ -258,7 +264,7 @@ func changingCaseRun(t *testing.T, kind changingKind, ch world.Change, k int) (p
 	resumed := false
 	if w.HasCheckpoint() {
 		_, stderr2, code2 := runChanging(w, host, skew, followUp, "demo", "-n", "cassandra", "--yes")
-		if followUp == "abort" && code2 == exit.Refused && strings.Contains(firstLine(stderr2), "resume") {
+		if followUp == "abort" && code2 == exit.Refused && strings.Contains(errorLine(stderr2), "resume") {
 			// abort refuses where it must (a node may be leaving, a pod being restarted)
 			// and names resume as the way forward: follow it, as that holder, and the
 			// operation must then finish.

@@ -230,6 +230,36 @@ func TestReplaceNodeAbortRefusedOnceTheDataIsGone(t *testing.T) {
 	assertReplaced(t, w, deadID, tokens, "resumed")
 }
 
+// TestReplaceNodeAbortRefusedRightAfterTheClaimsDelete: the claims' deletion is
+// evident (its start is not written before it acts), so a run killed right after it
+// leaves the step pending in the checkpoint; abort reads the claims, refuses, and
+// resume finishes the replace.
+func TestReplaceNodeAbortRefusedRightAfterTheClaimsDelete(t *testing.T) {
+	args := []string{"replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes"}
+	for k := 1; ; k++ {
+		if k > 20 {
+			t.Fatal("no crash point leaves the claims deleted and the step pending")
+		}
+		w, deadID, tokens := replaceWorld(t, "4.1")
+		if _, _, _, crashed := run(w, k, args...); !crashed {
+			t.Fatal("the run was not killed")
+		}
+		cp := loadCP(t, w)
+		if len(deletesOf(w)) == 0 || cp == nil || stepOf(t, cp, "delete-dead-claims/"+deadPod).State != "pending" {
+			continue
+		}
+		_, stderr, code, _ := run(w, 0, "abort", "demo", "-n", "cassandra", "--yes")
+		if code != exit.Refused || !strings.Contains(stderr, "resume") {
+			t.Fatalf("abort after the claims' delete (k=%d): exit %d, want 3 naming resume\n%s", k, code, stderr)
+		}
+		if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 0 {
+			t.Fatalf("resume exited %d\n%s", code, stderr)
+		}
+		assertReplaced(t, w, deadID, tokens, "resumed")
+		return
+	}
+}
+
 // TestReplaceNodeAbortWhenTheNodeCameBack: the claims are being deleted when the node
 // comes back on them (its pod kept them, replace_address_first_boot is ignored by a
 // bootstrapped node). Resume must never replace it; abort is the way out: it ends

@@ -427,6 +427,34 @@ func TestScaleUpStreamThroughput(t *testing.T) {
 	}
 }
 
+// TestScaleUpStreamThroughputCrashMatrix kills a 2 -> 3 scale-up with
+// --stream-throughput right after each side effect, then resumes it (crashed once
+// more, then to the end): each source's limits set once and back once, even when the
+// run died in the middle of putting them back (a resume asks every step again, and the
+// set must not act after its restore began).
+func TestScaleUpStreamThroughputCrashMatrix(t *testing.T) {
+	opts := world.Opts{Nodes: 2, Version: "4.1"}
+	scale := scaleTo(3, "--stream-throughput", rate200)
+	ref := world.New(t, opts)
+	before := limits(t, ref)
+	if _, stderr, code, crashed := run(ref, 0, scale...); code != 0 || crashed {
+		t.Fatalf("reference run: exit %d crashed %v\n%s", code, crashed, stderr)
+	}
+	assertThroughputHistory(t, ref, before, "200", "reference")
+	points := ref.SideEffects()
+	for k := 1; k <= points; k++ {
+		label := fmt.Sprintf("crash after side effect %d/%d", k, points)
+		w := world.New(t, opts)
+		before := limits(t, w)
+		if !crashAndResume(t, w, k, scale) {
+			t.Fatalf("%s: not reached", label)
+		}
+		w.AssertScaledUp(3, label)
+		assertThroughputHistory(t, w, before, "200", label)
+	}
+	t.Logf("%d crash points, each resumed (crashed once more) to the end", points)
+}
+
 // TestReplanKeepsStreamThroughputRecord: after Cassandra refused a decommission whose
 // node was already unthrottled, the same scale with --force (and no rate) is planned
 // again with the rate in flight and the node's record from before the first plan: an

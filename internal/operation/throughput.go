@@ -2,9 +2,11 @@ package operation
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
@@ -29,6 +31,26 @@ func ValidateThroughput(req Request, changed func(string) bool) error {
 		return exit.Usagef("--stream-throughput: %v; nothing changed", err)
 	}
 	return nil
+}
+
+// ThroughputSay is what resuming an operation says of a --stream-throughput given
+// again: the plan in flight keeps its own rate ("" when they agree). again is how to
+// plan anew ("scale again").
+func ThroughputSay(existing *checkpoint.Checkpoint, asked, again string) string {
+	if asked == "" {
+		return ""
+	}
+	r, err := nodetool.ParseRate(asked)
+	if err != nil {
+		return ""
+	}
+	if existing.Throughput == nil {
+		return fmt.Sprintf(" It sets no stream throughput: --stream-throughput %s is not applied (abort it and %s to set one).", asked, again)
+	}
+	if planned := steps.RateThroughput(existing.Throughput.Rate); planned != r {
+		return fmt.Sprintf(" It sets the stream throughput to %s: --stream-throughput %s is not applied (abort it and %s to change it).", planned, asked, again)
+	}
+	return ""
 }
 
 // versionReader reads a node's Cassandra version (nodetool.Client).

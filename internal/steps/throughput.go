@@ -86,7 +86,16 @@ func (s throughputStep) who() string {
 	if s.rec.Pod != "" {
 		return s.rec.Pod
 	}
-	return fmt.Sprintf("the %d nodes that stream to the new ones (%s)", len(s.pods), strings.Join(s.pods, ", "))
+	return fmt.Sprintf("the %d nodes that stream to %s (%s)", len(s.pods), receivers(s.w.CP), strings.Join(s.pods, ", "))
+}
+
+// receivers names who the sources of a plan stream to: a replace's replacement, a
+// scale-up's new nodes.
+func receivers(cp *checkpoint.Checkpoint) string {
+	if cp.Replace != nil {
+		return "the replacement"
+	}
+	return "the new ones"
 }
 
 // record is pod's record, with its version parsed.

@@ -35,7 +35,7 @@ func ThroughputNotes(cp *checkpoint.Checkpoint) []string {
 	for _, st := range ThroughputToRestore(cp, nil) {
 		who := st.Pod
 		if who == "" {
-			who = fmt.Sprintf("the %d nodes that stream to the new ones", len(cp.Throughput.Sources))
+			who = fmt.Sprintf("the %d nodes that stream to %s", len(cp.Throughput.Sources), receivers(cp))
 		}
 		out = append(out, fmt.Sprintf("the stream throughput this operation set on %s (%s) goes back to what was recorded before it (unless the node left the ring meanwhile)",
 			who, RateThroughput(cp.Throughput.Rate)))

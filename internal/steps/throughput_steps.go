@@ -115,7 +115,11 @@ func (s *setThroughput) PlanText() string {
 		}
 		return text
 	}
-	text := fmt.Sprintf("set the stream throughput of %s to %s: each source's own limit throttles its part of a bootstrap, and the joining node's plays no part", s.who(), s.target())
+	part := "a bootstrap, and the joining node's plays no part"
+	if s.w.CP.Replace != nil {
+		part = "the replacement's streaming (as in a bootstrap), and the replacement's own plays no part"
+	}
+	text := fmt.Sprintf("set the stream throughput of %s to %s: each source's own limit throttles its part of %s", s.who(), s.target(), part)
 	var joining []string
 	for _, p := range slices.Sorted(maps.Keys(tp.Loads)) {
 		joining = append(joining, fmt.Sprintf("%s receives %s", p, StreamTimeText(tp.Loads[p], s.target(), v)))
@@ -127,8 +131,13 @@ func (s *setThroughput) PlanText() string {
 }
 
 // Done: every node reads the rate on each recorded limiter, or has nothing to set (its
-// pod gone, or its node left the ring).
+// pod gone, or its node left the ring). Once its restore may have acted (recorded
+// started or done) the set is over: a resume asks every step again, and a node already
+// put back, or half, must not be set to the rate a second time.
 func (s *setThroughput) Done(ctx context.Context) (bool, error) {
+	if st := s.w.stepState(StepRestoreThroughput, s.rec.Pod); st == checkpoint.StateStarted || st == checkpoint.StateDone {
+		return true, nil
+	}
 	for _, pod := range s.pods {
 		ok, err := s.podDone(ctx, pod)
 		if !ok || err != nil {

@@ -15,7 +15,10 @@ import (
 
 // A replace may be aborted until the dead node's data is discarded: before its claims
 // are deleted (CassKop), or before the operator's task exists (cass-operator, which
-// deletes them whenever it runs the task). After that only resume goes forward.
+// deletes them whenever it runs the task). After that only resume goes forward. Both
+// are read from the world whatever the checkpoint says: the steps that delete the
+// claims and create the task are evident (their start is not written before they
+// act), so a run killed right after one leaves it pending.
 
 // assess is abort's check (operation.Abort).
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
@@ -25,9 +28,6 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	}
 	ru := &run{w: &steps.World{Kube: r.Kube, CP: cp}, rep: cp.Replace, n: cp.Nodes[0]}
 	if cp.Replace.Task != "" {
-		if !cp.Started(StepCreateTask) {
-			return p, nil
-		}
 		ru.w.Tasks = r.Tasks
 		t, err := ru.task(ctx)
 		if err != nil {
@@ -37,9 +37,6 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 			return p, exit.Refusedf("the operator was asked to replace the node (task %s exists): it deletes the dead node's claims and pod whenever it runs it, so abort cannot undo it; resume finishes the replace: %s",
 				t.Name, r.ResumeHint)
 		}
-		return p, nil
-	}
-	if !cp.Started(StepDeleteClaims) {
 		return p, nil
 	}
 	planned, err := ru.plannedClaims(ctx)

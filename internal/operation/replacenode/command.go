@@ -17,7 +17,10 @@ const example = `  # Replace the dead node of pod cassandra-demo-dc1-rack1-2 (sh
   kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --dry-run
 
   # Several down nodes without a pod in the rack: name the one the pod ran
-  kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --address 10.244.3.9`
+  kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --address 10.244.3.9
+
+  # Let each node that streams to the replacement send at up to 200 MiB/s meanwhile
+  kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --stream-throughput 200MiB/s`
 
 // Command implements operation.Commander: kubectl cassandra replace-node.
 func (Kind) Command() operation.Command {
@@ -44,23 +47,30 @@ the option out once done.
 Done means verified in the ring: the replacement UN, with the dead node's token count, the dead
 Host ID gone (kept when the address is the same), its Load growing. A replacement that cannot
 start is reported with Cassandra's own startup error. abort is possible until the claims are
-deleted; after that, resume finishes it.`,
+deleted; after that, resume finishes it.
+
+With --stream-throughput, the stream throughput of the nodes that stream to the replacement
+(each other node of its datacenter: only a sender's limit throttles a stream) is read and
+recorded in the checkpoint, then set, before the replace option is written or the operator
+asked; the recorded values go back once the replacement is verified, or on abort.`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
 			fs.StringVar(&req.Pod, "pod", "", "Pod whose dead node is replaced")
 			fs.StringVar(&req.Address, "address", "", "The dead node's address (when the rack has several down nodes without a pod)")
 			fs.BoolVar(&req.AllowSeed, "allow-seed", false, "Replace a seed's node (its replacement must not be in its own seed list)")
+			operation.ThroughputFlag(fs, req, "the nodes that stream to the replacement (every other node of its datacenter)")
 		},
-		Validate: func(req operation.Request, _ func(string) bool) error {
+		Validate: func(req operation.Request, changed func(string) bool) error {
 			if req.Pod == "" {
 				return exit.Usagef("name the pod whose dead node is replaced with --pod; nothing changed")
 			}
-			return nil
+			return operation.ValidateThroughput(req, changed)
 		},
 		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
 			if existing.Kind == Name && existing.Replace != nil && existing.Replace.Pod == asked.Request.Pod {
-				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s replaces the node of %s already; resuming it.", existing.OperationID, asked.Request.Pod)}
+				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s replaces the node of %s already; resuming it.", existing.OperationID, asked.Request.Pod) +
+					operation.ThroughputSay(existing, asked.Request.StreamThroughput, "run replace-node again")}
 			}
 			return operation.InFlight{}
 		},
@@ -71,6 +81,9 @@ deleted; after that, resume finishes it.`,
 			}
 			if req.AllowSeed {
 				next += " --allow-seed"
+			}
+			if req.StreamThroughput != "" {
+				next += " --stream-throughput " + req.StreamThroughput
 			}
 			return next + " --yes"
 		},

@@ -117,6 +117,9 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if rep.Seed {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("pod %s is a seed (--allow-seed): if its seed list names it, its replacement refuses to start (R3); the run then stops with Cassandra's error", req.Pod))
 	}
+	if err := throttle(ctx, env, plan, dc, ring, reader); err != nil {
+		return nil, err
+	}
 	return plan, nil
 }
 

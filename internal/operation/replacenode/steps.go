@@ -29,12 +29,13 @@ const (
 
 // stepKinds are every step kind a replace-node checkpoint may hold.
 var stepKinds = []string{StepSetOption, StepDeleteClaims, StepDeletePod, StepWaitReplaced, StepRemoveOption,
-	StepCreateTask, StepWaitTask, steps.StepPauseOperator, steps.StepResumeOperator}
+	StepCreateTask, StepWaitTask, steps.StepPauseOperator, steps.StepResumeOperator,
+	steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}
 
 // Steps lists a replace's steps. Through a task: create it, verify the replacement,
 // wait until the task completed. Through the start script (the operator paused when
 // pause): write the option, delete the claims then the pod, verify the replacement,
-// take the option out.
+// take the option out. --stream-throughput adds its steps around them (throttled).
 func Steps(rep *record.Replacement, pause bool) []checkpoint.Step {
 	p := rep.Pod
 	if rep.Task != "" {
@@ -45,7 +46,8 @@ func Steps(rep *record.Replacement, pause bool) []checkpoint.Step {
 }
 
 // BuildSteps implements operation.StepBuilder: the kind's own steps, and the library's
-// pause and restore of the operator.
+// pause and restore of the operator and record, set and restore of the sources' stream
+// throughput (--stream-throughput).
 func (Kind) BuildSteps(w *steps.World) (map[string]engine.Step, error) {
 	cp := w.CP
 	if cp.Replace == nil || len(cp.Nodes) != 1 || cp.Nodes[0].Pod != cp.Replace.Pod {

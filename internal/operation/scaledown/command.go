@@ -178,5 +178,5 @@ func inFlight(existing *checkpoint.Checkpoint, asked operation.Asked) operation.
 	if existing.Kind == checkpoint.KindScaleDown && asked.Request.Force != existing.Force {
 		return operation.InFlight{Replan: true}
 	}
-	return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID) + throughputSay(existing, asked.Request.StreamThroughput)}
+	return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID) + operation.ThroughputSay(existing, asked.Request.StreamThroughput, "scale again")}
 }

@@ -2,9 +2,7 @@ package scaledown
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
@@ -45,22 +43,3 @@ func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, rin
 
 // noStreamWarning says a plan that removes no node by a decommission sets no rate.
 const noStreamWarning = "--stream-throughput: no node of this plan streams (none leaves by a decommission: each already left, never started, is dead and removed by removenode, or only its claims are left); nothing is set"
-
-// throughputSay is what resuming an operation says of a --stream-throughput given
-// again: the plan in flight keeps its own rate ("" when they agree).
-func throughputSay(existing *checkpoint.Checkpoint, asked string) string {
-	if asked == "" {
-		return ""
-	}
-	r, err := nodetool.ParseRate(asked)
-	if err != nil {
-		return ""
-	}
-	if existing.Throughput == nil {
-		return fmt.Sprintf(" It sets no stream throughput: --stream-throughput %s is not applied (abort it and scale again to set one).", asked)
-	}
-	if planned := steps.RateThroughput(existing.Throughput.Rate); planned != r {
-		return fmt.Sprintf(" It sets the stream throughput to %s: --stream-throughput %s is not applied (abort it and scale again to change it).", planned, asked)
-	}
-	return ""
-}
