@@ -29,7 +29,8 @@ func (Kind) Info() operation.Info {
 		Checkpoint:  checkpoint.Schema{Version: 2, Steps: stepKinds, Unowned: true},
 		StepsHeader: "Steps (each destructive one only once the node is, right then, still DN and its nodetool silent):",
 		ConfirmWord: "Replace",
-		Abort:       operation.Abort{Verb: "replacing", Assess: assess, Undo: undo, KeepsCount: true},
+		Abort: operation.Abort{Verb: "replacing", Unit: "nodes", Past: "replaced", Assess: assess, Undo: undo, KeepsCount: true,
+			NoneYet: "no node replaced yet; what the replace put in place (its option, the stream limits) is taken back"},
 	}
 }
 
