@@ -3,6 +3,7 @@ package operation
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -139,4 +140,29 @@ func NodeLoad(r nodetool.Ring, hostID string) (int64, bool) {
 	}
 	l, ok := ParseLoad(row.Load)
 	return int64(l), ok
+}
+
+// Throttled is steps with the sources' stream throughput set around the streaming the
+// steps cause (a scale-up's bootstraps, a replacement): recorded and set right before
+// the first step of a kind in from, restored right after the last of a kind in until.
+// The steps name no pod: they act on the plan's sources together. list comes back as it
+// is when it has no such span.
+func Throttled(list []checkpoint.Step, from, until []string) []checkpoint.Step {
+	first, last := -1, -1
+	for i, s := range list {
+		if first < 0 && slices.Contains(from, s.Kind) {
+			first = i
+		}
+		if slices.Contains(until, s.Kind) {
+			last = i
+		}
+	}
+	if first < 0 || last < first {
+		return list
+	}
+	out := append([]checkpoint.Step{}, list[:first]...)
+	out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, ""), checkpoint.PendingStep(steps.StepSetThroughput, ""))
+	out = append(out, list[first:last+1]...)
+	out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, ""))
+	return append(out, list[last+1:]...)
 }

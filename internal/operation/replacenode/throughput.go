@@ -89,26 +89,9 @@ func sourcesOf(ctx context.Context, p *operation.Planner, ns string, dc topology
 }
 
 // throttled is steps with the sources' stream throughput set around the replacement's
-// streaming: recorded and set before the first step that can start it (the replace
-// option written: a restart of the pod on an empty volume replaces from then on; or the
-// operator's task), restored once the replacement is verified. The steps name no pod:
-// they act on the plan's sources together.
+// streaming: from the first step that can start it (the replace option written: a
+// restart of the pod on an empty volume replaces from then on; or the operator's task)
+// until the replacement is verified.
 func throttled(list []checkpoint.Step) []checkpoint.Step {
-	first, last := -1, -1
-	for i, s := range list {
-		if first < 0 && (s.Kind == StepSetOption || s.Kind == StepCreateTask) {
-			first = i
-		}
-		if s.Kind == StepWaitReplaced {
-			last = i
-		}
-	}
-	if first < 0 || last < first {
-		return list
-	}
-	out := append([]checkpoint.Step{}, list[:first]...)
-	out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, ""), checkpoint.PendingStep(steps.StepSetThroughput, ""))
-	out = append(out, list[first:last+1]...)
-	out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, ""))
-	return append(out, list[last+1:]...)
+	return operation.Throttled(list, []string{StepSetOption, StepCreateTask}, []string{StepWaitReplaced})
 }

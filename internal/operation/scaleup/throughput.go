@@ -53,24 +53,7 @@ func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, dc 
 }
 
 // throttled is steps with the sources' stream throughput set around the new nodes'
-// bootstraps: recorded and set before the first new node is asked for, restored once
-// the last one joined. The steps name no pod: they act on the plan's sources together.
+// bootstraps: from the first new node asked for until the last one joined.
 func throttled(list []checkpoint.Step) []checkpoint.Step {
-	first, last := -1, -1
-	for i, s := range list {
-		if first < 0 && (s.Kind == steps.StepGrowSTS || s.Kind == steps.StepRequestGrowth) {
-			first = i
-		}
-		if s.Kind == steps.StepWaitJoined {
-			last = i
-		}
-	}
-	if first < 0 || last < first {
-		return list
-	}
-	out := append([]checkpoint.Step{}, list[:first]...)
-	out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, ""), checkpoint.PendingStep(steps.StepSetThroughput, ""))
-	out = append(out, list[first:last+1]...)
-	out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, ""))
-	return append(out, list[last+1:]...)
+	return operation.Throttled(list, []string{steps.StepGrowSTS, steps.StepRequestGrowth}, []string{steps.StepWaitJoined})
 }
