@@ -30,6 +30,23 @@ func drun(w *world.World, crashAt int, args ...string) (stdout, stderr string, c
 	return runOperators(context.Background(), w, drivenBuild, w, crashAt, nil, args...)
 }
 
+// drivenCrashAndResume runs args on a cass-operator world killed right after side
+// effect k (which must be reached), then a resume killed at another point, then a clean
+// resume, which must succeed.
+func drivenCrashAndResume(t *testing.T, w *world.World, k int, args []string, label string) {
+	t.Helper()
+	if _, errOut, _, crashed := drun(w, k, args...); !crashed {
+		t.Fatalf("%s: not reached\n%s", label, errOut)
+	}
+	second := 1 + (k*7)%5
+	if _, errOut, code, crashed := drun(w, second, "resume", "dc1", "-n", "cassandra", "--yes"); !crashed && code != 0 {
+		t.Fatalf("%s: resume (second crash at %d) exited %d\n%s", label, second, code, errOut)
+	}
+	if _, errOut, code, crashed := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes"); crashed || code != 0 {
+		t.Fatalf("%s, then %d: final resume exited %d\n%s", label, second, code, errOut)
+	}
+}
+
 func drivenWorld(t *testing.T, nodes int, racks ...string) *world.World {
 	if len(racks) == 0 {
 		racks = []string{"rack1"}
@@ -185,16 +202,7 @@ func TestDrivenCrashMatrix(t *testing.T) {
 			for k := 1; k <= points; k++ {
 				label := fmt.Sprintf("crash after side effect %d/%d", k, points)
 				w := drivenWorld(t, tc.from)
-				if _, errOut, _, crashed := drun(w, k, scaleDC(tc.to)...); !crashed {
-					t.Fatalf("%s: not reached\n%s", label, errOut)
-				}
-				second := 1 + (k*7)%5
-				if _, errOut, code, crashed := drun(w, second, "resume", "dc1", "-n", "cassandra", "--yes"); !crashed && code != 0 {
-					t.Fatalf("%s: resume (second crash at %d) exited %d\n%s", label, second, code, errOut)
-				}
-				if _, errOut, code, crashed := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes"); crashed || code != 0 {
-					t.Fatalf("%s, then %d: final resume exited %d\n%s", label, second, code, errOut)
-				}
+				drivenCrashAndResume(t, w, k, scaleDC(tc.to), label)
 				w.SettleOperator(200)
 				w.AssertDrivenConverged(tc.to, label)
 				assertDrivenHistory(t, w, sizeSteps(tc.from, tc.to), label)

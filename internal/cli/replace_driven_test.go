@@ -62,16 +62,7 @@ func TestDrivenReplaceNodeCrashMatrix(t *testing.T) {
 	for k := 1; k <= points; k++ {
 		label := fmt.Sprintf("crash after side effect %d/%d", k, points)
 		w, d := drivenReplaceWorld(t)
-		if _, errOut, _, crashed := drun(w, k, replaceDC(pod(1))...); !crashed {
-			t.Fatalf("%s: not reached\n%s", label, errOut)
-		}
-		second := 1 + (k*7)%5
-		if _, errOut, code, crashed := drun(w, second, "resume", "dc1", "-n", "cassandra", "--yes"); !crashed && code != 0 {
-			t.Fatalf("%s: resume (second crash at %d) exited %d\n%s", label, second, code, errOut)
-		}
-		if _, errOut, code, crashed := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes"); crashed || code != 0 {
-			t.Fatalf("%s: final resume exited %d\n%s", label, code, errOut)
-		}
+		drivenCrashAndResume(t, w, k, replaceDC(pod(1)), label)
 		assertDrivenReplaced(t, w, d, label)
 	}
 	t.Logf("replace-node on cass-operator: %d crash points, each followed by a crashed and a clean resume", points)

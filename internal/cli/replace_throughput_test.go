@@ -305,16 +305,7 @@ func TestDrivenReplaceNodeStreamThroughputCrashMatrix(t *testing.T) {
 		label := fmt.Sprintf("crash after side effect %d/%d", k, points)
 		w, d := drivenReplaceWorld(t)
 		before := sourceLimits(t, w, d.Pod)
-		if _, errOut, _, crashed := drun(w, k, args...); !crashed {
-			t.Fatalf("%s: not reached\n%s", label, errOut)
-		}
-		second := 1 + (k*7)%5
-		if _, errOut, code, crashed := drun(w, second, "resume", "dc1", "-n", "cassandra", "--yes"); !crashed && code != 0 {
-			t.Fatalf("%s: resume (second crash at %d) exited %d\n%s", label, second, code, errOut)
-		}
-		if _, errOut, code, crashed := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes"); crashed || code != 0 {
-			t.Fatalf("%s: final resume exited %d\n%s", label, code, errOut)
-		}
+		drivenCrashAndResume(t, w, k, args, label)
 		assertDrivenReplaced(t, w, d, label)
 		assertThroughputHistory(t, w, before, "200", label)
 
