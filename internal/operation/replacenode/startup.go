@@ -28,6 +28,11 @@ const startupExit = 3
 // kubelet and succeeds once the other node is done: it is what the wait waits for.
 func (s *waitReplaced) startFailure(ctx context.Context, p *corev1.Pod) error {
 	se, ok := s.startupError(ctx, p)
+	return s.fatalStart(p, se, ok)
+}
+
+// fatalStart is startFailure's judgement of a startup error already read.
+func (s *waitReplaced) fatalStart(p *corev1.Pod, se nodetool.StartupError, ok bool) error {
 	if !ok || se.Cause == nodetool.CauseRingChanging {
 		return nil
 	}

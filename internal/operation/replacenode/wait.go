@@ -91,10 +91,11 @@ func (s *waitReplaced) Wait(ctx context.Context) error {
 			return nil
 		}
 		if p != nil && (s.n.PodUID == "" || string(p.UID) != s.n.PodUID) {
-			if err := s.startFailure(ctx, p); err != nil {
+			se, failed := s.startupError(ctx, p)
+			if err := s.fatalStart(p, se, failed); err != nil {
 				return err
 			}
-			if se, ok := s.startupError(ctx, p); ok {
+			if failed {
 				ph.what += fmt.Sprintf("; its Cassandra refused to start (%q) and restarts until the ring is settled", se.Line)
 			}
 			if ph.joining {
