@@ -13,8 +13,8 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine/events"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
@@ -241,9 +241,9 @@ func (o *Options) newRunner(s *session, cp *checkpoint.Checkpoint, f *runFlags, 
 	progress.Now = o.Now
 	progress.Mode, progress.PlainEvery = f.progress, o.ProgressEvery
 	self := cp.Holder
-	reporter := &kube.EventReporter{
+	reporter := &events.Reporter{
 		Inner: progress, Client: s.c.Kube, Host: self.Host, Now: o.Now,
-		Object: kube.NewObjectReference(s.cluster.APIVersion, s.adapter.Kind(), cp.Namespace, cp.Cluster, cp.ClusterUID),
+		Object: events.NewObjectReference(s.cluster.APIVersion, s.adapter.Kind(), cp.Namespace, cp.Cluster, cp.ClusterUID),
 	}
 	w := s.stepWorld(cp, o.Now)
 	w.Reporter, w.Poll, w.StallAfter, w.SampleEvery, w.SampleMax = reporter, f.pollInterval, f.stallAfter, o.SampleEvery, o.SampleMax

@@ -3,6 +3,8 @@ package operator
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -83,4 +85,31 @@ type PodStates interface {
 // (cass-operator: CassandraTasks): report includes them.
 type Related interface {
 	Related(ctx context.Context, ns, name string) (map[string][]unstructured.Unstructured, error)
+}
+
+// DCCounts is the DCSpec an adapter builds from its own read of the cluster resource and
+// its own write of one datacenter's counts.
+type DCCounts struct {
+	// Resource names the cluster resource in errors, e.g. "CassandraCluster demo".
+	Resource, DC string
+	Read         func(ctx context.Context) (topology.Cluster, error)
+	Write        func(ctx context.Context, racks map[string]int) error
+}
+
+// RackNodes reads the count the resource asks of each rack of the datacenter.
+func (d DCCounts) RackNodes(ctx context.Context) (map[string]int, error) {
+	cl, err := d.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dc, ok := cl.DC(d.DC)
+	if !ok {
+		return nil, fmt.Errorf("%s has no datacenter %s (it has %s)", d.Resource, d.DC, strings.Join(cl.DCNames(), ", "))
+	}
+	return dc.RackNodes(), nil
+}
+
+// SetRackNodes writes the counts of racks (the adapter refuses what its spec cannot hold).
+func (d DCCounts) SetRackNodes(ctx context.Context, racks map[string]int) error {
+	return d.Write(ctx, racks)
 }

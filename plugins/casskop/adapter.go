@@ -70,7 +70,7 @@ func (a *Adapter) ControllerOf(d *appsv1.Deployment) (operator.Controller, bool)
 
 // DCSpec is dc's count in one CassandraCluster.
 func (a *Adapter) DCSpec(ns, name, dc string) operator.DCSpec {
-	return DCSpec{A: a, NS: ns, Name: name, DC: dc}
+	return DCSpec{A: a, NS: ns, Name: name, DCCounts: a.counts(ns, name, dc)}
 }
 
 // OperatorStatus reads and repairs CassKop's per-rack status of one cluster.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // Names fixed by cass-operator (apis/cassandra/v1beta1/cassandradatacenter_types.go,
@@ -183,5 +184,14 @@ func (a *Adapter) client(ns string) (dynamic.ResourceInterface, error) {
 
 // DCSpec is dc's counts in one CassandraDatacenter.
 func (a *Adapter) DCSpec(ns, name, dc string) operator.DCSpec {
-	return DCSpec{A: a, NS: ns, Name: name, DC: dc}
+	return operator.DCCounts{Resource: Kind + " " + name, DC: dc,
+		Read: func(ctx context.Context) (topology.Cluster, error) {
+			cl, _, err := a.Get(ctx, ns, name)
+			return cl, err
+		},
+		// cass-operator splits one size over the racks: the write refuses counts it
+		// would not split so.
+		Write: func(ctx context.Context, racks map[string]int) error {
+			return a.setSize(ctx, ns, name, dc, racks, "")
+		}}
 }

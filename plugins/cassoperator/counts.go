@@ -120,31 +120,6 @@ func (a *Adapter) order(dc string) ([]string, bool) {
 	return o, ok && o != nil
 }
 
-// DCSpec is the counts of the one datacenter of one CassandraDatacenter (operator.DCSpec).
-type DCSpec struct {
-	A            *Adapter
-	NS, Name, DC string
-}
-
-// RackNodes reads the counts spec.size asks of each rack, as SplitRacks gives them.
-func (d DCSpec) RackNodes(ctx context.Context) (map[string]int, error) {
-	cl, _, err := d.A.Get(ctx, d.NS, d.Name)
-	if err != nil {
-		return nil, err
-	}
-	dc, ok := cl.DC(d.DC)
-	if !ok {
-		return nil, fmt.Errorf("%s %s is datacenter %s, not %s", Kind, d.Name, strings.Join(cl.DCNames(), ""), d.DC)
-	}
-	return dc.RackNodes(), nil
-}
-
-// SetRackNodes writes spec.size = the sum of racks when cass-operator splits that sum
-// into exactly these counts, and refuses otherwise (writing nothing).
-func (d DCSpec) SetRackNodes(ctx context.Context, racks map[string]int) error {
-	return d.A.setSize(ctx, d.NS, d.Name, d.DC, racks, "")
-}
-
 // SetRackNodesAt is SetRackNodes only if the CassandraDatacenter is still at
 // resourceVersion rv (the version whose size and StatefulSets the caller judged): the
 // JSON patch's first operation tests metadata.resourceVersion, so any change since

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // CountWords names the count in messages and plans.
@@ -26,37 +27,20 @@ func (a *Adapter) CheckRackNodes(dc string, racks map[string]int) error {
 
 // DCSpec is dc's counts in one FakeCassandra.
 func (a *Adapter) DCSpec(ns, name, dc string) operator.DCSpec {
-	return DCSpec{A: a, NS: ns, Name: name, DC: dc}
+	return operator.DCCounts{Resource: "FakeCassandra " + name, DC: dc,
+		Read: func(ctx context.Context) (topology.Cluster, error) {
+			cl, _, err := a.Get(ctx, ns, name)
+			return cl, err
+		},
+		Write: func(ctx context.Context, racks map[string]int) error {
+			return a.patchCounts(ctx, ns, name, dc, racks, "")
+		}}
 }
 
 // SetRackNodesAt writes dc's rack counts only if the resource is still at
 // resourceVersion rv: the JSON patch tests it first (422 otherwise, nothing written).
 func (a *Adapter) SetRackNodesAt(ctx context.Context, ns, name, dc string, racks map[string]int, rv string) error {
 	return a.patchCounts(ctx, ns, name, dc, racks, rv)
-}
-
-// DCSpec reads and writes the rack counts of one datacenter (operator.DCSpec).
-type DCSpec struct {
-	A            *Adapter
-	NS, Name, DC string
-}
-
-// RackNodes reads the datacenter's count of each rack.
-func (d DCSpec) RackNodes(ctx context.Context) (map[string]int, error) {
-	cl, _, err := d.A.Get(ctx, d.NS, d.Name)
-	if err != nil {
-		return nil, err
-	}
-	dc, ok := cl.DC(d.DC)
-	if !ok {
-		return nil, fmt.Errorf("cluster %s has no datacenter %s", d.Name, d.DC)
-	}
-	return dc.RackNodes(), nil
-}
-
-// SetRackNodes writes the counts of racks, each guarded by a test of its rack's name.
-func (d DCSpec) SetRackNodes(ctx context.Context, racks map[string]int) error {
-	return d.A.patchCounts(ctx, d.NS, d.Name, d.DC, racks, "")
 }
 
 // patchCounts writes racks' counts in dc with one JSON patch: each count after a test of

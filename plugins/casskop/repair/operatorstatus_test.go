@@ -35,7 +35,7 @@ func repairWorld(t *testing.T, w *world.World, n record.Node) (*steps.World, map
 	sw := &steps.World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
 		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: "demo-dc1-rack1"}}, CountWords: "nodesPerRacks", Container: "cassandra", CP: cp,
 		Reporter: nop{}, Poll: time.Millisecond, StallAfter: 30 * time.Millisecond, ServerVersion: "4.1.0", ResourceKind: "CassandraCluster",
-		Spec:     casskop.DCSpec{A: a, NS: w.NS, Name: w.Name, DC: "dc1"},
+		Spec:     a.DCSpec(w.NS, w.Name, "dc1"),
 		Operator: casskop.OperatorStatus{A: a, NS: w.NS, Name: w.Name}}
 	impl, err := Kind{}.BuildSteps(sw.ForKind())
 	if err != nil {

@@ -1,4 +1,6 @@
-package kube
+// Package events writes an operation's step transitions as Kubernetes Events on its
+// cluster resource: the engine's reporting, for whoever runs kubectl describe next.
+package events
 
 import (
 	"context"
@@ -16,10 +18,10 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 )
 
-// DefaultEventBatch is how long step transitions wait to be written together.
-const DefaultEventBatch = 5 * time.Second
+// DefaultBatch is how long step transitions wait to be written together.
+const DefaultBatch = 5 * time.Second
 
-// EventReporter forwards progress to Inner and records each step's start, end and
+// Reporter forwards progress to Inner and records each step's start, end and
 // failure as Kubernetes Events on the cluster resource, so `kubectl describe` tells the
 // story to whoever looks next.
 //
@@ -31,14 +33,14 @@ const DefaultEventBatch = 5 * time.Second
 // at once (with whatever is pending before them); Flush writes the rest when the run
 // ends. Events are best effort: a failure to record one is reported once and never
 // stops the operation.
-type EventReporter struct {
+type Reporter struct {
 	Inner  engine.Reporter
 	Client kubernetes.Interface
 	// Object is the cluster resource the events are about.
 	Object corev1.ObjectReference
 	Host   string
 	Now    func() time.Time
-	// Batch is the window (DefaultEventBatch when 0; negative writes every transition
+	// Batch is the window (DefaultBatch when 0; negative writes every transition
 	// alone, at once).
 	Batch time.Duration
 
@@ -55,7 +57,7 @@ func NewObjectReference(apiVersion, kind, ns, name, uid string) corev1.ObjectRef
 	return corev1.ObjectReference{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name, UID: types.UID(uid)}
 }
 
-func (r *EventReporter) now() time.Time {
+func (r *Reporter) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
 	}
@@ -63,7 +65,7 @@ func (r *EventReporter) now() time.Time {
 }
 
 // add queues a Normal transition, writing it at the end of the current window.
-func (r *EventReporter) add(reason, msg string) {
+func (r *Reporter) add(reason, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pending = append(r.pending, transition{reason, msg})
@@ -73,20 +75,20 @@ func (r *EventReporter) add(reason, msg string) {
 	case r.timer == nil:
 		d := r.Batch
 		if d == 0 {
-			d = DefaultEventBatch
+			d = DefaultBatch
 		}
 		r.timer = time.AfterFunc(d, r.Flush)
 	}
 }
 
 // Flush writes the pending transitions now (the run calls it when it ends).
-func (r *EventReporter) Flush() {
+func (r *Reporter) Flush() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flushLocked()
 }
 
-func (r *EventReporter) flushLocked() {
+func (r *Reporter) flushLocked() {
 	if r.timer != nil {
 		r.timer.Stop()
 		r.timer = nil
@@ -106,7 +108,7 @@ func (r *EventReporter) flushLocked() {
 	r.write(corev1.EventTypeNormal, reason, msg)
 }
 
-func (r *EventReporter) write(typ, reason, msg string) {
+func (r *Reporter) write(typ, reason, msg string) {
 	now := r.now()
 	ts := metav1.NewTime(now)
 	ev := &corev1.Event{
@@ -135,7 +137,7 @@ func (r *EventReporter) write(typ, reason, msg string) {
 }
 
 // warning writes what is pending, then a Warning Event at once.
-func (r *EventReporter) warning(reason, msg string) {
+func (r *Reporter) warning(reason, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flushLocked()
@@ -143,13 +145,13 @@ func (r *EventReporter) warning(reason, msg string) {
 }
 
 // StepStarted implements engine.Reporter.
-func (r *EventReporter) StepStarted(id, desc string, attempt int) {
+func (r *Reporter) StepStarted(id, desc string, attempt int) {
 	r.Inner.StepStarted(id, desc, attempt)
 	r.add("StepStarted", fmt.Sprintf("%s (attempt %d)", desc, attempt))
 }
 
 // StepDone implements engine.Reporter.
-func (r *EventReporter) StepDone(id, desc string, already bool) {
+func (r *Reporter) StepDone(id, desc string, already bool) {
 	r.Inner.StepDone(id, desc, already)
 	if already {
 		desc += " (found already done)"
@@ -158,32 +160,32 @@ func (r *EventReporter) StepDone(id, desc string, already bool) {
 }
 
 // StepFailed implements engine.Reporter.
-func (r *EventReporter) StepFailed(id, desc string, err error) {
+func (r *Reporter) StepFailed(id, desc string, err error) {
 	r.Inner.StepFailed(id, desc, err)
 	r.warning("StepFailed", fmt.Sprintf("%s: %v", desc, err))
 }
 
 // Progress forwards streaming progress to Inner when it shows it (not recorded: too
 // frequent; the checkpoint keeps the last one).
-func (r *EventReporter) Progress(id string, p checkpoint.Progress) {
+func (r *Reporter) Progress(id string, p checkpoint.Progress) {
 	if pr, ok := r.Inner.(engine.ProgressReporter); ok {
 		pr.Progress(id, p)
 	}
 }
 
 // Waiting implements engine.Reporter (not recorded: too frequent).
-func (r *EventReporter) Waiting(id, what string, elapsed time.Duration) {
+func (r *Reporter) Waiting(id, what string, elapsed time.Duration) {
 	r.Inner.Waiting(id, what, elapsed)
 }
 
 // Warn implements engine.Reporter.
-func (r *EventReporter) Warn(id, msg string) {
+func (r *Reporter) Warn(id, msg string) {
 	r.Inner.Warn(id, msg)
 	r.warning("Warning", msg)
 }
 
 // Info forwards a plain line to Inner when it prints one (not recorded: no transition).
-func (r *EventReporter) Info(msg string) {
+func (r *Reporter) Info(msg string) {
 	if i, ok := r.Inner.(interface{ Info(string) }); ok {
 		i.Info(msg)
 	}

@@ -1,4 +1,4 @@
-package kube
+package events
 
 import (
 	"context"
@@ -38,9 +38,9 @@ func events(t *testing.T, c *fake.Clientset) []corev1.Event {
 	return l.Items
 }
 
-func newReporter(c *fake.Clientset, batch time.Duration) *EventReporter {
+func newReporter(c *fake.Clientset, batch time.Duration) *Reporter {
 	n := time.Unix(1700000000, 0)
-	return &EventReporter{
+	return &Reporter{
 		Inner: &nopReporter{}, Client: c, Batch: batch,
 		Object: NewObjectReference("db.orange.com/v2", "CassandraCluster", "ns", "demo", "uid-1"),
 		// Distinct, increasing times: Event names are derived from them.
