@@ -531,6 +531,7 @@ out:	skip
 active proctype Crasher() {
 end:	do
 	:: atomic { crashes > 0 -> crashes--; creq = 1 }
+	:: atomic { crashes > 0 -> crashes = 0 }	/* no more: a bounded event may also never come */
 	od
 }
 
@@ -552,6 +553,7 @@ end:	do
 	:: atomic { opr_up && !stuck && removing != NONE && !pod[removing] ->
 		pvc[removing] = 0; entry[removing] = 0; removing = NONE }
 	:: atomic { downs > 0 && opr_up -> downs--; opr_up = 0 }
+	:: atomic { downs > 0 -> downs = 0 }
 	:: atomic { !opr_up -> opr_up = 1 }
 	od
 }
@@ -576,6 +578,7 @@ end:	do
 		:: true -> oldpod = 0; tk = T_DONE
 		fi }
 	:: atomic { downs > 0 && opr_up -> downs--; opr_up = 0 }
+	:: atomic { downs > 0 -> downs = 0 }
 	:: atomic { !opr_up -> opr_up = 1 }
 	od
 }
@@ -591,10 +594,14 @@ end:	do
 active proctype Environment() {
 end:	do
 	:: atomic { wipes > 0 && cp_present -> wipes--; cp_present = 0 }
+	/* under weak fairness an event always enabled would come for sure: each may also never come */
+	:: atomic { wipes > 0 -> wipes = 0 }
 #ifndef OP_SCALE
 	/* the dead node comes back before the operator started the task */
 	:: atomic { backs > 0 && !back && claims && oldpod && (tk == T_NONE || tk == T_PENDING) -> backs--; back = 1 }
 	:: atomic { ttls > 0 && (tk == T_DONE || tk == T_FAILED) -> ttls--; tk = T_NONE }
+	:: atomic { backs > 0 -> backs = 0 }
+	:: atomic { ttls > 0 -> ttls = 0 }
 #endif
 	od
 }

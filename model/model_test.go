@@ -188,10 +188,10 @@ var scenarios = []scenarioDef{
 	// issue 33: the delegated mode (driven.pml). A replacenode task: two crashes, an abort,
 	// the record wiped, the operator down once, the node back before the task started,
 	// a failed task, a finished task deleted (TTL), a renewal.
-	{"driven-replace", "recovers", false, []string{"-DCRASHES=2", "-DABORTS=1", "-DWIPES=1", "-DDOWNS=1", "-DBACKS=1", "-DFAILS=1", "-DTTLS=1", "-DRENEWS=1"}, drivenFile},
+	{"driven-replace", "recovers", true, []string{"-DCRASHES=2", "-DABORTS=1", "-DWIPES=1", "-DDOWNS=1", "-DBACKS=1", "-DFAILS=1", "-DTTLS=1", "-DRENEWS=1"}, drivenFile},
 	// a driven scale-down 4 -> 1: two crashes, an abort, the record wiped, the operator
 	// down once and stuck once (repair-operator-state carries the scale), a renewal.
-	{"driven-scale", "recovers", false, []string{"-DOP_SCALE", "-DCRASHES=2", "-DABORTS=1", "-DWIPES=1", "-DDOWNS=1", "-DSTUCKS=1", "-DRENEWS=1"}, drivenFile},
+	{"driven-scale", "recovers", true, []string{"-DOP_SCALE", "-DCRASHES=2", "-DABORTS=1", "-DWIPES=1", "-DDOWNS=1", "-DSTUCKS=1", "-DRENEWS=1"}, drivenFile},
 }
 
 const drivenFile = "driven.pml"
