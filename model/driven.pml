@@ -5,8 +5,9 @@
  *
  * Two operations, one per verifier (spin -DOP_SCALE for the scale-down, the replace
  * otherwise):
- *   replace (replacenode task): set-throughput, create-task (a replacenode CassandraTask
- *     labelled with the operation's ID), wait-replaced, wait-task, restore-throughput
+ *   replace (replacenode task): set-throughput, create-replace-task (a replacenode
+ *     CassandraTask labelled with the operation's ID), wait-replaced, wait-replace-task,
+ *     restore-throughput (model/steps_test.go compares the task's steps with the code's)
  *     (internal/operation/replacenode/{task,wait}.go, internal/steps/throughput*.go);
  *   scale-down 4 -> 1 (driven: the datacenter's size written one node down at a time):
  *     for nodes 3, 2, 1: set-throughput, request-removal, wait-leaving, verify-left,
@@ -81,7 +82,7 @@
 
 #define NINC (2 * (CRASHES + ABORTS + WIPES + BACKS + FAILS + TTLS + STUCKS) + 4)
 
-mtype = { set_throughput, create_task, wait_replaced, wait_task, restore_throughput,
+mtype = { set_throughput, create_replace_task, wait_replaced, wait_replace_task, restore_throughput,
           request_removal, wait_leaving, verify_left, wait_pod_gone, wait_claims_gone,
           wait_released };
 mtype = { NORMAL, LEAVING, LEFT };			/* a node in the ring */
@@ -173,8 +174,8 @@ inline build() {
 		fi
 	od
 #else
-	kind[0] = set_throughput; kind[1] = create_task; kind[2] = wait_replaced;
-	kind[3] = wait_task; kind[4] = restore_throughput; nsteps = 5;
+	kind[0] = set_throughput; kind[1] = create_replace_task; kind[2] = wait_replaced;
+	kind[3] = wait_replace_task; kind[4] = restore_throughput; nsteps = 5;
 	j = 0;
 	do
 	:: j < nsteps -> spod[j] = 1; j++
@@ -316,7 +317,7 @@ inline step() {
 			:: LOCKED && !(!entry[k] && removing == NONE) && stuck -> stop = 1; advice = ADV_REPAIR
 			fi }
 #else
-	:: kind[i] == create_task ->
+	:: kind[i] == create_replace_task ->
 		atomic { if
 			:: !LOCKED -> stop = 1
 #ifdef MUT_DONE_FROM_RECORD
@@ -354,7 +355,7 @@ inline step() {
 		:: atomic { LOCKED && !replaced && tk == T_NONE && oldpod -> stop = 1; advice = ADV_RESUME; break }
 #endif
 		od
-	:: kind[i] == wait_task ->
+	:: kind[i] == wait_replace_task ->
 		atomic { if
 			:: !LOCKED -> stop = 1
 			:: LOCKED && (tk == T_NONE || tk_op != myop || tk == T_DONE || tk == T_FAILED) -> renew()
