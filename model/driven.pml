@@ -523,7 +523,7 @@ proctype Run() {
 			:: else -> skip
 			fi
 		} unless { atomic { creq -> creq = 0; advice = ADV_ANY } };
-		atomic { i = 0; k = 0; myop = 0; stop = 0; cmd = C_NONE }
+		atomic { i = 0; k = 0; myop = 0; stop = 0; waitop = 0; cmd = C_NONE }
 	:: else -> break
 	od;
 out:	skip
