@@ -1,5 +1,6 @@
-// Package model holds the Promela model of a scale-down (scaledown.pml) and the tests
-// that check it with spin: every property on the model as the code is meant to work,
+// Package model holds the Promela models of a scale-down with the operator paused
+// (scaledown.pml, CassKop) and of the delegated mode (driven.pml, cass-operator) and the
+// tests that check them with spin: every property on the model as the code is meant to work,
 // and every mutant (a known defect put back into the model) must fail. docs/model.md
 // explains the model and how to read a counterexample.
 package model
@@ -51,7 +52,8 @@ type result struct {
 	Depth   int
 	Elapsed time.Duration
 	Output  string
-	Dir     string // where the trail (scaledown.pml.trail) is, for spin -t -p
+	Dir     string // where the trail (<model>.pml.trail) is, for spin -t -p
+	Model   string // the model file
 }
 
 var (
@@ -67,6 +69,7 @@ func verify(t *testing.T, m mode, sc scenarioDef, extra ...string) result {
 	t.Helper()
 	spin, cc := tools(t)
 	dir := t.TempDir()
+	modelFile := sc.modelFile()
 	src, err := os.ReadFile(modelFile)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +103,7 @@ func verify(t *testing.T, m mode, sc scenarioDef, extra ...string) result {
 	}
 	run(cc, ccArgs...)
 	out := run(filepath.Join(dir, "pan"), panArgs...)
-	r := result{Output: out, Dir: dir, Errors: -1}
+	r := result{Output: out, Dir: dir, Errors: -1, Model: modelFile}
 	if m := reErrors.FindStringSubmatch(out); m != nil {
 		r.Errors, _ = strconv.Atoi(m[1])
 	}
@@ -127,7 +130,7 @@ func verify(t *testing.T, m mode, sc scenarioDef, extra ...string) result {
 // trail replays the counterexample pan wrote, as spin -t -p shows it (the last lines).
 func trail(t *testing.T, r result, defines ...string) string {
 	spin, _ := tools(t)
-	args := append(append([]string{"-t", "-p"}, defines...), modelFile)
+	args := append(append([]string{"-t", "-p"}, defines...), r.Model)
 	cmd := exec.Command(spin, args...)
 	cmd.Dir = r.Dir
 	out, _ := cmd.CombinedOutput()
@@ -160,21 +163,38 @@ type scenarioDef struct {
 	claim   string // the LTL property of the liveness search
 	long    bool   // a search of more than a few seconds: worth compiling pan with -O2
 	defines []string
+	file    string // the model; "" is scaledown.pml
+}
+
+func (sc scenarioDef) modelFile() string {
+	if sc.file != "" {
+		return sc.file
+	}
+	return modelFile
 }
 
 var scenarios = []scenarioDef{
-	{"world", "finishes", true, []string{"-DRUNS=1", "-DCRASHES=2", "-DFORCES=0", "-DDOWNS=1", "-DRECREATES=1", "-DREFUSALS=1", "-DBUMPS=1", "-DRENEWS=0"}},
-	{"force-takeover", "finishes", true, []string{"-DRUNS=2", "-DCRASHES=0", "-DFORCES=1", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=0", "-DRENEWS=1"}},
-	{"lease-takeover", "finishes", true, []string{"-DRUNS=2", "-DCRASHES=1", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=1", "-DRENEWS=1"}},
+	{"world", "finishes", true, []string{"-DRUNS=1", "-DCRASHES=2", "-DFORCES=0", "-DDOWNS=1", "-DRECREATES=1", "-DREFUSALS=1", "-DBUMPS=1", "-DRENEWS=0"}, ""},
+	{"force-takeover", "finishes", true, []string{"-DRUNS=2", "-DCRASHES=0", "-DFORCES=1", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=0", "-DRENEWS=1"}, ""},
+	{"lease-takeover", "finishes", true, []string{"-DRUNS=2", "-DCRASHES=1", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=1", "-DRENEWS=1"}, ""},
 	// abort (waiting for a LEAVING node, finishing a half-removed node), the re-plan
 	// after a refusal, a crash anywhere, a pod re-created mid-decommission.
-	{"abort-replan", "recovers", false, []string{"-DRUNS=1", "-DCRASHES=1", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=1", "-DREFUSALS=1", "-DBUMPS=0", "-DRENEWS=0", "-DABORTS=1", "-DREPLANS=1"}},
+	{"abort-replan", "recovers", false, []string{"-DRUNS=1", "-DCRASHES=1", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=1", "-DREFUSALS=1", "-DBUMPS=0", "-DRENEWS=0", "-DABORTS=1", "-DREPLANS=1"}, ""},
 	// the checkpoint wiped, the cluster resource deleted, a crash, an abort: stale
 	// holders, scale again, adoption of a stale pause.
-	{"wipe", "recovers", false, []string{"-DRUNS=1", "-DCRASHES=1", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=0", "-DRENEWS=0", "-DWIPES=1", "-DDELETES=1", "-DABORTS=1"}},
+	{"wipe", "recovers", false, []string{"-DRUNS=1", "-DCRASHES=1", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=0", "-DRENEWS=0", "-DWIPES=1", "-DDELETES=1", "-DABORTS=1"}, ""},
 	// two runs and a wipe: the other engineer scales again while the displaced run lives.
-	{"wipe-two-runs", "recovers", false, []string{"-DRUNS=2", "-DCRASHES=0", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=0", "-DRENEWS=0", "-DWIPES=1"}},
+	{"wipe-two-runs", "recovers", false, []string{"-DRUNS=2", "-DCRASHES=0", "-DFORCES=0", "-DDOWNS=0", "-DRECREATES=0", "-DREFUSALS=0", "-DBUMPS=0", "-DRENEWS=0", "-DWIPES=1"}, ""},
+	// issue 33: the delegated mode (driven.pml). A replacenode task: two crashes, an abort,
+	// the record wiped, the operator down once, the node back before the task started,
+	// a failed task, a finished task deleted (TTL), a renewal.
+	{"driven-replace", "recovers", true, []string{"-DCRASHES=2", "-DABORTS=1", "-DWIPES=1", "-DDOWNS=1", "-DBACKS=1", "-DFAILS=1", "-DTTLS=1", "-DRENEWS=1"}, drivenFile},
+	// a driven scale-down 4 -> 1: two crashes, an abort, the record wiped, the operator
+	// down once and stuck once (repair-operator-state carries the scale), a renewal.
+	{"driven-scale", "recovers", true, []string{"-DOP_SCALE", "-DCRASHES=2", "-DABORTS=1", "-DWIPES=1", "-DDOWNS=1", "-DSTUCKS=1", "-DRENEWS=1"}, drivenFile},
 }
+
+const drivenFile = "driven.pml"
 
 func scenario(name string) scenarioDef {
 	for _, s := range scenarios {
@@ -245,6 +265,17 @@ var mutants = []struct {
 	{"stale-holder-removed-while-counts-differ", "MUT_ADOPT_NO_CHECK", safety, "assertion violated !(((opr>0)&&!((!(cl_exists)||(crn==sts)))))", "wipe"},
 	{"wiped-half-removed-refused", "MUT_WIPED_REFUSE", liveness, "acceptance cycle", "wipe"},
 	{"decommission-started-taken-as-done", "MUT_DECOM_NEVER_SENT_DONE", safety, "assertion violated (mode[", "abort-replan"},
+	// issue 33: the delegated mode (driven.pml); review 2026-12-06's findings 1, 4, 5, 8, 10
+	{"driven-request-not-watched", "MUT_NO_WATCH", safety, "assertion violated !((back&&chance))", "driven-replace"},
+	{"driven-abort-refuses-unstarted-task", "MUT_ABORT_TASK_REFUSE", safety, "assertion violated !((back&&chance))", "driven-replace"},
+	{"driven-failed-task-unread", "MUT_FAILED_UNREAD", liveness, "acceptance cycle", "driven-replace"},
+	{"driven-done-from-record", "MUT_DONE_FROM_RECORD", safety, "assertion violated oldpod", "driven-replace"},
+	{"driven-end-keeps-task", "MUT_END_KEEPS_TASK", safety, "assertion violated !(((tk!=", "driven-replace"},
+	{"driven-replace-marks-not-reaped", "MUT_NO_REAP", liveness, "acceptance cycle", "driven-replace"},
+	{"driven-scale-marks-not-reaped", "MUT_NO_REAP", liveness, "acceptance cycle", "driven-scale"},
+	{"driven-operator-paused", "MUT_PAUSE", safety, "assertion violated !(paused)", "driven-scale"},
+	{"driven-abort-trusts-record", "MUT_ABORT_RECORDED", safety, "assertion violated !(abort_asked)", "driven-scale"},
+	{"driven-carry-refused", "MUT_CARRY_REFUSE", liveness, "acceptance cycle", "driven-scale"},
 }
 
 // TestModelMutants: each property bites.
