@@ -368,6 +368,10 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 			if err := deletePreconditions(tracker, gvr, a); err != nil {
 				return true, nil, err
 			}
+			if pre := a.GetDeleteOptions().Preconditions; gvr.Resource == "cassandratasks" && (pre == nil || pre.UID == nil || pre.ResourceVersion == nil) {
+				// A task is withdrawn only as the object judged unstarted.
+				w.violations = append(w.violations, "CassandraTask "+a.GetName()+" deleted without UID and resourceVersion preconditions")
+			}
 			if gvr.Resource == "persistentvolumeclaims" {
 				cur, err := tracker.Get(gvr, a.GetNamespace(), a.GetName())
 				if err == nil {

@@ -110,7 +110,7 @@ func (s *waitReplaced) watchTask(ctx context.Context) error {
 		_, err := s.stillDead(ctx)
 		var alive *aliveError
 		if errors.As(err, &alive) {
-			return s.withdrawBack(ctx, t, alive.what)
+			return s.withdrawBack(ctx, alive.what)
 		}
 	case !s.plannedPod(p):
 		// The operator deleted the pod: the replacement follows (check judges it).
@@ -125,8 +125,18 @@ func (s *waitReplaced) watchTask(ctx context.Context) error {
 }
 
 // withdrawBack withdraws the task of a node found alive (what shows it) and stops the
-// run. A task the operator wrote since was maybe started: judged again next round.
-func (s *waitReplaced) withdrawBack(ctx context.Context, t *operator.Task, what string) error {
+// run. The task is read again right before (the ring reads took time), and deleted
+// only as read then; one the operator wrote since is judged again next round.
+func (s *waitReplaced) withdrawBack(ctx context.Context, what string) error {
+	t, err := s.task(ctx)
+	var fatal *engine.Fatal
+	if errors.As(err, &fatal) {
+		return err
+	}
+	p, perr := s.pod(ctx, s.rep.Pod)
+	if err != nil || perr != nil || !withdrawable(t, p, s.n.PodUID) {
+		return nil
+	}
 	if err := s.withdraw(ctx, t); err != nil {
 		s.w.Reporter.Waiting(s.id(), fmt.Sprintf("%s; task %s not withdrawn yet: %v", what, t.Name, err), 0)
 		return nil
