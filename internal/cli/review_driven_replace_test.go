@@ -180,6 +180,7 @@ func TestDrivenReplaceAbortBeforeOperatorActs(t *testing.T) {
 	w, d, _ := drCrashedAfterTask(t)
 	w.ReviveNode(pod(1))
 	out, aerr, acode, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
+	t.Logf("abort: exit %d:\n%s%s", acode, aerr, out)
 	if acode != 0 || w.HasDCCheckpoint() || !strings.Contains(aerr, "Withdrew task") {
 		t.Errorf("the operator has not started the task and the node is UN again, yet abort exit %d (checkpoint left %v): %s %s", acode, w.HasDCCheckpoint(), out, aerr)
 	}
@@ -220,10 +221,12 @@ func TestDrivenReplaceTaskFailed(t *testing.T) {
 	drFailTask(t, w)
 	w.PauseOperatorSteps(false)
 	_, rerr, rcode, _ := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes", "--timeout", "2s")
+	t.Logf("resume: exit %d: %s", rcode, drLine(rerr, "Error"))
 	if rcode != exit.Error || !strings.Contains(rerr, "will not replace the node") || !strings.Contains(rerr, "server-data-"+pod(1)) {
 		t.Errorf("resume: exit %d, want 1 saying the operator will not replace the node and its claims are deleted\n%s", rcode, rerr)
 	}
 	_, aerr, acode, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
+	t.Logf("abort: exit %d:\n%s", acode, aerr)
 	if acode != 0 || w.HasDCCheckpoint() {
 		t.Fatalf("abort: exit %d (checkpoint left %v)\n%s", acode, w.HasDCCheckpoint(), aerr)
 	}
@@ -256,6 +259,7 @@ func TestDrivenReplaceTaskFailedThenPodDeleted(t *testing.T) {
 	}
 	v, _ := w.SimNode(pod(1))
 	_, rerr, rcode, _ := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes", "--timeout", "2s")
+	t.Logf("resume: exit %d: %s", rcode, drLine(rerr, "failed"))
 	if rcode != 0 || w.HasDCCheckpoint() || !strings.Contains(rerr, "failed") {
 		t.Errorf("pod deleted by hand, the pod's node now %s %s (dead %s): resume exit %d (checkpoint left %v), want 0 with a warning on the failed task\n%s",
 			v.HostID, v.PeerCode, d.HostID, rcode, w.HasDCCheckpoint(), rerr)
@@ -328,6 +332,7 @@ func TestDrivenReplaceTaskGoneBeforeResume(t *testing.T) {
 		}
 	}
 	out, aerr, acode, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
+	t.Logf("abort: exit %d: %s", acode, drLine(aerr, "Error"))
 	if acode != exit.Refused || !strings.Contains(aerr, "resume verifies the replacement") {
 		t.Errorf("abort of a node the operator replaced: exit %d, want 3 naming resume: %q %s", acode, strings.TrimSpace(out), aerr)
 	}

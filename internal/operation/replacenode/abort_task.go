@@ -48,7 +48,7 @@ func (r *run) assessTask(ctx context.Context, ar operation.AbortReads, p operati
 		if t != nil {
 			what = fmt.Sprintf("task %s finished (%s)", t.Name, taskText(t, r.rep.Pod))
 		}
-		return p, exit.Refusedf("%s and pod %s is not the planned one any more (UID %s): the operator deleted the dead node's claims and pod, so abort cannot give its data back; resume verifies the replacement and ends the operation: %s",
+		return p, exit.Refusedf("%s and pod %s is not the planned one any more (planned UID %s): the operator deleted the dead node's claims and pod, so abort cannot give its data back; resume verifies the replacement and ends the operation: %s",
 			what, r.rep.Pod, r.n.PodUID, ar.ResumeHint)
 	}
 	if len(dying) > 0 {

@@ -106,7 +106,7 @@ func (s *waitTask) Done(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	if t.Failed {
-		s.w.Reporter.Warn(StepWaitTask+"/"+s.rep.Pod, fmt.Sprintf("the operator's task %s failed (%s), although the replacement was verified in the ring: the node is replaced; see why: kubectl get %s -n %s %s -o yaml",
+		s.w.Reporter.Warn(StepWaitTask+"/"+s.rep.Pod, fmt.Sprintf("the operator's task %s finished (%s), although the replacement was verified in the ring: the node is replaced; see why: kubectl get %s -n %s %s -o yaml",
 			t.Name, taskText(t, s.rep.Pod), s.w.Tasks.TaskResource(), s.w.CP.Namespace, t.Name))
 		return true, nil
 	}
