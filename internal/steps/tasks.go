@@ -145,21 +145,58 @@ func (s *createTask) PlanText() string {
 }
 
 // Done: the task exists and is the operation's (or the checkpoint records the step
-// done: a finished task may be gone since, deleted after its TTL).
+// done: a finished task may be gone since, deleted after its TTL). The create is
+// evident, so its done mark may never have reached the server: a restart task gone is
+// judged by the world too (restartedSincePlan), never created a second time for pods
+// the operator restarted already.
 func (s *createTask) Done(ctx context.Context) (bool, error) {
 	if s.w.recordDone(s.id()) {
 		return true, nil
 	}
-	t, _, err := s.w.task(ctx)
+	t, spec, err := s.w.task(ctx)
 	switch {
 	case err != nil:
 		return false, err
+	case t == nil && spec.Command == operator.TaskRestart:
+		done, err := s.restartedSincePlan(ctx)
+		if done {
+			s.w.Reporter.Warn(s.id(), fmt.Sprintf("task %s is gone (deleted after its TTL?), and every pod of the restart was re-created since the plan: the operator ran it; it is not created again, each pod is verified next", spec.Name))
+		}
+		return done, err
 	case t == nil:
 		return false, nil
 	case t.OperationID != s.w.CP.OperationID:
 		return false, s.w.foreign(t)
 	}
 	return true, nil
+}
+
+// restartedSincePlan reports whether every pod the restart planned exists with a UID
+// other than the planned one (re-created since the plan).
+func (s *createTask) restartedSincePlan(ctx context.Context) (bool, error) {
+	uids := map[string]string{}
+	for _, n := range s.w.CP.Nodes {
+		p, err := s.w.getPod(ctx, n.Pod)
+		if err != nil {
+			return false, err
+		}
+		if p != nil {
+			uids[n.Pod] = string(p.UID)
+		}
+	}
+	return allRecreated(s.w.CP.Nodes, uids), nil
+}
+
+// allRecreated reports whether every node's pod has a UID (uids: pod -> UID now, absent
+// when the pod is gone) other than its planned one; false when nothing is planned.
+func allRecreated(nodes []checkpoint.Node, uids map[string]string) bool {
+	for _, n := range nodes {
+		uid, ok := uids[n.Pod]
+		if !ok || n.PodUID == "" || uid == n.PodUID {
+			return false
+		}
+	}
+	return len(nodes) > 0
 }
 
 // Safe: the operator runs, is not stopped, not resizing, reports the datacenter Ready,

@@ -46,6 +46,16 @@ func (f *fakeTasks) GetTask(_ context.Context, _, name string) (*operator.Task, 
 	return &c, nil
 }
 
+func (f *fakeTasks) DeleteTask(_ context.Context, _, name, uid, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t, ok := f.tasks[name]; !ok || t.UID != uid {
+		return operator.ErrTaskChanged
+	}
+	delete(f.tasks, name)
+	return nil
+}
+
 func (f *fakeTasks) AutoCleanup(context.Context, string, string) (bool, error) { return true, nil }
 func (f *fakeTasks) ListTasks(_ context.Context, _, dc string) ([]*operator.Task, error) {
 	f.mu.Lock()
@@ -272,4 +282,26 @@ func TestOtherTaskHoldsTheOperator(t *testing.T) {
 	check("") // the operation's own task, running
 	ft.tasks["other-dc"] = &operator.Task{Name: "other-dc", DC: "elsewhere", Command: "cleanup"}
 	check("")
+}
+
+// TestAllRecreated: a restart task gone counts as run only when every planned pod was
+// re-created since the plan.
+func TestAllRecreated(t *testing.T) {
+	nodes := []checkpoint.Node{{Pod: "a-0", PodUID: "u0"}, {Pod: "a-1", PodUID: "u1"}}
+	for _, c := range []struct {
+		uids map[string]string
+		want bool
+	}{
+		{map[string]string{"a-0": "v0", "a-1": "v1"}, true},
+		{map[string]string{"a-0": "v0", "a-1": "u1"}, false},
+		{map[string]string{"a-0": "v0"}, false},
+		{map[string]string{}, false},
+	} {
+		if got := allRecreated(nodes, c.uids); got != c.want {
+			t.Errorf("allRecreated(%v) = %v, want %v", c.uids, got, c.want)
+		}
+	}
+	if allRecreated(nil, nil) || allRecreated([]checkpoint.Node{{Pod: "a-0"}}, map[string]string{"a-0": "v"}) {
+		t.Error("nothing planned, or no planned UID, counts as re-created")
+	}
 }

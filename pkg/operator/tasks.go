@@ -29,11 +29,20 @@ type Tasks interface {
 	ListTasks(ctx context.Context, ns, dc string) ([]*Task, error)
 	// TaskResource names the task resource for RBAC checks and kubectl commands.
 	TaskResource() schema.GroupResource
+	// DeleteTask deletes the task name of namespace ns only while it is the object
+	// read: its UID and resourceVersion as preconditions (a request withdrawn must be
+	// the one judged unstarted). errors.Is ErrTaskChanged when it changed or went
+	// since.
+	DeleteTask(ctx context.Context, ns, name, uid, resourceVersion string) error
 }
 
 // ErrTaskExists is matched (errors.Is) by CreateTask's error when a task of that name
 // exists already.
 var ErrTaskExists = errors.New("a task of that name exists already")
+
+// ErrTaskChanged is matched (errors.Is) by DeleteTask's error when the task is not the
+// object read any more (written since, or gone): nothing was deleted.
+var ErrTaskChanged = errors.New("the task changed since it was read")
 
 // Task commands the plugin asks for (cassandratask_types.go CassandraCommand).
 const (
@@ -75,18 +84,22 @@ type TaskSpec struct {
 
 // Task is a task as read.
 type Task struct {
-	Name    string
-	UID     string
-	DC      string
-	Command string
-	Rack    string
+	Name string
+	UID  string
+	// ResourceVersion is the version read, for DeleteTask's precondition.
+	ResourceVersion string
+	DC              string
+	Command         string
+	Rack            string
 	// Pod is args.pod_name of its job ("" when it names none).
 	Pod string
 	// OperationID is the value of its TaskOperationLabel ("" when it has none).
 	OperationID string
-	// Started: status.startTime is set (the operator began it). Finished:
-	// status.completionTime is set (every job ended, well or not).
-	Started, Finished bool
+	// Started: the operator began it (its status label or status.startTime is set:
+	// the label is its first write). Running: its condition Running is True (written
+	// before any pod's job starts). Finished: status.completionTime is set (every job
+	// ended, well or not).
+	Started, Running, Finished bool
 	// Complete, Failed: its conditions of those types are True; Message is the Failed
 	// condition's message.
 	Complete, Failed bool

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
@@ -122,9 +123,35 @@ func (a *Adapter) GetTask(ctx context.Context, ns, name string) (*operator.Task,
 	return taskOf(u), nil
 }
 
+// taskStatusLabel is the label the task controller sets when it starts a task
+// (active), then when it ends it (completed) (cassandratask_controller.go).
+const taskStatusLabel = "control.k8ssandra.io/status"
+
+// DeleteTask implements operator.Tasks: a delete with the UID and resourceVersion read
+// as preconditions, so that only the task as judged goes (the controller's start is an
+// Update of the task, which changes its resourceVersion before any job runs).
+func (a *Adapter) DeleteTask(ctx context.Context, ns, name, uid, resourceVersion string) error {
+	pre := metav1.Preconditions{}
+	if uid != "" {
+		pre.UID = (*types.UID)(&uid)
+	}
+	if resourceVersion != "" {
+		pre.ResourceVersion = &resourceVersion
+	}
+	err := a.Dynamic.Resource(TaskGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &pre})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return fmt.Errorf("CassandraTask %s/%s: %w (%v)", ns, name, operator.ErrTaskChanged, err)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot delete CassandraTask %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
 // taskOf maps a CassandraTask (cassandratask_types.go) onto operator.Task.
 func taskOf(u *unstructured.Unstructured) *operator.Task {
-	t := &operator.Task{Name: u.GetName(), UID: string(u.GetUID()), OperationID: u.GetLabels()[operator.TaskOperationLabel], Pods: map[string]operator.TaskPod{}}
+	t := &operator.Task{Name: u.GetName(), UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion(),
+		OperationID: u.GetLabels()[operator.TaskOperationLabel], Pods: map[string]operator.TaskPod{}}
 	t.DC, _, _ = unstructured.NestedString(u.Object, "spec", "datacenter", "name")
 	if jobs, _, _ := unstructured.NestedSlice(u.Object, "spec", "jobs"); len(jobs) > 0 {
 		if m, ok := jobs[0].(map[string]any); ok {
@@ -135,7 +162,10 @@ func taskOf(u *unstructured.Unstructured) *operator.Task {
 	}
 	start, _, _ := unstructured.NestedString(u.Object, "status", "startTime")
 	done, _, _ := unstructured.NestedString(u.Object, "status", "completionTime")
-	t.Started, t.Finished = start != "", done != ""
+	// The controller's first write to a task it starts is its status label, then
+	// startTime (cassandratask_controller.go Reconcile).
+	_, labelled := u.GetLabels()[taskStatusLabel]
+	t.Started, t.Finished = start != "" || labelled, done != ""
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, ok := c.(map[string]any)
@@ -145,6 +175,8 @@ func taskOf(u *unstructured.Unstructured) *operator.Task {
 		switch m["type"] {
 		case "Complete":
 			t.Complete = true
+		case "Running":
+			t.Running = true
 		case "Failed":
 			t.Failed = true
 			t.Message, _ = m["message"].(string)

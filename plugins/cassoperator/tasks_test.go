@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
@@ -106,5 +108,47 @@ func TestListTasks(t *testing.T) {
 	}
 	if len(ts) != 2 || ts[0].Name != "a" || !ts[0].Finished || ts[1].Name != "b" || ts[1].Finished || ts[1].Command != "cleanup" {
 		t.Fatalf("tasks %+v", ts)
+	}
+}
+
+// TestTaskStartedAndDeleteTask: a task the controller labelled is started (its first
+// write), Running from its condition; DeleteTask sends the UID and resourceVersion read
+// as preconditions, and a Conflict (or NotFound) is ErrTaskChanged.
+func TestTaskStartedAndDeleteTask(t *testing.T) {
+	ctx := context.Background()
+	u := task("r-replacenode", "dc1", "replacenode", false)
+	u.SetLabels(map[string]string{taskStatusLabel: "active", operator.TaskOperationLabel: "r"})
+	u.SetUID("uid-1")
+	u.SetResourceVersion("7")
+	u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Running", "status": "True"}}}
+	a, dyn, _ := fakeAdapter([]runtime.Object{u})
+	got, err := a.GetTask(ctx, "ns", u.GetName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Started || !got.Running || got.UID != "uid-1" || got.ResourceVersion != "7" {
+		t.Fatalf("got %+v, want started, running, uid-1 at version 7", got)
+	}
+	if err := a.DeleteTask(ctx, "ns", u.GetName(), "uid-1", "7"); err != nil {
+		t.Fatal(err)
+	}
+	var del k8stesting.DeleteAction
+	for _, ac := range dyn.Actions() {
+		if d, ok := ac.(k8stesting.DeleteAction); ok {
+			del = d
+		}
+	}
+	pre := del.GetDeleteOptions().Preconditions
+	if pre == nil || pre.UID == nil || string(*pre.UID) != "uid-1" || pre.ResourceVersion == nil || *pre.ResourceVersion != "7" {
+		t.Fatalf("delete preconditions %+v, want UID uid-1 and resourceVersion 7", pre)
+	}
+	if err := a.DeleteTask(ctx, "ns", u.GetName(), "uid-1", "7"); !errors.Is(err, operator.ErrTaskChanged) {
+		t.Fatalf("delete of a task gone: %v, want ErrTaskChanged", err)
+	}
+	dyn.PrependReactor("delete", "cassandratasks", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(TaskGVR.GroupResource(), u.GetName(), errors.New("Precondition failed"))
+	})
+	if err := a.DeleteTask(ctx, "ns", u.GetName(), "uid-1", "7"); !errors.Is(err, operator.ErrTaskChanged) {
+		t.Fatalf("delete refused by a precondition: %v, want ErrTaskChanged", err)
 	}
 }

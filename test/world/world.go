@@ -365,6 +365,13 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 				}
 			}
 		case k8stesting.DeleteAction:
+			if err := deletePreconditions(tracker, gvr, a); err != nil {
+				return true, nil, err
+			}
+			if pre := a.GetDeleteOptions().Preconditions; gvr.Resource == "cassandratasks" && (pre == nil || pre.UID == nil || pre.ResourceVersion == nil) {
+				// A task is withdrawn only as the object judged unstarted.
+				w.violations = append(w.violations, "CassandraTask "+a.GetName()+" deleted without UID and resourceVersion preconditions")
+			}
 			if gvr.Resource == "persistentvolumeclaims" {
 				cur, err := tracker.Get(gvr, a.GetNamespace(), a.GetName())
 				if err == nil {
@@ -414,6 +421,11 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 			w.releaseClaims(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
 			w.podDeleted(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
 		}
+		if verb == "create" {
+			if cur := w.created(tracker, gvr, action.(k8stesting.CreateAction)); cur != nil {
+				obj = cur
+			}
+		}
 		if verb == "patch" || verb == "update" {
 			w.rv++
 			if cur, gerr := tracker.Get(gvr, action.GetNamespace(), objName(action)); gerr == nil {
@@ -440,6 +452,55 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		}
 		return handled, obj, err
 	}
+}
+
+// created gives a created object what the API server does: a UID when it has none, and
+// a resourceVersion (one counter with the world's updates). Called with w.mu held.
+func (w *World) created(tracker k8stesting.ObjectTracker, gvr schema.GroupVersionResource, a k8stesting.CreateAction) runtime.Object {
+	m, err := metaOf(a.GetObject())
+	if err != nil {
+		return nil
+	}
+	cur, err := tracker.Get(gvr, a.GetNamespace(), m.GetName())
+	if err != nil {
+		return nil
+	}
+	cur = cur.DeepCopyObject()
+	cm, _ := metaOf(cur)
+	if cm.GetUID() == "" {
+		cm.SetUID(w.nextUID(gvr.Resource, cm.GetName()))
+	}
+	w.rv++
+	cm.SetResourceVersion(fmt.Sprintf("%d", 100+w.rv))
+	if err := tracker.Update(gvr, cur, a.GetNamespace()); err != nil {
+		return nil
+	}
+	return cur
+}
+
+// deletePreconditions applies a delete's UID and resourceVersion preconditions to any
+// object, as the API server does (a Conflict when one does not match; storage
+// Preconditions.Check). A delete of an object that is gone answers NotFound later.
+func deletePreconditions(tracker k8stesting.ObjectTracker, gvr schema.GroupVersionResource, a k8stesting.DeleteAction) error {
+	pre := a.GetDeleteOptions().Preconditions
+	if pre == nil {
+		return nil
+	}
+	cur, err := tracker.Get(gvr, a.GetNamespace(), a.GetName())
+	if err != nil {
+		return nil
+	}
+	m, err := metaOf(cur)
+	if err != nil {
+		return nil
+	}
+	if pre.UID != nil && *pre.UID != m.GetUID() {
+		return apierrors.NewConflict(gvr.GroupResource(), a.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", *pre.UID, m.GetUID()))
+	}
+	if pre.ResourceVersion != nil && *pre.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(gvr.GroupResource(), a.GetName(), fmt.Errorf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *pre.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
 }
 
 func objName(a k8stesting.Action) string {

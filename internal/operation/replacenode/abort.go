@@ -14,11 +14,11 @@ import (
 )
 
 // A replace may be aborted until the dead node's data is discarded: before its claims
-// are deleted (CassKop), or before the operator's task exists (cass-operator, which
-// deletes them whenever it runs the task). After that only resume goes forward. Both
-// are read from the world whatever the checkpoint says: the steps that delete the
-// claims and create the task are evident (their start is not written before they
-// act), so a run killed right after one leaves it pending.
+// are deleted (CassKop), or, on cass-operator, while its task has not reached the pod
+// (abort withdraws it) or once the task left the pod in place (abort_task.go). After
+// that only resume goes forward. Both are read from the world whatever the checkpoint
+// says: the steps that delete the claims and create the task are evident (their start
+// is not written before they act), so a run killed right after one leaves it pending.
 
 // assess is abort's check (operation.Abort).
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
@@ -29,15 +29,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	ru := &run{w: &steps.World{Kube: r.Kube, CP: cp}, rep: cp.Replace, n: cp.Nodes[0]}
 	if cp.Replace.Task != "" {
 		ru.w.Tasks = r.Tasks
-		t, err := ru.task(ctx)
-		if err != nil {
-			return p, exit.Refusedf("cannot read task %s (%v): abort needs to know the operator was not asked yet; nothing changed", cp.Replace.Task, err)
-		}
-		if t != nil {
-			return p, exit.Refusedf("the operator was asked to replace the node (task %s exists): it deletes the dead node's claims and pod whenever it runs it, so abort cannot undo it; resume finishes the replace: %s",
-				t.Name, r.ResumeHint)
-		}
-		return p, nil
+		return ru.assessTask(ctx, r, p)
 	}
 	planned, err := ru.plannedClaims(ctx)
 	if err != nil {
@@ -105,6 +97,9 @@ func (r *run) aliveOn(ctx context.Context, nt operation.NodeInfo) (bool, string)
 // undo takes the replace option out of the start script, so that no later start of
 // the pod replaces (operation.Abort.Undo); it says what it did.
 func undo(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (string, error) {
+	if cp.Replace != nil && cp.Replace.Task != "" && len(cp.Nodes) == 1 {
+		return undoTask(ctx, r, cp)
+	}
 	if cp.Replace == nil || cp.Replace.ConfigMap == "" || len(cp.Nodes) != 1 {
 		return "", nil
 	}

@@ -71,8 +71,15 @@ func (r *run) notAnswering(ctx context.Context) (string, error) {
 // be discarded.
 func (r *run) cameBack(what string) error {
 	cp := r.w.CP
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("%s: the node planned as dead is alive, and a live node is never replaced. Its data and pod were not touched by this step. "+
-		"If it is healthy, abort: kubectl cassandra abort -n %s %s", what, cp.Namespace, cp.Cluster)}
+	return &engine.Fatal{Code: exit.Refused, Err: &aliveError{what: what, ns: cp.Namespace, cluster: cp.Cluster}}
+}
+
+// aliveError is cameBack's error; what says what shows the node alive.
+type aliveError struct{ what, ns, cluster string }
+
+func (e *aliveError) Error() string {
+	return fmt.Sprintf("%s: the node planned as dead is alive, and a live node is never replaced. Its data and pod were not touched by this step. "+
+		"If it is healthy, abort: kubectl cassandra abort -n %s %s", e.what, e.ns, e.cluster)
 }
 
 // pod reads a pod now ((nil, nil): gone).

@@ -42,7 +42,8 @@ func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, e
 		tr := ts.TaskResource()
 		return append(acc,
 			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: ns, Why: "ask the operator to replace the node"},
-			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: ns, Why: "follow the replace task"}), nil
+			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: ns, Why: "follow the replace task"},
+			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "delete", Namespace: ns, Why: "withdraw the replace task if the node comes back before the operator runs it"}), nil
 	}
 	acc = append(acc,
 		operation.Access{Resource: "configmaps", Verb: "get", Namespace: ns, Why: "read the start script"},

@@ -55,9 +55,20 @@ func (s *createTask) PlanText() string {
 		t.Name, t.DC, t.Pod, operator.TaskOperationLabel, t.OperationID, s.rep.Address)
 }
 
+// Done: the task exists (it is the operation's), or it is gone and the world shows
+// the operator ran it (operatorRan: a finished task is deleted after its TTL, maybe
+// before a resume); the replacement is verified next. Never asked again then.
 func (s *createTask) Done(ctx context.Context) (bool, error) {
 	t, err := s.task(ctx)
-	return t != nil, err
+	if err != nil || t != nil {
+		return t != nil, err
+	}
+	ran, err := s.operatorRan(ctx)
+	if ran {
+		s.w.Reporter.Warn(StepCreateTask+"/"+s.rep.Pod, fmt.Sprintf("task %s is gone (deleted after its TTL?), and the dead node's claims and pod %s were deleted since the plan: the operator ran it; it is not created again, the replacement is verified next",
+			s.rep.Task, s.rep.Pod))
+	}
+	return ran, err
 }
 
 func (s *createTask) Safe(ctx context.Context) error {
@@ -77,9 +88,10 @@ func (s *createTask) Do(ctx context.Context) error {
 
 func (s *createTask) Evident() {}
 
-// waitTask waits until the task finished Complete (Failed stops the run). The
-// replacement was verified before (wait-replaced): this only keeps the operator's
-// record and the world in step.
+// waitTask waits until the task finished. The replacement was verified before
+// (wait-replaced): this only keeps the operator's record and the world in step, so a
+// task that failed is a warning (the operator may fail its task after it deleted the
+// pod: a job its process died in).
 type waitTask struct{ *run }
 
 func (s *waitTask) Describe() string { return "wait until task " + s.rep.Task + " has finished" }
@@ -94,8 +106,9 @@ func (s *waitTask) Done(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	if t.Failed {
-		return false, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator's task %s failed (%s), although the replacement was verified in the ring: look at it (kubectl get cassandratask -n %s %s -o yaml); the node is replaced",
-			t.Name, t.Message, s.w.CP.Namespace, t.Name)}
+		s.w.Reporter.Warn(StepWaitTask+"/"+s.rep.Pod, fmt.Sprintf("the operator's task %s finished (%s), although the replacement was verified in the ring: the node is replaced; see why: kubectl get %s -n %s %s -o yaml",
+			t.Name, taskText(t, s.rep.Pod), s.w.Tasks.TaskResource(), s.w.CP.Namespace, t.Name))
+		return true, nil
 	}
 	return t.Finished && t.Complete, nil
 }

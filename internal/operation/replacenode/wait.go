@@ -68,9 +68,15 @@ func (s *waitReplaced) Evident()                   {}
 func (s *waitReplaced) Passive()                   {}
 
 // Wait polls until verified; a startup failure of the new pod's Cassandra stops it.
+// A replace asked of the operator watches its task too (watchTask).
 func (s *waitReplaced) Wait(ctx context.Context) error {
 	start := time.Now()
 	for {
+		if s.rep.Task != "" {
+			if err := s.watchTask(ctx); err != nil {
+				return err
+			}
+		}
 		ph, p, err := s.check(ctx)
 		if err != nil {
 			var fatal *engine.Fatal

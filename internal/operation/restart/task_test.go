@@ -20,7 +20,8 @@ import (
 // does: the steps use it).
 type tasksAdapter struct{ *fakeadapter.Adapter }
 
-func (tasksAdapter) CreateTask(context.Context, string, operator.TaskSpec) error { return nil }
+func (tasksAdapter) CreateTask(context.Context, string, operator.TaskSpec) error      { return nil }
+func (tasksAdapter) DeleteTask(context.Context, string, string, string, string) error { return nil }
 func (tasksAdapter) GetTask(context.Context, string, string) (*operator.Task, error) {
 	return nil, nil
 }

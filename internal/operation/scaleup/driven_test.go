@@ -32,7 +32,8 @@ func TestCleanupTaskSteps(t *testing.T) {
 
 type autoTasks struct{ auto bool }
 
-func (autoTasks) CreateTask(context.Context, string, operator.TaskSpec) error { return nil }
+func (autoTasks) CreateTask(context.Context, string, operator.TaskSpec) error      { return nil }
+func (autoTasks) DeleteTask(context.Context, string, string, string, string) error { return nil }
 func (autoTasks) GetTask(context.Context, string, string) (*operator.Task, error) {
 	return nil, nil
 }
