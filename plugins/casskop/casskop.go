@@ -27,7 +27,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
-// Names fixed by CassKop (docs/reference/casskop.md §1–§2).
+// Names fixed by CassKop (docs/how-it-works/casskop.md §1–§2).
 const (
 	Group     = "db.orange.com"
 	Resource  = "cassandraclusters"
@@ -292,7 +292,7 @@ func dcOf(cluster, dc string, nodesPerRacks int, racks []string) topology.DC {
 	return d
 }
 
-// Busy lists why CassKop is not idle (docs/reference/casskop.md §4.3), from the CR status. A cluster
+// Busy lists why CassKop is not idle (docs/how-it-works/casskop.md §4.3), from the CR status. A cluster
 // without any status was never reconciled by CassKop: nothing to be busy with.
 func Busy(u *unstructured.Unstructured) []string {
 	st, ok := u.Object["status"].(map[string]any)
