@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra/doc"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/hack/docs/examples"
 )
 
 // pagePrefix starts the name of every generated Markdown page (cobra names a page after
@@ -32,7 +34,7 @@ func writeMarkdown(dir string) error {
 			return err
 		}
 	}
-	return doc.GenMarkdownTreeCustom(tree(), dir, func(string) string { return header }, func(s string) string { return s })
+	return doc.GenMarkdownTreeCustom(examples.Tree(), dir, func(string) string { return header }, func(s string) string { return s })
 }
 
 // writeMan writes the man pages (section 1) into dir. Their date is the commit's
@@ -51,5 +53,5 @@ func writeMan(dir string) error {
 		date = time.Unix(sec, 0).UTC()
 	}
 	h := &doc.GenManHeader{Title: strings.ToUpper(pagePrefix), Section: "1", Source: "kubectl-cassandra", Manual: "kubectl cassandra", Date: &date}
-	return doc.GenManTree(tree(), h, dir)
+	return doc.GenManTree(examples.Tree(), h, dir)
 }
