@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -69,4 +71,31 @@ func pages(t *testing.T, dir string) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestGoreleaserManPages: the release archives list every man page the commands generate,
+// and only those (.goreleaser.yaml names them one by one: a missing file fails a release).
+func TestGoreleaserManPages(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeMan(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(line), "- man/"); ok {
+			listed = append(listed, f)
+		}
+	}
+	var want []string
+	for name := range pages(t, dir) {
+		want = append(want, name)
+	}
+	slices.Sort(want)
+	if !slices.Equal(listed, want) {
+		t.Errorf(".goreleaser.yaml's archives list the man pages %v, the commands generate %v: list each as man/<page> under archives[0].files", listed, want)
+	}
 }
