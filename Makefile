@@ -10,7 +10,7 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VPKG := github.com/kubectl-cassandra/kubectl-cassandra/internal/version
 LDFLAGS := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
 
-.PHONY: all build install test unit lint
+.PHONY: all build install test unit lint docs
 all: build
 
 ## build: compile bin/kubectl-cassandra
@@ -34,6 +34,11 @@ unit:
 	go test -race -count=1 -timeout 40m $$(go list ./... | grep -v '/internal/cli$$')
 	go test -race -count=1 -timeout 40m -v ./internal/cli
 	@$(MODEL_TOOLS_WARN)
+
+## docs: write the command reference docs/reference/kubectl_cassandra*.md from the command tree
+## (hack/docs; a unit test fails when the committed pages differ)
+docs:
+	go run ./hack/docs -md docs/reference
 
 ## test: everything CI runs — lint, unit tests, then the e2e suite on a local control plane
 test: lint unit e2e

@@ -565,7 +565,7 @@ end:	do
 	od
 }
 #else
-/* cass-operator's replacenode task (FACTS §5, docs/reference/replace.md §8): started at
+/* cass-operator's replacenode task (FACTS §5, docs/how-it-works/replace.md §8): started at
  * any later time (it may be down or busy); it deletes the claims and the pod (draining a
  * live node first); completes once the pod is deleted (#748), or fails before */
 active proctype Operator() {

@@ -8,7 +8,8 @@
 #   kubectl-cassandra_<version>_windows_<arch>.zip
 #   checksums.txt                                    (sha256sum format, as goreleaser)
 # Each archive holds, at its root and in this order (goreleaser's: the extra files, then
-# the binary): LICENSE, README.md, kubectl_complete-cassandra, and kubectl-cassandra
+# the binary): LICENSE, README.md, kubectl_complete-cassandra, the man pages
+# man/kubectl-cassandra*.1 (hack/docs, dated by the commit), and kubectl-cassandra
 # (kubectl-cassandra.exe on windows).
 #
 # Keep in step with .goreleaser.yaml: same -trimpath, CGO_ENABLED=0, ldflags, names and
@@ -62,6 +63,13 @@ mkdir -p "$DIST"
 DIST="$(cd "$DIST" && pwd)"
 # Remove only what this script writes, so DIST may point at a shared directory.
 rm -rf "$DIST/checksums.txt" "$DIST/$PROJECT"_*
+# The man pages, as goreleaser's before hook writes them; listed in .goreleaser.yaml's
+# order (sorted by name).
+MAN="$DIST/${PROJECT}_man"
+rm -rf "$MAN"
+SOURCE_DATE_EPOCH="$EPOCH" go run ./hack/docs -man "$MAN/man"
+MANPAGES=()
+while IFS= read -r f; do MANPAGES+=("man/$f"); done < <(cd "$MAN/man" && LC_ALL=C ls)
 
 archives=()
 for platform in $PLATFORMS; do
@@ -75,8 +83,10 @@ for platform in $PLATFORMS; do
     go build -trimpath -ldflags "$LDFLAGS" -o "$stage/$bin" ./cmd/kubectl-cassandra
   install -m 0644 LICENSE README.md "$stage/"
   install -m 0755 kubectl_complete-cassandra "$stage/"
+  install -d -m 0755 "$stage/man"
+  install -m 0644 "$MAN"/man/*.1 "$stage/man/"
   chmod 0755 "$stage/$bin"
-  members=("${FILES[@]}" "$bin")
+  members=("${FILES[@]}" "${MANPAGES[@]}" "$bin")
   touch -d "@$EPOCH" "${members[@]/#/$stage/}"
   case "$ext" in
     tar.gz)

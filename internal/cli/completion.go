@@ -24,8 +24,13 @@ const completionExample = `  # Let kubectl complete "kubectl cassandra ..." (kub
 
 func newCompletionCmd(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:       "completion kubectl-shim|bash|zsh|fish|powershell",
-		Short:     "Print the kubectl completion shim, or a shell completion script",
+		Use:   "completion kubectl-shim|bash|zsh|fish|powershell",
+		Short: "Print the kubectl completion shim, or a shell completion script",
+		Long: `Prints the kubectl completion shim (kubectl 1.26+ runs kubectl_complete-cassandra from PATH
+to complete "kubectl cassandra ..."), or the completion script of the kubectl-cassandra binary
+for bash, zsh, fish or powershell.
+
+Exit codes: 0 printed, 2 bad usage (no shell, or an unknown one).`,
 		Example:   completionExample,
 		GroupID:   groupOther,
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),

@@ -42,7 +42,10 @@ cluster label; --cluster checks it names that cluster), with the environment the
 plugin's own calls use (LANG=C, JAVA_TOOL_OPTIONS=-Dcom.sun.jndi.rmiURLParsing=legacy) and
 the JMX credentials of --jmx-secret (or the Secret the cluster's spec names), given to
 nodetool on its standard input (-pwf /dev/stdin), never on a command line. nodetool's output
-is streamed as it comes and its exit code is the plugin's.`),
+is streamed as it comes and its exit code is the plugin's.
+
+Exit codes: nodetool's own when it ran; otherwise the plugin's: 1 error (the pod could not
+be reached), 2 bad usage (no POD, or a pod that is not a {Kind}'s).`),
 		Example:           nodetoolExample,
 		GroupID:           groupInspect,
 		Args:              cobra.MinimumNArgs(1),

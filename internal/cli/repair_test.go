@@ -48,7 +48,7 @@ func casskopStatus(w *world.World, opStatus string, pods []string) map[string]an
 }
 
 // stuckWorld builds a 3-node rack that CassKop (stopped now) was scaling down to 2, left
-// in one of the stuck states of docs/reference/casskop.md §3.4.
+// in one of the stuck states of docs/how-it-works/casskop.md §3.4.
 func stuckWorld(t *testing.T, state string, statusSubresource bool) *world.World {
 	t.Helper()
 	opts := world.Opts{Nodes: 3, Operator: true, StatusSubresource: statusSubresource}

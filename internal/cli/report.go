@@ -41,7 +41,9 @@ describecluster of every pod (--nodetool=false skips them), the plugin's checkpo
 last-operation records decoded, and the plugin version. Secrets are never read into it;
 values whose names look like passwords, tokens or keys are redacted (REDACTED.txt lists
 them). A read that is forbidden or fails is listed in ERRORS.txt, never fatal: the read-only
-part of docs/rbac.yaml is enough. A summary goes to stderr; -o json prints the index.`,
+part of docs/rbac.yaml is enough. A summary goes to stderr; -o json prints the index.
+
+` + exit.Help,
 		Example:           reportExample,
 		GroupID:           groupInspect,
 		Args:              cobra.MaximumNArgs(1),

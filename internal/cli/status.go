@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
@@ -58,8 +59,19 @@ func (f *statusOptions) Validate() error {
 func newStatusCmd(o *Options) *cobra.Command {
 	f := &statusOptions{nodetool: true}
 	cmd := &cobra.Command{
-		Use:               "status [CLUSTER]",
-		Short:             "Show racks, pods, node states, PVCs and the operation in flight",
+		Use:   "status [CLUSTER]",
+		Short: "Show racks, pods, node states, PVCs and the operation in flight",
+		Long: `Shows the racks, pods (Ready, restarts), each node's state in the ring (nodetool status,
+read once from a Ready pod; --nodetool=false shows them as ?), PVCs, the operator and the
+operation in flight with its holder, and the command to run next. Data goes to stdout (-o json
+has a "next" field); -w redraws on every change, --wait blocks until the operation ends.
+
+With --wait the exit code says how the operation ended: 0 done, 1 failed (aborted, or stopped
+on a step error: fix, then resume), 3 stuck and needs a human (unusable checkpoint, a step that
+used all its attempts, a holder that died without releasing), 4 interrupted or --timeout
+reached.
+
+` + exit.Help,
 		Example:           statusExample,
 		GroupID:           groupInspect,
 		Args:              cobra.MaximumNArgs(1),

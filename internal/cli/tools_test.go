@@ -88,7 +88,7 @@ func TestNodetoolCommandPassesExitCode(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "Datacenter: dc1") || stderr != "" {
 		t.Fatalf("status: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	// airline's usage error: stdout, exit 1 (docs/reference/nodetool.md §1), after "--".
+	// airline's usage error: stdout, exit 1 (docs/how-it-works/nodetool.md §1), after "--".
 	stdout, stderr, code, _ = run(w, 0, "nodetool", "-n", "cassandra", "demo-dc1-rack1-0", "--", "status", "--bogus")
 	if code != 1 || stdout != "nodetool: Found unexpected parameters: [--bogus]\nSee 'nodetool help' or 'nodetool help <command>'.\n" || stderr != "" {
 		t.Fatalf("usage error: exit %d\nstdout:\n%q\nstderr:\n%q", code, stdout, stderr)

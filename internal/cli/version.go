@@ -30,8 +30,12 @@ func newVersionCmd(o *Options) *cobra.Command {
 	var output string
 	var client bool
 	cmd := &cobra.Command{
-		Use:     "version",
-		Short:   "Print the plugin version (and the CassandraCluster API version when reachable)",
+		Use:   "version",
+		Short: "Print the plugin version (and the CassandraCluster API version when reachable)",
+		Long: `Prints the plugin's version, commit and build date, and the served API version of the
+cluster resource when a cluster is reachable within 3 s (an unreachable one is not an error).
+
+Exit codes: 0 printed, 2 bad usage (an unknown -o).`,
 		Example: versionExample,
 		GroupID: groupOther,
 		Args:    cobra.NoArgs,

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Time left of a stream plan from its summed bytes (docs/reference/streaming.md §2.4
+// Time left of a stream plan from its summed bytes (docs/how-it-works/streaming.md §2.4
 // steps 2–4). Netstats does not show the fixed waits around the streaming (§2.4 step 5).
 
 // Remaining is the bytes still to stream (never negative).

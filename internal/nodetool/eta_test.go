@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestETAFromSamples: the summed bytes of the §2.5 samples (docs/reference/streaming.md
+// TestETAFromSamples: the summed bytes of the §2.5 samples (docs/how-it-works/streaming.md
 // §2.5; testdata/netstats-*.txt) and the time left at a rate, or at least at the
 // sender's throttle (§2.4 step 4).
 func TestETAFromSamples(t *testing.T) {

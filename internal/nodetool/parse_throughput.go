@@ -9,7 +9,7 @@ import (
 
 // ErrPreciseFlagNeeded is 4.1+'s get(interdc)streamthroughput without a flag on a value
 // that is no whole number of megabits/s, the 24MiB/s default included: exit 2, no
-// output (docs/reference/streaming.md §1.3). GetThroughputArgs never asks that way.
+// output (docs/how-it-works/streaming.md §1.3). GetThroughputArgs never asks that way.
 var ErrPreciseFlagNeeded = errors.New("nodetool wants -d: the throughput is not a whole number of megabits/s")
 
 // throughputLine matches the one line get(interdc)streamthroughput prints, searched

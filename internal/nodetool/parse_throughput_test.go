@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestParseThroughput: every line of docs/reference/streaming.md §1.3
+// TestParseThroughput: every line of docs/how-it-works/streaming.md §1.3
 // (STREAMING-AND-REPLACE.md §1.3 of the research notes).
 func TestParseThroughput(t *testing.T) {
 	tests := []struct {

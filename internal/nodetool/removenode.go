@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// `nodetool removenode <host-id> | status | force` (docs/reference/replace.md §5). The
+// `nodetool removenode <host-id> | status | force` (docs/how-it-works/replace.md §5). The
 // call with a host ID blocks until every node gaining ranges has confirmed; its state
 // lives on the node it ran on only, which `removenode status` there reports.
 

@@ -30,7 +30,7 @@ func TestParseRemovalStatus(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// TestClassifyRemoveNode: every answer of docs/reference/replace.md §5.
+// TestClassifyRemoveNode: every answer of docs/how-it-works/replace.md §5.
 func TestClassifyRemoveNode(t *testing.T) {
 	trace := func(class, msg string) string {
 		return "error: " + msg + "\n-- StackTrace --\n" + class + ": " + msg + "\n\tat java.base/java.lang.Thread.run(Thread.java:829)\n"

@@ -16,7 +16,7 @@ import (
 )
 
 // The parsers read what the simulated Cassandra prints during a replacement and a
-// removenode, in every version (the simulator follows docs/reference/replace.md).
+// removenode, in every version (the simulator follows docs/how-it-works/replace.md).
 
 type clock struct {
 	mu sync.Mutex

@@ -7,13 +7,13 @@ import (
 // A Cassandra JVM that fails to start prints "Exception (<class>) encountered during
 // startup: <message>" on stdout and exits 3 (CassandraDaemon.activate, 3.11–5.0); in
 // Kubernetes the container restarts. A replacement's preconditions fail this way
-// (docs/reference/replace.md §4.2), so the plugin reports the line from the container
+// (docs/how-it-works/replace.md §4.2), so the plugin reports the line from the container
 // log and names the rule it breaks.
 
 // StartupCause names the precondition a startup error reports.
 type StartupCause string
 
-// The causes ParseStartupError knows; R-numbers are docs/reference/replace.md §4.2's.
+// The causes ParseStartupError knows; R-numbers are docs/how-it-works/replace.md §4.2's.
 const (
 	CauseBootstrapped   StartupCause = "already-bootstrapped"   // R1: plain replace_address on a bootstrapped data dir
 	CauseJoinRing       StartupCause = "join-ring-false"        // R2

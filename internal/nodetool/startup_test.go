@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestParseStartupError: every startup error of docs/reference/replace.md §4.2, with
+// TestParseStartupError: every startup error of docs/how-it-works/replace.md §4.2, with
 // the exact text of the version(s) shown, reads as its cause; the last one in the log
 // wins (a container restarted in a crash loop logs one per start).
 func TestParseStartupError(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// A node's outbound stream limiters (docs/reference/streaming.md §1): per node, in
+// A node's outbound stream limiters (docs/how-it-works/streaming.md §1): per node, in
 // memory (a restart brings the cassandra.yaml value back), and only the sender's
 // throttle a stream: the leaving node's for a decommission, every source's for a
 // bootstrap (§1.5, §1.7).
@@ -118,7 +118,7 @@ func (t Throughput) in(u RateUnit, v Version) float64 {
 }
 
 // DefaultThroughput is the cassandra.yaml default of the stream limiters on v: 200
-// megabits/s before 4.1, 24 MiB/s from 4.1 (docs/reference/streaming.md §1.6).
+// megabits/s before 4.1, 24 MiB/s from 4.1 (docs/how-it-works/streaming.md §1.6).
 func DefaultThroughput(v Version) Throughput {
 	if v.HasDataRates() {
 		return MiBPerSecond(24)

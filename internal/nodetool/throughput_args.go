@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// The argv of get/set(interdc)streamthroughput per version (docs/reference/streaming.md
+// The argv of get/set(interdc)streamthroughput per version (docs/how-it-works/streaming.md
 // §1.1, §1.4, §1.8): 3.11/4.0 take one int of megabits/s and no flag; 4.1+ take an int
 // of megabits/s, or of MiB/s with -m, and -e for the entire-SSTable limiters.
 

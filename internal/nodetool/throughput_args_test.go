@@ -16,7 +16,7 @@ var (
 )
 
 // TestGetThroughputArgs: 3.11/4.0 have no flags, 4.1+ read with -m or -e, never
-// without a flag (docs/reference/streaming.md §1.1, §1.3, §1.8).
+// without a flag (docs/how-it-works/streaming.md §1.1, §1.3, §1.8).
 func TestGetThroughputArgs(t *testing.T) {
 	for _, tc := range []struct {
 		v    Version

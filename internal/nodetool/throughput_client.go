@@ -37,7 +37,7 @@ func (c Client) ReadThroughput(ctx context.Context, pod string, v Version, l Lim
 }
 
 // SetThroughput sets limiter l of the node in pod (Cassandra v) to t. It changes that
-// node only, until its JVM restarts (docs/reference/streaming.md §1.5). A rate v cannot
+// node only, until its JVM restarts (docs/how-it-works/streaming.md §1.5). A rate v cannot
 // take is an *InexpressibleRateError before anything runs. Like every write, it is
 // asked once (no Retry).
 func (c Client) SetThroughput(ctx context.Context, pod string, v Version, l Limiter, t Throughput) error {

@@ -27,7 +27,7 @@ func (e simExec) Exec(ctx context.Context, pod string, argv []string) (string, s
 
 // TestThroughputAgainstSim: the argv built for each version is what that version's
 // nodetool takes, and what it prints reads back as the rate set, in the bytes/s the
-// simulated node applies (docs/reference/streaming.md §1.2–§1.4).
+// simulated node applies (docs/how-it-works/streaming.md §1.2–§1.4).
 func TestThroughputAgainstSim(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {

@@ -8,7 +8,7 @@ import (
 )
 
 // Version is a Cassandra release. The stream throughput commands differ by release
-// (docs/reference/streaming.md §1.1, §1.2), so their argv and units depend on it.
+// (docs/how-it-works/streaming.md §1.1, §1.2), so their argv and units depend on it.
 type Version struct {
 	Major, Minor int
 	// Patch is PatchUnknown when the version named none ("4.0"): the rules of the
@@ -32,11 +32,11 @@ func (v Version) AtLeast(major, minor int) bool {
 }
 
 // HasDataRates: 4.1 and later take MiB/s (-m), print doubles (-d) and have the
-// entire-SSTable limiters (-e) (docs/reference/streaming.md §1.1).
+// entire-SSTable limiters (-e) (docs/how-it-works/streaming.md §1.1).
 func (v Version) HasDataRates() bool { return v.AtLeast(4, 1) }
 
 // oldMegabit: 3.11.0–3.11.11 and 4.0.0–4.0.1 counted a "megabit" as 131 072 bytes
-// (CASSANDRA-17243, docs/reference/streaming.md §1.2).
+// (CASSANDRA-17243, docs/how-it-works/streaming.md §1.2).
 func (v Version) oldMegabit() bool {
 	if v.Patch == PatchUnknown || v.Major != 3 && v.Major != 4 {
 		return false

@@ -26,7 +26,7 @@ func TestParseVersion(t *testing.T) {
 }
 
 // TestOldMegabit: the releases that counted 131 072 bytes per megabit
-// (docs/reference/streaming.md §1.2); an unknown patch gets the newest rules.
+// (docs/how-it-works/streaming.md §1.2); an unknown patch gets the newest rules.
 func TestOldMegabit(t *testing.T) {
 	for v, want := range map[Version]bool{
 		{3, 11, 11}: true, {3, 11, 12}: false, {3, 0, 25}: true,

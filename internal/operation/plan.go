@@ -187,7 +187,7 @@ func deadHint(dead bool, cl topology.Cluster) string {
 		return ""
 	}
 	return fmt.Sprintf(". A node that stays DN is dead and cannot be decommissioned: replace it (kubectl cassandra replace-node -n %s %s --pod POD), "+
-		"or, to make the ring smaller instead, remove it from a live node (nodetool removenode HOST_ID: its ranges are streamed from the other replicas; docs/reference/replace.md §5)",
+		"or, to make the ring smaller instead, remove it from a live node (nodetool removenode HOST_ID: its ranges are streamed from the other replicas; docs/how-it-works/replace.md §5)",
 		cl.Namespace, cl.Name)
 }
 

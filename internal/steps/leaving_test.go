@@ -147,7 +147,7 @@ func TestDecommissionFailedAfterRefusal(t *testing.T) {
 	}
 }
 
-// TestDecommissionFailedStreamRetried: 5.0 after a stream failure (docs/reference/nodetool.md §7 S3x)
+// TestDecommissionFailedStreamRetried: 5.0 after a stream failure (docs/how-it-works/nodetool.md §7 S3x)
 // reads DECOMMISSION_FAILED while its peers keep seeing it UL until a retry: the same
 // view as a decommission still running (CASSANDRA-21493/21583) but for the stream, which
 // never comes back. A run that saw the call fail redoes it at once; a later run waits for

@@ -161,7 +161,7 @@ func (s *decommission) Do(ctx context.Context) error {
 	}
 	switch outcome {
 	case nodetool.OutcomeRefused:
-		// Cassandra refused before anything happened (docs/reference/nodetool.md E1, E5-E9, E13). The
+		// Cassandra refused before anything happened (docs/how-it-works/nodetool.md E1, E5-E9, E13). The
 		// node itself confirms it: still a member that is not leaving. Unreadable or
 		// leaving is "the node's state decides", as for any other outcome.
 		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err != nil || ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned {
@@ -374,7 +374,7 @@ func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 		return false, mode, nil
 	}
 	// The node cannot answer but no longer is a member: a decommissioned node whose
-	// process restarted refuses to start (docs/reference/nodetool.md §8.3). Any other failure to read
+	// process restarted refuses to start (docs/how-it-works/nodetool.md §8.3). Any other failure to read
 	// its mode is "unknown".
 	var unreachable *nodetool.UnreachableError
 	if modeErr != nil && !errors.As(modeErr, &unreachable) {

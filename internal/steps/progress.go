@@ -10,7 +10,7 @@ import (
 
 // rateWindow is how far apart the two reads a rate is measured between should be:
 // zero-copy transfers move in jumps and sessions start one after another, so shorter
-// windows are noisy (docs/reference/streaming.md §2.4 step 3).
+// windows are noisy (docs/how-it-works/streaming.md §2.4 step 3).
 const rateWindow = time.Minute
 
 // StreamMeter turns successive netstats reads of one stream plan into progress with

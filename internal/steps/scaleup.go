@@ -158,7 +158,7 @@ func (s *waitJoined) wait(ctx context.Context, guard *stallGuard) error {
 			return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
 		}
 		// 4.0+ receivers count right; on 3.11 the joiner's done bytes undercount
-		// (docs/reference/streaming.md §2.2): a pessimistic figure, never an optimistic one.
+		// (docs/how-it-works/streaming.md §2.2): a pessimistic figure, never an optimistic one.
 		s.w.reportStream(id, "bootstrap", s.n.Pod, ns, nodetool.PlanBootstrap, nodetool.DirReceiving, &meter)
 		return nil
 	}

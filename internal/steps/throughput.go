@@ -15,7 +15,7 @@ import (
 
 // The stream throughput steps (--stream-throughput): a node's outbound stream limiters
 // are per node, in its JVM only (a restart brings its cassandra.yaml value back), and
-// only the sender's throttle a stream (docs/reference/streaming.md §1.5, §1.7). Before
+// only the sender's throttle a stream (docs/how-it-works/streaming.md §1.5, §1.7). Before
 // a node streams, its values are read and recorded in the checkpoint (record), then the
 // rate is set (set); once its streaming is over the recorded values go back (restore).
 // Each is in the checkpoint before it acts: set is written "started" with the record it

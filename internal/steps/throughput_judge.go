@@ -76,7 +76,7 @@ func restorable(pod string, v nodetool.Version, l nodetool.Limiter, t nodetool.T
 		return nil
 	}
 	return fmt.Errorf("the %s limiter of %s reads %s, which nodetool cannot set back exactly (%v): refusing to change it. "+
-		"Set it to a value nodetool can set (nodetool setstreamthroughput; docs/reference/streaming.md §1.1), then resume; or abort", l, pod, t, err)
+		"Set it to a value nodetool can set (nodetool setstreamthroughput; docs/how-it-works/streaming.md §1.1), then resume; or abort", l, pod, t, err)
 }
 
 // StreamTimeText says how long load takes through one sender throttled at rate on v,

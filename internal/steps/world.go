@@ -180,7 +180,7 @@ func (w *World) poll() time.Duration {
 }
 
 // reissueSafe reports whether calling decommission on a node that may already be
-// decommissioning is harmless: true on 4.0+, false on 3.11 (no guard, docs/reference/nodetool.md E2”).
+// decommissioning is harmless: true on 4.0+, false on 3.11 (no guard, docs/how-it-works/nodetool.md E2”).
 func (w *World) reissueSafe() bool {
 	v := w.ServerVersion
 	return v != "" && !strings.HasPrefix(v, "3.") && !strings.HasPrefix(v, "2.")

@@ -51,7 +51,7 @@ const (
 	// TaskReplaceNode replaces the node of one pod (args.pod_name): the operator drains
 	// it if it is up, deletes its claims and the pod, and starts the new pod with the
 	// dead node's address as replace address (jobs.go replacePod, reconcile_racks.go
-	// startCassandra; docs/reference/replace.md §8). Its task completes once the pod is
+	// startCassandra; docs/how-it-works/replace.md §8). Its task completes once the pod is
 	// deleted, not once the replacement is done: the plugin verifies that itself.
 	TaskReplaceNode = "replacenode"
 )

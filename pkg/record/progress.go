@@ -12,7 +12,7 @@ type Progress struct {
 	Operation string `json:"operation"`
 	Pod       string `json:"pod"`
 	// DoneBytes and TotalBytes are summed over the plan's sessions (bytes on the wire,
-	// docs/reference/streaming.md §2.2); Peers counts them.
+	// docs/how-it-works/streaming.md §2.2); Peers counts them.
 	DoneBytes  int64 `json:"doneBytes"`
 	TotalBytes int64 `json:"totalBytes"`
 	Peers      int   `json:"peers"`

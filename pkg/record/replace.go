@@ -1,7 +1,7 @@
 package record
 
 // Replacement is the dead node a replace-node replaces, read before anything changed:
-// the identity every later step checks the world against (docs/reference/replace.md
+// the identity every later step checks the world against (docs/how-it-works/replace.md
 // §4). It is part of the checkpoint (replace); checkpoints without it decode as before.
 type Replacement struct {
 	// Pod is the pod whose node is replaced (its Node in Checkpoint.Nodes has the pod's

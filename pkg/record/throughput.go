@@ -4,7 +4,7 @@ import "time"
 
 // StreamThroughput is the stream throughput an operation sets on the nodes that stream
 // (--stream-throughput) and what each of them had before: the record that lets resume
-// and abort put every node back (docs/reference/streaming.md §1). It is part of the
+// and abort put every node back (docs/how-it-works/streaming.md §1). It is part of the
 // checkpoint (streamThroughput); checkpoints without it decode as before.
 type StreamThroughput struct {
 	// Rate is what the operation sets on every limiter it changes.

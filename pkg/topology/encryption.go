@@ -8,7 +8,7 @@ import (
 // Encryption is what a cluster resource says of Cassandra's internode encryption
 // (cassandra.yaml server_encryption_options.internode_encryption): when streams are
 // encrypted, zero-copy streaming is off and a stream throughput limit may not be
-// reached (docs/reference/streaming.md §1).
+// reached (docs/how-it-works/streaming.md §1).
 type Encryption struct {
 	// Internode is the setting: "none", "all", "dc" or "rack" ("" when the resource
 	// sets none: Cassandra's default, none).

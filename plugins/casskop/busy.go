@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Busy lists why CassKop is not idle (docs/reference/casskop.md §4.3), from the CR status. A cluster
+// Busy lists why CassKop is not idle (docs/how-it-works/casskop.md §4.3), from the CR status. A cluster
 // without any status was never reconciled by CassKop: nothing to be busy with.
 func Busy(u *unstructured.Unstructured) []string {
 	st, ok := u.Object["status"].(map[string]any)

@@ -18,7 +18,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
-// Names fixed by CassKop (docs/reference/casskop.md §1–§2).
+// Names fixed by CassKop (docs/how-it-works/casskop.md §1–§2).
 const (
 	Group     = "db.orange.com"
 	Resource  = "cassandraclusters"

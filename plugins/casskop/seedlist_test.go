@@ -7,7 +7,7 @@ import (
 )
 
 // TestSeedPods: status.seedlist entries as CassKop writes them (<pod>.<cluster>.<ns>,
-// docs/reference/casskop.md §1.3), with a port or as addresses.
+// docs/how-it-works/casskop.md §1.3), with a port or as addresses.
 func TestSeedPods(t *testing.T) {
 	u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"seedlist": []any{
 		"cassandra-demo-dc1-rack1-0.cassandra-demo.cassandra",

@@ -15,7 +15,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair/stuck"
 )
 
-// CassKop's status values and names (docs/reference/casskop.md §1.3).
+// CassKop's status values and names (docs/how-it-works/casskop.md §1.3).
 const (
 	StatusToDo       = "ToDo"
 	StatusOngoing    = "Ongoing"
@@ -78,7 +78,7 @@ func NodeStatus(u *unstructured.Unstructured, pod string) (hostID, ip string, ok
 
 // StatusSubresource asks discovery whether the served CassandraCluster version has a
 // /status subresource: the 2026 CRD (CSC 2.3+) lists cassandraclusters/status, the 2022
-// one (ORANGE 2.1) has none and keeps status in the main resource (docs/reference/casskop.md §1.1).
+// one (ORANGE 2.1) has none and keeps status in the main resource (docs/how-it-works/casskop.md §1.1).
 func (a *Adapter) StatusSubresource(ctx context.Context) (bool, error) {
 	if a.Discovery == nil {
 		return false, fmt.Errorf("casskop adapter: no discovery client")
@@ -143,7 +143,7 @@ func (s OperatorStatus) RackOperation(ctx context.Context, dc, rack string) (stu
 }
 
 // MarkOperationDone records that the rack's pod operation on pod finished, as CassKop
-// itself does when it completes a decommission (docs/reference/casskop.md §3.3 deletePodPVC, §4.3):
+// itself does when it completes a decommission (docs/how-it-works/casskop.md §3.3 deletePodPVC, §4.3):
 // podLastOperation status Done, pods [], podsOK [pod], endTime; cassandraLastAction
 // status Done, endTime; and the cluster's lastClusterActionStatus Done when it reports
 // this rack's action and no other rack is busy. Everything else in status is left as is.

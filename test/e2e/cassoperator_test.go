@@ -34,6 +34,7 @@ import (
 func cassOperatorScenarios() []scenario {
 	return []scenario{
 		{name: "status-one-rack", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStatus(t, []string{"rack1"}) }},
+		{name: "docs-examples", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpDocsExamples(t) }},
 		{name: "status-three-racks", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpStatus(t, []string{"r1", "r2", "r3"}) }},
 		{name: "scale-3-2-1-3-sigkill-each-driven-kind", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpScaleKills(t) }},
 		{name: "refuse-operator-down", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRefuseOperatorDown(t) }},

@@ -33,7 +33,7 @@ func simTokens(t *testing.T, cl *fixture.Cluster, pod string) []string {
 }
 
 // testFixtureReplaceByHand checks the fixture's CassKop bootstrap without the plugin
-// (docs/reference/replace.md §7.2): a node killed (pod not Ready, nodetool on it
+// (docs/how-it-works/replace.md §7.2): a node killed (pod not Ready, nodetool on it
 // refused), the replace-node block in pre_run.sh, its claim and pod deleted by hand;
 // the StatefulSet re-creates the pod on a new claim, the SimController runs the script
 // and the new node replaces the dead one: the dead node's tokens, a new Host ID and the

@@ -4,7 +4,7 @@
 // the JVM options the Cassandra of that version then starts with. The scripts are run,
 // never pattern-matched, so a wrong file or a failing test shows as it would in a pod.
 //
-// Facts: docs/reference/replace.md §7.2 (where pre_run.sh runs), §7.3 (which jvm
+// Facts: docs/how-it-works/replace.md §7.2 (where pre_run.sh runs), §7.3 (which jvm
 // options file each version reads), §4.1 (the replace properties).
 package prerun
 

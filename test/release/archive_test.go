@@ -121,7 +121,8 @@ func checkBinaryPlatform(data []byte, goos, goarch string) error {
 }
 
 // TestArchiveContents checks every archive snapshot.sh built (or goreleaser did, with
-// KCASS_RELEASE_DIST): exactly LICENSE, README.md, the completion shim and the binary at the root, executables executable, the same bytes as
+// KCASS_RELEASE_DIST): exactly LICENSE, README.md, the completion shim, the man pages
+// .goreleaser.yaml lists (man/, from hack/docs) and the binary at the root, executables executable, the same bytes as
 // the repository's files, a binary for the right platform built with the release flags,
 // and a checksums.txt that matches.
 func TestArchiveContents(t *testing.T) {
@@ -138,6 +139,7 @@ func TestArchiveContents(t *testing.T) {
 		repoFiles[f] = b
 	}
 
+	manPages := goreleaserManPages(t)
 	var wantSums []string
 	for _, p := range s.platforms {
 		goos, goarch, _ := strings.Cut(p, "/")
@@ -158,7 +160,7 @@ func TestArchiveContents(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantList := "LICENSE\nREADME.md\n" + shimName + "\n" + bin + "\n"
+				wantList := "LICENSE\nREADME.md\n" + shimName + "\n" + strings.Join(manPages, "\n") + "\n" + bin + "\n"
 				if out != wantList {
 					t.Errorf("tar -tzf %s:\n%s\nwant:\n%s", name, out, wantList)
 				}
@@ -168,7 +170,7 @@ func TestArchiveContents(t *testing.T) {
 				names = append(names, mb.name)
 			}
 			// goreleaser's order: archives[].files as listed, then the binary.
-			if want := []string{"LICENSE", "README.md", shimName, bin}; !slices.Equal(names, want) {
+			if want := slices.Concat([]string{"LICENSE", "README.md", shimName}, manPages, []string{bin}); !slices.Equal(names, want) {
 				t.Fatalf("%s holds %q, want exactly %q at the root", name, names, want)
 			}
 			for _, mb := range ms {
@@ -185,7 +187,11 @@ func TestArchiveContents(t *testing.T) {
 					if exec || mb.mode.Perm() != 0o644 {
 						t.Errorf("%s: %s mode %v, want -rw-r--r--", name, mb.name, mb.mode)
 					}
-					if !bytes.Equal(mb.data, repoFiles[mb.name]) {
+					if strings.HasPrefix(mb.name, "man/") {
+						if !bytes.Contains(mb.data, []byte(".TH ")) {
+							t.Errorf("%s: %s is no man page", name, mb.name)
+						}
+					} else if !bytes.Equal(mb.data, repoFiles[mb.name]) {
 						t.Errorf("%s: %s differs from the repository's", name, mb.name)
 					}
 				}
@@ -306,4 +312,24 @@ func TestChecksumsFormat(t *testing.T) {
 	if _, err := run(s.dist, nil, "sha256sum", "--strict", "-c", "checksums.txt"); err != nil {
 		t.Error(err)
 	}
+}
+
+// goreleaserManPages are the man pages .goreleaser.yaml's archives carry (man/…), in its
+// order.
+func goreleaserManPages(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(repoPath(".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(line), "- man/"); ok {
+			out = append(out, "man/"+f)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal(".goreleaser.yaml's archives list no man pages (man/…)")
+	}
+	return out
 }

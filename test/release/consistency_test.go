@@ -306,7 +306,11 @@ func TestSnapshotScriptFollowsGoreleaser(t *testing.T) {
 	var want []string
 	for _, f := range c.Archives[0].Files {
 		s, _ := f.(string)
-		want = append(want, s)
+		// The man pages are generated (hack/docs) by goreleaser's before hook and by
+		// snapshot.sh alike; hack/docs's TestGoreleaserManPages keeps their list whole.
+		if !strings.HasPrefix(s, "man/") {
+			want = append(want, s)
+		}
 	}
 	if got := strings.Fields(string(m[1])); !slices.Equal(got, want) {
 		t.Errorf("snapshot.sh FILES = %v, .goreleaser.yaml files = %v", got, want)

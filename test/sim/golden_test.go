@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The fixtures in testdata/ are copies of docs/reference/nodetool.md's CODE-RENDERED samples. Each test
+// The fixtures in testdata/ are copies of docs/how-it-works/nodetool.md's CODE-RENDERED samples. Each test
 // builds the cluster situation of a fixture (same IPs, host IDs, loads, racks) and
 // compares the simulator's output byte for byte, unless a comment says which narrow
 // normalisation applies and why.
@@ -63,7 +63,7 @@ func TestGoldenStatusLeavingAndAfter(t *testing.T) {
 			r := receive(t, ch)
 			require.Equal(t, result{"", "", 0}, r)
 			if v == V311 {
-				return // docs/reference/nodetool.md has no 3.11 "after" fixture
+				return // docs/how-it-works/nodetool.md has no 3.11 "after" fixture
 			}
 			// Loads grew by 1.21 GiB / 5 each and Owns is 300/5 %; the decommissioned node
 			// (JVM still up) prints the same ring without itself.

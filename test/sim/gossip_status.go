@@ -6,7 +6,7 @@ import (
 )
 
 // gossipStatus is n's STATUS and STATUS_WITH_PORT (4.0+) in gossipinfo, and whether
-// gossip knows n at all (docs/reference/nodetool.md §5, docs/reference/replace.md §4.4,
+// gossip knows n at all (docs/how-it-works/nodetool.md §5, docs/how-it-works/replace.md §4.4,
 // §5; VersionedValue's factory): NORMAL, LEAVING, LEFT and removed (kept 3 days),
 // removing (removenode), BOOT_REPLACE (an announced replacement: the replaced address,
 // with the port in STATUS_WITH_PORT), hibernate (the endpoint of a same-address

@@ -15,7 +15,7 @@ import (
 )
 
 // fixtureEpoch makes a fresh cluster's nodes report Generation No 1718000000 and
-// Uptime 86400, the values of docs/reference/nodetool.md's info fixtures.
+// Uptime 86400, the values of docs/how-it-works/nodetool.md's info fixtures.
 var fixtureEpoch = time.Unix(1718086400, 0)
 
 // fakeClock is an injectable, goroutine-safe clock that only moves when told to.
@@ -54,7 +54,7 @@ const (
 	podF = "cassandra-dc1-r3-sts-1" // 10.244.3.10, the one that decommissions
 )
 
-// sixNodes is docs/reference/nodetool.md's cluster: one DC, 3 racks × 2 nodes.
+// sixNodes is docs/how-it-works/nodetool.md's cluster: one DC, 3 racks × 2 nodes.
 func sixNodes() []NodeSpec {
 	return []NodeSpec{
 		{Pod: podA, Address: "10.244.1.12", HostID: "2f1b8c5e-6a0e-4b0e-9c57-0d3b1f6a7e11", DC: "dc1", Rack: "r1", Load: "1.2 GiB"},
@@ -66,7 +66,7 @@ func sixNodes() []NodeSpec {
 	}
 }
 
-// twoDCs is docs/reference/nodetool.md's two-datacenter cluster.
+// twoDCs is docs/how-it-works/nodetool.md's two-datacenter cluster.
 func twoDCs() []NodeSpec {
 	return []NodeSpec{
 		{Pod: "dc1-r1-0", Address: "10.244.1.12", HostID: "2f1b8c5e-6a0e-4b0e-9c57-0d3b1f6a7e11", DC: "dc1", Rack: "r1", Load: "1.2 GiB"},

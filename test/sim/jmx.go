@@ -10,7 +10,7 @@ import (
 )
 
 // JMXAuth turns on JMX authentication (LOCAL_JMX=no with
-// com.sun.management.jmxremote.authenticate=true, docs/reference/nodetool.md §1): nodetool must give
+// com.sun.management.jmxremote.authenticate=true, docs/how-it-works/nodetool.md §1): nodetool must give
 // this user and password, with -u and -pw or -pwf.
 type JMXAuth struct {
 	Username string `json:"username"`
@@ -36,7 +36,7 @@ const StdinPath = "/dev/stdin"
 // does not have, so it stays empty. The JMX server's authenticator then refuses with the
 // JDK's texts (com.sun.jmx.remote.security.JMXPluggableAuthenticator: "Credentials
 // required" when no -u, FileLoginModule's "Invalid username or password" otherwise), and
-// connect() prints them on stderr and exits 1 (docs/reference/nodetool.md §1, "Auth failure").
+// connect() prints them on stderr and exits 1 (docs/how-it-works/nodetool.md §1, "Auth failure").
 //
 // It returns the exit code, ExitOK when the command may go on.
 func authenticate(o Options, inv invocation, stdin io.Reader, stderr io.Writer) int {

@@ -10,7 +10,7 @@ import (
 // since its latest start. Cassandra's console appender (conf/logback.xml, STDOUT, INFO
 // and up, the same in 3.11–5.0) prints "%-5level [%thread] %date{ISO8601} %F:%L - %msg%n";
 // CassandraDaemon prints a startup error on stdout before it exits 3
-// (docs/reference/replace.md §4.2). Only the lines the simulated rules produce are
+// (docs/how-it-works/replace.md §4.2). Only the lines the simulated rules produce are
 // written; the plugin reads the startup error from here.
 
 // logLine is one entry; Level "" is a raw line (a println, a stack frame).

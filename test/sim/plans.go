@@ -5,9 +5,9 @@ import (
 )
 
 // Stream plans of the operations that stream from several peers: a replacement's
-// "Bootstrap" (one session per source replica, docs/reference/streaming.md §1.7, §2.1)
+// "Bootstrap" (one session per source replica, docs/how-it-works/streaming.md §1.7, §2.1)
 // and removenode's "Restore replica count" (one plan per node gaining ranges,
-// docs/reference/replace.md §5). Like every other state, only facts are stored (start,
+// docs/how-it-works/replace.md §5). Like every other state, only facts are stored (start,
 // sizes, rate steps, outcome); the bytes sent are derived from the clock. Decommissions
 // and plain bootstraps keep their own single-session model (transfer.go).
 

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// `nodetool removenode <host-id> | status | force` (docs/reference/replace.md §5;
+// `nodetool removenode <host-id> | status | force` (docs/how-it-works/replace.md §5;
 // StorageService.removeNode, getRemovalStatus, forceRemoveCompletion and
 // Gossiper.advertiseRemoving, the same in 3.11–5.0 but for the endpoint format).
 //

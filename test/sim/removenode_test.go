@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// removenode (docs/reference/replace.md §5). DecommissionTime 90 s with a 30 s announce
+// removenode (docs/how-it-works/replace.md §5). DecommissionTime 90 s with a 30 s announce
 // window gives removenode a 30 s RING_DELAY sleep and streaming from 30 s to 60 s. In
 // the six-node cluster (3 racks, RF 3) podF's ranges go to podC, the other node of rack
 // r3, which fetches them from podA.

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Constants that real nodes print and that the fixtures of docs/reference/nodetool.md use.
+// Constants that real nodes print and that the fixtures of docs/how-it-works/nodetool.md use.
 const (
 	schemaVersion = "3f0e7a9c-2b1d-3c4e-9f8a-7b6c5d4e3f21"
 	storagePort   = "7000"

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The stream plans of `nodetool netstats` (docs/reference/streaming.md §2.1, §2.2, §2.5):
+// The stream plans of `nodetool netstats` (docs/how-it-works/streaming.md §2.1, §2.2, §2.5):
 // one session per plan, four equal SSTables per session, sent one after another.
 
 // planView is one plan as one node lists it.
@@ -156,7 +156,7 @@ func (st *state) writeSession(b *strings.Builder, peer *node, total, sent int64,
 
 // writeOpPlans prints the replacement and removal plans (plans.go) self receives or
 // sends, one block per session, receiving first; receivers name their entries the
-// receiver's way (docs/reference/streaming.md §2.2). It returns how many it printed.
+// receiver's way (docs/how-it-works/streaming.md §2.2). It returns how many it printed.
 func (st *state) writeOpPlans(b *strings.Builder, self *node, inv invocation, now time.Time) int {
 	count := 0
 	for _, op := range st.ops() {

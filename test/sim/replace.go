@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// A node started with -Dcassandra.replace_address[_first_boot]=<ip> (docs/reference/replace.md
+// A node started with -Dcassandra.replace_address[_first_boot]=<ip> (docs/how-it-works/replace.md
 // §4.3, §4.4). At the JVM start it checks R1, R3, R4 and R7 (start.go calls
 // startReplacement); the rest follows the clock, as events settle applies:
 //

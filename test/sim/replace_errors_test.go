@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The startup errors of a replacement (docs/reference/replace.md §4.2): each one is
+// The startup errors of a replacement (docs/how-it-works/replace.md §4.2): each one is
 // printed on the container's stdout as "Exception (<class>) encountered during startup:
 // <message>", logged at ERROR with its trace, and the JVM exits 3, after which nodetool
 // cannot connect. Messages are exact, per version (replace_rules.go names their source).

@@ -6,9 +6,9 @@ import (
 )
 
 // The startup errors of a replacement and the log lines around them, per version
-// (docs/reference/replace.md §4.2, §4.3; read from StorageService.java (SS),
+// (docs/how-it-works/replace.md §4.2, §4.3; read from StorageService.java (SS),
 // dht/RangeStreamer.java (RS) and CassandraDaemon.java (CD) at the refs of
-// docs/reference/nodetool.md §0: 3.11.18, 4.0.13, 4.1.6, 5.0.3). Line numbers are those
+// docs/how-it-works/nodetool.md §0: 3.11.18, 4.0.13, 4.1.6, 5.0.3). Line numbers are those
 // refs' and only decorate the log; the messages are exact.
 
 // perVersion holds one value for 3.11, 4.0, 4.1 and 5.0.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The replacement state machine (docs/reference/replace.md §4.3, §4.4). Every test uses
+// The replacement state machine (docs/how-it-works/replace.md §4.3, §4.4). Every test uses
 // JoinTime 60 s, unmetered: RING_DELAY is 10 s, so a different-address replacement
 // checks at 20 s, announces BOOT_REPLACE, streams from 30 s to 60 s; a same-address one
 // checks and streams at 10 s, done at 40 s.
@@ -374,7 +374,7 @@ func TestReplaceRF1(t *testing.T) {
 }
 
 // TestReplaceMetered: the replacement receives the dead node's Load from its four
-// sources, each session at its sender's stream throughput (docs/reference/streaming.md
+// sources, each session at its sender's stream throughput (docs/how-it-works/streaming.md
 // §1.7): setting one source unthrottled speeds that session only. Both ends print the
 // plan in the shape of the §2.5 samples.
 func TestReplaceMetered(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 )
 
 // How a node's JVM starts: its data dir (bootstrapped or not) and its JVM options decide
-// between a plain restart, a bootstrap and a replacement (docs/reference/replace.md §4.1,
+// between a plain restart, a bootstrap and a replacement (docs/how-it-works/replace.md §4.1,
 // §4.2; StorageService.isReplacing, prepareToJoin, checkForEndpointCollision).
 
 // system.local's bootstrap states a node can be in ("" is COMPLETED, the zero value

@@ -180,7 +180,7 @@ func (n *node) listed() bool {
 
 // neverJoined: a node on a fresh data dir that stopped before it started to join (a
 // startup error such as R1, R3, R4 or an address collision): it gossiped no STATUS and
-// holds no token, so no peer lists it (docs/reference/replace.md §4.2).
+// holds no token, so no peer lists it (docs/how-it-works/replace.md §4.2).
 func (n *node) neverJoined() bool { return n.Boot == bootNeeds && n.Repl == nil && !n.Joining }
 
 // member: the node is in the token ring (decommission's isMember check); a joining node
@@ -359,7 +359,7 @@ func (st *state) apply(e *event) {
 		n.LeftAt = e.at
 		n.StatusVersion++
 		// The leaving node's data ends up on the remaining nodes of its DC; share it
-		// equally (matches docs/reference/nodetool.md's "after the decommission" fixture).
+		// equally (matches docs/how-it-works/nodetool.md's "after the decommission" fixture).
 		var peers []*node
 		for _, p := range st.Nodes {
 			if p != n && p.Spec.DC == n.Spec.DC && p.listed() && p.Repl == nil {

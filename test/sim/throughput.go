@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// A node's outbound stream limiters (docs/reference/streaming.md §1). They live in the
+// A node's outbound stream limiters (docs/how-it-works/streaming.md §1). They live in the
 // JVM only: setstreamthroughput changes the node it runs on, and a restart brings back
 // the cassandra.yaml default (§1.5), which is what node.Throttle holds: the settings
 // changed since the JVM started.

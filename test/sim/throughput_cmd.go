@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The get/set(interdc)streamthroughput commands (docs/reference/streaming.md §1.1–§1.4;
+// The get/set(interdc)streamthroughput commands (docs/how-it-works/streaming.md §1.1–§1.4;
 // tools/nodetool/{Get,Set}{,InterDC}StreamThroughput.java of each version).
 
 var throughputCmds = map[string]bool{
@@ -117,7 +117,7 @@ func (inv invocation) limiterOf() limiter {
 }
 
 // badUse is an IllegalArgumentException reaching NodeTool: stdout, the See-help line,
-// exit 1 (docs/reference/nodetool.md §1).
+// exit 1 (docs/how-it-works/nodetool.md §1).
 func badUse(out *strings.Builder, msg string) int {
 	out.WriteString("nodetool: " + msg + "\n" + seeHelp)
 	return ExitUsage

@@ -33,7 +33,7 @@ func usage(msg string) string { return "nodetool: " + msg + "\n" + seeHelp }
 func args(s string) []string { return strings.Fields(s) }
 
 // TestThroughputBefore41: 3.11 and 4.0 print the int in Mb/s as set, 0 and negatives
-// included, and know no flags (docs/reference/streaming.md §1.1, §1.3, §1.4).
+// included, and know no flags (docs/how-it-works/streaming.md §1.1, §1.3, §1.4).
 func TestThroughputBefore41(t *testing.T) {
 	for _, v := range []string{V311, V40} {
 		t.Run(v, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestThroughputBefore41(t *testing.T) {
 
 // TestThroughput41: 4.1 and 5.0 (same nodetool files) with their quirks: the flagless
 // get fails on the 24MiB/s default, -d/-m/-e print doubles, the inter-DC line carries
-// a stray double in front and -d says "stream" (docs/reference/streaming.md §1.3, §1.4).
+// a stray double in front and -d says "stream" (docs/how-it-works/streaming.md §1.3, §1.4).
 func TestThroughput41(t *testing.T) {
 	const dFlag = "error: Use the -d flag to quiet this error and get the exact throughput in megabits/s\n-- StackTrace --\njava.lang.RuntimeException: "
 	for _, v := range []string{V41, V50} {
@@ -123,7 +123,7 @@ func TestThroughput41(t *testing.T) {
 }
 
 // TestThroughputPerNodeResetOnRestart: a setting is the node's own and lives in its
-// JVM: a restart brings back the yaml value (docs/reference/streaming.md §1.5).
+// JVM: a restart brings back the yaml value (docs/how-it-works/streaming.md §1.5).
 func TestThroughputPerNodeResetOnRestart(t *testing.T) {
 	s := NewMemory(Options{Version: V41}, sixNodes(), newClock().Now)
 	require.Equal(t, result{"", "", 0}, run(s, podA, "setstreamthroughput", "-m", "100"))
@@ -139,7 +139,7 @@ func TestThroughputPerNodeResetOnRestart(t *testing.T) {
 	require.Contains(t, r.stderr, "ConnectException")
 }
 
-// TestThroughputBytes: what each setting lets through (docs/reference/streaming.md §1.2):
+// TestThroughputBytes: what each setting lets through (docs/how-it-works/streaming.md §1.2):
 // 3.11.0–3.11.11 and 4.0.0–4.0.1 count 131 072 bytes per "megabit", later releases
 // 125 000; 0 is unthrottled.
 func TestThroughputBytes(t *testing.T) {

@@ -89,7 +89,7 @@ func fileSizes(total int64) []int64 {
 }
 
 // sendRate is the rate at which from streams to to: the sender's limiters only
-// (docs/reference/streaming.md §1.7), the inter-DC one as well across DCs (both are
+// (docs/how-it-works/streaming.md §1.7), the inter-DC one as well across DCs (both are
 // acquired, §1.5), capped by what the hardware moves, sped up by StreamTimeScale. The
 // simulated streams carry partial SSTables (vnodes), so the entire-SSTable limiters
 // throttle none of them.

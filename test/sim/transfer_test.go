@@ -45,7 +45,7 @@ func meteredOptions(v string) Options {
 
 // TestMeteredDecommission: the leaving node streams its Load at its stream throughput
 // (24MiB/s by default on 4.1+) and a setstreamthroughput on it takes effect at once on
-// 3.11.12+/4.0.2+/4.1+ (docs/reference/streaming.md §1.4, §1.7); netstats shows the
+// 3.11.12+/4.0.2+/4.1+ (docs/how-it-works/streaming.md §1.4, §1.7); netstats shows the
 // bytes sent (§2.1).
 func TestMeteredDecommission(t *testing.T) {
 	for _, v := range []string{V41, V50} {
@@ -73,7 +73,7 @@ func TestMeteredDecommission(t *testing.T) {
 
 // TestMeteredNextFile: 3.11.0–3.11.11 and 4.0.0–4.0.1 count 131 072 bytes per
 // "megabit" (200 = 25 MiB/s) and read a new value when the next file starts
-// (docs/reference/streaming.md §1.2, §1.4). The 1200 MiB go as four 300 MiB files.
+// (docs/how-it-works/streaming.md §1.2, §1.4). The 1200 MiB go as four 300 MiB files.
 func TestMeteredNextFile(t *testing.T) {
 	clk := newClock()
 	s := NewMemory(meteredOptions(V311), meteredNodes(), clk.Now) // 3.11.11
@@ -117,7 +117,7 @@ func TestMeteredTimeScale(t *testing.T) {
 }
 
 // TestMeteredInterDC: across datacenters the inter-DC limiter applies as well, the
-// smaller one wins (docs/reference/streaming.md §1.5).
+// smaller one wins (docs/how-it-works/streaming.md §1.5).
 func TestMeteredInterDC(t *testing.T) {
 	st, err := newState(Options{Version: V41, StreamTimeScale: 2}, twoDCs(), fixtureEpoch)
 	require.NoError(t, err)
@@ -164,7 +164,7 @@ func withSimStats(t *testing.T, sample, sim string) string {
 // TestMeteredBootstrap: a joining node waits JoinTime, then receives its Load from its
 // source at the source's stream throughput; the joiner's own setting does nothing, the
 // source's counts, and a restart of the source brings its yaml value back
-// (docs/reference/streaming.md §1.5, §1.7). Both ends list the Bootstrap plan in the
+// (docs/how-it-works/streaming.md §1.5, §1.7). Both ends list the Bootstrap plan in the
 // shape of the §2.5 samples.
 func TestMeteredBootstrap(t *testing.T) {
 	for _, v := range allVersions {

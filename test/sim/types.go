@@ -3,12 +3,12 @@
 // by many nodetool-sim processes).
 //
 // The output formats, exit codes, streams and decommission semantics follow
-// docs/reference/nodetool.md (Cassandra 3.11, 4.0, 4.1 and 5.0): byte-exact status/netstats/info/
+// docs/how-it-works/nodetool.md (Cassandra 3.11, 4.0, 4.1 and 5.0): byte-exact status/netstats/info/
 // describecluster layouts, the error catalogue (E1–E15) and the node state machine (§7).
-// The stream throughput commands and metered streaming follow docs/reference/streaming.md §1.
+// The stream throughput commands and metered streaming follow docs/how-it-works/streaming.md §1.
 //
 // Replacing a dead node (-Dcassandra.replace_address[_first_boot], start.go, replace.go)
-// and `nodetool removenode` (removenode.go) follow docs/reference/replace.md: startup
+// and `nodetool removenode` (removenode.go) follow docs/how-it-works/replace.md: startup
 // errors with exit 3 and the container log (log.go), per-viewer rings (view.go), and
 // multi-source stream plans (plans.go).
 //
@@ -50,7 +50,7 @@ const (
 	ModeDrained = "DRAINED"
 )
 
-// Exit codes of nodetool (docs/reference/nodetool.md §1) and of a killed client.
+// Exit codes of nodetool (docs/how-it-works/nodetool.md §1) and of a killed client.
 const (
 	ExitOK      = 0
 	ExitUsage   = 1 // usage errors, refusals (IllegalState/IllegalArgument), connect failures
@@ -66,10 +66,10 @@ type Options struct {
 	// Version is "3.11", "4.0", "4.1" or "5.0"; it picks every format and rule.
 	Version string `json:"version"`
 	// DecommissionTime is how long a successful decommission takes in total
-	// (0 = instant). A real one is ≥ 60 s plus streaming (docs/reference/nodetool.md §10).
+	// (0 = instant). A real one is ≥ 60 s plus streaming (docs/how-it-works/nodetool.md §10).
 	DecommissionTime time.Duration `json:"decommissionTime"`
 	// LeftAnnounce is the final part of DecommissionTime during which peers no longer list
-	// the node while it still reports LEAVING (docs/reference/nodetool.md §6.2 step 8). 0 means
+	// the node while it still reports LEAVING (docs/how-it-works/nodetool.md §6.2 step 8). 0 means
 	// DecommissionTime/3; a negative value means no such window.
 	LeftAnnounce time.Duration `json:"leftAnnounce"`
 	// RF is the replication factor per DC of system_auth, system_distributed,
@@ -80,7 +80,7 @@ type Options struct {
 	// ClusterName is describecluster's Name. Default "demo".
 	ClusterName string `json:"clusterName,omitempty"`
 	// ReleaseVersion is the full version printed by `version`, describecluster and
-	// gossipinfo. Default: 3.11.11, 4.0.13, 4.1.6 or 5.0.3 (the refs docs/reference/nodetool.md used).
+	// gossipinfo. Default: 3.11.11, 4.0.13, 4.1.6 or 5.0.3 (the refs docs/how-it-works/nodetool.md used).
 	ReleaseVersion string `json:"releaseVersion,omitempty"`
 	// Keyspaces are the user keyspaces (NTS, RF per DC). Default ["app"].
 	Keyspaces []string `json:"keyspaces,omitempty"`
@@ -236,7 +236,7 @@ type NodeView struct {
 }
 
 // Throughputs are a node's stream limiters in bytes/s: +Inf when unthrottled (0), 0
-// for the entire-SSTable ones before 4.1, which has none (docs/reference/streaming.md §1).
+// for the entire-SSTable ones before 4.1, which has none (docs/how-it-works/streaming.md §1).
 type Throughputs struct {
 	Stream, InterDC, EntireSSTable, EntireSSTableInterDC float64
 }

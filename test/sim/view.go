@@ -4,7 +4,7 @@ import "time"
 
 // What one node's `nodetool status` lists: rows come from its token metadata (normal
 // and bootstrapping tokens), so during a replacement or a removenode the nodes involved
-// do not all see the same ring (docs/reference/replace.md §4.4, §5).
+// do not all see the same ring (docs/how-it-works/replace.md §4.4, §5).
 
 // rowCode is n's two-letter code in viewer's status, false when n has no row there.
 // viewer nil is a peer not involved in any operation (NodeView.PeerCode).

@@ -16,7 +16,7 @@ import (
 // CassKop's bootstrap init container in the CassKop-shaped world: the ConfigMap named
 // by spec.configMapName, whose pre_run.sh runs (really, with bash: test/prerun) on
 // every start of every pod before Cassandra, and the JVM options it leaves for the
-// version's jvm options files (docs/reference/replace.md §7.2, §7.3).
+// version's jvm options files (docs/how-it-works/replace.md §7.2, §7.3).
 
 var configMapsGVR = corev1.SchemeGroupVersion.WithResource("configmaps")
 

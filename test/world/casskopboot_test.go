@@ -14,7 +14,7 @@ import (
 )
 
 // The CassKop world runs pre_run.sh in every pod's bootstrap init container, really
-// (docs/reference/replace.md §7.2), and its Cassandra starts with the JVM options left
+// (docs/how-it-works/replace.md §7.2), and its Cassandra starts with the JVM options left
 // in the file its version reads (§7.3).
 
 const (

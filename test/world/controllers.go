@@ -142,7 +142,7 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 		}
 		// CassKop's bootstrap init container runs pre_run.sh before Cassandra, on every
 		// start of every pod; when it fails the pod stays in Init and Cassandra never
-		// starts (docs/reference/replace.md §7.2, §7.3).
+		// starts (docs/how-it-works/replace.md §7.2, §7.3).
 		jvm, failed := w.bootstrapInit(name)
 		if failed != nil {
 			pod.Status = initFailedStatus(pod.Status.PodIP, failed.Exit)

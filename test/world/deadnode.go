@@ -12,7 +12,7 @@ import (
 )
 
 // A dead node and who it was: what the replace-node tests set up and check against
-// (issue 25; docs/reference/replace.md §4.3, §4.4).
+// (issue 25; docs/how-it-works/replace.md §4.3, §4.4).
 
 // DeadNode is the identity of a node KillNode killed, read while it was alive: what its
 // replacement must take over.
@@ -117,7 +117,7 @@ func (w *World) Endpoint(hostID string) (nv sim.NodeView, ok bool) {
 
 // ReviveNode brings pod's killed Cassandra back on its own data, as a pod re-created on
 // its old claims does (replace_address_first_boot is ignored by a node that has
-// bootstrapped: docs/reference/replace.md, isReplacing): peers see it UN, the pod is Ready.
+// bootstrapped: docs/how-it-works/replace.md, isReplacing): peers see it UN, the pod is Ready.
 func (w *World) ReviveNode(pod string) {
 	w.t.Helper()
 	w.SetDown(pod, false)

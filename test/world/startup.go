@@ -8,7 +8,7 @@ import (
 )
 
 // What the kubelet shows of a Cassandra container whose JVM exits on a startup error
-// (exit 3, docs/reference/replace.md §4.2): it restarts it in a loop (CrashLoopBackOff),
+// (exit 3, docs/how-it-works/replace.md §4.2): it restarts it in a loop (CrashLoopBackOff),
 // the pod is not Ready, and the last termination carries the end of the log as its
 // message (terminationMessagePolicy FallbackToLogsOnError, which the operators set).
 // A start that succeeds later shows Running, the failed one kept as the last

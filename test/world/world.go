@@ -825,7 +825,7 @@ func jsonPatchApplies(tracker k8stesting.ObjectTracker, gvr schema.GroupVersionR
 	return err
 }
 
-// setsThroughput: the command changes a stream limiter (docs/reference/streaming.md §1).
+// setsThroughput: the command changes a stream limiter (docs/how-it-works/streaming.md §1).
 // removes: `removenode <Host ID>` or `removenode force`, which act (status only reads).
 func removes(args []string) bool {
 	return len(args) > 1 && args[0] == "removenode" && args[1] != "status"
@@ -836,7 +836,7 @@ func setsThroughput(args []string) bool {
 }
 
 // restartCrashed is the kubelet restarting a Cassandra container whose JVM exited on a
-// startup error (exit 3, docs/reference/replace.md §4.2; CrashLoopBackOff), seen at
+// startup error (exit 3, docs/how-it-works/replace.md §4.2; CrashLoopBackOff), seen at
 // the next nodetool call anywhere: the same start runs again, and succeeds once its
 // precondition holds (a ring that stopped changing, R7). CassKop world only: the
 // cass-operator stand-in starts Cassandra itself.

@@ -17,7 +17,7 @@ const example = `  # Replace the dead node of pod cassandra-demo-dc1-rack1-2 (sh
   kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --dry-run
 
   # Several down nodes without a pod in the rack: name the one the pod ran
-  kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --address 10.244.3.9
+  kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --address 10.244.3.9   # needs a real cluster (a DN node at that address)
 
   # Let each node that streams to the replacement send at up to 200 MiB/s meanwhile
   kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --stream-throughput 200MiB/s`

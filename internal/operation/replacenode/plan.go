@@ -20,7 +20,7 @@ import (
 )
 
 // Plan implements operation.Kind. Every precondition is read from the real world, and
-// any failure refuses with exit 3 before anything changed (docs/reference/replace.md
+// any failure refuses with exit 3 before anything changed (docs/how-it-works/replace.md
 // §4.2): the node is DN as seen by a UN node in a successful ring read, and its
 // nodetool does not answer; every other node of the datacenter is UN and none of the
 // cluster joins, leaves or moves; it is no seed (unless --allow-seed). The dead node's
@@ -83,7 +83,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	}
 	if cl.IsSeed(req.Pod) && !req.AllowSeed {
 		return nil, exit.Refusedf("pod %s is a seed (the %s lists it): a node in its own seed list does not bootstrap, and since Cassandra 3.11.11 and 4.0.1 a replace that would not bootstrap refuses to start "+
-			"(\"Replacing a node without bootstrapping risks invalidating consistency guarantees…\", CASSANDRA-14463; docs/reference/replace.md §4.2 R3). Take the pod off the seed list first, "+
+			"(\"Replacing a node without bootstrapping risks invalidating consistency guarantees…\", CASSANDRA-14463; docs/how-it-works/replace.md §4.2 R3). Take the pod off the seed list first, "+
 			"or, if you know its seed list will not name it, run again with --allow-seed; nothing changed", req.Pod, env.Adapter.Kind())
 	}
 	v, err := operation.ClusterVersion(ctx, env, reader, "cannot tell the Cassandra version (%v), on which the replace mechanism depends; nothing changed")

@@ -1,6 +1,6 @@
 // Package replacenode is replace-node: a dead Cassandra node (its Kubernetes node gone,
 // its volume lost, its disk corrupt) replaced by a fresh node that takes over its
-// tokens, resumably and verified (docs/reference/replace.md). The plan reads the dead
+// tokens, resumably and verified (docs/how-it-works/replace.md). The plan reads the dead
 // node's identity from the ring before anything changes; who acts is the operator's
 // choice: CassKop is paused and the plugin writes the replace option into its start
 // script, deletes the claims and the pod; cass-operator is asked through its

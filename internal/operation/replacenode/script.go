@@ -8,7 +8,7 @@ import (
 
 // The replace option reaches one pod of a CassKop cluster through the pre_run.sh of its
 // ConfigMap, which the bootstrap init container of every pod runs under `set -e` on
-// every start (docs/reference/replace.md §7.2). The operation's block therefore exits 0
+// every start (docs/how-it-works/replace.md §7.2). The operation's block therefore exits 0
 // on every other pod (§7.3: CassKop's own one-liner exits 1 there and breaks them), and
 // appends the option to the one file the cluster's version reads (§7.3: jvm.options is
 // read by 3.11 only). The block is marked with the operation's ID, so that it is found

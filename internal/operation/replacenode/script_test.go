@@ -49,7 +49,7 @@ func TestBlockRefusesShellSyntax(t *testing.T) {
 }
 
 // TestBlockRunsOnOnePodOnly runs the block as CassKop's bootstrap.sh does (`set -e`
-// around it, docs/reference/replace.md §7.2): it appends the option on the named pod
+// around it, docs/how-it-works/replace.md §7.2): it appends the option on the named pod
 // and exits 0 on every other (§7.3: CassKop's own one-liner exits 1 there).
 func TestBlockRunsOnOnePodOnly(t *testing.T) {
 	sh, err := exec.LookPath("sh")

@@ -14,7 +14,7 @@ import (
 )
 
 // A replacement that breaks a precondition prints "Exception (<class>) encountered
-// during startup: <message>" and its JVM exits 3 (docs/reference/replace.md §4.2); the
+// during startup: <message>" and its JVM exits 3 (docs/how-it-works/replace.md §4.2); the
 // container restarts, in a loop. The run reports Cassandra's own line, read from the
 // terminated container's message (terminationMessagePolicy FallbackToLogsOnError) or
 // its log, says what state things are in and how to go on.

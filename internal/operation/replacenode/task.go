@@ -13,7 +13,7 @@ import (
 
 // Where the operator replaces nodes itself (cass-operator's replacenode CassandraTask:
 // it drains the node if up, deletes its claims and pod, and starts the new pod with the
-// dead node's address as replace address; docs/reference/replace.md §8), the plugin
+// dead node's address as replace address; docs/how-it-works/replace.md §8), the plugin
 // asks it once the node is still dead, then verifies the replacement itself: the task
 // completes as soon as the pod is deleted, whatever follows (cass-operator #748).
 

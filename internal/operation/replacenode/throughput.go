@@ -15,7 +15,7 @@ import (
 
 // throttle adds --stream-throughput to a planned replace: the replacement, like a
 // bootstrap, only receives, each source's own limit throttling its part
-// (docs/reference/streaming.md §1.7), so the limits set are those of every other Ready
+// (docs/how-it-works/streaming.md §1.7), so the limits set are those of every other Ready
 // node of the dead node's datacenter, recorded first and put back once the replacement
 // is verified. The replacement is expected to receive the dead node's Load (expectedLoad).
 func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, dc topology.DC, ring nodetool.Ring, ringReader string) error {

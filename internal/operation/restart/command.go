@@ -49,7 +49,7 @@ operator restarts them, and finally until the task finished Complete (Failed sto
 		Validate: func(_ operation.Request, changed func(string) bool) error {
 			if changed("stream-throughput") {
 				return exit.Usagef("--stream-throughput does not apply to a restart: a restarted node comes back on its own data and streams nothing " +
-					"(only a decommission, a bootstrap, a replace or a removenode stream; docs/reference/streaming.md §1.7), and its restart brings its cassandra.yaml limits back anyway; nothing changed")
+					"(only a decommission, a bootstrap, a replace or a removenode stream; docs/how-it-works/streaming.md §1.7), and its restart brings its cassandra.yaml limits back anyway; nothing changed")
 			}
 			return nil
 		},

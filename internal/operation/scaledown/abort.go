@@ -106,7 +106,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 // it takes a node showing no sign of it for untouched: an exec sent right before its
 // process died may still be starting nodetool in the pod, which reaches Cassandra
 // later (a dead client does not stop the nodetool it started:
-// docs/reference/nodetool.md §6.4).
+// docs/how-it-works/nodetool.md §6.4).
 const execSettle = time.Minute
 
 // startedUntouched judges a node whose decommission is recorded started: untouched,

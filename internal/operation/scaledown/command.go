@@ -16,8 +16,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
-const example = `  # Scale rack r1 of the only {Kind} in namespace cassandra down to 1 node
-  kubectl cassandra scale -n cassandra --rack r1 --nodes 1
+const example = `  # Scale rack rack1 of the only {Kind} in namespace cassandra down to 1 node
+  kubectl cassandra scale -n cassandra --rack rack1 --nodes 1
 
   # Name the cluster, and the datacenter when the rack name is ambiguous
   kubectl cassandra scale cassandra-demo --dc dc1 --rack rack1 --nodes 2

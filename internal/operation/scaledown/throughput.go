@@ -10,7 +10,7 @@ import (
 
 // throttle adds --stream-throughput to a planned scale-down: the leaving node is the
 // one sender of its decommission, so its limiter alone is set, recorded first and put
-// back after (docs/reference/streaming.md §1.7). Each node's Load from the ring read is
+// back after (docs/how-it-works/streaming.md §1.7). Each node's Load from the ring read is
 // what it streams (the plan shows the time at the rate beside the default's).
 // A dead node (dead, removed with removenode) sends nothing: the remaining nodes stream
 // its ranges from the other replicas, and its own limiter cannot even be read.

@@ -11,7 +11,7 @@ import (
 )
 
 // throttle adds --stream-throughput to a planned scale-up: a joining node only
-// receives, each source's own limit throttling its part (docs/reference/streaming.md
+// receives, each source's own limit throttling its part (docs/how-it-works/streaming.md
 // §1.7), so the limits set are those of every node of the datacenter before the first
 // new one (the sources), recorded first and put back once the last new node joined.
 // The nodes this operation adds stream to the later ones at their own default. Each new

@@ -19,7 +19,7 @@ const StepOperatorStatus = "operator-status"
 // operatorStatus records in the operator's status that its stuck pod operation on the
 // node (a decommission) finished, once the real world shows it did: the pod is gone,
 // the node is out of the ring and the pod's claims are deleted. The operator then
-// continues (docs/reference/casskop.md §4.3). Once recorded done it stays done: after
+// continues (docs/how-it-works/casskop.md §4.3). Once recorded done it stays done: after
 // the operator is restored its status is its own again, and a resume must not write it
 // a second time.
 type operatorStatus struct {
