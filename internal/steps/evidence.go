@@ -216,7 +216,8 @@ func (w *World) evidence() *EvidenceFeed {
 func (w *World) markEvidence() uint64 { return w.evidence().mark() }
 
 // awaitEvidence waits, after a round of reads that started at since, until one of the
-// objects named by keys changes, at most upTo (0: the safety net); then forgets the kept
+// objects named by keys changes, at most upTo and at most the safety net (upTo 0: the
+// safety net); then forgets the kept
 // reads, as sleep does. Without a feed, or while one of its watches is not open, it
 // sleeps polled instead, at most (the waits poll as they did before).
 func (w *World) awaitEvidence(ctx context.Context, since uint64, polled, upTo time.Duration, keys ...string) error {
@@ -224,7 +225,7 @@ func (w *World) awaitEvidence(ctx context.Context, since uint64, polled, upTo ti
 	if f == nil {
 		return w.sleep(ctx, polled)
 	}
-	if upTo <= 0 {
+	if upTo <= 0 || upTo > w.safetyNet() {
 		upTo = w.safetyNet()
 	}
 	defer w.Forget()

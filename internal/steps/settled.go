@@ -3,6 +3,8 @@ package steps
 import (
 	"context"
 	"fmt"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 )
 
 // A driven operation is done once the operator that carried it out agrees: its own
@@ -24,6 +26,9 @@ func AwaitSettled(ctx context.Context, w *World) error {
 	}
 	start := w.now()
 	what := "state unknown"
+	// What keeps the operator from settling (it does not run, a pod is not Ready) stops
+	// the wait once it lasted StallAfter, as in the driven waits (drivenstall.go).
+	guard := w.guardStall(settleID, checkpoint.Node{})
 	for {
 		since := w.markEvidence()
 		why, err := w.Settler.Unsettled(ctx, w.CP.Namespace, w.CP.Cluster, w.CP.Target.DC)
@@ -31,6 +36,9 @@ func AwaitSettled(ctx context.Context, w *World) error {
 		case err == nil && why == "":
 			return nil
 		case ctx.Err() != nil:
+			if timedOut(ctx) {
+				what += "; read now: " + w.explainStall(ctx, checkpoint.Node{})
+			}
 			return fmt.Errorf("every step is done, but the operator has not settled datacenter %s: %s. Nothing more is asked of it; once it settled: kubectl cassandra resume -n %s %s (it ends the operation)",
 				w.CP.Target.DC, what, w.CP.Namespace, w.CP.Cluster)
 		case err != nil:
@@ -38,8 +46,16 @@ func AwaitSettled(ctx context.Context, w *World) error {
 		default:
 			what = "the operator is not done yet: " + why
 		}
-		w.Reporter.Waiting(settleID, what, w.now().Sub(start))
-		if err := w.awaitEvidence(ctx, since, w.poll(), 0, keyResource, keyPods); err != nil && ctx.Err() == nil {
+		cause, err := guard.check(ctx)
+		if err != nil {
+			return err
+		}
+		shown := what
+		if cause != "" {
+			shown += " (" + cause + ")"
+		}
+		w.Reporter.Waiting(settleID, shown, w.now().Sub(start))
+		if err := w.awaitEvidence(ctx, since, w.poll(), guard.due(), keyResource, keyPods); err != nil && ctx.Err() == nil {
 			return err
 		}
 	}
