@@ -84,8 +84,15 @@ func NewEvidenceFeed(ctx context.Context, w *World) *EvidenceFeed {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	f := &EvidenceFeed{w: w, cancel: cancel, changed: map[string]uint64{}, wake: make(chan struct{}), sources: len(srcs)}
+	// The watches are opened here, one after the other, before the run's first step:
+	// every change from then on is seen, and the requests come in the same order in
+	// every run (the in-memory worlds step their operator at each request).
 	for _, s := range srcs {
-		f.wg.Go(func() { f.follow(ctx, s) })
+		wi, err := s.open(ctx)
+		if err == nil {
+			f.open++
+		}
+		f.wg.Go(func() { f.follow(ctx, s, wi) })
 	}
 	w.mu.Lock()
 	w.feed = f
@@ -107,10 +114,16 @@ func (f *EvidenceFeed) Stop() {
 	f.w.mu.Unlock()
 }
 
-// follow keeps one source's watch open until ctx ends, noting each change; a watch
+// follow keeps one source's watch (wi, opened by NewEvidenceFeed; nil: not open) open
+// until ctx ends, noting each change; a watch
 // that closes is reopened (what it missed is unknown: every wait reads again), one that
 // cannot be opened is tried again after a poll interval (the waits poll meanwhile).
-func (f *EvidenceFeed) follow(ctx context.Context, s evidenceSource) {
+func (f *EvidenceFeed) follow(ctx context.Context, s evidenceSource, wi watch.Interface) {
+	if wi != nil {
+		f.drain(ctx, wi, s)
+		wi.Stop()
+		f.setOpen(-1)
+	}
 	for ctx.Err() == nil {
 		wi, err := s.open(ctx)
 		if err != nil {

@@ -71,7 +71,8 @@ func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Durat
 		if err := env.Clients.CreateNamespace(ctx, ns); err != nil {
 			return res, err
 		}
-		dc, err := env.Clients.NewCassOperatorDatacenter(ctx, ns, fixture.DatacenterOptions{Size: nodes,
+		// No JMX authentication: the harness's exec cannot pass a password on stdin.
+		dc, err := env.Clients.NewCassOperatorDatacenter(ctx, ns, fixture.DatacenterOptions{Size: nodes, NoJMX: true,
 			Sim: fixture.SimOptions{DecommissionTime: decomm, RF: 1}, StateDir: filepath.Join(env.KTE.Dir, "sim", ns)})
 		if err != nil {
 			return res, fmt.Errorf("datacenter %s: %w", ns, err)

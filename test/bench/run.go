@@ -41,9 +41,10 @@ type Config struct {
 	DrivenNodes                    int
 	DrivenDecommission, DrivenPoll time.Duration
 	OnlyDriven                     bool
-	Keep       bool
-	Stdout     io.Writer // the table and the raw micro-benchmark output
-	Progress   io.Writer // logs
+
+	Keep     bool
+	Stdout   io.Writer // the table and the raw micro-benchmark output
+	Progress io.Writer // logs
 }
 
 // Targets of the issue.
