@@ -21,6 +21,17 @@ func (f fakeWatches) WatchTasks(context.Context, string) (watch.Interface, error
 	return f.tasks, nil
 }
 
+// send delivers a change on a fake watch without blocking the test (the feed reads it).
+func send(ctx context.Context, fw *watch.FakeWatcher, o *unstructured.Unstructured) {
+	go func() {
+		select {
+		case <-ctx.Done():
+		default:
+			fw.Modify(o)
+		}
+	}()
+}
+
 // TestEvidenceFeed: a wait on the feed ends when an object it reads changes (the
 // resource, its pod), not when another does (a task of another name), and a wait does
 // not miss a change that came between its round of reads and its wait. No feed without
@@ -39,7 +50,7 @@ func TestEvidenceFeed(t *testing.T) {
 	// Long polls: only a change ends a wait before the test's own deadline.
 	sw.Poll = time.Hour
 	fw := fakeWatches{res: watch.NewFake(), tasks: watch.NewFake()}
-	sw.Watches = fw
+	sw.Watches, sw.Tasks = fw, &fakeTasks{}
 	f := NewEvidenceFeed(ctx, sw)
 	if f == nil {
 		t.Fatal("no feed")
@@ -53,20 +64,24 @@ func TestEvidenceFeed(t *testing.T) {
 
 	// The change comes between the round's reads (mark) and the wait: seen.
 	since := sw.markEvidence()
-	fw.res.Modify(obj(sw.CP.Cluster))
+	send(ctx, fw.res, obj(sw.CP.Cluster))
 	if err := sw.awaitEvidence(ctx, since, sw.poll(), 0, keyResource); err != nil {
 		t.Fatalf("the resource's change did not end the wait: %v", err)
 	}
 
 	// A task of another name changes: a wait on the resource and the pod is not ended.
 	since = sw.markEvidence()
-	fw.tasks.Modify(obj("other-task"))
+	send(ctx, fw.tasks, obj("other-task"))
 	for {
 		changed, wake, _ := f.changedSince(since, []string{keyTask("other-task")})
 		if changed {
 			break
 		}
-		<-wake
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			t.Fatal("the task's change was never seen")
+		}
 	}
 	if changed, _, _ := f.changedSince(since, []string{keyResource, keyPod(n.Pod)}); changed {
 		t.Fatal("another task's change counts as the resource's or the pod's")
