@@ -311,8 +311,8 @@ func (driven) Evident() {}
 func (driven) Passive() {}
 
 // poll waits until done answers true, reading again when one of the objects named by
-// keys changes (awaitEvidence; every poll interval without a feed), reporting what it waits for and what keeps the
-// operator from going on (stallGuard: a cause that lasts StallAfter stops the wait);
+// keys changes (awaitEvidence; every poll interval without a feed, or after a read that
+// failed), reporting what it waits for and what keeps the operator from going on (stallGuard: a cause that lasts StallAfter stops the wait);
 // done may stop the wait with an error (a stuck operator). A wait that times out says
 // what it waited for and what explains it.
 func (s driven) poll(ctx context.Context, id string, keys []string, done func() (bool, string, error)) error {
@@ -333,7 +333,7 @@ func (s driven) poll(ctx context.Context, id string, keys []string, done func() 
 			shown += " (" + cause + ")"
 		}
 		s.w.Reporter.Waiting(id, shown, s.w.now().Sub(start))
-		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), guard.due(), keys...); err != nil {
+		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.unknownDue(what, guard.due()), keys...); err != nil {
 			if timedOut(ctx) {
 				return fmt.Errorf("%s; read now: %s. %s", what, s.w.explainStall(ctx, s.n), s.w.drivenNext())
 			}

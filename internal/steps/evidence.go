@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -265,3 +266,15 @@ func (w *World) awaitEvidence(ctx context.Context, since uint64, polled, upTo ti
 
 // safetyNet is the longest a wait on a working feed goes without reading.
 func (w *World) safetyNet() time.Duration { return safetyNetPolls * w.poll() }
+
+// unknownDue is the most a wait on the feed lets pass before reading again after a
+// round that found what: upTo, but the poll interval after a read that failed (its
+// words start "cannot " or "state unknown"): no object change need follow a failed read.
+func (w *World) unknownDue(what string, upTo time.Duration) time.Duration {
+	if strings.HasPrefix(what, "cannot ") || strings.HasPrefix(what, "state unknown") {
+		if upTo <= 0 || upTo > w.poll() {
+			return w.poll()
+		}
+	}
+	return upTo
+}

@@ -163,5 +163,5 @@ func (w *World) backDue(what string) time.Duration {
 	if strings.HasPrefix(what, "node ") {
 		return w.poll()
 	}
-	return 0
+	return w.unknownDue(what, 0)
 }

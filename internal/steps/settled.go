@@ -55,7 +55,7 @@ func AwaitSettled(ctx context.Context, w *World) error {
 			shown += " (" + cause + ")"
 		}
 		w.Reporter.Waiting(settleID, shown, w.now().Sub(start))
-		if err := w.awaitEvidence(ctx, since, w.poll(), guard.due(), keyResource, keyPods); err != nil && ctx.Err() == nil {
+		if err := w.awaitEvidence(ctx, since, w.poll(), w.unknownDue(what, guard.due()), keyResource, keyPods); err != nil && ctx.Err() == nil {
 			return err
 		}
 	}
