@@ -83,8 +83,8 @@ func TestEvidenceFeed(t *testing.T) {
 			t.Fatal("the task's change was never seen")
 		}
 	}
-	if changed, _, _ := f.changedSince(since, []string{keyResource, keyPod(n.Pod)}); changed {
-		t.Fatal("another task's change counts as the resource's or the pod's")
+	if changed, _, _ := f.changedSince(since, []string{keyResource, keyTask("the-operations-task")}); changed {
+		t.Fatal("another task's change counts as the resource's or the operation's task's")
 	}
 
 	// The pod changes (the operator's label, through the API server): the wait ends.
