@@ -53,6 +53,8 @@ func run() int {
 	}
 	if cfg.OnlyDriven {
 		cfg.Sizes, cfg.MemorySize, cfg.SkipMicro, cfg.SkipStream = nil, 0, true, true
+		// The table's header then shows the driven row's settings.
+		cfg.Decommission, cfg.Poll = cfg.DrivenDecommission, cfg.DrivenPoll
 	}
 
 	// Ctrl-C / SIGTERM: cancel, let Run tear the control plane down (it runs in its own
