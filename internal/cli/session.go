@@ -258,6 +258,8 @@ func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *st
 	}
 	if sc, ok := s.adapter.(operator.Scaler); ok {
 		w.Scaler = sc
+		w.Watches, _ = s.adapter.(operator.Watches)
+		w.Settler, _ = s.adapter.(operator.Settler)
 		w.Operators = func(ctx context.Context) ([]operator.Controller, error) {
 			return s.adapter.Operators(ctx, cp.Namespace)
 		}

@@ -164,6 +164,11 @@ type Engine struct {
 	// a node half removed runs that node's steps only); Run then returns nil with the
 	// later steps untouched.
 	Until string
+	// Settle, when set, waits once every step is done (not with Until), while the lease
+	// is still renewed, for what must hold before the run may end (steps.AwaitSettled:
+	// the operator that carried the operation out agrees it is done), at most
+	// StepTimeout. A run that dies in it is resumed with every step done: it waits again.
+	Settle func(ctx context.Context) error
 
 	// mu serializes changes to CP and their writes (the lease renewer writes too).
 	mu      sync.Mutex
@@ -269,12 +274,22 @@ func (e *Engine) run(ctx, actx context.Context) error {
 			return err
 		}
 		if u := e.index(e.Until); u >= 0 && next > u {
-			break
+			e.setCurrent("")
+			return nil
 		}
 		i = next
 	}
 	e.setCurrent("")
-	return nil
+	if e.Settle == nil || e.Until != "" {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, e.StepTimeout)
+	defer cancel()
+	err := e.Settle(sctx)
+	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
+		return &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s: %w", e.StepTimeout, err)}
+	}
+	return err
 }
 
 func (e *Engine) setDefaults() {

@@ -61,6 +61,13 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		defer guard.Stop()
 		r.eng.Guard = guard.Check
 	}
+	// An operator that acts is followed by one watch per kind of evidence for the whole
+	// run (steps.EvidenceFeed): its waits react to the change itself. Its operation ends
+	// once it agrees (steps.AwaitSettled).
+	if feed := steps.NewEvidenceFeed(ctx, w); feed != nil {
+		defer feed.Stop()
+	}
+	r.eng.Settle = func(ctx context.Context) error { return steps.AwaitSettled(ctx, w) }
 	r.eng.Until = r.Until
 	if r.Forbid != nil {
 		inner := r.eng.Guard

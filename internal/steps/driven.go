@@ -310,14 +310,16 @@ func (driven) Evident() {}
 // Passive implements engine.Passive.
 func (driven) Passive() {}
 
-// poll waits until done answers true, reporting what it waits for and what keeps the
-// operator from going on (stallGuard: a cause that lasts StallAfter stops the wait);
+// poll waits until done answers true, reading again when one of the objects named by
+// keys changes (awaitEvidence; every poll interval without a feed, or after a read that
+// failed), reporting what it waits for and what keeps the operator from going on (stallGuard: a cause that lasts StallAfter stops the wait);
 // done may stop the wait with an error (a stuck operator). A wait that times out says
 // what it waited for and what explains it.
-func (s driven) poll(ctx context.Context, id string, done func() (bool, string, error)) error {
+func (s driven) poll(ctx context.Context, id string, keys []string, done func() (bool, string, error)) error {
 	start := s.w.now()
 	guard := s.w.guardStall(id, s.n)
 	for {
+		since := s.w.markEvidence()
 		ok, what, err := done()
 		if err != nil || ok {
 			return err
@@ -331,7 +333,7 @@ func (s driven) poll(ctx context.Context, id string, done func() (bool, string, 
 			shown += " (" + cause + ")"
 		}
 		s.w.Reporter.Waiting(id, shown, s.w.now().Sub(start))
-		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.unknownDue(what, guard.due()), keys...); err != nil {
 			if timedOut(ctx) {
 				return fmt.Errorf("%s; read now: %s. %s", what, s.w.explainStall(ctx, s.n), s.w.drivenNext())
 			}
@@ -360,7 +362,8 @@ func (s *waitLeaving) Done(ctx context.Context) (bool, error) {
 // Wait polls the node, and says when the operator reports it cannot go on.
 func (s *waitLeaving) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(StepWaitLeaving, s.n.Pod)
-	return s.poll(ctx, id, func() (bool, string, error) {
+	// The operator labels the pod Decommissioning when it starts the decommission.
+	return s.poll(ctx, id, []string{keyResource, keyPod(s.n.Pod)}, func() (bool, string, error) {
 		if ok, err := s.Done(ctx); ok && err == nil {
 			return true, "", nil
 		}
@@ -485,7 +488,11 @@ func (s *waitClaimsGone) Done(ctx context.Context) (bool, error) {
 func (s *waitClaimsGone) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(StepWaitClaimsGone, s.n.Pod)
 	start := s.w.now()
-	return s.poll(ctx, id, func() (bool, string, error) {
+	keys := []string{keyResource}
+	for _, c := range s.w.current(s.n).PVCs {
+		keys = append(keys, keyPVC(c.Name))
+	}
+	return s.poll(ctx, id, keys, func() (bool, string, error) {
 		ok, err := s.Done(ctx)
 		if err != nil {
 			return false, "cannot read the claims of " + s.n.Pod + ": " + err.Error(), nil
@@ -531,7 +538,7 @@ func (s *waitReleased) Done(ctx context.Context) (bool, error) {
 func (s *waitReleased) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(StepWaitReleased, s.n.Pod)
 	start := s.w.now()
-	return s.poll(ctx, id, func() (bool, string, error) {
+	return s.poll(ctx, id, []string{keyResource, keyPod(s.n.Pod)}, func() (bool, string, error) {
 		p, err := s.w.progress(ctx, s.n.Pod)
 		if err != nil {
 			return false, "cannot read the operator's progress: " + err.Error(), nil

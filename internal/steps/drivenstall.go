@@ -220,3 +220,12 @@ func (g *stallGuard) check(ctx context.Context) (string, error) {
 	}
 	return g.cause, nil
 }
+
+// due is how long until the guard reads the causes again (0: no guard, or due now):
+// a wait on the evidence feed reads no later than that.
+func (g *stallGuard) due() time.Duration {
+	if g == nil || g.next.IsZero() {
+		return 0
+	}
+	return max(g.next.Sub(g.w.now()), time.Nanosecond)
+}

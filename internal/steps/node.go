@@ -430,6 +430,7 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 	var meter StreamMeter
 	for {
 		meter.forget()
+		since := s.w.markEvidence()
 		ok, mode, err := s.check(ctx)
 		if ok {
 			return nil
@@ -469,7 +470,9 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 			}
 			wait = nextRead(streamLook{Ended: true, Since: s.w.now().Sub(endedSince)}, s.w.endBounds())
 		}
-		if err := s.w.sleep(ctx, wait); err != nil {
+		// An operator that acts (the evidence feed) shows the end by itself too: it
+		// marks, then removes the pod once the node left.
+		if err := s.w.awaitEvidence(ctx, since, wait, wait, keyResource, keyPod(s.n.Pod)); err != nil {
 			return err
 		}
 	}

@@ -102,6 +102,7 @@ func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test ba
 		return fmt.Errorf("%s: %s; %s", notBack, last, hint)
 	}
 	for {
+		since := w.markEvidence()
 		ok, what, err := s.readBack(ctx, test)
 		if ok {
 			return nil
@@ -127,7 +128,11 @@ func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test ba
 		}
 		w.Reporter.Waiting(id, shown, w.now().Sub(start))
 		stall.check(what, hint)
-		if err := w.sleep(ctx, w.poll()); err != nil {
+		upTo := w.backDue(what)
+		if d := guard.due(); d > 0 && (upTo == 0 || d < upTo) {
+			upTo = d
+		}
+		if err := w.awaitEvidence(ctx, since, w.poll(), upTo, keyResource, keyPod(s.n.Pod)); err != nil {
 			return gaveUp()
 		}
 	}
@@ -147,4 +152,16 @@ func (s *stallWatch) check(what, hint string) {
 	}
 	s.warned = true
 	s.w.Reporter.Warn(s.id, fmt.Sprintf("still waiting after %s: %s; %s", s.w.now().Sub(s.start).Round(time.Second), what, hint))
+}
+
+// backDue is how long a wait for a pod to come back goes at most without reading, on
+// the evidence feed, after it found what (a backTest's words): a pod that runs but whose
+// node is not UN yet is seen UN only in a ring read (no object changes then), so it is
+// read again every poll interval; anything else is read again when the pod (or the
+// operator's resource) changes (0: the safety net).
+func (w *World) backDue(what string) time.Duration {
+	if strings.HasPrefix(what, "node ") {
+		return w.poll()
+	}
+	return w.unknownDue(what, 0)
 }

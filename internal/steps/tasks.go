@@ -391,7 +391,7 @@ func (s *waitCleaned) Done(ctx context.Context) (bool, error) {
 
 // Wait polls the task.
 func (s *waitCleaned) Wait(ctx context.Context) error {
-	return s.poll(ctx, checkpoint.StepID(StepWaitCleaned, s.n.Pod), func() (bool, string, error) { return s.cleaned(ctx) })
+	return s.poll(ctx, checkpoint.StepID(StepWaitCleaned, s.n.Pod), []string{keyTask(TaskOf(s.w.CP).Name)}, func() (bool, string, error) { return s.cleaned(ctx) })
 }
 
 // variant: a restart the operator runs as a task also watches the task (hasTask).
@@ -440,12 +440,14 @@ func (s *waitTaskRestarted) taskStops(ctx context.Context) error {
 	return nil
 }
 
-// Wait polls the pod and its node as wait-restarted does, and the task between rounds.
+// Wait reads the pod and its node as wait-restarted does, and the task between rounds,
+// again as soon as the pod or the task changes (awaitEvidence).
 func (s *waitTaskRestarted) Wait(ctx context.Context) error {
 	id := checkpoint.StepID(s.kind(), s.n.Pod)
 	start := s.w.now()
 	stall := &stallWatch{w: s.w, id: id, start: start}
 	for {
+		since := s.w.markEvidence()
 		ok, what, err := s.readBack(ctx, s.back)
 		if ok {
 			return nil
@@ -458,7 +460,7 @@ func (s *waitTaskRestarted) Wait(ctx context.Context) error {
 		}
 		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
 		stall.check(what, s.hint())
-		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.backDue(what), keyPod(s.n.Pod), keyTask(TaskOf(s.w.CP).Name)); err != nil {
 			return fmt.Errorf("pod %s is not back: %s; %s", s.n.Pod, what, s.hint())
 		}
 	}

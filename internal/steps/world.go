@@ -98,8 +98,14 @@ type World struct {
 	// cleanup task after each node it adds, so a world whose operator never runs its
 	// tasks would wait for ever.
 	HoldForTasks bool
+	// Watches follows the operator's evidence as it changes (operator.Watches; nil: the
+	// driven waits poll): the run's EvidenceFeed (evidence.go). Settler says when the
+	// operator is done with the datacenter (operator.Settler; nil: not waited for): a
+	// driven operation ends only then (settled.go).
+	Watches operator.Watches
+	Settler operator.Settler
 
-	// mu guards readers and noWatchList; the maps below guard themselves (guarded).
+	// mu guards readers, noWatchList and feed; the maps below guard themselves (guarded).
 	mu     sync.Mutex
 	failed guarded[string, string] // pod -> last failure seen by this process's own decommission call
 	// left remembers, for this run only, the nodes confirmed out of the ring, so the
@@ -121,6 +127,8 @@ type World struct {
 	// noWatchList: the API server refused (or did not finish) a watch's initial events
 	// once; pods are then read with a GET before watching.
 	noWatchList bool
+	// feed is the run's EvidenceFeed (nil: none).
+	feed *EvidenceFeed
 	// adopted are the pods that replaced a planned pod with the same node (safenow.go).
 	adopted guarded[string, string]
 	// recheckFailed are the steps whose ring check right before acting failed in this

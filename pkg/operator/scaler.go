@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -112,4 +113,24 @@ func (d DCCounts) RackNodes(ctx context.Context) (map[string]int, error) {
 // SetRackNodes writes the counts of racks (the adapter refuses what its spec cannot hold).
 func (d DCCounts) SetRackNodes(ctx context.Context, racks map[string]int) error {
 	return d.Write(ctx, racks)
+}
+
+// Watches is offered by an operator whose evidence can be followed as it changes
+// instead of read again after a poll interval: its resource (status, conditions) and
+// its tasks. Each event is a change to read; what it means is read as before.
+type Watches interface {
+	// WatchResource watches the resource name of namespace ns.
+	WatchResource(ctx context.Context, ns, name string) (watch.Interface, error)
+	// WatchTasks watches the operator's tasks of namespace ns.
+	WatchTasks(ctx context.Context, ns string) (watch.Interface, error)
+}
+
+// Settler is offered by an operator that says when it is done with a datacenter: an
+// operation it carried out ends only once the operator itself agrees, so the next
+// command does not meet it busy (cass-operator: progress Ready, no scaling condition,
+// every pod labelled node-state Started).
+type Settler interface {
+	// Unsettled says what the operator still does with dc of the resource name ("" when
+	// it is settled).
+	Unsettled(ctx context.Context, ns, name, dc string) (string, error)
 }

@@ -64,6 +64,7 @@ type Report struct {
 	Scale       []*ScaleAnalysis   `json:"scale"`
 	ColdStart   *ColdStart         `json:"coldStart,omitempty"`
 	Stream      *StreamReport      `json:"stream,omitempty"`
+	Driven      *DrivenResult      `json:"driven,omitempty"`
 	Micro       []Micro            `json:"micro,omitempty"`
 	MicroRaw    string             `json:"microRaw,omitempty"`
 	BinaryBytes int64              `json:"binaryBytes"`

@@ -35,9 +35,16 @@ type Config struct {
 	SkipMicro      bool
 	// SkipStream skips the streaming figures (streaming.go).
 	SkipStream bool
-	Keep       bool
-	Stdout     io.Writer // the table and the raw micro-benchmark output
-	Progress   io.Writer // logs
+	// DrivenNodes is the size of the driven row's datacenters (driven.go; 0: no driven
+	// row), DrivenDecommission their simulated decommission time, DrivenPoll the plugin's
+	// --poll-interval there; OnlyDriven measures the driven row alone.
+	DrivenNodes                    int
+	DrivenDecommission, DrivenPoll time.Duration
+	OnlyDriven                     bool
+
+	Keep     bool
+	Stdout   io.Writer // the table and the raw micro-benchmark output
+	Progress io.Writer // logs
 }
 
 // Targets of the issue.
@@ -114,6 +121,27 @@ func Run(ctx context.Context, cfg Config) *Report {
 	}
 	rep.Settings.CRD = env.CRD.Variant.Name
 	own = env.RunDir
+	driven := func() {
+		if cfg.DrivenNodes < 2 || ctx.Err() != nil {
+			return
+		}
+		start := time.Now()
+		watch("driven")
+		cfg.logf("driven row: %d→1 through the stand-in cass-operator, the stand-in alone then the plugin (decommission %s, --poll-interval %s)", cfg.DrivenNodes, cfg.DrivenDecommission, cfg.DrivenPoll)
+		d, err := RunDriven(ctx, env, cfg.DrivenNodes, cfg.DrivenDecommission, cfg.DrivenPoll, cfg.logf)
+		rep.Driven = d
+		if err != nil {
+			fail("driven row: %v", err)
+		}
+		phase("driven", start)
+	}
+	if cfg.OnlyDriven {
+		driven()
+		stopStart := time.Now()
+		stop()
+		phase("teardown", stopStart)
+		return finish(rep, cfg, t0)
+	}
 	// The small sizes (repeated) are created and measured first, the largest and the
 	// memory run's cluster after them: a 2→1 run is not measured while the control plane
 	// also keeps 200 pods of later runs.
@@ -221,6 +249,7 @@ func Run(ctx context.Context, cfg Config) *Report {
 		}
 		phase("streaming", start)
 	}
+	driven()
 	// 4. The largest size, and the cluster of the memory run.
 	create("clustersLarge", large)
 	coldStart() // when the middle size is the largest (two sizes); a no-op once measured
@@ -279,6 +308,9 @@ func finish(rep *Report, cfg Config, t0 time.Time) *Report {
 
 // Figures turns the measurements into the table's rows, with a "why" for each FAIL.
 func Figures(rep *Report, cfg Config) []Figure {
+	if cfg.OnlyDriven {
+		return drivenFigures(rep.Driven, cfg)
+	}
 	var figs []Figure
 	add := func(f Figure) { figs = append(figs, f) }
 	byLabel := func(mode string, from int) *ScaleAnalysis {
@@ -499,6 +531,10 @@ func Figures(rep *Report, cfg Config) []Figure {
 		}
 	} else {
 		add(missing("Cold start: status --nodetool=false process / get -o yaml", "≤ 1.0×"))
+	}
+
+	if cfg.DrivenNodes >= 2 {
+		figs = append(figs, drivenFigures(rep.Driven, cfg)...)
 	}
 
 	// Streaming: throughput, nodetool calls, overhead at a real exec cost, default flags.

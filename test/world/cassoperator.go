@@ -224,7 +224,7 @@ func newCassOperator(t *testing.T, w *World, o Opts) {
 	sd := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	sd.PrependReactor("*", "*", w.operatorReact(w.Dyn.Tracker()))
 	w.co.cfg = standin.Config{Kube: sk, Dyn: sd, Cass: w.Cass, Namespace: w.NS, Name: dcName,
-		OperatorNamespace: w.NS, OperatorDeployment: CassOperatorDeployment, RunTasks: true,
+		OperatorNamespace: w.NS, OperatorDeployment: CassOperatorDeployment, RunTasks: true, LabelStartedAfter: o.LabelStartedAfter,
 		Now: func() time.Time {
 			return time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC).Add(time.Duration(w.co.ticks.Load()) * time.Second)
 		}}
@@ -359,6 +359,7 @@ func (w *World) stepOperator() standin.Action {
 	defer w.mu.Unlock()
 	if a != "" {
 		w.co.actions = append(w.co.actions, a)
+		w.hist.timeline = append(w.hist.timeline, "operator "+string(a))
 	}
 	switch {
 	case errors.Is(err, standin.ErrKilled):

@@ -55,6 +55,9 @@ type history struct {
 	proc    int
 	crashed map[int]bool
 	events  []Event
+	// timeline is the plugin's side effects and the operator's actions (cass-operator
+	// world), in the order they happened (Timeline).
+	timeline []string
 }
 
 // histSnap is what an object looked like before a write.
@@ -129,11 +132,23 @@ func (w *World) recordWrite(tracker k8stesting.ObjectTracker, action k8stesting.
 		}
 	}
 	w.hist.events = append(w.hist.events, e)
+	w.hist.timeline = append(w.hist.timeline, "plugin "+e.String())
 }
 
 // recordExec appends a nodetool command with a side effect. Called with w.mu.
 func (w *World) recordExec(pod, cmd string) {
-	w.hist.events = append(w.hist.events, Event{Proc: w.hist.proc, Kind: "exec", Verb: cmd, Resource: "nodetool", Name: pod})
+	e := Event{Proc: w.hist.proc, Kind: "exec", Verb: cmd, Resource: "nodetool", Name: pod}
+	w.hist.events = append(w.hist.events, e)
+	w.hist.timeline = append(w.hist.timeline, "plugin "+e.String())
+}
+
+// Timeline is the plugin's side effects ("plugin " + Event.String()) and, in the
+// cass-operator world, the stand-in's actions ("operator " + action), in the order they
+// happened: whether the plugin ended before or after the operator did something.
+func (w *World) Timeline() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string{}, w.hist.timeline...)
 }
 
 // History is every side effect so far, in order.

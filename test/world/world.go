@@ -143,6 +143,10 @@ type Opts struct {
 	// CassOperator builds the cass-operator shape instead (cassoperator.go): a
 	// CassandraDatacenter dc1 of size Nodes split over Racks, played by the stand-in.
 	CassOperator bool
+	// LabelStartedAfter: the stand-in labels a ready pod Started only on that many
+	// passes later (standin.Config.LabelStartedAfter), as the real operator does on a
+	// later reconcile.
+	LabelStartedAfter int
 	// StreamTimeScale, HardwareRate and ExecCost are the simulated Cassandra's
 	// (sim.Options): metered streaming at the sender's stream throughput, the most a
 	// node sends, and the cost of each nodetool call.

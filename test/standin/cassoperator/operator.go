@@ -54,6 +54,11 @@ type Config struct {
 	// replacenode);
 	// without it tasks are created, never run.
 	RunTasks bool
+	// LabelStartedAfter makes the stand-in label a pod Started only on its
+	// LabelStartedAfter-th pass that finds the pod ready (0: the first): the real
+	// operator labels it on a later reconcile, seconds after the pod is Ready (issue 33
+	// item 7 measured 14 s after a task's restart). Passes that wait do nothing else.
+	LabelStartedAfter int
 }
 
 // Action names one reconcile write the stand-in made ("" = idle: nothing to do, or
@@ -113,6 +118,9 @@ type Operator struct {
 	waiting   string
 	holdAfter map[Action]*hold
 	holding   *hold
+	// readySeen counts, by pod, the passes that found it ready but not labelled Started
+	// (LabelStartedAfter); a process's own memory, lost with it.
+	readySeen map[string]int
 }
 
 // hold is one HoldAfter.
@@ -123,7 +131,7 @@ func New(cfg Config) *Operator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Operator{cfg: cfg, killAfter: map[Action]bool{}}
+	return &Operator{cfg: cfg, killAfter: map[Action]bool{}, readySeen: map[string]int{}}
 }
 
 // KillAfter makes the process die right after its first action a (the action took

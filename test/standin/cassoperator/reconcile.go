@@ -405,6 +405,9 @@ func (o *Operator) checkPodsReady(w *world) ([]op, string, bool) {
 			return []op{o.labelOp(ActLabelStartedNotReady, p, StateStartedNotReady)}, "", true
 		}
 		if state(p) == StateStartedNotReady && o.ready(w, p) {
+			if o.labelLater(p) {
+				return nil, p.Name + " is ready, labelled Started on a later reconcile", true
+			}
 			return []op{o.labelOp(ActLabelStarted, p, StateStarted)}, "", true
 		}
 	}
@@ -432,6 +435,9 @@ func (o *Operator) checkPodsReady(w *world) ([]op, string, bool) {
 	for _, p := range w.pods {
 		if state(p) == StateStarting {
 			if o.ready(w, p) {
+				if o.labelLater(p) {
+					return nil, p.Name + " is ready, labelled Started on a later reconcile", true
+				}
 				return []op{o.labelOp(ActLabelStarted, p, StateStarted)}, "", true
 			}
 			return nil, p.Name + " is starting", true
@@ -696,6 +702,16 @@ func (o *Operator) setProgressOp(w *world, p string) []op {
 		}
 		return o.patchStatus(ctx, st)
 	}}}
+}
+
+// labelLater counts a pass that found p ready to be labelled Started, and reports
+// whether the label waits for a later one (Config.LabelStartedAfter).
+func (o *Operator) labelLater(p *corev1.Pod) bool {
+	if o.readySeen[p.Name]++; o.readySeen[p.Name] < o.cfg.LabelStartedAfter {
+		return true
+	}
+	delete(o.readySeen, p.Name)
+	return false
 }
 
 func (o *Operator) labelOp(a Action, p *corev1.Pod, value string) op {

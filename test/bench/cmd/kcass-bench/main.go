@@ -37,6 +37,10 @@ func run() int {
 	flag.StringVar(&cfg.MicroBenchtime, "micro-benchtime", "500ms", "go test -benchtime of the micro-benchmarks")
 	flag.BoolVar(&cfg.SkipMicro, "skip-micro", false, "do not run the micro-benchmarks")
 	flag.BoolVar(&cfg.SkipStream, "skip-stream", false, "do not run the streaming figures (throughput, nodetool calls, overhead at a real exec cost, default flags)")
+	flag.IntVar(&cfg.DrivenNodes, "driven-nodes", 3, "size of the driven row's datacenters, scaled to 1 node through the stand-in cass-operator and by it alone (0: no driven row)")
+	flag.DurationVar(&cfg.DrivenDecommission, "driven-decommission", 3*time.Second, "simulated decommission time of the driven row")
+	flag.DurationVar(&cfg.DrivenPoll, "driven-poll-interval", 5*time.Second, "the plugin's --poll-interval in the driven row (the default: the evidence, not the poll, drives it)")
+	flag.BoolVar(&cfg.OnlyDriven, "only-driven", false, "measure the driven row alone (no micro-benchmarks, CassKop sizes, streaming or memory run)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the run dir and control-plane logs")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -46,6 +50,11 @@ func run() int {
 			return 2
 		}
 		cfg.Sizes = append(cfg.Sizes, n)
+	}
+	if cfg.OnlyDriven {
+		cfg.Sizes, cfg.MemorySize, cfg.SkipMicro, cfg.SkipStream = nil, 0, true, true
+		// The table's header then shows the driven row's settings.
+		cfg.Decommission, cfg.Poll = cfg.DrivenDecommission, cfg.DrivenPoll
 	}
 
 	// Ctrl-C / SIGTERM: cancel, let Run tear the control plane down (it runs in its own
