@@ -98,6 +98,7 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 	case f.live.wait:
 		return o.waitStatus(ctx, s, lists, f.nodetool, f.live, f.out)
 	}
+	o.reapStaleBlocks(ctx, s, true)
 	rep := status.Build(o.readStatus(ctx, s, lists, f.nodetool, o.newHolderWatch()))
 	if f.out != "text" {
 		return output.Print(o.Out, f.out, rep)

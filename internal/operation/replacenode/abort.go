@@ -14,7 +14,7 @@ import (
 )
 
 // A replace may be aborted until the dead node's data is discarded: before its claims
-// are deleted (CassKop), or before the operator's task exists (cass-operator, which
+// are deleted (CassKop; its pod, when it had no claims at planning: noreturn.go), or before the operator's task exists (cass-operator, which
 // deletes them whenever it runs the task). After that only resume goes forward. Both
 // are read from the world whatever the checkpoint says: the steps that delete the
 // claims and create the task are evident (their start is not written before they
@@ -43,8 +43,22 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	if err != nil {
 		return p, exit.Refusedf("%v: abort needs to know the dead node's claims are intact; nothing changed", err)
 	}
+	if cp.Replace.NewNode != "" {
+		return p, exit.Refusedf("%s; abort cannot give the dead node's data back: %s", ru.newNodeText(cp.Replace.NewNode), ru.removenodeWay())
+	}
 	if len(planned) < len(cp.Nodes[0].PVCs) {
 		return p, exit.Refusedf("the dead node's claims are deleted: its data is gone, so abort cannot give it back; resume finishes the replace: %s", r.ResumeHint)
+	}
+	if len(cp.Nodes[0].PVCs) == 0 {
+		// No claims at planning: the pod's deletion is the point of no return (its
+		// replacement starts with the option on a fresh volume).
+		gone, err := ru.podDiscarded(ctx)
+		if err != nil {
+			return p, exit.Refusedf("%v: abort needs to know the dead node's pod was not deleted; nothing changed", err)
+		}
+		if gone != "" {
+			return p, exit.Refusedf("%s and its replacement starts with the replace option, so abort cannot take it back; resume finishes the replace: %s", gone, r.ResumeHint)
+		}
 	}
 	dying := dyingClaims(planned)
 	if len(dying) == 0 {
