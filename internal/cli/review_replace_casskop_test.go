@@ -319,3 +319,28 @@ func TestReplaceNodeWipedBlockReapedByAbort(t *testing.T) {
 	}
 	assertNoOption(t, w, "abort with nothing in flight")
 }
+
+// TestReplaceNodeRemovedByHandBeforePod: the run stopped before the pod's deletion (the
+// script reverted), and the SRE removed the dead node from the ring by hand: nothing is
+// left to replace, resume cannot write the option for it, so abort ends the operation
+// (the operator restored) and says what to do with the pod.
+func TestReplaceNodeRemovedByHandBeforePod(t *testing.T) {
+	w, deadID, _ := replaceWorld(t, "4.1")
+	if _, stderr, code := runOnStderr(w, []string{"[OK] delete the claims of " + deadPod}, func() { w.SetPreRun("") }, replaceDeadArgs...); code != exit.Refused {
+		t.Fatalf("replace-node: exit %d\n%s", code, stderr)
+	}
+	if c, out := nodetoolOn(w, "demo-dc1-rack1-0", "removenode", deadID); c != 0 {
+		t.Fatalf("removenode of the dead node: exit %d %s", c, out)
+	}
+	_, aerr, acode, _ := run(w, 0, abortDemo...)
+	if acode != 0 || !strings.Contains(aerr, "removed by hand") {
+		t.Fatalf("abort: exit %d, want 0 saying the dead node was removed by hand:\n%s", acode, aerr)
+	}
+	if w.HasCheckpoint() || w.DeploymentReplicas("casskop") != 1 {
+		t.Errorf("checkpoint kept %v; operator at %d", w.HasCheckpoint(), w.DeploymentReplicas("casskop"))
+	}
+	if d := w.PodDeletes(); len(d) != 0 {
+		t.Errorf("pods deleted: %v", d)
+	}
+	assertNoOption(t, w, "abort")
+}
