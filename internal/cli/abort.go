@@ -75,6 +75,7 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, "")
+	o.reapStaleBlocks(ctx, s, false)
 	if cp == nil {
 		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to abort.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
 		if out != "text" {
@@ -221,16 +222,23 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 	return nil
 }
 
-// undoKind runs the kind's own undo (operation.Abort.Undo), the lock proved first.
+// undoKind runs the kind's own undo (operation.Abort.Undo), the lock proved first. It
+// runs on a cluster being deleted too: what it takes back is not the cluster's (a
+// user's ConfigMap) and outlives it. There a failure is said and abort goes on, since
+// the deletion waits for the operator.
 func (o *Options) undoKind(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
 	k, err := o.Kinds.Of(cp)
-	if err != nil || k.Info().Abort.Undo == nil || point.deleting {
+	if err != nil || k.Info().Abort.Undo == nil {
 		return nil
 	}
 	if err := o.fenceAbort(ctx, s, cp, self); err != nil {
 		return err
 	}
 	said, err := k.Info().Abort.Undo(ctx, o.abortReads(s), cp)
+	if err != nil && point.deleting {
+		fmt.Fprintf(o.ErrOut, "warning: %v; the cluster is being deleted, so abort goes on and releases the operator: take it out by hand (the lines between the marks naming operation %s)\n", err, cp.OperationID)
+		return nil
+	}
 	if err != nil {
 		o.releaseAbort(ctx, s, cp)
 		return fmt.Errorf("%w; nothing else changed and the checkpoint is kept, run abort again", err)

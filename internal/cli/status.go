@@ -111,6 +111,8 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 		return o.waitStatus(ctx, s, lists, f.nodetool, f.live, f.out)
 	}
 	rep := status.Build(o.readStatus(ctx, s, lists, f.nodetool, o.newHolderWatch()))
+	// After the lists (they share the adapter): blocks of gone operations, said only.
+	o.reapStaleBlocks(ctx, s, true)
 	if f.out != "text" {
 		return output.Print(o.Out, f.out, rep)
 	}

@@ -28,7 +28,8 @@ type Abort struct {
 	Assess func(ctx context.Context, r AbortReads, cp *checkpoint.Checkpoint) (Progress, error)
 	// Undo, when set, takes back what the operation changed that the cluster must not
 	// keep (replace-node: the replace option in the start script), before the operator
-	// is restored; it says what it did ("" when nothing).
+	// is restored; it says what it did ("" when nothing). It runs on a cluster being
+	// deleted too: what it takes back is not the cluster's.
 	Undo func(ctx context.Context, r AbortReads, cp *checkpoint.Checkpoint) (string, error)
 }
 

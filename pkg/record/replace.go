@@ -31,4 +31,9 @@ type Replacement struct {
 	Task string `json:"task,omitempty"`
 	// Seed: the node is a seed and --allow-seed was given.
 	Seed bool `json:"seed,omitempty"`
+	// NewNode is the Host ID of the node the new pod started instead of a replacement
+	// (the option did not reach it: it joined with tokens of its own, the dead node
+	// still in the ring), as the wait found it: from then on the operation ends once
+	// the dead node is removed, and says it was not replaced.
+	NewNode string `json:"newNode,omitempty"`
 }

@@ -14,11 +14,12 @@ import (
 )
 
 // A replace may be aborted until the dead node's data is discarded: before its claims
-// are deleted (CassKop), or, on cass-operator, while its task has not reached the pod
-// (abort withdraws it) or once the task left the pod in place (abort_task.go). After
-// that only resume goes forward. Both are read from the world whatever the checkpoint
-// says: the steps that delete the claims and create the task are evident (their start
-// is not written before they act), so a run killed right after one leaves it pending.
+// are deleted (CassKop; its pod, when it had no claims at planning: noreturn.go), or,
+// on cass-operator, while its task has not reached the pod (abort withdraws it) or once
+// the task left the pod in place (abort_task.go). After that only resume goes forward.
+// Both are read from the world whatever the checkpoint says: the steps that delete the
+// claims and create the task are evident (their start is not written before they act),
+// so a run killed right after one leaves it pending.
 
 // assess is abort's check (operation.Abort).
 func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
@@ -35,8 +36,26 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	if err != nil {
 		return p, exit.Refusedf("%v: abort needs to know the dead node's claims are intact; nothing changed", err)
 	}
+	if cp.Replace.NewNode != "" {
+		return p, exit.Refusedf("%s; abort cannot give the dead node's data back: %s", ru.newNodeText(cp.Replace.NewNode), ru.removenodeWay())
+	}
+	if note := ru.removedByHand(ctx, r.Nodetool); note != "" {
+		p.Notes = append(p.Notes, note)
+		return p, nil
+	}
 	if len(planned) < len(cp.Nodes[0].PVCs) {
 		return p, exit.Refusedf("the dead node's claims are deleted: its data is gone, so abort cannot give it back; resume finishes the replace: %s", r.ResumeHint)
+	}
+	if len(cp.Nodes[0].PVCs) == 0 {
+		// No claims at planning: the pod's deletion is the point of no return (its
+		// replacement starts with the option on a fresh volume).
+		gone, err := ru.podDiscarded(ctx)
+		if err != nil {
+			return p, exit.Refusedf("%v: abort needs to know the dead node's pod was not deleted; nothing changed", err)
+		}
+		if gone != "" {
+			return p, exit.Refusedf("%s and its replacement starts with the replace option, so abort cannot take it back; resume finishes the replace: %s", gone, r.ResumeHint)
+		}
 	}
 	dying := dyingClaims(planned)
 	if len(dying) == 0 {
@@ -56,6 +75,35 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	}
 	return p, exit.Refusedf("the dead node's claims are being deleted (%s) and %s: its data goes with its pod, so abort cannot give it back; resume finishes the replace: %s",
 		strings.Join(dying, ", "), why, r.ResumeHint)
+}
+
+// removedByHand is, past the point of no return, what abort says when the dead node was
+// removed from the ring by hand before its pod went (nodetool removenode): nothing is
+// left to replace, and resume cannot write the option for a node the ring no longer
+// knows, so abort ends the operation. "" otherwise: the planned pod is deleted (a
+// replacement may be on its way: the dead row also goes once it is announced), or the
+// ring read from the planning's reader does not show the dead node gone.
+func (r *run) removedByHand(ctx context.Context, nt operation.NodeInfo) string {
+	if r.n.PodUID == "" || r.rep.Reader == "" {
+		return ""
+	}
+	if gone, err := r.plannedPodGone(ctx); err != nil || gone {
+		return ""
+	}
+	past, err := r.pastNoReturn(ctx)
+	if err != nil || past == "" {
+		return ""
+	}
+	ring, err := nt.Status(ctx, r.rep.Reader)
+	if err != nil || len(ring.Nodes) == 0 {
+		return ""
+	}
+	if _, listed := ring.ByHostID(r.rep.HostID); listed {
+		return ""
+	}
+	return fmt.Sprintf("the dead node (Host ID %s) is no longer in the ring read from %s (removed by hand) while its pod %s was not deleted yet: nothing is left to replace, so abort ends the operation. "+
+		"Pod %s runs no node and %s: delete it (kubectl delete pod -n %s %s) and its StatefulSet starts a new node on fresh claims, which bootstraps as one",
+		r.rep.HostID, r.rep.Reader, r.rep.Pod, r.rep.Pod, past, r.w.CP.Namespace, r.rep.Pod)
 }
 
 // dyingClaims names the claims being deleted.

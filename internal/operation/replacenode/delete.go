@@ -75,15 +75,8 @@ func (s *deleteClaims) Done(ctx context.Context) (bool, error) {
 
 func (s *deleteClaims) Safe(ctx context.Context) error {
 	return s.w.WaitSafe(ctx, StepDeleteClaims+"/"+s.rep.Pod, func() (string, error) {
-		if s.rep.ConfigMap != "" {
-			ok, err := (&setOption{s.run}).written(ctx)
-			if err != nil {
-				return "", err
-			}
-			if !ok {
-				return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the replace option was taken out of ConfigMap %s/%s since it was written: without it the new pod would start as a new node; "+
-					"nothing was deleted. Abort this operation (kubectl cassandra abort -n %s %s) and run replace-node again", s.w.CP.Namespace, s.rep.ConfigMap, s.w.CP.Namespace, s.w.CP.Cluster)}
-			}
+		if err := s.optionThere(ctx, "nothing was deleted. Abort this operation (kubectl cassandra abort -n %s %s) and run replace-node again"); err != nil {
+			return "", err
 		}
 		return s.stillDead(ctx)
 	})
@@ -187,8 +180,33 @@ func (s *deletePod) Wait(ctx context.Context) error {
 	}
 }
 
+// Safe: the replace option is still in the start script (a GitOps sync may have put
+// the script back since the claims were deleted: the new pod would start as a new
+// node), and the node is still dead.
 func (s *deletePod) Safe(ctx context.Context) error {
-	return s.w.WaitSafe(ctx, StepDeletePod+"/"+s.rep.Pod, func() (string, error) { return s.stillDead(ctx) })
+	return s.w.WaitSafe(ctx, StepDeletePod+"/"+s.rep.Pod, func() (string, error) {
+		if err := s.optionThere(ctx, "pod "+s.rep.Pod+" was not deleted. The dead node's claims are deleted already, so abort cannot give its data back: "+
+			"stop what puts the script back (a GitOps sync), then resume, which writes the option again and goes on (kubectl cassandra resume -n %s %s)"); err != nil {
+			return "", err
+		}
+		return s.stillDead(ctx)
+	})
+}
+
+// optionThere stops the run when the operation's block is no longer in the start script
+// (script flow only); then says what state things are in and the way on (a format
+// taking the namespace and the cluster).
+func (r *run) optionThere(ctx context.Context, then string) error {
+	if r.rep.ConfigMap == "" {
+		return nil
+	}
+	ok, err := (&setOption{r}).written(ctx)
+	if err != nil || ok {
+		return err
+	}
+	cp := r.w.CP
+	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the replace option was taken out of ConfigMap %s/%s since it was written: without it the new pod would start as a new node; "+then,
+		cp.Namespace, r.rep.ConfigMap, cp.Namespace, cp.Cluster)}
 }
 
 // Recheck implements engine.Rechecker.

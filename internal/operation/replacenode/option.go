@@ -13,8 +13,10 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
-// configMap reads the planned ConfigMap ((nil, nil): gone). One of that name with
-// another UID is not the one planned: the run stops.
+// configMap reads the ConfigMap of the planned name as it is now ((nil, nil): gone).
+// One re-created since the plan (another UID) is read as it is: what it holds of the
+// operation's block is what the pods run. Only writing the block needs the planned one
+// (plannedConfigMap).
 func (r *run) configMap(ctx context.Context) (*corev1.ConfigMap, error) {
 	cm, err := r.w.Kube.CoreV1().ConfigMaps(r.w.CP.Namespace).Get(ctx, r.rep.ConfigMap, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -23,9 +25,29 @@ func (r *run) configMap(ctx context.Context) (*corev1.ConfigMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read ConfigMap %s: %w", r.rep.ConfigMap, err)
 	}
-	if string(cm.UID) != r.rep.ConfigMapUID {
+	return cm, nil
+}
+
+// plannedConfigMap is configMap for a write of the block: one of that name with another
+// UID is not the one planned, and the run stops while abort can still end the
+// operation with nothing discarded. Past the point of no return the block must reach
+// the pods whatever ConfigMap of that name they mount: the write goes on, said.
+func (r *run) plannedConfigMap(ctx context.Context) (*corev1.ConfigMap, error) {
+	cm, err := r.configMap(ctx)
+	if err != nil || cm == nil || string(cm.UID) == r.rep.ConfigMapUID {
+		return cm, err
+	}
+	past, err := r.pastNoReturn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if past == "" {
 		return nil, &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("ConfigMap %s/%s was re-created since the plan (UID %s, planned %s): the replace option is not written into a ConfigMap nobody checked; "+
-			"abort this operation and plan again", r.w.CP.Namespace, r.rep.ConfigMap, cm.UID, r.rep.ConfigMapUID)}
+			"nothing of the dead node was discarded: abort this operation (kubectl cassandra abort -n %s %s) and plan again", r.w.CP.Namespace, r.rep.ConfigMap, cm.UID, r.rep.ConfigMapUID, r.w.CP.Namespace, r.w.CP.Cluster)}
+	}
+	if r.w.Reporter != nil {
+		r.w.Reporter.Warn(StepSetOption+"/"+r.rep.Pod, fmt.Sprintf("ConfigMap %s/%s was re-created since the plan (UID %s, planned %s); %s, so the replace option is written into it: the new pod needs it",
+			r.w.CP.Namespace, r.rep.ConfigMap, cm.UID, r.rep.ConfigMapUID, past))
 	}
 	return cm, nil
 }
@@ -55,15 +77,34 @@ func (s *setOption) PlanText() string {
 		s.rep.Key, s.rep.ConfigMap, s.rep.Pod, s.rep.Address, s.rep.File, s.rep.Version)
 }
 
-// Done: the block is in the script, or the dead node's claims are gone already (the
+// Done: the block is in the script, or the replace went past it (pastOption: the
 // steps after it ran, and the last one may have taken the block out again: a run that
-// died before its checkpoint write recorded them leaves this step pending).
+// died before its checkpoint write recorded them leaves this step pending). A block
+// taken out (a GitOps sync) before the planned pod went is written again.
 func (s *setOption) Done(ctx context.Context) (bool, error) {
 	if ok, err := s.written(ctx); err != nil || ok {
 		return ok, err
 	}
-	left, err := s.claimsLeft(ctx)
-	return err == nil && len(left) == 0 && len(s.n.PVCs) > 0, err
+	return s.pastOption(ctx)
+}
+
+// pastOption reports whether the replace went past the block: the dead node's data
+// and pod are both discarded (its planned claims gone or being deleted, none planned;
+// its planned pod gone, none planned), so the replacement has started from then on.
+// A pod deleted by someone else on claims still intact is not: it runs the dead node
+// again.
+func (r *run) pastOption(ctx context.Context) (bool, error) {
+	if len(r.n.PVCs) == 0 && r.n.PodUID == "" {
+		return false, nil
+	}
+	left, err := r.claimsLeft(ctx)
+	if err != nil || len(left) > 0 {
+		return false, err
+	}
+	if r.n.PodUID == "" {
+		return true, nil
+	}
+	return r.plannedPodGone(ctx)
 }
 
 // written reports whether the block is in the script now.
@@ -80,7 +121,7 @@ func (s *setOption) written(ctx context.Context) (bool, error) {
 // the node is still dead.
 func (s *setOption) Safe(ctx context.Context) error {
 	return s.w.WaitSafe(ctx, s.id(), func() (string, error) {
-		cm, err := s.configMap(ctx)
+		cm, err := s.plannedConfigMap(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -96,7 +137,11 @@ func (s *setOption) id() string { return StepSetOption + "/" + s.rep.Pod }
 // Do appends the block, guarded by the resourceVersion read (a ConfigMap changed
 // since fails the write, and the engine retries from a fresh read).
 func (s *setOption) Do(ctx context.Context) error {
-	cm, err := s.configMap(ctx)
+	cm, err := s.plannedConfigMap(ctx)
+	var fatal *engine.Fatal
+	if errorsAs(err, &fatal) {
+		return err
+	}
 	if err != nil || cm == nil {
 		return &engine.Retryable{Err: fmt.Errorf("ConfigMap %s not readable: %v", s.rep.ConfigMap, err)}
 	}

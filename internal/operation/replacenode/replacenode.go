@@ -60,6 +60,10 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 		return "node replaced"
 	}
 	r := cp.Replace
+	if r.NewNode != "" {
+		return fmt.Sprintf("the node of pod %s (was %s, Host ID %s) not replaced: the pod's new node (Host ID %s) joined as a new node with tokens of its own, and the dead node was removed from the ring (verified: gone, the new node UN)",
+			r.Pod, r.Address, r.HostID, r.NewNode)
+	}
 	return fmt.Sprintf("the node of pod %s (was %s, Host ID %s) replaced, its %d tokens taken over", r.Pod, r.Address, r.HostID, r.Tokens)
 }
 

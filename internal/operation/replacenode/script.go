@@ -90,3 +90,17 @@ func optionFile(dir, version string) string {
 	}
 	return dir + "/jvm-server.options"
 }
+
+// beginMark matches the first line of a block, and names its operation.
+var beginMark = regexp.MustCompile(`(?m)^# kubectl-cassandra replace-node (\S+): begin$`)
+
+// blockIDs lists the operations whose blocks content holds (both marks), in order.
+func blockIDs(content string) []string {
+	var out []string
+	for _, m := range beginMark.FindAllStringSubmatch(content, -1) {
+		if hasBlock(content, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}

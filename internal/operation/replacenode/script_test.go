@@ -98,3 +98,22 @@ func TestOptionFileFollowsTheVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockIDsNameEveryWholeBlock: the operations whose blocks a script holds, a block
+// missing its end mark not counted (withoutBlock would not take it out).
+func TestBlockIDsNameEveryWholeBlock(t *testing.T) {
+	a, _ := block("op-a", "p2", "10.0.0.3", "/etc/cassandra/jvm-server.options")
+	b, _ := block("op-b", "p1", "10.0.0.2", "/etc/cassandra/jvm-server.options")
+	script := withBlock(withBlock("echo user\n", true, "op-a", a), true, "op-b", b)
+	if got := blockIDs(script); strings.Join(got, ",") != "op-a,op-b" {
+		t.Errorf("blockIDs = %v, want [op-a op-b]", got)
+	}
+	begin, _ := marks("op-c")
+	if got := blockIDs(script + begin + "\n"); strings.Join(got, ",") != "op-a,op-b" {
+		t.Errorf("with a block cut short: blockIDs = %v, want [op-a op-b]", got)
+	}
+	rest, _ := withoutBlock(script, "op-a")
+	if got := blockIDs(rest); strings.Join(got, ",") != "op-b" || !strings.HasPrefix(rest, "echo user\n") {
+		t.Errorf("after taking op-a out: %v\n%s", got, rest)
+	}
+}

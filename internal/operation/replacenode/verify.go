@@ -23,6 +23,11 @@ type phase struct {
 	joining bool
 	// empty: done, and the replacement holds no data.
 	empty bool
+	// newNode: the Host ID of the new pod's node, which joined as a new node while the
+	// dead node is still listed (with an error). asNew: done, but that node (recorded
+	// as rep.NewNode) is UN and the dead node gone: removed, not replaced.
+	newNode string
+	asNew   bool
 }
 
 // judge reads the replacement of rep on the new pod's address newIP out of ring (read
@@ -54,8 +59,16 @@ func judge(rep *record.Replacement, newIP string, ring nodetool.Ring) (phase, er
 			// A replacement's bootstrap tokens take over every token of the dead node, so
 			// its row goes as soon as the replacement is announced (§4.4): both listed
 			// means the new pod started as a new node, with new tokens.
-			return phase{}, fmt.Errorf("the new pod's node (%s, Host ID %s, %s) joined as a new node with tokens of its own while the dead node (%s, Host ID %s) is still %s in the ring: "+
+			return phase{newNode: row.HostID}, fmt.Errorf("the new pod's node (%s, Host ID %s, %s) joined as a new node with tokens of its own while the dead node (%s, Host ID %s) is still %s in the ring: "+
 				"the replace option did not reach it", newIP, row.HostID, row.Code(), old.Address, old.HostID, old.Code())
+		}
+		if rep.NewNode != "" && row.HostID == rep.NewNode {
+			// The node found joined as a new node, the dead one removed since: nothing
+			// to take over, the end is that node UN.
+			if row.Code() != "UN" {
+				return phase{what: fmt.Sprintf("the dead node is removed; the new pod's node %s (Host ID %s, joined as a new node) is %s", newIP, row.HostID, row.Code())}, nil
+			}
+			return phase{done: true, asNew: true}, nil
 		}
 		if row.Code() == "UJ" {
 			return phase{what: fmt.Sprintf("the replacement %s is UJ, streaming the dead node's data", newIP), joining: true}, nil

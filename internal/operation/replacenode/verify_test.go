@@ -101,3 +101,29 @@ func TestDeadRowAndRingProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeNewNodeRemovedByHand: a new pod that joined as a new node is named (its Host
+// ID kept by the wait); once the dead node is removed, that node UN ends the wait as
+// "removed, not replaced", and it never passes for a replacement while the dead row is
+// still there.
+func TestJudgeNewNodeRemovedByHand(t *testing.T) {
+	up := []nodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "1 GiB")}
+	ring := func(rows ...nodetool.Node) nodetool.Ring {
+		return nodetool.Ring{Nodes: append(append([]nodetool.Node{}, up...), rows...)}
+	}
+	rep := &record.Replacement{Pod: "p2", HostID: "old", Address: "10.0.0.3", Tokens: 16}
+	ph, err := judge(rep, "10.0.0.9", ring(row("DN", "10.0.0.3", "old", 16, "1 GiB"), row("UN", "10.0.0.9", "new", 16, "1 GiB")))
+	if err == nil || ph.newNode != "new" {
+		t.Fatalf("beside the dead row: phase %+v, err %v; want the new node named and an error", ph, err)
+	}
+	rep.NewNode = "new"
+	if ph, err := judge(rep, "10.0.0.9", ring(row("DN", "10.0.0.3", "old", 16, "1 GiB"), row("UN", "10.0.0.9", "new", 16, "1 GiB"))); err == nil || ph.done {
+		t.Errorf("recorded, dead row still there: phase %+v, err %v; want the error again", ph, err)
+	}
+	if ph, err := judge(rep, "10.0.0.9", ring(row("UJ", "10.0.0.9", "new", 16, "1 GiB"))); err != nil || ph.done {
+		t.Errorf("dead removed, new node UJ: phase %+v, err %v; want waiting", ph, err)
+	}
+	if ph, err := judge(rep, "10.0.0.9", ring(row("UN", "10.0.0.9", "new", 16, "1 GiB"))); err != nil || !ph.done || !ph.asNew {
+		t.Errorf("dead removed, new node UN: phase %+v, err %v; want done as a new node", ph, err)
+	}
+}

@@ -52,6 +52,12 @@ func (s *waitReplaced) check(ctx context.Context) (phase, *corev1.Pod, error) {
 	}
 	ph, err := judge(s.rep, p.Status.PodIP, ring)
 	if err != nil {
+		if ph.newNode != "" {
+			// Kept in the checkpoint (its next write): once the dead node is removed,
+			// the ring alone no longer tells a new node from a replacement.
+			s.amend(func() { s.rep.NewNode = ph.newNode })
+			return ph, p, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("%w (ring read from %s). %s", err, reader, s.removenodeWay())}
+		}
 		return ph, p, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("%w (ring read from %s). %s", err, reader, s.wrongNode())}
 	}
 	return ph, p, nil
@@ -91,6 +97,9 @@ func (s *waitReplaced) Wait(ctx context.Context) error {
 			ph.what = "state unknown (" + err.Error() + ")"
 		}
 		if ph.done {
+			if ph.asNew {
+				s.w.Reporter.Warn(s.id(), fmt.Sprintf("%s, and the dead node (Host ID %s) is gone from the ring: it was removed, not replaced; verified that node UN", s.newNodeText(s.rep.NewNode), s.rep.HostID))
+			}
 			if ph.empty {
 				s.w.Reporter.Warn(s.id(), fmt.Sprintf("the replacement on %s holds no data (Load 0): the ranges it took over had no other live replica (keyspaces with replication factor 1 lost the dead node's data); run a repair if other keyspaces should have streamed", s.rep.Pod))
 			}
@@ -127,6 +136,40 @@ func (s *waitReplaced) wrongNode() string {
 	return fmt.Sprintf("The dead node's claims and pod were deleted; the new pod %s runs its own node. Decommission that node (kubectl cassandra nodetool -n %s %s decommission), "+
 		"then remove the dead node (nodetool removenode %s) or replace it again; the checkpoint is kept: kubectl cassandra status -n %s %s",
 		s.rep.Pod, cp.Namespace, s.rep.Pod, s.rep.HostID, cp.Namespace, cp.Cluster)
+}
+
+// newNodeText says that the new pod's node joined as a new node.
+func (r *run) newNodeText(hostID string) string {
+	return fmt.Sprintf("the new pod %s's node (Host ID %s) joined as a new node with tokens of its own, the replace option did not reach it", r.rep.Pod, hostID)
+}
+
+// removenodeWay is the way on once the new pod's node joined as a new node: the dead
+// node removed by hand (the new node keeps its tokens and data), then resume, which
+// verifies it gone and that node UN, takes the option out and restores the operator.
+func (r *run) removenodeWay() string {
+	cp := r.w.CP
+	return fmt.Sprintf("The dead node's claims and pod were deleted, its data is gone. Remove the dead node from the ring from another node: "+
+		"kubectl cassandra nodetool -n %s %s removenode %s (other replicas stream its ranges); then resume (kubectl cassandra resume -n %s %s): "+
+		"it verifies the dead node gone and the new node UN, takes the replace option out and ends the operation; the checkpoint is kept until then",
+		cp.Namespace, r.otherPod(), r.rep.HostID, cp.Namespace, cp.Cluster)
+}
+
+// otherPod names a pod other than the replaced one to run nodetool in: the one that
+// read the ring at planning.
+func (r *run) otherPod() string {
+	if r.rep.Reader != "" && r.rep.Reader != r.rep.Pod {
+		return r.rep.Reader
+	}
+	return "POD"
+}
+
+// amend changes the checkpoint in memory, serialized with the engine's writes.
+func (r *run) amend(change func()) {
+	if r.w.Amend != nil {
+		r.w.Amend(change)
+		return
+	}
+	change()
 }
 
 // ringMoving names the nodes other than the replacement that join, leave or move ("":
