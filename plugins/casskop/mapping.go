@@ -26,7 +26,7 @@ func (a *Adapter) Get(ctx context.Context, ns, name string) (topology.Cluster, *
 		}
 		return topology.Cluster{}, nil, err
 	}
-	a.assumed = false // the server serves it
+	a.served()
 	cl, err := a.FromObject(u)
 	return cl, u, err
 }
@@ -45,7 +45,7 @@ func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, erro
 		}
 		return nil, err
 	}
-	a.assumed = false
+	a.served()
 	var out []topology.Cluster
 	for i := range l.Items {
 		cl, err := a.FromObject(&l.Items[i])
