@@ -24,9 +24,9 @@ import (
 // needs, so a crash or an abort never leaves a node unthrottled without a record of
 // what it had.
 const (
-	StepRecordThroughput  = "record-throughput"
-	StepSetThroughput     = "set-throughput"
-	StepRestoreThroughput = "restore-throughput"
+	StepRecordThroughput  = record.StepRecordThroughput
+	StepSetThroughput     = record.StepSetThroughput
+	StepRestoreThroughput = record.StepRestoreThroughput
 )
 
 // ThroughputKinds are the three step kinds, for the kinds' checkpoint schemas.
