@@ -75,6 +75,7 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, "")
+	o.reapStaleThroughput(ctx, s, cp)
 	if cp == nil {
 		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to abort.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
 		if out != "text" {

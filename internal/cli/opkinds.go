@@ -33,6 +33,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 		return checkpointError(s, err)
 	}
 	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, s.cluster.Namespace+"/"+s.cluster.Name)
+	o.reapStaleThroughput(ctx, s, existing)
 	if existing != nil {
 		return o.inFlight(ctx, s, existing, st)
 	}

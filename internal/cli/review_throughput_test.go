@@ -7,6 +7,7 @@ package cli
 // removal.
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +15,11 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	standin "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // tpLine is the first line of s holding sub (else s's last line), cut short.
@@ -268,4 +271,71 @@ func TestAbortFinishTakesRemovedNodesFromTheWorld(t *testing.T) {
 	if p.last != "wait-pvcs-gone/p2" || len(p.steps) != 2 {
 		t.Errorf("p3 found removed in full: last %q steps %v, want p2's two steps", p.last, p.steps)
 	}
+}
+
+// markOn is pod's stream throughput mark annotation ("" when none).
+func markOn(t *testing.T, w *world.World, pod string) string {
+	t.Helper()
+	p, err := w.Kube.CoreV1().Pods(w.NS).Get(context.Background(), pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Annotations[steps.ThroughputMarkAnnotation]
+}
+
+// TestThroughputWipedCheckpointReaped: a scale-up with --stream-throughput stops after
+// set-throughput; its checkpoint is then wiped (the README's "record removed mid-run").
+// The limit carried its owner's mark on each source's pod: the same scale run again
+// reaps the marks of the gone operation (puts back what they had, once) and its own
+// plan records what the sources had before either operation, never the rate.
+func TestThroughputWipedCheckpointReaped(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 2, Version: "4.1"})
+	before := limits(t, w)
+	scale := scaleTo(3, "--stream-throughput", rate200)
+	if _, stderr, code := runUntilStderr(w, "[OK] set the stream throughput", scale...); code != exit.Interrupted {
+		t.Fatalf("scale: exit %d\n%s", code, stderr)
+	}
+	for _, p := range []string{"demo-dc1-rack1-0", "demo-dc1-rack1-1"} {
+		if m := markOn(t, w, p); !strings.Contains(m, "scale-") {
+			t.Fatalf("%s carries no mark of the operation that set its limit: %q", p, m)
+		}
+	}
+	wipeCheckpoint(t, w)
+	_, stderr, code, _ := run(w, 0, scale...)
+	if code != 0 {
+		t.Fatalf("scale again after the wipe: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "Stream throughput left by an operation that is gone") {
+		t.Errorf("the scale does not say it put back what the gone operation set:\n%s", stderr)
+	}
+	after := limits(t, w)
+	for _, p := range []string{"demo-dc1-rack1-0", "demo-dc1-rack1-1"} {
+		if after[p] != before[p] {
+			t.Errorf("%s's limits %+v, before the operations %+v: never put back", p, after[p], before[p])
+		}
+		if m := markOn(t, w, p); m != "" {
+			t.Errorf("%s keeps a mark: %s", p, m)
+		}
+		// Two operations, each set the two limiters once and put them back once (the
+		// gone one's by the reaping).
+		if to, back := setsTo(w, p, "200"); to != 4 || back != 4 {
+			t.Errorf("%s: %d sets to the rate, %d back, want 4 and 4: %v", p, to, back, throughputSets(w)[p])
+		}
+	}
+}
+
+// TestThroughputMarkRemovedOnRestore: a scale-up with --stream-throughput run to its end
+// leaves no mark: each restore removes its own.
+func TestThroughputMarkRemovedOnRestore(t *testing.T) {
+	w := world.New(t, world.Opts{Nodes: 2, Version: "4.1"})
+	before := limits(t, w)
+	if _, stderr, code, _ := run(w, 0, scaleTo(3, "--stream-throughput", rate200)...); code != 0 {
+		t.Fatalf("scale: exit %d\n%s", code, stderr)
+	}
+	for _, p := range []string{"demo-dc1-rack1-0", "demo-dc1-rack1-1"} {
+		if m := markOn(t, w, p); m != "" {
+			t.Errorf("%s keeps a mark after its restore: %s", p, m)
+		}
+	}
+	assertThroughputHistory(t, w, before, "200", "scale-up")
 }
