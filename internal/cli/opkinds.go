@@ -60,6 +60,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 		if err != nil {
 			return struct{}{}, err
 		}
+		acc = append(acc, operation.ThroughputAccess(env.Request, s.cluster.Namespace)...)
 		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, acc)
 	})
 	planFn := st.cmd.Plan
