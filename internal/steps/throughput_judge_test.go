@@ -148,3 +148,14 @@ func TestJVMGone(t *testing.T) {
 		}
 	}
 }
+
+// TestHadFromMark: a limiter still at a mark's rate had the mark's value; one at any
+// other reading (restarted, changed since), or without a mark, had what it reads.
+func TestHadFromMark(t *testing.T) {
+	mib := nodetool.MiBPerSecond
+	m := ThroughputMark{OperationID: "scale-1", Rate: RecordRate(mib(200)), Had: map[string]record.Rate{string(nodetool.LimiterStream): RecordRate(mib(24))}}
+	assert.Equal(t, mib(24), hadFromMark(m, true, nodetool.LimiterStream, mib(200), v41), "at the mark's rate: the mark's value")
+	assert.Equal(t, mib(50), hadFromMark(m, true, nodetool.LimiterStream, mib(50), v41), "changed since: what it reads")
+	assert.Equal(t, mib(200), hadFromMark(m, false, nodetool.LimiterStream, mib(200), v41), "no mark: what it reads")
+	assert.Equal(t, mib(200), hadFromMark(m, true, nodetool.LimiterEntireSSTable, mib(200), v41), "a limiter the mark does not hold: what it reads")
+}
