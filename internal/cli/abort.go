@@ -74,8 +74,7 @@ func (a *abortOptions) Run(ctx context.Context, o *Options) error {
 		o.reapAfterGone(ctx, err)
 		return err
 	}
-	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, "")
-	o.reapStaleBlocks(ctx, s, false)
+	o.reapGone(ctx, s, cp, "")
 	if cp == nil {
 		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to abort.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
 		if out != "text" {

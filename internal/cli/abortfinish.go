@@ -24,7 +24,9 @@ type finishPlan struct {
 	last  string
 }
 
-// planFinish is finishPlan's decision over the checkpoint.
+// planFinish is finishPlan's decision over the checkpoint. An earlier node the
+// assessment found removed in full counts as done whatever its steps record (the world,
+// not the record: an evident step's done mark rides on a later write).
 func planFinish(cp *checkpoint.Checkpoint, ff *operation.FinishFirst) finishPlan {
 	p := finishPlan{ff: ff}
 	first := slices.IndexFunc(cp.Steps, func(st checkpoint.Step) bool { return st.Pod == ff.Pod })
@@ -32,7 +34,7 @@ func planFinish(cp *checkpoint.Checkpoint, ff *operation.FinishFirst) finishPlan
 		return p
 	}
 	for _, st := range cp.Steps[:first] {
-		if st.Pod != "" && st.State != checkpoint.StateDone {
+		if st.Pod != "" && st.State != checkpoint.StateDone && !slices.Contains(ff.Removed, st.Pod) {
 			return p
 		}
 	}

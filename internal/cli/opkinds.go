@@ -32,8 +32,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 	if err != nil {
 		return checkpointError(s, err)
 	}
-	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, s.cluster.Namespace+"/"+s.cluster.Name)
-	o.reapStaleBlocks(ctx, s, false)
+	o.reapGone(ctx, s, existing, s.cluster.Namespace+"/"+s.cluster.Name)
 	if existing != nil {
 		return o.inFlight(ctx, s, existing, st)
 	}
@@ -60,6 +59,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 		if err != nil {
 			return struct{}{}, err
 		}
+		acc = append(acc, operation.ThroughputAccess(env.Request, s.cluster.Namespace)...)
 		return struct{}{}, operation.CheckAccess(ctx, s.c.Kube, acc)
 	})
 	planFn := st.cmd.Plan

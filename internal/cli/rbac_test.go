@@ -271,6 +271,13 @@ func exercise(t *testing.T) map[access]bool {
 		t.Fatal("the plugin did not watch the lingering pod: the watch path was not exercised")
 	}
 
+	// --stream-throughput marks each source's pod with its owner (pods patch).
+	wt := world.New(t, world.Opts{Nodes: 2, Version: "4.1"})
+	must(wt, 0, cmd("scale", "--rack", "rack1", "--nodes", "3", "--stream-throughput", "200MiB/s", "--yes")...)
+	for a := range recorded(t, wt) {
+		used[a] = true
+	}
+
 	// The other operations: a rolling restart, a scale-up with cleanup, and the repair of
 	// CassKop's status after an interrupted decommission, with and without the /status
 	// subresource (the 2026 and the 2022 CRD).

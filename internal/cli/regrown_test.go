@@ -98,3 +98,50 @@ func TestRegrownPodOnNewClaims(t *testing.T) {
 		})
 	}
 }
+
+// TestRegrownPodOnNewClaimsMidRun: the StatefulSet is grown back to 4 while the run
+// goes on, right after node 3's claims were deleted (the paused operator scaled back up
+// by hand): pod 3 comes back on new claims. The run (or the resume after it) removes
+// that pod and its new claims too, judged from the claims that exist, not from the
+// record's "claims deleted"; only claims of ordinals being removed, each with its UID.
+func TestRegrownPodOnNewClaimsMidRun(t *testing.T) {
+	for _, joined := range []bool{true, false} {
+		t.Run(fmt.Sprint("joined=", joined), func(t *testing.T) { regrownMidRun(t, joined) })
+	}
+}
+
+func regrownMidRun(t *testing.T, joined bool) {
+	opts := world.Opts{Nodes: 4}
+	if !joined {
+		opts.PendingPods = []string{"demo-dc1-rack1-3"} // re-created, it is never scheduled
+	}
+	w := world.New(t, opts)
+	const pod, claim = "demo-dc1-rack1-3", "data-demo-dc1-rack1-3"
+	regrown := false
+	_, stderr, code := runOnStderr(w, []string{"[OK] delete PVC " + claim}, func() {
+		if !regrown {
+			regrown = true
+			w.SetReplicas("rack1", 4)
+		}
+	}, scaleTo(1)...)
+	t.Logf("scale: exit %d: %s", code, tpLine(stderr, "Error"))
+	if !regrown || w.Incarnations("pvc", claim) != 2 {
+		t.Fatalf("regrow: done %v, claim %s created %d times", regrown, claim, w.Incarnations("pvc", claim))
+	}
+	if code != 0 {
+		_, rerr, rcode, _ := run(w, 0, resume...)
+		if rcode != 0 {
+			t.Fatalf("resume: exit %d\n%s", rcode, rerr)
+		}
+	}
+	w.AssertConsistentAt(1, "regrown mid-run")
+	for i := 1; i <= 3; i++ {
+		c := fmt.Sprintf("data-demo-dc1-rack1-%d", i)
+		if strings.Contains(" "+strings.Join(w.PVCNames(), " ")+" ", " "+c+" ") {
+			t.Errorf("claim %s left behind (claims %v)", c, w.PVCNames())
+		}
+	}
+	if got, want := deleteCounts(w, "persistentvolumeclaims"), map[string]int{claim: 2, "data-demo-dc1-rack1-2": 1, "data-demo-dc1-rack1-1": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("claims deleted %v, want %v", got, want)
+	}
+}

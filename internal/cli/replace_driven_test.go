@@ -36,9 +36,25 @@ func assertDrivenReplaced(t *testing.T, w *world.World, d world.DeadNode, label 
 		t.Errorf("%s: the dead Host ID %s is still in gossip: %v", label, d.HostID, ids)
 	}
 	assertOneTask(t, w, "replacenode", label)
-	for _, r := range []string{"statefulsets", "pods", "persistentvolumeclaims", "deployments"} {
+	for _, r := range []string{"statefulsets", "persistentvolumeclaims", "deployments"} {
 		if got := pluginWrites(w, r); len(got) > 0 {
 			t.Errorf("%s: the plugin wrote %s: %v", label, r, got)
+		}
+	}
+	// Pods: only the stream throughput's owner mark, written then removed
+	// (steps.ThroughputMarkAnnotation), never left.
+	marks := map[string]int{}
+	for _, wr := range pluginWrites(w, "pods") {
+		verb, name, _ := strings.Cut(wr, " ")
+		if verb != "patch" {
+			t.Errorf("%s: the plugin wrote pods: %v", label, pluginWrites(w, "pods"))
+			break
+		}
+		marks[name]++
+	}
+	for _, p := range w.PodNames() {
+		if m := markOn(t, w, p); m != "" {
+			t.Errorf("%s: pod %s keeps a stream throughput mark: %s (pod patches %v)", label, p, m, marks)
 		}
 	}
 	if w.HasDCCheckpoint() {

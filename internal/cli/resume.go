@@ -39,8 +39,7 @@ func (r *resumeOptions) Run(ctx context.Context, o *Options) error {
 		o.reapAfterGone(ctx, err)
 		return err
 	}
-	o.reapStalePauses(ctx, s.c, s.adapter, s.pauseJudge(), s.cluster.Namespace, "")
-	o.reapStaleBlocks(ctx, s, false)
+	o.reapGone(ctx, s, cp, "")
 	if cp == nil {
 		msg := fmt.Sprintf("No operation in flight on %s %s/%s: nothing to resume.", s.adapter.Kind(), s.cluster.Namespace, s.cluster.Name)
 		last, _ := s.store.LastOperation(ctx)

@@ -79,7 +79,11 @@ type FinishFirst struct {
 	// NeverAct are the step kinds whose action abort must not take while finishing
 	// (the ones that start a removal): reaching one refuses.
 	NeverAct []string
-	Err      error
+	// Removed are the nodes of the plan before Pod that the assessment found removed
+	// in full in the world: their steps may still be recorded not done (evident steps'
+	// marks ride on a later write), and they are no reason to refuse.
+	Removed []string
+	Err     error
 }
 
 func (f *FinishFirst) Error() string { return f.Err.Error() }

@@ -166,3 +166,13 @@ func Throttled(list []checkpoint.Step, from, until []string) []checkpoint.Step {
 	out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, ""))
 	return append(out, list[last+1:]...)
 }
+
+// ThroughputAccess is what --stream-throughput needs besides the kind's access: the
+// owner's mark written on each node's pod before its limit is set, and removed once it
+// is put back (steps.ThroughputMarkAnnotation).
+func ThroughputAccess(req Request, ns string) []Access {
+	if req.StreamThroughput == "" {
+		return nil
+	}
+	return []Access{{Resource: "pods", Verb: "patch", Namespace: ns, Why: "mark a node's pod with the operation that set its stream throughput"}}
+}

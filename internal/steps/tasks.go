@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // The steps of an operation the operator runs as a task of its own (operator.Tasks,
@@ -21,11 +22,11 @@ import (
 // finished without failing. Never the task's word alone.
 const (
 	// StepCreateTask creates the operation's task (checkpoint step without a pod).
-	StepCreateTask = "create-task"
+	StepCreateTask = record.StepCreateTask
 	// StepWaitCleaned waits until the cleanup task reports the pod COMPLETED.
-	StepWaitCleaned = "wait-cleaned"
+	StepWaitCleaned = record.StepWaitCleaned
 	// StepWaitTaskDone waits until the task finished, Complete and not Failed.
-	StepWaitTaskDone = "wait-task-done"
+	StepWaitTaskDone = record.StepWaitTaskDone
 )
 
 // TaskStepKinds are the step kinds above, for the schemas of the kinds that use them.

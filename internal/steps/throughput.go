@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
@@ -22,9 +24,9 @@ import (
 // needs, so a crash or an abort never leaves a node unthrottled without a record of
 // what it had.
 const (
-	StepRecordThroughput  = "record-throughput"
-	StepSetThroughput     = "set-throughput"
-	StepRestoreThroughput = "restore-throughput"
+	StepRecordThroughput  = record.StepRecordThroughput
+	StepSetThroughput     = record.StepSetThroughput
+	StepRestoreThroughput = record.StepRestoreThroughput
 )
 
 // ThroughputKinds are the three step kinds, for the kinds' checkpoint schemas.
@@ -131,8 +133,10 @@ func (s throughputStep) limits(ctx context.Context, pod string, v nodetool.Versi
 }
 
 // gone says why pod has nothing left to set or restore ("" when it has): its pod is
-// gone, or its node left the ring (DECOMMISSIONED: it streams no more, and its JVM goes
-// with its pod). A read that fails is an error (unknown), never gone.
+// gone, its node left the ring (DECOMMISSIONED: it streams no more, and its JVM goes
+// with its pod), or its JVM is down (jvmGone): a limit lives in the JVM only, so one set
+// in a JVM that is gone went with it. Any other failed read is an error (unknown), never
+// gone.
 func (s throughputStep) gone(ctx context.Context, pod string) (string, error) {
 	ns, nerr := s.w.netstats(ctx, pod)
 	if nerr == nil {
@@ -148,7 +152,26 @@ func (s throughputStep) gone(ctx context.Context, pod string) (string, error) {
 	case p == nil:
 		return "pod " + pod + " is gone", nil
 	}
+	if why := jvmGone(pod, p, s.w.Container, nerr); why != "" {
+		return why, nil
+	}
 	return "", nerr
+}
+
+// jvmGone says why pod p's Cassandra JVM is not there ("" when it may be): its
+// container is not running, or nodetool's JMX connection is refused (nothing listens
+// on the port: the JVM exited, or a new one has not opened it yet, and either way the
+// limits set in the old one are gone). A connection failing any other way (a timeout,
+// an exec error) is unknown: the JVM may still run with the limit set.
+func jvmGone(pod string, p *corev1.Pod, container string, ntErr error) string {
+	if !ContainerRunning(p, container) {
+		return "the Cassandra container of pod " + pod + " is not running (the limits set in its JVM went with it)"
+	}
+	var unreachable *nodetool.UnreachableError
+	if errors.As(ntErr, &unreachable) && strings.Contains(unreachable.Message, "Connection refused") {
+		return "the JMX connection to " + pod + " is refused (" + unreachable.Message + "): its JVM is down, and the limits set in it went with it"
+	}
+	return ""
 }
 
 // recordedLimiters are the limiters r holds, in the order nodetool.Limiters gives.

@@ -1,9 +1,12 @@
 package steps
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
@@ -117,4 +120,42 @@ func TestCarryThroughput(t *testing.T) {
 
 	none := CarryThroughput(from, &checkpoint.Checkpoint{})
 	assert.False(t, none("p"), "a plan without a rate restores nothing: the old plan's restore must run")
+}
+
+// TestJVMGone: a limit is gone with its JVM only when the JVM is known down (container
+// not running, JMX connection refused); any other failure is unknown.
+func TestJVMGone(t *testing.T) {
+	running := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+		{Name: "cassandra", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	stopped := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+		{Name: "cassandra", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}
+	refused := &nodetool.UnreachableError{Pod: "p", Message: "nodetool: Failed to connect to '127.0.0.1:7199' - ConnectException: 'Connection refused'."}
+	timedOut := &nodetool.UnreachableError{Pod: "p", Message: "nodetool: Failed to connect to '127.0.0.1:7199' - ConnectException: 'Connection timed out'."}
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+		err  error
+		gone bool
+	}{
+		{"container not running", stopped, errors.New("exec: container not found"), true},
+		{"connection refused", running, refused, true},
+		{"connection timed out", running, timedOut, false},
+		{"exec failed", running, errors.New("Internal error occurred: error executing command in container"), false},
+		{"api timeout", running, context.DeadlineExceeded, false},
+	} {
+		if got := jvmGone("p", c.pod, "cassandra", c.err) != ""; got != c.gone {
+			t.Errorf("%s: gone %v, want %v", c.name, got, c.gone)
+		}
+	}
+}
+
+// TestHadFromMark: a limiter still at a mark's rate had the mark's value; one at any
+// other reading (restarted, changed since), or without a mark, had what it reads.
+func TestHadFromMark(t *testing.T) {
+	mib := nodetool.MiBPerSecond
+	m := ThroughputMark{OperationID: "scale-1", Rate: RecordRate(mib(200)), Had: map[string]record.Rate{string(nodetool.LimiterStream): RecordRate(mib(24))}}
+	assert.Equal(t, mib(24), hadFromMark(m, true, nodetool.LimiterStream, mib(200), v41), "at the mark's rate: the mark's value")
+	assert.Equal(t, mib(50), hadFromMark(m, true, nodetool.LimiterStream, mib(50), v41), "changed since: what it reads")
+	assert.Equal(t, mib(200), hadFromMark(m, false, nodetool.LimiterStream, mib(200), v41), "no mark: what it reads")
+	assert.Equal(t, mib(200), hadFromMark(m, true, nodetool.LimiterEntireSSTable, mib(200), v41), "a limiter the mark does not hold: what it reads")
 }

@@ -63,16 +63,30 @@ func (s *recordThroughput) Do(ctx context.Context) error {
 			return &engine.Retryable{Err: fmt.Errorf("cannot read the Cassandra version of %s: %w", pod, err)}
 		}
 		order := nodetool.Limiters(v, s.w.CP.Throughput.InterDC)
+		// A mark left on the pod says what the node had before an operation set the
+		// rate it may still read: that value is what it had, never the rate.
+		p, err := s.w.getPod(ctx, pod)
+		if err != nil {
+			return &engine.Retryable{Err: err}
+		}
+		var mark ThroughputMark
+		marked := false
+		if p != nil {
+			if mark, marked, err = markOf(p); err != nil {
+				return &engine.NotStarted{Code: exit.Refused, Err: fmt.Errorf("%w: remove it, or set it right, then run again", err)}
+			}
+		}
 		read, err := s.limits(ctx, pod, v, order)
 		if err != nil {
 			return &engine.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
 		}
 		r := record.RecordedThroughput{Pod: pod, Version: v.String(), Limiters: map[string]record.Rate{}, At: s.w.now().UTC()}
 		for _, l := range order {
-			if err := restorable(pod, v, l, read[l]); err != nil {
+			had := hadFromMark(mark, marked, l, read[l], v)
+			if err := restorable(pod, v, l, had); err != nil {
 				return &engine.NotStarted{Code: exit.Refused, Err: err}
 			}
-			r.Limiters[string(l)] = RecordRate(read[l])
+			r.Limiters[string(l)] = RecordRate(had)
 		}
 		s.w.amend(func() { s.w.CP.Throughput.Recorded = append(s.w.CP.Throughput.Recorded, r) })
 	}
@@ -213,7 +227,15 @@ func (s *setThroughput) Do(ctx context.Context) error {
 		if err != nil {
 			return &engine.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
 		}
-		for _, l := range toSet(recordedLimiters(r), read, s.target(), v) {
+		change := toSet(recordedLimiters(r), read, s.target(), v)
+		if len(change) == 0 {
+			continue
+		}
+		// The owner's mark first: a limit is never set without it (throughput_mark.go).
+		if err := s.markPod(ctx, pod, r); err != nil {
+			return &engine.Retryable{Err: err}
+		}
+		for _, l := range change {
 			if err := s.set(ctx, t, pod, v, l, s.target()); err != nil {
 				return err
 			}
@@ -274,6 +296,10 @@ func (s *restoreThroughput) Done(ctx context.Context) (bool, error) {
 		if len(back) > 0 || err != nil {
 			return false, err
 		}
+		// Put back: its mark goes too.
+		if marked, err := s.ownMark(ctx, pod); marked || err != nil {
+			return false, err
+		}
 	}
 	return true, nil
 }
@@ -331,6 +357,14 @@ func (s *restoreThroughput) Do(ctx context.Context) error {
 		for _, l := range back {
 			if err := s.set(ctx, t, pod, v, l, RateThroughput(r.Limiters[string(l)])); err != nil {
 				return err
+			}
+		}
+		if marked, err := s.ownMark(ctx, pod); err != nil || marked {
+			if err == nil {
+				err = s.w.writeMark(ctx, pod, nil)
+			}
+			if err != nil {
+				return &engine.Retryable{Err: err}
 			}
 		}
 	}

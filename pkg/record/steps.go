@@ -35,3 +35,30 @@ const (
 func DrivenSteps() []string {
 	return []string{StepRequestRemoval, StepWaitLeaving, StepWaitClaimsGone, StepWaitReleased, StepRequestGrowth}
 }
+
+// The stream throughput steps (--stream-throughput; internal/steps/throughput.go): the
+// checkpoint's Throughput must be set.
+const (
+	StepRecordThroughput  = "record-throughput"
+	StepSetThroughput     = "set-throughput"
+	StepRestoreThroughput = "restore-throughput"
+)
+
+// ThroughputSteps lists the stream throughput step kinds, for the schema of a kind that
+// carries them on (cass-operator's repair).
+func ThroughputSteps() []string {
+	return []string{StepRecordThroughput, StepSetThroughput, StepRestoreThroughput}
+}
+
+// The steps of an operator's task (a CassandraTask: internal/steps/tasks.go).
+const (
+	StepCreateTask   = "create-task"
+	StepWaitCleaned  = "wait-cleaned"
+	StepWaitTaskDone = "wait-task-done"
+)
+
+// TaskSteps lists the task step kinds, for the schema of a kind that carries them on
+// (cass-operator's repair, carrying a scale-up with --cleanup).
+func TaskSteps() []string {
+	return []string{StepCreateTask, StepWaitCleaned, StepWaitTaskDone}
+}

@@ -22,14 +22,16 @@ import (
 // the world shows it never reached the node (the run died between the "started" write
 // and the exec): abort then leaves it a member and execs nothing. Never while a node is
 // LEAVING, nor a node left with its pod or claims still there: resume finishes it.
-func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
+func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (p operation.Progress, err error) {
 	if r.Progress != nil {
 		return assessDriven(ctx, r, cp)
 	}
-	p := operation.Progress{Total: len(cp.Nodes)}
+	p = operation.Progress{Total: len(cp.Nodes)}
 	if len(cp.Leftovers) > 0 {
 		p.Notes = append(p.Notes, "the left-over PVCs this operation has not deleted yet stay; the same scale command, run again, finds them again")
 	}
+	var gone []string // removed in full, in the world
+	defer func() { withRemoved(err, gone) }()
 	for _, n := range cp.Nodes {
 		dec, unfinished := nodeSteps(cp, n.Pod)
 		if n.Unstarted {
@@ -44,6 +46,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 				p.Notes = append(p.Notes, note)
 			default:
 				p.Done++
+				gone = append(gone, n.Pod)
 			}
 			continue
 		}
@@ -56,6 +59,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 				p.Notes = append(p.Notes, note)
 			default:
 				p.Done++
+				gone = append(gone, n.Pod)
 			}
 			continue
 		}
@@ -78,6 +82,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 		err := removed(ctx, r, cp.Namespace, n)
 		if err == nil {
 			p.Done++
+			gone = append(gone, n.Pod)
 			continue
 		}
 		if dec.State == checkpoint.StateStarted {
@@ -287,6 +292,14 @@ func finishFirst(pod, why string, refusal error) error {
 	return &operation.FinishFirst{Pod: pod, Why: why, NeverAct: []string{steps.StepDecommission, steps.StepRemoveNode, steps.StepRequestRemoval}, Err: refusal}
 }
 
+// withRemoved gives a FinishFirst answer the nodes found removed in full before it.
+func withRemoved(err error, gone []string) {
+	var ff *operation.FinishFirst
+	if errors.As(err, &ff) {
+		ff.Removed = gone
+	}
+}
+
 // peerView is how a peer's successful ring read showed a node (read false: not read).
 type peerView struct {
 	reader       string
@@ -350,6 +363,7 @@ func peerOf(n checkpoint.Node) string {
 // what exists once each asked-for node is gone).
 func assessDriven(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
 	p := operation.Progress{Total: len(cp.Nodes)}
+	var gone []string // removed in full, in the world
 	now, err := r.Progress(ctx, "")
 	if err != nil {
 		return p, exit.Refusedf("cannot read the operator's progress (%v): abort needs to know which removals the datacenter's size asks for; nothing changed", err)
@@ -360,16 +374,19 @@ func assessDriven(ctx context.Context, r operation.AbortReads, cp *checkpoint.Ch
 		}
 		if err := removed(ctx, r, cp.Namespace, n); err != nil {
 			refusal := exit.Refusedf("the datacenter's size (%d) asks the operator to remove node %s, and it is not removed in full yet (%v): a removal cannot be cancelled once asked for. "+
-				"resume waits until the operator finished it and goes on (abort waits for it too, and stops there): %s", now.Size, n.Pod, err, r.ResumeHint)
+				"Wait until the operator has removed it (kubectl cassandra status shows it gone), then run abort again: it stops the operation there (resume would finish it and go on with the rest of the plan: %s)",
+				now.Size, n.Pod, err, r.ResumeHint)
 			var ff *operation.FinishFirst
 			if errors.As(err, &ff) {
 				ff.Err = refusal
 				ff.Why = fmt.Sprintf("the datacenter's size (%d) asks the operator to remove it and %s", now.Size, ff.Why)
+				withRemoved(ff, gone)
 				return p, ff
 			}
 			return p, refusal
 		}
 		p.Done++
+		gone = append(gone, n.Pod)
 	}
 	return p, nil
 }

@@ -8,6 +8,7 @@ package repair
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
@@ -35,7 +36,7 @@ func (Kind) Info() operation.Info {
 	return operation.Info{
 		Name: Name,
 		Checkpoint: record.Schema{Version: 2, Unowned: true, NewNodes: true,
-			Steps: append(append([]string{record.StepVerifyLeft, record.StepWaitPodGone, record.StepWaitJoined}, record.DrivenSteps()...), ownSteps...)},
+			Steps: slices.Concat([]string{record.StepVerifyLeft, record.StepWaitPodGone, record.StepWaitJoined}, record.DrivenSteps(), record.ThroughputSteps(), record.TaskSteps(), ownSteps)},
 		StepsHeader: "Steps (each re-checked against the cluster right before it runs):",
 		ConfirmWord: "Repair",
 		Abort:       operation.Abort{KeepsCount: true},

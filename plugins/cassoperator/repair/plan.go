@@ -140,15 +140,24 @@ func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, erro
 // carryOn appends what is left of the operation in flight (a scale that met the stuck
 // state) to the repair's plan: its steps not done, in their order, but those the repair
 // plans itself, with its nodes and target. Each step asks the world again when it runs.
+// Its stream throughput goes with it: the rate and sources, and a set already done whose
+// restore is not (the restore must know the set may have acted). The records of what the
+// nodes had are handed over with the plan (steps.CarryThroughput, by the plan's
+// replacement), which also marks those sets started.
 func carryOn(plan *operation.Plan, old *record.Checkpoint) {
 	have := map[string]bool{}
 	for _, st := range plan.CP.Steps {
 		have[st.ID] = true
 	}
 	for _, st := range old.Steps {
-		if st.State != record.StateDone && !have[st.ID] {
+		if (st.State != record.StateDone || setToRestore(old, st)) && !have[st.ID] {
 			plan.CP.Steps = append(plan.CP.Steps, record.PendingStep(st.Kind, st.Pod))
 		}
+	}
+	if old.Throughput != nil {
+		t := *old.Throughput
+		t.Recorded = nil
+		plan.CP.Throughput = &t
 	}
 	// The scale's record of a node (its claims' UIDs, the size that asks for it) wins.
 	nodes := map[string]int{}
@@ -165,6 +174,15 @@ func carryOn(plan *operation.Plan, old *record.Checkpoint) {
 	plan.CP.Target = old.Target
 	plan.CP.Force = old.Force
 	plan.Findings = append(plan.Findings, fmt.Sprintf("operation %s (%s) was in flight: the plan carries on with what is left of it", old.OperationID, old.Kind))
+}
+
+// setToRestore: st is a stream throughput set whose restore in old is not done.
+func setToRestore(old *record.Checkpoint, st record.Step) bool {
+	if st.Kind != record.StepSetThroughput {
+		return false
+	}
+	restore, ok := old.Step(record.StepID(record.StepRestoreThroughput, st.Pod))
+	return ok && restore.State != record.StateDone
 }
 
 // stepsFor is the repair of one stuck state.

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+)
+
+// reapStaleThroughput is what every command that acts does first with the cluster's
+// nodes, as reapStalePauses with the operators: a stream limit whose owner's mark names
+// an operation no checkpoint holds (its record wiped or cleared, another operation in
+// its place) is put back to what the mark recorded, and the mark removed
+// (steps.ReapThroughputMarks). inFlight is the cluster's operation in flight (nil:
+// none), whose marks stay. Failures are warnings: the command goes on, and the next one
+// tries again.
+func (o *Options) reapStaleThroughput(ctx context.Context, s *session, inFlight *checkpoint.Checkpoint) {
+	keep := ""
+	if inFlight != nil {
+		keep = inFlight.OperationID
+	}
+	w := &steps.World{Kube: s.c.Kube, Nodetool: s.nt, Namespace: s.cluster.Namespace, ClusterSelector: s.adapter.ClusterSelector(s.cluster.Name),
+		Container: s.adapter.Container(), CP: &checkpoint.Checkpoint{}}
+	done, err := steps.ReapThroughputMarks(ctx, w, keep)
+	for _, line := range done {
+		fmt.Fprintf(o.ErrOut, "Stream throughput left by an operation that is gone: %s.\n", line)
+	}
+	if err != nil {
+		fmt.Fprintf(o.ErrOut, "warning: stream throughput left by operations that are gone could not all be put back: %v\n", err)
+	}
+}
