@@ -324,15 +324,9 @@ func (s driven) poll(ctx context.Context, id string, keys []string, done func() 
 		if err != nil || ok {
 			return err
 		}
-		cause, err := guard.check(ctx)
-		if err != nil {
+		if err := s.w.waiting(ctx, guard, id, what, start); err != nil {
 			return err
 		}
-		shown := what
-		if cause != "" {
-			shown += " (" + cause + ")"
-		}
-		s.w.Reporter.Waiting(id, shown, s.w.now().Sub(start))
 		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.unknownDue(what, guard.due()), keys...); err != nil {
 			if timedOut(ctx) {
 				return fmt.Errorf("%s; read now: %s. %s", what, s.w.explainStall(ctx, s.n), s.w.drivenNext())

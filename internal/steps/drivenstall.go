@@ -221,6 +221,20 @@ func (g *stallGuard) check(ctx context.Context) (string, error) {
 	return g.cause, nil
 }
 
+// waiting checks the guard g (nil: none) and shows what the wait id waits for, with
+// the guard's cause when it sees one; the guard's error stops the wait (check).
+func (w *World) waiting(ctx context.Context, g *stallGuard, id, what string, start time.Time) error {
+	cause, err := g.check(ctx)
+	if err != nil {
+		return err
+	}
+	if cause != "" {
+		what += " (" + cause + ")"
+	}
+	w.Reporter.Waiting(id, what, w.now().Sub(start))
+	return nil
+}
+
 // due is how long until the guard reads the causes again (0: no guard, or due now):
 // a wait on the evidence feed reads no later than that.
 func (g *stallGuard) due() time.Duration {

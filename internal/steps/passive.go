@@ -118,15 +118,9 @@ func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test ba
 			}
 		}
 		last = what
-		cause, err := guard.check(ctx)
-		if err != nil {
+		if err := w.waiting(ctx, guard, id, what, start); err != nil {
 			return err
 		}
-		shown := what
-		if cause != "" {
-			shown += " (" + cause + ")"
-		}
-		w.Reporter.Waiting(id, shown, w.now().Sub(start))
 		stall.check(what, hint)
 		upTo := w.backDue(what)
 		if d := guard.due(); d > 0 && (upTo == 0 || d < upTo) {

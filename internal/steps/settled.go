@@ -46,15 +46,9 @@ func AwaitSettled(ctx context.Context, w *World) error {
 		default:
 			what = "the operator is not done yet: " + why
 		}
-		cause, err := guard.check(ctx)
-		if err != nil {
+		if err := w.waiting(ctx, guard, settleID, what, start); err != nil {
 			return err
 		}
-		shown := what
-		if cause != "" {
-			shown += " (" + cause + ")"
-		}
-		w.Reporter.Waiting(settleID, shown, w.now().Sub(start))
 		if err := w.awaitEvidence(ctx, since, w.poll(), w.unknownDue(what, guard.due()), keyResource, keyPods); err != nil && ctx.Err() == nil {
 			return err
 		}
