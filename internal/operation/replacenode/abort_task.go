@@ -31,7 +31,7 @@ func (r *run) assessTask(ctx context.Context, ar operation.AbortReads, p operati
 		return p, exit.Refusedf("cannot read pod %s (%v): abort needs to know whether the operator deleted it; nothing changed", r.rep.Pod, err)
 	}
 	switch {
-	case withdrawable(t, pod, r.n.PodUID):
+	case withdrawable(t, pod):
 		p.Notes = append(p.Notes, fmt.Sprintf("task %s has not reached pod %s (not Running, no pod status): abort withdraws it (deletes it) before the operator acts on it, so nothing of the node is discarded", t.Name, r.rep.Pod))
 		return p, nil
 	case t != nil && !t.Finished:
@@ -81,7 +81,7 @@ func undoTask(ctx context.Context, ar operation.AbortReads, cp *checkpoint.Check
 	if err != nil {
 		return "", fmt.Errorf("cannot read pod %s: %w", r.rep.Pod, err)
 	}
-	if !withdrawable(t, pod, r.n.PodUID) {
+	if !withdrawable(t, pod) {
 		return "", exit.Refusedf("task %s reached pod %s since abort looked: the operator replaces the node, abort cannot withdraw it", t.Name, r.rep.Pod)
 	}
 	if err := r.withdraw(ctx, t); err != nil {

@@ -23,11 +23,14 @@ import (
 // withdrawable reports whether task t has not reached the pod yet: not finished, not
 // Running (the controller writes Running before any pod's job starts, after an
 // optimistic update of the task: cassandratask_controller.go processJobs), no pod
-// status, and pod p still the planned one. Deleting it then, with the resourceVersion
-// read as precondition (withdraw), stops the operator before it touches the node.
-func withdrawable(t *operator.Task, p *corev1.Pod, plannedUID string) bool {
+// status, and pod p there and not being deleted. Pod p need not be the planned one: a
+// pod re-created by someone else (a user, an eviction) while the task waits was not the
+// operator's doing, and its node may be the dead one come back. Deleting the task then,
+// with the resourceVersion read as precondition (withdraw), stops the operator before it
+// touches the node.
+func withdrawable(t *operator.Task, p *corev1.Pod) bool {
 	return t != nil && !t.Finished && !t.Running && len(t.Pods) == 0 &&
-		p != nil && p.DeletionTimestamp == nil && (plannedUID == "" || string(p.UID) == plannedUID)
+		p != nil && p.DeletionTimestamp == nil
 }
 
 // withdraw deletes the operation's task t (its label proves it is the operation's),
@@ -106,7 +109,7 @@ func (s *waitReplaced) watchTask(ctx context.Context) error {
 		return nil
 	}
 	switch {
-	case withdrawable(t, p, s.n.PodUID):
+	case withdrawable(t, p):
 		_, err := s.stillDead(ctx)
 		var alive *aliveError
 		if errors.As(err, &alive) {
@@ -134,7 +137,7 @@ func (s *waitReplaced) withdrawBack(ctx context.Context, what string) error {
 		return err
 	}
 	p, perr := s.pod(ctx, s.rep.Pod)
-	if err != nil || perr != nil || !withdrawable(t, p, s.n.PodUID) {
+	if err != nil || perr != nil || !withdrawable(t, p) {
 		return nil
 	}
 	if err := s.withdraw(ctx, t); err != nil {

@@ -30,9 +30,9 @@ func TestWithdrawable(t *testing.T) {
 		{"no task", nil, pod, false},
 		{"pod gone", &operator.Task{}, nil, false},
 		{"pod being deleted", &operator.Task{}, dying, false},
-		{"pod re-created", &operator.Task{}, other, false},
+		{"pod re-created by someone else, the task not started", &operator.Task{}, other, true},
 	} {
-		if got := withdrawable(c.t, c.p, "u1"); got != c.want {
+		if got := withdrawable(c.t, c.p); got != c.want {
 			t.Errorf("%s: withdrawable = %v, want %v", c.name, got, c.want)
 		}
 	}
