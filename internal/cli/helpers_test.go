@@ -155,3 +155,23 @@ func jumpingClock(base func() time.Time) (now func() time.Time, after func(time.
 func testKinds() checkpoint.Schemas {
 	return NewOptions(genericiooptions.NewTestIOStreamsDiscard(), repair.Operator{Plugin: casskop.Plugin{}}).Kinds.Schemas()
 }
+
+// lineWith is the first line of s holding sub (else s's last line).
+func lineWith(s, sub string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		if sub != "" && strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return lines[len(lines)-1]
+}
+
+// shortLine is lineWith cut short, for a test's messages.
+func shortLine(s, sub string) string {
+	l := lineWith(s, sub)
+	if len(l) > 300 {
+		return l[:300] + "…"
+	}
+	return l
+}

@@ -124,7 +124,7 @@ func regrownMidRun(t *testing.T, joined bool) {
 			w.SetReplicas("rack1", 4)
 		}
 	}, scaleTo(1)...)
-	t.Logf("scale: exit %d: %s", code, tpLine(stderr, "Error"))
+	t.Logf("scale: exit %d: %s", code, shortLine(stderr, "Error"))
 	if !regrown || w.Incarnations("pvc", claim) != 2 {
 		t.Fatalf("regrow: done %v, claim %s created %d times", regrown, claim, w.Incarnations("pvc", claim))
 	}

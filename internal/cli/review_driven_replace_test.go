@@ -24,22 +24,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
-// drLine is the first line of s holding sub (else s's last line), cut short.
-func drLine(s, sub string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	pick := lines[len(lines)-1]
-	for _, l := range lines {
-		if sub != "" && strings.Contains(l, sub) {
-			pick = l
-			break
-		}
-	}
-	if len(pick) > 300 {
-		pick = pick[:300] + "…"
-	}
-	return pick
-}
-
 // drNodetool runs nodetool args in pod of the simulated Cassandra (what an SRE runs by hand).
 func drNodetool(w *world.World, pod string, args ...string) (int, string) {
 	var out, errb bytes.Buffer
@@ -142,7 +126,7 @@ func TestDrivenReplaceNodeBackBeforeOperatorActs(t *testing.T) {
 		seen = fmt.Sprintf("%s %s, nodetool info on it exit %d", n.HostID, n.PeerCode, code)
 	}
 	_, errOut, code := drRunOnStderr(w, []string{"[OK] create task"}, back, append(replaceDC(pod(1)), "--timeout", "5s")...)
-	t.Logf("node back (%s); replace-node: exit %d: %s", seen, code, drLine(errOut, "Error"))
+	t.Logf("node back (%s); replace-node: exit %d: %s", seen, code, shortLine(errOut, "Error"))
 	if code != exit.Refused || !strings.Contains(errOut, "withdrawn") {
 		t.Errorf("replace-node: exit %d, want 3 saying the task was withdrawn\n%s", code, errOut)
 	}
@@ -221,7 +205,7 @@ func TestDrivenReplaceTaskFailed(t *testing.T) {
 	drFailTask(t, w)
 	w.PauseOperatorSteps(false)
 	_, rerr, rcode, _ := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes", "--timeout", "2s")
-	t.Logf("resume: exit %d: %s", rcode, drLine(rerr, "Error"))
+	t.Logf("resume: exit %d: %s", rcode, shortLine(rerr, "Error"))
 	if rcode != exit.Error || !strings.Contains(rerr, "will not replace the node") || !strings.Contains(rerr, "server-data-"+pod(1)) {
 		t.Errorf("resume: exit %d, want 1 saying the operator will not replace the node and its claims are deleted\n%s", rcode, rerr)
 	}
@@ -259,7 +243,7 @@ func TestDrivenReplaceTaskFailedThenPodDeleted(t *testing.T) {
 	}
 	v, _ := w.SimNode(pod(1))
 	_, rerr, rcode, _ := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes", "--timeout", "2s")
-	t.Logf("resume: exit %d: %s", rcode, drLine(rerr, "failed"))
+	t.Logf("resume: exit %d: %s", rcode, shortLine(rerr, "failed"))
 	if rcode != 0 || w.HasDCCheckpoint() || !strings.Contains(rerr, "failed") {
 		t.Errorf("pod deleted by hand, the pod's node now %s %s (dead %s): resume exit %d (checkpoint left %v), want 0 with a warning on the failed task\n%s",
 			v.HostID, v.PeerCode, d.HostID, rcode, w.HasDCCheckpoint(), rerr)
@@ -301,7 +285,7 @@ func TestDrivenTaskRestartGoneBeforeResume(t *testing.T) {
 	w.SettleOperator(400)
 	if got := len(w.RolledPods()); got > rolled {
 		t.Errorf("resume after the finished task was deleted: exit %d (%s); pods rolled %d times before, %d after: the datacenter was restarted again (%v)",
-			code, drLine(errOut, "create task"), rolled, got, w.RolledPods())
+			code, shortLine(errOut, "create task"), rolled, got, w.RolledPods())
 	}
 	if code != 0 || w.HasDCCheckpoint() || !strings.Contains(errOut, "not created again") {
 		t.Errorf("resume: exit %d (checkpoint left %v), want 0 saying the task is not created again\n%s", code, w.HasDCCheckpoint(), errOut)
@@ -332,7 +316,7 @@ func TestDrivenReplaceTaskGoneBeforeResume(t *testing.T) {
 		}
 	}
 	out, aerr, acode, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
-	t.Logf("abort: exit %d: %s", acode, drLine(aerr, "Error"))
+	t.Logf("abort: exit %d: %s", acode, shortLine(aerr, "Error"))
 	if acode != exit.Refused || !strings.Contains(aerr, "resume verifies the replacement") {
 		t.Errorf("abort of a node the operator replaced: exit %d, want 3 naming resume: %q %s", acode, strings.TrimSpace(out), aerr)
 	}

@@ -22,17 +22,6 @@ import (
 
 var replaceDeadArgs = []string{"replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes"}
 
-// lineWith is the first line of s holding sub (else s's last line).
-func lineWith(s, sub string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for _, l := range lines {
-		if sub != "" && strings.Contains(l, sub) {
-			return l
-		}
-	}
-	return lines[len(lines)-1]
-}
-
 // nodetoolOn runs nodetool args in pod of the simulated Cassandra (what an SRE runs by hand).
 func nodetoolOn(w *world.World, pod string, args ...string) (int, string) {
 	var out, errb bytes.Buffer

@@ -22,22 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// tpLine is the first line of s holding sub (else s's last line), cut short.
-func tpLine(s, sub string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	pick := lines[len(lines)-1]
-	for _, l := range lines {
-		if sub != "" && strings.Contains(l, sub) {
-			pick = l
-			break
-		}
-	}
-	if len(pick) > 300 {
-		pick = pick[:300] + "…"
-	}
-	return pick
-}
-
 // setsTo counts the plugin's throughput commands on pod whose value is (not) value.
 func setsTo(w *world.World, pod, value string) (to, other int) {
 	for _, cmd := range throughputSets(w)[pod] {
@@ -68,7 +52,7 @@ func TestDrivenRepairCarriesStreamThroughput(t *testing.T) {
 	out, rerr, rcode, _ := drun(w, 0, "repair-operator-state", "dc1", "-n", "cassandra", "--yes", "--poll-interval", "1ms")
 	if rcode != 0 {
 		_, serr, scode, _ := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes", "--poll-interval", "1ms")
-		t.Fatalf("repair-operator-state, which the scale named: exit %d: %s (then resume exit %d: %s)", rcode, tpLine(out+rerr, "Error"), scode, tpLine(serr, "Error"))
+		t.Fatalf("repair-operator-state, which the scale named: exit %d: %s (then resume exit %d: %s)", rcode, shortLine(out+rerr, "Error"), scode, shortLine(serr, "Error"))
 	}
 	w.SettleOperator(50)
 	w.AssertDrivenConverged(1, "repair carried the scale")
@@ -108,7 +92,7 @@ func TestThroughputSourceDiesBeforeRestore(t *testing.T) {
 	if rcode != 0 {
 		_, aerr, acode, _ := run(w, 0, abortDemo...)
 		t.Fatalf("a source died before the restore: resume exit %d (%s); abort exit %d (%s); operator at %d",
-			rcode, tpLine(rerr, "Error"), acode, tpLine(aerr, "Error"), w.DeploymentReplicas("casskop"))
+			rcode, shortLine(rerr, "Error"), acode, shortLine(aerr, "Error"), w.DeploymentReplicas("casskop"))
 	}
 	if !strings.Contains(rerr, "nothing to restore on demo-dc1-rack1-1") {
 		t.Errorf("resume does not say why the dead source has nothing to restore:\n%s", rerr)
@@ -140,7 +124,7 @@ func TestThroughputSourceDiesBeforeRestoreAbort(t *testing.T) {
 	w.KillNode("demo-dc1-rack1-1")
 	_, aerr, acode, _ := run(w, 0, abortDemo...)
 	if acode != 0 {
-		t.Fatalf("abort with a dead source: exit %d: %s", acode, tpLine(aerr, "Error"))
+		t.Fatalf("abort with a dead source: exit %d: %s", acode, shortLine(aerr, "Error"))
 	}
 	if n := w.DeploymentReplicas("casskop"); n != 1 {
 		t.Errorf("operator at %d replicas, want 1", n)
@@ -172,7 +156,7 @@ func TestReplaceThroughputSourceDiesWhileStreaming(t *testing.T) {
 	if rcode != 0 {
 		_, aerr, acode, _ := run(w, 0, abortDemo...)
 		t.Fatalf("a source died while the replacement streamed: resume exit %d (%s); abort exit %d (%s); operator at %d",
-			rcode, tpLine(rerr, "Error"), acode, tpLine(aerr, "Error"), w.DeploymentReplicas("casskop"))
+			rcode, shortLine(rerr, "Error"), acode, shortLine(aerr, "Error"), w.DeploymentReplicas("casskop"))
 	}
 	if n := w.DeploymentReplicas("casskop"); n != 1 {
 		t.Errorf("operator at %d replicas, want 1", n)
@@ -216,7 +200,7 @@ func TestDrivenAbortSecondRemoval(t *testing.T) {
 	}
 	out, aerr, acode, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
 	if acode != 0 {
-		t.Fatalf("abort during the second removal: exit %d: %s", acode, tpLine(aerr, "Error"))
+		t.Fatalf("abort during the second removal: exit %d: %s", acode, shortLine(aerr, "Error"))
 	}
 	if !strings.Contains(out, "2 of 3") {
 		t.Errorf("abort's summary does not say 2 of 3 nodes removed: %s", out)
@@ -249,7 +233,7 @@ func TestDrivenAbortSecondRemovalAfterWait(t *testing.T) {
 	w.SettleOperator(200)
 	out, aerr, acode, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
 	if acode != 0 || !strings.Contains(out, "2 of 3") {
-		t.Fatalf("abort once the operator finished sts-2: exit %d: %s %s", acode, strings.TrimSpace(out), tpLine(aerr, "Error"))
+		t.Fatalf("abort once the operator finished sts-2: exit %d: %s %s", acode, strings.TrimSpace(out), shortLine(aerr, "Error"))
 	}
 }
 
