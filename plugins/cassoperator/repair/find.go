@@ -79,7 +79,9 @@ func find(s seen) (found []finding, notes []string) {
 	for _, p := range sortedPods(s.pods) {
 		target := s.split[p.rack]
 		switch {
-		case p.state != cassoperator.StateDecommissioning && p.ordinal >= target && !s.scaling && !p.deleting:
+		case p.ordinal >= target && !s.scaling && !p.deleting:
+			// Labelled Decommissioning already is the same state with its first repair
+			// made (a repair stopped after its label): the label step reads as done.
 			hostID := s.entries[p.name].hostID
 			if member(s.ring, hostID, p.ip) {
 				notes = append(notes, fmt.Sprintf("pod %s is above rack %s's count (%d) and its node is still in the ring: not stuck, the operator has yet to decommission it", p.name, p.rack, target))
@@ -91,8 +93,7 @@ func find(s seen) (found []finding, notes []string) {
 			}
 			found = append(found, finding{kind: leftUnmarked, pod: p.name, rack: p.rack, ordinal: p.ordinal, podUID: p.uid, hostID: hostID, address: p.ip,
 				claims: claimsOf(s, p.name),
-				text: fmt.Sprintf("pod %s: its node left the ring (DECOMMISSIONED, Host ID %s absent from the ring), but the pod was never labelled %s and the operator is not scaling down: it waits on the pod for ever (cass-operator killed while its decommission call ran)",
-					p.name, orUnknown(hostID), cassoperator.StateDecommissioning)})
+				text: leftUnmarkedText(p, hostID)})
 		case p.state == cassoperator.StateDecommissioning && p.ordinal < target && !s.scaling && !p.deleting:
 			row, ok := s.ring.ByAddress(p.ip)
 			if !ok || row.Code() != "UN" {
@@ -214,4 +215,15 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// leftUnmarkedText says what a leftUnmarked finding is: never labelled by the operator,
+// or labelled by a repair that stopped before the rest.
+func leftUnmarkedText(p podSeen, hostID string) string {
+	if p.state == cassoperator.StateDecommissioning {
+		return fmt.Sprintf("pod %s: its node left the ring (DECOMMISSIONED, Host ID %s absent from the ring) and the pod is labelled %s, but the operator is not scaling down: it waits on the pod for ever (a repair stopped after labelling it)",
+			p.name, orUnknown(hostID), cassoperator.StateDecommissioning)
+	}
+	return fmt.Sprintf("pod %s: its node left the ring (DECOMMISSIONED, Host ID %s absent from the ring), but the pod was never labelled %s and the operator is not scaling down: it waits on the pod for ever (cass-operator killed while its decommission call ran)",
+		p.name, orUnknown(hostID), cassoperator.StateDecommissioning)
 }
