@@ -20,7 +20,10 @@ import (
 
 // kindSearchCase selects the states of TestKindSearch by "operator/kind/case/disturbance@k"
 // (a regexp), to re-run one.
-var kindSearchCase = flag.String("kindsearch.case", "", "TestKindSearch: explore only the states whose operator/kind/case/disturbance@k matches this regexp")
+var (
+	kindSearchCase = flag.String("kindsearch.case", "", "TestKindSearch: explore only the states whose operator/kind/case/disturbance@k matches this regexp")
+	kindSearchSkip = flag.String("kindsearch.skip", "", "TestKindSearch: leave out the states whose operator/kind/case/disturbance@k matches this regexp")
+)
 
 // searchCase is one operation of a kind, on one operator, in a world set up for it.
 type searchCase struct {
@@ -177,7 +180,7 @@ func exploreCase(t *testing.T, so searchOperator, kind string, sc searchCase, fi
 	for k := 1; k <= effects; k++ {
 		for _, d := range append([]world.Change{{Name: "crash"}}, so.disturbances...) {
 			label := fmt.Sprintf("%s/%s@%d", prefix, d.Name, k)
-			if filter != nil && !filter.MatchString(label) {
+			if (filter != nil && !filter.MatchString(label)) || (*kindSearchSkip != "" && regexp.MustCompile(*kindSearchSkip).MatchString(label)) {
 				continue
 			}
 			w := world.New(t, sc.opts)

@@ -93,7 +93,7 @@ func find(s seen) (found []finding, notes []string) {
 			}
 			found = append(found, finding{kind: leftUnmarked, pod: p.name, rack: p.rack, ordinal: p.ordinal, podUID: p.uid, hostID: hostID, address: p.ip,
 				claims: claimsOf(s, p.name),
-				text: leftUnmarkedText(p, hostID)})
+				text:   leftUnmarkedText(p, hostID)})
 		case p.state == cassoperator.StateDecommissioning && p.ordinal < target && !s.scaling && !p.deleting:
 			row, ok := s.ring.ByAddress(p.ip)
 			if !ok || row.Code() != "UN" {
