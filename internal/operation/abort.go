@@ -29,6 +29,14 @@ func ReadsOf(r pub.AbortReads) AbortReads {
 	return AbortReads{Planner: plannerOf(r.Toolkit), ResumeHint: r.ResumeHint, Progress: r.Progress, Tasks: r.Tasks}
 }
 
+// WithPlanner is an assessment (Abort.Assess) or undo (Abort.Undo) of the plugin's own
+// kinds, which read through the Planner, as pkg/operation's Abort holds it.
+func WithPlanner[T any](f func(context.Context, AbortReads, *checkpoint.Checkpoint) (T, error)) func(context.Context, pub.AbortReads, *checkpoint.Checkpoint) (T, error) {
+	return func(ctx context.Context, r pub.AbortReads, cp *checkpoint.Checkpoint) (T, error) {
+		return f(ctx, ReadsOf(r), cp)
+	}
+}
+
 // RefuseStarted is the assessment of a kind aborted only before it changed the cluster
 // (Abort.Assess nil): it refuses once any step past pausing the operator started.
 func RefuseStarted(cp *checkpoint.Checkpoint, resumeHint string) error {
