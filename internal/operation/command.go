@@ -1,8 +1,5 @@
 package operation
 
-// What the plugin's own kinds' commands (pkg/operation.Command) share: the rack flags,
-// their check, and the command that runs a plan on racks.
-
 import (
 	"fmt"
 
@@ -10,6 +7,8 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 )
+
+// What the plugin's own kinds' commands (pkg/operation's Command) share.
 
 // RackFlags registers --rack and --dc (what of the cluster the operation acts on);
 // rack is the --rack flag's help.
