@@ -1,5 +1,5 @@
 // Package operation is what every kind of rack operation shares on the plugin's side:
-// the Registry the CLI looks kinds up in (kind.go), the Planner, its reads and the new
+// the Registry the CLI looks kinds up in (registry.go), the Planner, its reads and the new
 // checkpoint (plan.go, reads.go), the Toolkit it is to every kind (toolkit.go), the
 // preflight checks and the access a plan needs (preflight.go), and the Runner that runs
 // or resumes a checkpoint through the engine (run.go). The Kind contract is
