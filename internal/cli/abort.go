@@ -221,7 +221,7 @@ func (o *Options) undoAbort(ctx context.Context, s *session, cp *checkpoint.Chec
 	return nil
 }
 
-// undoKind runs the kind's own undo (operation.Abort.Undo), the lock proved first. It
+// undoKind runs the kind's own undo (pub.Abort.Undo), the lock proved first. It
 // runs on a cluster being deleted too: what it takes back is not the cluster's (a
 // user's ConfigMap) and outlives it. There a failure is said and abort goes on, since
 // the deletion waits for the operator.

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -19,14 +20,14 @@ import (
 // kind's assessment) and the count the cluster resource must ask for so that it and
 // the StatefulSets agree.
 type abortPoint struct {
-	operation.Progress
+	pub.Progress
 	// counts are the StatefulSet replicas of each rack of the datacenter (what abort
 	// sets), spec what the cluster resource asks for now (rack -> nodes); rv is its
 	// resourceVersion then, and countWords names the count (operator.Counts).
 	counts, spec   map[string]int
 	rv, countWords string
 	// rule is the kind's abort rule.
-	rule operation.Abort
+	rule pub.Abort
 	// deleting: the cluster resource is being deleted (deletingPoint).
 	deleting bool
 	// unstarted are new pods that never started, which abort takes away first (their
@@ -49,7 +50,7 @@ func (p *abortPoint) summary() string {
 
 // assessAbort reads the world and refuses (exit 3, nothing changed, what to run
 // instead) unless the operation stands at the safe point of its kind: the kind's
-// assessment (operation.Abort.Assess, in each kind's package), or, for a kind without
+// assessment (pub.Abort.Assess, in each kind's package), or, for a kind without
 // one, before any step past pausing the operator started. Then, unless the kind keeps
 // the count, the operator must be able to keep each rack's StatefulSet replicas as its
 // count (assessRacks).
@@ -78,8 +79,8 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 }
 
 // abortReads is what a kind's abort assessment reads the world with.
-func (o *Options) abortReads(s *session) operation.AbortReads {
-	r := operation.AbortReads{Planner: o.planner(s), ResumeHint: s.resumeHint()}
+func (o *Options) abortReads(s *session) pub.AbortReads {
+	r := pub.AbortReads{Toolkit: o.planner(s), ResumeHint: s.resumeHint()}
 	if sc, ok := s.adapter.(operator.Scaler); ok {
 		dc := ""
 		if len(s.cluster.DCs) > 0 {

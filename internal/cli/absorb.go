@@ -6,16 +6,17 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
-// absorb plans a command that carries the operation in flight on (operation.InFlight
+// absorb plans a command that carries the operation in flight on (pub.InFlight
 // Absorb: a repair of the operator's stuck state, then what is left of the scale that
 // met it): the plan is made from the world with the old checkpoint in hand, shown,
 // confirmed, and replaces the old one under its ID (a guarded write), then runs. A dry
 // run changes nothing.
 func (o *Options) absorb(ctx context.Context, s *session, existing *checkpoint.Checkpoint, st *operationOptions) error {
 	f := &st.flags
-	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter, Request: st.req, InFlight: existing}
+	env := &pub.Env{Toolkit: o.planner(s), Cluster: s.cluster, Adapter: s.adapter, Request: st.req, InFlight: existing}
 	acc, err := st.kind.Access(ctx, env)
 	if err != nil {
 		return err

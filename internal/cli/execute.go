@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -236,7 +237,7 @@ func (o *Options) execute(ctx context.Context, s *session, cp *checkpoint.Checkp
 
 // newRunner is the runner of cp's steps with the run's progress display and events
 // (flush sends the events still buffered).
-func (o *Options) newRunner(s *session, cp *checkpoint.Checkpoint, f *runFlags, kind operation.Kind) (*operation.Runner, *output.Progress, func()) {
+func (o *Options) newRunner(s *session, cp *checkpoint.Checkpoint, f *runFlags, kind pub.Kind) (*operation.Runner, *output.Progress, func()) {
 	progress := output.NewProgress(o.ErrOut, o.Color)
 	progress.Now = o.Now
 	progress.Mode, progress.PlainEvery = f.progress, o.ProgressEvery

@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -30,9 +31,9 @@ func (o *Options) growBack(ctx context.Context, s *session, cp *checkpoint.Check
 			return err
 		}
 	}
-	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
+	env := &pub.Env{Toolkit: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
 		Request: operation.Request{DC: u.dc, Nodes: u.largest, Pause: pause}}
-	env.Planner.Holder = self
+	operation.PlannerOf(env).Holder = self
 	acc, err := k.Access(ctx, env)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
@@ -21,14 +22,14 @@ import (
 // under its own name, command and checkpoint schema.
 type bounce struct{ restart.Kind }
 
-func (bounce) Info() operation.Info {
+func (bounce) Info() pub.Info {
 	info := restart.Kind{}.Info()
 	info.Name, info.ConfirmWord = "bounce", "Bounce"
 	return info
 }
 
 // Plan is the restart's plan, recorded under the new kind's name.
-func (b bounce) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+func (b bounce) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	plan, err := b.Kind.Plan(ctx, env)
 	if err == nil {
 		plan.CP.Kind = b.Info().Name
@@ -36,8 +37,8 @@ func (b bounce) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, 
 	return plan, err
 }
 
-func (bounce) Command() operation.Command {
-	return operation.Command{
+func (bounce) Command() pub.Command {
+	return pub.Command{
 		Use: "bounce [CLUSTER] --rack RACK", Short: "Bounce a rack's pods", Long: "Bounce the pods of a {Kind}'s rack.",
 		DryRun: "Print the plan", During: "the bounce", Busy: true,
 		Flags:    func(fs *pflag.FlagSet, req *operation.Request) { operation.RackFlags(fs, req, "Rack to bounce") },
@@ -53,8 +54,8 @@ func (bounce) Command() operation.Command {
 // internal/operation/kinds/kinds.go or in an operator's Kinds).
 type offering struct{ repair.Operator }
 
-func (o offering) Kinds() []operation.Kind {
-	return append(operation.Adopt(o.Operator.Kinds()...), bounce{})
+func (o offering) Kinds() []pub.Kind {
+	return append(o.Operator.Kinds(), bounce{})
 }
 
 // TestNewKindIsOnePackage: a kind the CLI and the checkpoint were never told about gets

@@ -11,10 +11,11 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // operationCmds are the commands of the registered kinds that have one
-// (operation.Commander), in the order the table lists them: a kind's command is
+// (pub.Commander), in the order the table lists them: a kind's command is
 // written in its package (internal/operation/*/command.go), not here. Kinds of
 // different operators may share a command (repair-operator-state): it runs the kind of
 // the cluster's operator (operationOptions.forAdapter), and its help says each one's.
@@ -25,7 +26,7 @@ func (o *Options) operationCmds() []*cobra.Command {
 	var cmds []*cobra.Command
 	seen := map[string]*operationOptions{}
 	for _, k := range o.Kinds.All() {
-		c, ok := k.(operation.Commander)
+		c, ok := k.(pub.Commander)
 		if !ok {
 			continue
 		}
@@ -86,8 +87,8 @@ func (c *clusterArg) Complete(_ *cobra.Command, args []string) { c.args = args }
 type operationOptions struct {
 	clusterArg
 	name    string // the command's name
-	kind    operation.Kind
-	cmd     operation.Command
+	kind    pub.Kind
+	cmd     pub.Command
 	req     operation.Request
 	flags   opFlags
 	changed func(flag string) bool
@@ -100,13 +101,13 @@ type operationOptions struct {
 
 // alternative is another operator's kind under the same command.
 type alternative struct {
-	kind operation.Kind
-	cmd  operation.Command
+	kind pub.Kind
+	cmd  pub.Command
 }
 
 // shares reports whether k may share st's command: both are kinds of named operators,
 // and of different ones.
-func (st *operationOptions) shares(k operation.Kind) bool {
+func (st *operationOptions) shares(k pub.Kind) bool {
 	a, b := st.kind.Info().Operator, k.Info().Operator
 	if a == "" || b == "" || a == b {
 		return false
@@ -168,7 +169,7 @@ func (st *operationOptions) Run(ctx context.Context, o *Options) error {
 
 // newOperationCmd is the command that starts an operation of kind k as c describes it,
 // in the words of the operators this build supports.
-func (o *Options) newOperationCmd(k operation.Kind, c operation.Command) (*cobra.Command, *operationOptions) {
+func (o *Options) newOperationCmd(k pub.Kind, c pub.Command) (*cobra.Command, *operationOptions) {
 	st := &operationOptions{kind: k, cmd: c, longs: []string{c.Long}}
 	words := o.words()
 	cmd := &cobra.Command{

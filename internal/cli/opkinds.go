@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // operationTarget says what an operation does to which racks, for status and refusals
@@ -52,7 +53,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 	if pauseErr != nil {
 		return pauseErr
 	}
-	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter, Request: st.req}
+	env := &pub.Env{Toolkit: o.planner(s), Cluster: s.cluster, Adapter: s.adapter, Request: st.req}
 	env.Request.Pause = pause
 	access := future.Start(func() (struct{}, error) {
 		acc, err := st.kind.Access(ctx, env)
@@ -87,11 +88,11 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 // inFlight answers an operation in flight as the command says: resume it, plan it
 // again, or refuse.
 func (o *Options) inFlight(ctx context.Context, s *session, existing *checkpoint.Checkpoint, st *operationOptions) error {
-	asked := operation.Asked{Request: st.req, DC: st.req.DC, Racks: []string{st.req.Rack}, ResumeHint: s.resumeHint()}
+	asked := pub.Asked{Request: st.req, DC: st.req.DC, Racks: []string{st.req.Rack}, ResumeHint: s.resumeHint()}
 	if dc, racks, err := s.cluster.Select(st.req.DC, st.req.Rack); err == nil {
 		asked.DC, asked.Racks, asked.Selected = dc.Name, operation.RackNames(racks), true
 	}
-	answer := operation.InFlight{}
+	answer := pub.InFlight{}
 	if st.cmd.InFlight != nil {
 		answer = st.cmd.InFlight(existing, asked)
 	}
@@ -114,7 +115,7 @@ func (o *Options) inFlight(ctx context.Context, s *session, existing *checkpoint
 
 // planner reads the real world for a plan.
 func (o *Options) planner(s *session) *operation.Planner {
-	return &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Clock: o.Now, Holder: o.self()}
+	return &operation.Planner{Client: s.c.Kube, Nodetool: s.nt, Clock: o.Now, Holder: o.self()}
 }
 
 // runPlan shows a fresh plan (and stops there with --dry-run), asks, writes the

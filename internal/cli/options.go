@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -92,8 +93,8 @@ func NewOptions(streams genericiooptions.IOStreams, operators ...operator.Operat
 }
 
 // offered are the operation kinds the operators offer beyond the common ones.
-func offered(operators []operator.Operator) []operation.Kind {
-	var out []operation.Kind
+func offered(operators []operator.Operator) []pub.Kind {
+	var out []pub.Kind
 	for _, op := range operators {
 		out = append(out, operation.Offered(op)...)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // planReport is the JSON/YAML form of a plan (stable schema; "next" names the command
@@ -30,7 +31,7 @@ type planReport struct {
 	StartedBy   *checkpoint.Holder `json:"startedBy,omitempty"`
 	Next        string             `json:"next"`
 
-	kind operation.Kind
+	kind pub.Kind
 	cp   *checkpoint.Checkpoint
 	// resource is the cluster resource's kind (operator.Resource.Kind).
 	resource string
@@ -54,7 +55,7 @@ type planStep struct {
 	Description string `json:"description"`
 }
 
-func newPlanReport(k operation.Kind, w *steps.World, warnings []string, dryRun bool, next string) planReport {
+func newPlanReport(k pub.Kind, w *steps.World, warnings []string, dryRun bool, next string) planReport {
 	cp := w.CP
 	r := planReport{
 		Kind: cp.Kind, OperationID: cp.OperationID, Namespace: cp.Namespace, Cluster: cp.Cluster,

@@ -5,18 +5,18 @@ import (
 	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // refusalNext says where an operation stands after Cassandra refused a step (the step
 // is pending again, nothing was started by it) and the ways forward: resume once the
 // cause is fixed, the kind's retry when it has one (scale: the same scale with
 // --force, re-planned by replanForce in replan.go), or abort.
-func refusalNext(s *session, kind operation.Kind, cp *checkpoint.Checkpoint, step string) string {
+func refusalNext(s *session, kind pub.Kind, cp *checkpoint.Checkpoint, step string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The operation stopped at step %s, which is pending again (nothing was started); the checkpoint is kept. Check with: %s. Then either:\n", step, s.statusHint())
 	fmt.Fprintf(&b, "  - fix the cause, then run: %s\n", s.resumeHint())
-	if c, ok := kind.(operation.Commander); ok && c.Command().Retry != nil {
+	if c, ok := kind.(pub.Commander); ok && c.Command().Retry != nil {
 		if retry := c.Command().Retry(cp); retry != "" {
 			fmt.Fprintf(&b, "  - or %s\n", retry)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // replanForce answers a scale with the same target as the scale-down in flight but
@@ -50,10 +51,10 @@ func (o *Options) replanForce(ctx context.Context, s *session, existing *checkpo
 		}
 	}
 	o.keepThroughput(existing, &req.StreamThroughput)
-	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
+	env := &pub.Env{Toolkit: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
 		Request: req}
 	env.Request.Pause = pause
-	env.Planner.Holder = self
+	operation.PlannerOf(env).Holder = self
 	acc, err := down.Access(ctx, env)
 	if err != nil {
 		return err

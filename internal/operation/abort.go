@@ -6,36 +6,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
-// Abort is when an operation of a kind may be aborted, and how abort counts its
-// progress. Abort (internal/cli/abort.go) asks the kind's Assess, then checks the racks
-// against the cluster resource's count unless KeepsCount.
-type Abort struct {
-	// Verb, Unit and Past say in words what the operation does to what ("removing",
-	// "nodes", "removed"); Unit is empty for a kind that counts no progress.
-	Verb, Unit, Past string
-	// NoneYet says where the operation stands when no unit is done yet ("no node has
-	// started leaving"); empty: nothing in the cluster was changed yet.
-	NoneYet string
-	// KeepsCount: abort leaves the cluster resource's count alone (the operator's own
-	// count is what the operation lets it finish).
-	KeepsCount bool
-	// Assess reads the world and refuses (exit 3, nothing changed, what to run instead)
-	// unless the operation stands at the kind's safe point, and says how far it got.
-	// Nil: abort only before any step past pausing the operator started.
-	Assess func(ctx context.Context, r AbortReads, cp *checkpoint.Checkpoint) (Progress, error)
-	// Undo, when set, takes back what the operation changed that the cluster must not
-	// keep (replace-node: the replace option in the start script), before the operator
-	// is restored; it says what it did ("" when nothing). It runs on a cluster being
-	// deleted too: what it takes back is not the cluster's.
-	Undo func(ctx context.Context, r AbortReads, cp *checkpoint.Checkpoint) (string, error)
-}
-
-// AbortReads is what an abort assessment reads the world with: the planner's reads
-// (pods, claims, StatefulSets, Cassandra) and the command that continues the
-// operation, for refusals that send the user to resume.
+// AbortReads is pkg/operation's AbortReads as the plugin's own kinds' assessments read
+// it (ReadsOf): with the Planner's reads (pods, claims, StatefulSets, Cassandra) in
+// place of the Toolkit it is.
 type AbortReads struct {
 	*Planner
 	ResumeHint string
@@ -47,11 +24,17 @@ type AbortReads struct {
 	Tasks operator.Tasks
 }
 
-// Progress is how far an operation got, as abort found the world: Done of Total units
-// (Abort.Unit), and notes worth telling before abort acts.
-type Progress struct {
-	Done, Total int
-	Notes       []string
+// ReadsOf is r with its Planner (the Toolkit it is: PlannerOf).
+func ReadsOf(r pub.AbortReads) AbortReads {
+	return AbortReads{Planner: plannerOf(r.Toolkit), ResumeHint: r.ResumeHint, Progress: r.Progress, Tasks: r.Tasks}
+}
+
+// WithPlanner is an assessment (Abort.Assess) or undo (Abort.Undo) of the plugin's own
+// kinds, which read through the Planner, as pkg/operation's Abort holds it.
+func WithPlanner[T any](f func(context.Context, AbortReads, *checkpoint.Checkpoint) (T, error)) func(context.Context, pub.AbortReads, *checkpoint.Checkpoint) (T, error) {
+	return func(ctx context.Context, r pub.AbortReads, cp *checkpoint.Checkpoint) (T, error) {
+		return f(ctx, ReadsOf(r), cp)
+	}
 }
 
 // RefuseStarted is the assessment of a kind aborted only before it changed the cluster

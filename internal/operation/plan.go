@@ -1,10 +1,11 @@
-// Package operation is what every kind of rack operation shares: the Kind interface and
-// the Registry the CLI looks kinds up in (kind.go), the planner's shared reads and the
-// new checkpoint (plan.go), the preflight checks and the access a plan needs
-// (preflight.go), and the Runner that runs or resumes a checkpoint through the engine
-// (run.go). Each kind is one package below (scaledown, scaleup, restart, repair);
-// internal/operation/kinds is their table. A new kind is a new package implementing
-// Kind, plus one line there.
+// Package operation is what every kind of rack operation shares on the plugin's side:
+// the Registry the CLI looks kinds up in (registry.go), the Planner, its reads and the new
+// checkpoint (plan.go, reads.go), the Toolkit it is to every kind (toolkit.go), the
+// preflight checks and the access a plan needs (preflight.go), and the Runner that runs
+// or resumes a checkpoint through the engine (run.go). The Kind contract is
+// pkg/operation's. Each of the plugin's own kinds is one package below (scaledown,
+// scaleup, restart, replacenode); internal/operation/kinds is their table. A new kind is
+// a new package implementing pkg/operation's Kind, plus one line there.
 package operation
 
 import (
@@ -47,9 +48,10 @@ type NodeInfo interface {
 	DescribeCluster(ctx context.Context, pod string) (nodetool.ClusterDescription, error)
 }
 
-// Planner reads the real world and turns a Request into a Plan. It changes nothing.
+// Planner reads the real world and turns a Request into a Plan. It changes nothing. It
+// is the Toolkit (pkg/operation) of every Env the plugin plans with (toolkit.go).
 type Planner struct {
-	Kube     kubernetes.Interface
+	Client   kubernetes.Interface
 	Nodetool NodeInfo
 	Clock    func() time.Time
 	// Holder identifies this run in the checkpoint (Self() when empty).
@@ -214,7 +216,7 @@ func SelectRacks(cl topology.Cluster, req Request, counts operator.Counts) (topo
 
 // NewCheckpoint fills what every checkpoint of kind has; the caller adds target, nodes
 // and steps. idPrefix begins the operation's ID ("scale").
-func (p *Planner) NewCheckpoint(cl topology.Cluster, kind Kind, idPrefix string, req Request) *checkpoint.Checkpoint {
+func (p *Planner) NewCheckpoint(cl topology.Cluster, kind pub.Kind, idPrefix string, req Request) *checkpoint.Checkpoint {
 	now := p.Now()
 	holder := p.Holder
 	if holder.Host == "" {

@@ -19,20 +19,20 @@ import (
 
 // Pod reads pod name.
 func (p *Planner) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
-	pod, err := p.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := p.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	return absent(pod, err, "pod", name)
 }
 
 // Claim reads PersistentVolumeClaim name.
 func (p *Planner) Claim(ctx context.Context, ns, name string) (*corev1.PersistentVolumeClaim, error) {
-	pvc, err := p.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+	pvc, err := p.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 	return absent(pvc, err, "PVC", name)
 }
 
 // NamespacePods lists every pod of namespace ns (which claims they use, at which
 // addresses).
 func (p *Planner) NamespacePods(ctx context.Context, ns string) ([]corev1.Pod, error) {
-	l, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	l, err := p.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the pods of namespace %s: %w", ns, err)
 	}
@@ -42,7 +42,7 @@ func (p *Planner) NamespacePods(ctx context.Context, ns string) ([]corev1.Pod, e
 // ClaimsLabelled lists the claims carrying every label of match (a StatefulSet's
 // selector: the StatefulSet controller puts it on the claims it creates), by name.
 func (p *Planner) ClaimsLabelled(ctx context.Context, ns string, match map[string]string) (map[string]*corev1.PersistentVolumeClaim, error) {
-	l, err := p.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(match).String()})
+	l, err := p.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(match).String()})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list PVCs: %w", err)
 	}
@@ -55,7 +55,7 @@ func (p *Planner) ClaimsLabelled(ctx context.Context, ns string, match map[strin
 
 // Replicas reads StatefulSet name's spec.replicas (1 when unset, as the API defaults it).
 func (p *Planner) Replicas(ctx context.Context, ns, name string) (int, error) {
-	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	sts, err := p.Client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("cannot read StatefulSet %s: %w", name, err)
 	}
@@ -77,7 +77,7 @@ func absent[T any](obj *T, err error, what, name string) (*T, error) {
 
 // ReadRack reads a rack's StatefulSet and pods. It judges nothing: CheckPods does.
 func (p *Planner) ReadRack(ctx context.Context, ns string, r topology.Rack) (RackNow, error) {
-	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, r.StatefulSet, metav1.GetOptions{})
+	sts, err := p.Client.AppsV1().StatefulSets(ns).Get(ctx, r.StatefulSet, metav1.GetOptions{})
 	sts, err = absent(sts, err, "StatefulSet", r.StatefulSet)
 	if err != nil {
 		return RackNow{}, err
@@ -98,7 +98,7 @@ func (p *Planner) ReadRack(ctx context.Context, ns string, r topology.Rack) (Rac
 
 // RackPods maps ordinal → pod for the pods of a rack.
 func (p *Planner) RackPods(ctx context.Context, ns string, r topology.Rack) (map[int]corev1.Pod, error) {
-	l, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: r.LabelSelector()})
+	l, err := p.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: r.LabelSelector()})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the pods of rack %s: %w", r.Name, err)
 	}

@@ -10,12 +10,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // Runner runs (or resumes) a checkpointed operation to its end.
 type Runner struct {
 	// Kind is the checkpoint's kind (Registry.Of).
-	Kind Kind
+	Kind pub.Kind
 	// World is what the steps know of the cluster, its readers and the run's settings
 	// (the CLI's session builds it: internal/cli/session.go, stepWorld); the engine
 	// takes its Reporter, Poll and Now from it too, so each is set once.

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -65,7 +66,7 @@ type versionReader interface {
 // is not offered): a rate a limiter of that version cannot take is refused (exit 3)
 // with the nearest one it can. loads are the bytes each node is expected to stream or
 // receive, sources the nodes the steps without a pod act on (a scale-up's).
-func PlanThroughput(ctx context.Context, env *Env, dc topology.DC, reader string, loads map[string]int64, sources []string) (*record.StreamThroughput, []string, error) {
+func PlanThroughput(ctx context.Context, env *pub.Env, dc topology.DC, reader string, loads map[string]int64, sources []string) (*record.StreamThroughput, []string, error) {
 	req := env.Request
 	if req.StreamThroughput == "" {
 		return nil, nil, nil
@@ -93,15 +94,15 @@ func PlanThroughput(ctx context.Context, env *Env, dc topology.DC, reader string
 }
 
 // clusterVersion is ClusterVersion for --stream-throughput.
-func clusterVersion(ctx context.Context, env *Env, reader string) (nodetool.Version, error) {
+func clusterVersion(ctx context.Context, env *pub.Env, reader string) (nodetool.Version, error) {
 	return ClusterVersion(ctx, env, reader, "--stream-throughput: cannot tell the Cassandra version (%v), on which the throughput's units and commands depend; nothing changed")
 }
 
 // ClusterVersion is the Cassandra version of the node on reader, else the one the
 // cluster resource names; refused (refusal formats the reason) when neither says.
-func ClusterVersion(ctx context.Context, env *Env, reader, refusal string) (nodetool.Version, error) {
+func ClusterVersion(ctx context.Context, env *pub.Env, reader, refusal string) (nodetool.Version, error) {
 	var readErr error
-	if vr, ok := env.Planner.Nodetool.(versionReader); ok && reader != "" {
+	if vr, ok := PlannerOf(env).Nodetool.(versionReader); ok && reader != "" {
 		v, err := vr.Version(ctx, reader)
 		if err == nil {
 			return v, nil

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -13,9 +14,19 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
-// ForKind is w as an operator's own kind sees it (operation.World): its steps read the
-// world through the same reads as the library's steps, and build those through Core.
+// ForKind is w as a kind sees it (operation.World): its steps read the world through
+// the same reads as the library's steps, and build those through Core.
 func (w *World) ForKind() operation.World { return forKind{w} }
+
+// Of is the World behind kw (ForKind): the plugin's own kinds build their steps from
+// it (Build), their own steps included. A World not made by ForKind is an error.
+func Of(kw operation.World) (*World, error) {
+	k, ok := kw.(forKind)
+	if !ok {
+		return nil, fmt.Errorf("steps: a %T is not the plugin's World", kw)
+	}
+	return k.w, nil
+}
 
 // forKind implements operation.World on a World.
 type forKind struct{ w *World }

@@ -66,7 +66,7 @@ func Build(w *World, v Variant) (map[string]engine.Step, error) {
 }
 
 // BuildOne returns the implementation of one step record of the library (a kind that
-// owns steps of its own builds the rest: operation.StepBuilder).
+// owns steps of its own builds the rest: its BuildSteps).
 func BuildOne(w *World, v Variant, s checkpoint.Step) (engine.Step, error) {
 	v.Driven = v.Driven || w.Scaler != nil
 	w.variant = v

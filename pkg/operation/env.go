@@ -50,10 +50,10 @@ type Toolkit interface {
 	// answered; failed then says why each failed (none: there was no candidate). err is
 	// a failed pod list.
 	RingExcept(ctx context.Context, ns, selector, except string) (r nodetool.Ring, reader string, failed []string, err error)
-	// NewCheckpoint fills what every checkpoint of the kind has for this cluster and
-	// request (ID, holder, times, the pause); the kind adds target, nodes and steps.
+	// NewCheckpoint fills what every checkpoint of kind k has for cluster cl and request
+	// req (ID, holder, times, the pause); the kind adds target, nodes and steps.
 	// idPrefix begins the operation's ID ("repair").
-	NewCheckpoint(idPrefix string) *record.Checkpoint
+	NewCheckpoint(cl topology.Cluster, k Kind, idPrefix string, req Request) *record.Checkpoint
 	// CommonAccess is what every operation needs first: read the cluster and write the
 	// checkpoint (patchWhy says what else the patch writes), list the pods, run nodetool,
 	// read the StatefulSets.

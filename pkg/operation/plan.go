@@ -15,19 +15,13 @@ type Request struct {
 	Force bool
 	// Pause, when set, is the operator Deployment to pause for the operation.
 	Pause *record.PausedOperator
-	// Cleanup (scale-up): run nodetool cleanup on the pre-existing nodes afterwards.
-	Cleanup bool
-	// RemoveDead (scale-down): a dead node among those removed is removed with
-	// nodetool removenode from a live node instead of a decommission.
-	RemoveDead bool
 	// StreamThroughput is --stream-throughput as given ("" when not): the rate set on
 	// the nodes that stream while they do.
 	StreamThroughput string
-	// Pod (replace-node) is the pod whose dead node is replaced; Address, when set, is
-	// the dead node's address (--address: the ring has several candidates); AllowSeed
-	// lets a seed's node be replaced.
-	Pod, Address string
-	AllowSeed    bool
+	// Ext is the kind's own part of the request, a value of the kind's own type its
+	// command's Flags bind (replace-node: the pod whose node is replaced); nil when the
+	// kind has none or it was asked otherwise than by its command (its zero value).
+	Ext any
 }
 
 // Plan is a checkpoint ready to be written, plus what the user should know about it.

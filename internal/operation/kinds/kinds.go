@@ -9,13 +9,14 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // Registry returns the table of every operation kind: the ones every operator gets,
 // and extra, the ones the operators this build supports offer (operation.Offered;
 // cmd/kubectl-cassandra/main.go composes the operators).
-func Registry(extra ...operation.Kind) operation.Registry {
-	return operation.NewRegistry(append([]operation.Kind{
+func Registry(extra ...pub.Kind) operation.Registry {
+	return operation.NewRegistry(append([]pub.Kind{
 		scaledown.Kind{},
 		scaleup.Kind{},
 		restart.Kind{},

@@ -5,19 +5,19 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/replacenode"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // extra stands for a kind an operator offers (CassKop's repair-operator-state).
 type extra struct{ scaledown.Kind }
 
-func (extra) Info() operation.Info {
-	return operation.Info{Name: "extra", Checkpoint: checkpoint.Schema{Version: 2, Steps: []string{steps.StepDrain}},
+func (extra) Info() pub.Info {
+	return pub.Info{Name: "extra", Checkpoint: checkpoint.Schema{Version: 2, Steps: []string{steps.StepDrain}},
 		StepsHeader: "Steps:", ConfirmWord: "Extra"}
 }
 

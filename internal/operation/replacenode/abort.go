@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // A replace may be aborted until the dead node's data is discarded: before its claims
@@ -22,12 +23,12 @@ import (
 // so a run killed right after one leaves it pending.
 
 // assess is abort's check (operation.Abort).
-func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
-	p := operation.Progress{Total: 1}
+func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (pub.Progress, error) {
+	p := pub.Progress{Total: 1}
 	if cp.Replace == nil || len(cp.Nodes) != 1 {
 		return p, nil
 	}
-	ru := &run{w: &steps.World{Kube: r.Kube, CP: cp}, rep: cp.Replace, n: cp.Nodes[0]}
+	ru := &run{w: &steps.World{Kube: r.Kube(), CP: cp}, rep: cp.Replace, n: cp.Nodes[0]}
 	if cp.Replace.Task != "" {
 		ru.w.Tasks = r.Tasks
 		return ru.assessTask(ctx, r, p)
@@ -151,7 +152,7 @@ func undo(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint
 	if cp.Replace == nil || cp.Replace.ConfigMap == "" || len(cp.Nodes) != 1 {
 		return "", nil
 	}
-	ru := &run{w: &steps.World{Kube: r.Kube, CP: cp}, rep: cp.Replace, n: cp.Nodes[0]}
+	ru := &run{w: &steps.World{Kube: r.Kube(), CP: cp}, rep: cp.Replace, n: cp.Nodes[0]}
 	had, err := (&setOption{ru}).written(ctx)
 	if err != nil {
 		return "", err

@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -21,7 +22,7 @@ import (
 // deleted (the data is discarded: resume verifies the replacement).
 
 // assessTask is assess for a replace through a task.
-func (r *run) assessTask(ctx context.Context, ar operation.AbortReads, p operation.Progress) (operation.Progress, error) {
+func (r *run) assessTask(ctx context.Context, ar operation.AbortReads, p pub.Progress) (pub.Progress, error) {
 	t, err := r.task(ctx)
 	if err != nil {
 		return p, exit.Refusedf("cannot read task %s (%v): abort needs to know what the operator was asked and did; nothing changed", r.rep.Task, err)
@@ -69,7 +70,7 @@ func (r *run) assessTask(ctx context.Context, ar operation.AbortReads, p operati
 // undo, the lock proved): deleted with its resourceVersion as precondition, so a task
 // the operator started since stays, and abort says to run it again (which refuses).
 func undoTask(ctx context.Context, ar operation.AbortReads, cp *checkpoint.Checkpoint) (string, error) {
-	r := &run{w: &steps.World{Kube: ar.Kube, CP: cp, Tasks: ar.Tasks}, rep: cp.Replace, n: cp.Nodes[0]}
+	r := &run{w: &steps.World{Kube: ar.Kube(), CP: cp, Tasks: ar.Tasks}, rep: cp.Replace, n: cp.Nodes[0]}
 	t, err := r.task(ctx)
 	if err != nil {
 		return "", fmt.Errorf("cannot read task %s: %w", r.rep.Task, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 const example = `  # Replace the dead node of pod cassandra-demo-dc1-rack1-2 (show the plan, then ask)
@@ -23,8 +24,8 @@ const example = `  # Replace the dead node of pod cassandra-demo-dc1-rack1-2 (sh
   kubectl cassandra replace-node cassandra-demo --pod cassandra-demo-dc1-rack1-2 --stream-throughput 200MiB/s`
 
 // Command implements operation.Commander: kubectl cassandra replace-node.
-func (Kind) Command() operation.Command {
-	return operation.Command{
+func (Kind) Command() pub.Command {
+	return pub.Command{
 		Use:   "replace-node [CLUSTER] --pod POD",
 		Short: "Replace a dead node by a fresh one that takes over its tokens, resumably and verified",
 		Long: `Replace the dead Cassandra node of a pod (its Kubernetes node gone, its volume lost, its disk
@@ -56,25 +57,29 @@ asked; the recorded values go back once the replacement is verified, or on abort
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
-			fs.StringVar(&req.Pod, "pod", "", "Pod whose dead node is replaced")
-			fs.StringVar(&req.Address, "address", "", "The dead node's address (when the rack has several down nodes without a pod)")
-			fs.BoolVar(&req.AllowSeed, "allow-seed", false, "Replace a seed's node (its replacement must not be in its own seed list)")
+			o := &Options{}
+			req.Ext = o
+			fs.StringVar(&o.Pod, "pod", "", "Pod whose dead node is replaced")
+			fs.StringVar(&o.Address, "address", "", "The dead node's address (when the rack has several down nodes without a pod)")
+			fs.BoolVar(&o.AllowSeed, "allow-seed", false, "Replace a seed's node (its replacement must not be in its own seed list)")
 			operation.ThroughputFlag(fs, req, "the nodes that stream to the replacement (every other node of its datacenter)")
 		},
 		Validate: func(req operation.Request, changed func(string) bool) error {
-			if req.Pod == "" {
+			if requestOf(req).Pod == "" {
 				return exit.Usagef("name the pod whose dead node is replaced with --pod; nothing changed")
 			}
 			return operation.ValidateThroughput(req, changed)
 		},
-		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
-			if existing.Kind == Name && existing.Replace != nil && existing.Replace.Pod == asked.Request.Pod {
-				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s replaces the node of %s already; resuming it.", existing.OperationID, asked.Request.Pod) +
+		InFlight: func(existing *checkpoint.Checkpoint, asked pub.Asked) pub.InFlight {
+			pod := requestOf(asked.Request).Pod
+			if existing.Kind == Name && existing.Replace != nil && existing.Replace.Pod == pod {
+				return pub.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s replaces the node of %s already; resuming it.", existing.OperationID, pod) +
 					operation.ThroughputSay(existing, asked.Request.StreamThroughput, "run replace-node again")}
 			}
-			return operation.InFlight{}
+			return pub.InFlight{}
 		},
-		Next: func(ns, cluster string, _ *operation.Plan, req operation.Request) string {
+		Next: func(ns, cluster string, _ *operation.Plan, asked operation.Request) string {
+			req := requestOf(asked)
 			next := fmt.Sprintf("kubectl cassandra replace-node -n %s %s --pod %s", ns, cluster, req.Pod)
 			if req.Address != "" {
 				next += " --address " + req.Address

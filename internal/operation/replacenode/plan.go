@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
@@ -25,8 +26,8 @@ import (
 // nodetool does not answer; every other node of the datacenter is UN and none of the
 // cluster joins, leaves or moves; it is no seed (unless --allow-seed). The dead node's
 // Host ID, address, token count and Load go into the checkpoint before any step runs.
-func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
-	p, cl, req := env.Planner, env.Cluster, env.Request
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	dc, rack, err := rackOf(cl, req.Pod)
 	if err != nil {
 		return nil, err
@@ -47,7 +48,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if pod != nil && pod.DeletionTimestamp != nil {
 		return nil, exit.Refusedf("pod %s is being deleted: wait until its StatefulSet created it again (kubectl get pod -n %s %s), then run replace-node again; nothing changed", req.Pod, ns, req.Pod)
 	}
-	ring, reader, failed, err := steps.RingExcept(ctx, p.Kube, p.Nodetool, ns, env.Adapter.ClusterSelector(cl.Name), req.Pod)
+	ring, reader, failed, err := steps.RingExcept(ctx, p.Kube(), p.Nodetool, ns, env.Adapter.ClusterSelector(cl.Name), req.Pod)
 	if err != nil {
 		return nil, exit.Refusedf("%v; nothing changed", err)
 	}
@@ -100,7 +101,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if err != nil {
 		return nil, err
 	}
-	cp := p.NewCheckpoint(cl, k, "replace", req)
+	cp := p.NewCheckpoint(cl, k, "replace", req.Request)
 	if byTask {
 		rep.Task = operator.TaskName(cp.OperationID, operator.TaskReplaceNode)
 	}
@@ -144,7 +145,7 @@ func rackOf(cl topology.Cluster, pod string) (topology.DC, topology.Rack, error)
 // liveAddresses are the addresses of the cluster's pods other than except: a DN row at
 // one of them belongs to that pod, not to the dead node.
 func liveAddresses(ctx context.Context, p *operation.Planner, ns, selector, except string) (map[string]bool, error) {
-	l, err := p.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	l, err := p.Kube().CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, exit.Refusedf("cannot list the cluster's pods: %v; nothing changed", err)
 	}
@@ -194,7 +195,7 @@ func containerRunning(pod *corev1.Pod, container string) bool {
 // readClaims are the claims of pod from its StatefulSet's templates, with their UIDs;
 // a claim already gone is not planned.
 func readClaims(ctx context.Context, p *operation.Planner, ns, stsName, pod string) ([]checkpoint.PVC, error) {
-	sts, err := p.Kube.AppsV1().StatefulSets(ns).Get(ctx, stsName, metav1.GetOptions{})
+	sts, err := p.Kube().AppsV1().StatefulSets(ns).Get(ctx, stsName, metav1.GetOptions{})
 	if err != nil {
 		return nil, exit.Refusedf("cannot read StatefulSet %s: %v; nothing changed", stsName, err)
 	}
@@ -215,7 +216,7 @@ func readClaims(ctx context.Context, p *operation.Planner, ns, stsName, pod stri
 // task (byTask: operator.Tasks; the task is named once the operation has its ID), or
 // through the start script the option is written into (operator.StartScript: rep gets
 // the ConfigMap, key and file); an operator with neither is refused.
-func mechanism(ctx context.Context, env *operation.Env, rep *record.Replacement) (byTask bool, err error) {
+func mechanism(ctx context.Context, env *pub.Env, rep *record.Replacement) (byTask bool, err error) {
 	cl := env.Cluster
 	if _, ok := env.Adapter.(operator.Tasks); ok {
 		return true, nil
@@ -232,7 +233,7 @@ func mechanism(ctx context.Context, env *operation.Env, rep *record.Replacement)
 	if err != nil {
 		return false, exit.Refusedf("%v; nothing changed", err)
 	}
-	cm, err := env.Planner.Kube.CoreV1().ConfigMaps(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
+	cm, err := operation.PlannerOf(env).Kube().CoreV1().ConfigMaps(cl.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return false, exit.Refusedf("cannot read ConfigMap %s/%s, named by the %s (%v): the replace option is written there; nothing changed", cl.Namespace, name, env.Adapter.Kind(), err)
 	}

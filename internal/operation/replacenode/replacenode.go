@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -23,19 +24,19 @@ type Kind struct{}
 const Name = "replace-node"
 
 // Info implements operation.Kind.
-func (Kind) Info() operation.Info {
-	return operation.Info{
+func (Kind) Info() pub.Info {
+	return pub.Info{
 		Name:        Name,
 		Checkpoint:  checkpoint.Schema{Version: 2, Steps: stepKinds, Unowned: true},
 		StepsHeader: "Steps (each destructive one only once the node is, right then, still DN and its nodetool silent):",
 		ConfirmWord: "Replace",
-		Abort: operation.Abort{Verb: "replacing", Unit: "nodes", Past: "replaced", Assess: assess, Undo: undo, KeepsCount: true,
+		Abort: pub.Abort{Verb: "replacing", Unit: "nodes", Past: "replaced", Assess: operation.WithPlanner(assess), Undo: operation.WithPlanner(undo), KeepsCount: true,
 			NoneYet: "no node replaced yet; what the replace put in place (its option, the stream limits) is taken back"},
 	}
 }
 
 // Access implements operation.Kind.
-func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
 	acc := operation.CommonAccess(ns, cr, "write the checkpoint annotation")
 	if ts, ok := env.Adapter.(operator.Tasks); ok {

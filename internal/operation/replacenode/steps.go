@@ -6,6 +6,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
@@ -45,10 +46,14 @@ func Steps(rep *record.Replacement, pause bool) []checkpoint.Step {
 		checkpoint.PendingStep(StepDeletePod, p), checkpoint.PendingStep(StepWaitReplaced, p), checkpoint.PendingStep(StepRemoveOption, p)})
 }
 
-// BuildSteps implements operation.StepBuilder: the kind's own steps, and the library's
-// pause and restore of the operator and record, set and restore of the sources' stream
+// BuildSteps implements operation.Kind: the kind's own steps, and the library's pause
+// and restore of the operator and record, set and restore of the sources' stream
 // throughput (--stream-throughput).
-func (Kind) BuildSteps(w *steps.World) (map[string]engine.Step, error) {
+func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
+	w, err := steps.Of(kw)
+	if err != nil {
+		return nil, err
+	}
 	cp := w.CP
 	if cp.Replace == nil || len(cp.Nodes) != 1 || cp.Nodes[0].Pod != cp.Replace.Pod {
 		return nil, fmt.Errorf("operation %s is a replace-node whose checkpoint has no replace record for its one node: it cannot be run; abort it", cp.OperationID)

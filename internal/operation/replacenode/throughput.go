@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -18,12 +19,12 @@ import (
 // (docs/how-it-works/streaming.md §1.7), so the limits set are those of every other Ready
 // node of the dead node's datacenter, recorded first and put back once the replacement
 // is verified. The replacement is expected to receive the dead node's Load (expectedLoad).
-func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, dc topology.DC, ring nodetool.Ring, ringReader string) error {
+func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, dc topology.DC, ring nodetool.Ring, ringReader string) error {
 	if env.Request.StreamThroughput == "" {
 		return nil
 	}
 	rep := plan.CP.Replace
-	sources, notReady, err := sourcesOf(ctx, env.Planner, env.Cluster.Namespace, dc, rep.Pod)
+	sources, notReady, err := sourcesOf(ctx, operation.PlannerOf(env), env.Cluster.Namespace, dc, rep.Pod)
 	if err != nil {
 		return exit.Refusedf("--stream-throughput: cannot tell which nodes stream to the replacement: %v; nothing changed", err)
 	}

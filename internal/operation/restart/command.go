@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 const example = `  # Restart every pod of rack rack1, one at a time, highest ordinal first
@@ -20,8 +21,8 @@ const example = `  # Restart every pod of rack rack1, one at a time, highest ord
   kubectl cassandra restart cassandra-demo --rack rack1 --dry-run -o json`
 
 // Command implements operation.Commander: kubectl cassandra restart.
-func (Kind) Command() operation.Command {
-	return operation.Command{
+func (Kind) Command() pub.Command {
+	return pub.Command{
 		Use:   "restart [CLUSTER] --rack RACK | --dc DC",
 		Short: "Restart a rack's pods one at a time (drain, delete, wait until UN), resumably",
 		Long: `Restart the pods of a rack (or of every rack of a datacenter) one at a time, highest ordinal
@@ -54,11 +55,11 @@ operator restarts them, and finally until the task finished Complete (Failed sto
 			return nil
 		},
 		Busy: true,
-		InFlight: func(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
+		InFlight: func(existing *checkpoint.Checkpoint, asked pub.Asked) pub.InFlight {
 			if existing.Kind == (Kind{}).Info().Name && asked.Selected && existing.SameRacks(asked.DC, asked.Racks) {
-				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID)}
+				return pub.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID)}
 			}
-			return operation.InFlight{}
+			return pub.InFlight{}
 		},
 		Next: func(ns, cluster string, plan *operation.Plan, req operation.Request) string {
 			return operation.RackNext("restart", ns, cluster, plan, req) + " --yes"

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -22,19 +23,19 @@ import (
 type Kind struct{}
 
 // Info implements operation.Kind.
-func (Kind) Info() operation.Info {
-	return operation.Info{
+func (Kind) Info() pub.Info {
+	return pub.Info{
 		Name: "restart",
 		Checkpoint: checkpoint.Schema{Version: 2, Steps: append([]string{steps.StepDrain, steps.StepDeletePod, steps.StepWaitRestarted, steps.StepPauseOperator, steps.StepResumeOperator},
 			steps.StepCreateTask, steps.StepWaitTaskDone)},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",
-		Abort:       operation.Abort{Verb: "restarting", Unit: "pods", Past: "restarted", Assess: assess},
+		Abort:       pub.Abort{Verb: "restarting", Unit: "pods", Past: "restarted", Assess: operation.WithPlanner(assess)},
 	}
 }
 
 // Access implements operation.Kind.
-func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
 	if ts, ok := env.Adapter.(operator.Tasks); ok {
 		return taskAccess(ns, env.Adapter, ts), nil
@@ -71,11 +72,11 @@ func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 //
 // An operator that restarts pods itself when asked through a task (operator.Tasks:
 // cass-operator) is asked instead (planTask); the others' restart is unchanged.
-func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	if _, ok := env.Adapter.(operator.Tasks); ok {
 		return k.planTask(ctx, env)
 	}
-	p, cl, req := env.Planner, env.Cluster, env.Request
+	p, cl, req := operation.PlannerOf(env), env.Cluster, env.Request
 	// A cluster of several datacenters needs the racks named; a CassandraDatacenter is
 	// one (checked here, once the operator is known).
 	if err := operation.RequireRack(req); err != nil {
@@ -128,8 +129,8 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 // assess is abort's check (operation.Abort) for a restart, which stops between two
 // pods: it refuses unless every planned pod is Ready with its node NORMAL (none drained,
 // none on its way back); a pod whose UID changed since the plan counts as restarted.
-func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
-	p := operation.Progress{Total: len(cp.Nodes)}
+func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (pub.Progress, error) {
+	p := pub.Progress{Total: len(cp.Nodes)}
 	if err := taskRunning(ctx, r, cp); err != nil {
 		return p, err
 	}

@@ -3,6 +3,7 @@ package restart
 import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // Steps lists the steps of a rolling restart: for each node in order (highest ordinal
@@ -10,4 +11,13 @@ import (
 // the operator is paused first and restored last.
 func Steps(nodes []checkpoint.Node, pause bool) []checkpoint.Step {
 	return checkpoint.Paused(pause, checkpoint.NodeSteps(nodes, steps.StepDrain, steps.StepDeletePod, steps.StepWaitRestarted))
+}
+
+// BuildSteps implements operation.Kind: the library's steps (steps.Build).
+func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
+	w, err := steps.Of(kw)
+	if err != nil {
+		return nil, err
+	}
+	return steps.Build(w, steps.Variant{})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -36,8 +37,8 @@ func TaskSteps(nodes []checkpoint.Node) []checkpoint.Step {
 // at a time, sorted by name (internal/controllers/control/jobs.go restartSts; only the
 // rack's with args.rack), and the StatefulSet controller's rolling update re-creates
 // their pods from the highest ordinal down, one at a time.
-func (k Kind) planTask(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
-	p, cl, req := env.Planner, env.Cluster, env.Request
+func (k Kind) planTask(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+	p, cl, req := operation.PlannerOf(env), env.Cluster, env.Request
 	dc, racks, err := cl.Select(req.DC, req.Rack)
 	if err != nil {
 		return nil, exit.Usagef("%v", err)

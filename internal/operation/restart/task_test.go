@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
@@ -47,7 +48,7 @@ func plan(t *testing.T, tasks bool) *checkpoint.Checkpoint {
 	if tasks {
 		ad = tasksAdapter{a}
 	}
-	env := &operation.Env{Planner: &operation.Planner{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}}, Cluster: cl, Adapter: ad,
+	env := &pub.Env{Toolkit: &operation.Planner{Client: w.Kube, Nodetool: nodetool.Client{Exec: w}}, Cluster: cl, Adapter: ad,
 		Request: operation.Request{DC: "dc1", Rack: "rack2"}}
 	p, err := (Kind{}).Plan(ctx, env)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -22,11 +23,11 @@ import (
 // the world shows it never reached the node (the run died between the "started" write
 // and the exec): abort then leaves it a member and execs nothing. Never while a node is
 // LEAVING, nor a node left with its pod or claims still there: resume finishes it.
-func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (p operation.Progress, err error) {
+func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (p pub.Progress, err error) {
 	if r.Progress != nil {
 		return assessDriven(ctx, r, cp)
 	}
-	p = operation.Progress{Total: len(cp.Nodes)}
+	p = pub.Progress{Total: len(cp.Nodes)}
 	if len(cp.Leftovers) > 0 {
 		p.Notes = append(p.Notes, "the left-over PVCs this operation has not deleted yet stay; the same scale command, run again, finds them again")
 	}
@@ -361,8 +362,8 @@ func peerOf(n checkpoint.Node) string {
 // decommission: it refuses until the node is removed in full. Nodes the size does not
 // ask for yet are untouched: abort stops asking, and leaves the size as it is (equal to
 // what exists once each asked-for node is gone).
-func assessDriven(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
-	p := operation.Progress{Total: len(cp.Nodes)}
+func assessDriven(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (pub.Progress, error) {
+	p := pub.Progress{Total: len(cp.Nodes)}
 	var gone []string // removed in full, in the world
 	now, err := r.Progress(ctx, "")
 	if err != nil {

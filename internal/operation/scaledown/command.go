@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 const example = `  # Scale rack rack1 of the only {Kind} in namespace cassandra down to 1 node
@@ -45,8 +46,8 @@ const example = `  # Scale rack rack1 of the only {Kind} in namespace cassandra 
 // Command implements operation.Commander: kubectl cassandra scale, which plans a
 // scale-down, or a scale-up (internal/operation/scaleup) when the racks grow. The
 // access checked first is the scale-down's, whichever way the plan goes.
-func (k Kind) Command() operation.Command {
-	return operation.Command{
+func (k Kind) Command() pub.Command {
+	return pub.Command{
 		Use:   "scale [CLUSTER] --rack RACK --nodes N",
 		Short: "Scale a rack down or up, one node at a time, resumably",
 		Long: `Scale a rack down one node at a time, highest ordinal first: nodetool decommission in the
@@ -83,11 +84,13 @@ scale command again does the same.`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
 		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
+			o := &Options{}
+			req.Ext = o
 			operation.RackFlags(fs, req, "Rack to scale down")
 			fs.IntVar(&req.Nodes, "nodes", 0, "Number of nodes the rack keeps (for an operator that splits a datacenter's size over its racks itself, without --rack: the datacenter's size)")
 			fs.BoolVar(&req.Force, "force", false, "Pass --force to nodetool decommission (Cassandra 4.0+): skip Cassandra's replication-factor check")
-			fs.BoolVar(&req.RemoveDead, "remove-dead", false, "Scale-down: remove a dead node (DN, its nodetool silent) among those removed with nodetool removenode on a live node instead of a decommission; its ranges are re-streamed from the other replicas")
-			fs.BoolVar(&req.Cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
+			fs.BoolVar(&o.RemoveDead, "remove-dead", false, "Scale-down: remove a dead node (DN, its nodetool silent) among those removed with nodetool removenode on a live node instead of a decommission; its ranges are re-streamed from the other replicas")
+			fs.BoolVar(&o.Up.Cleanup, "cleanup", false, "Scale-up: run nodetool cleanup on each pre-existing node of the datacenter afterwards, one at a time")
 			operation.ThroughputFlag(fs, req, "the nodes that stream: in a scale-down each leaving node (the sender of its decommission), in a scale-up the datacenter's nodes (the sources of each bootstrap)")
 		},
 		Retry:    retry,
@@ -95,9 +98,10 @@ scale command again does the same.`,
 		Busy:     true,
 		InFlight: inFlight,
 		Plan:     k.planScale,
-		Next: func(ns, cluster string, plan *operation.Plan, req operation.Request) string {
-			next := operation.RackNext("scale", ns, cluster, plan, req) + fmt.Sprintf(" --nodes %d --yes", req.Nodes)
-			if req.Cleanup {
+		Next: func(ns, cluster string, plan *operation.Plan, asked operation.Request) string {
+			req := requestOf(asked)
+			next := operation.RackNext("scale", ns, cluster, plan, req.Request) + fmt.Sprintf(" --nodes %d --yes", req.Nodes)
+			if req.Up.Cleanup {
 				next += " --cleanup"
 			}
 			if req.RemoveDead {
@@ -148,17 +152,20 @@ func validate(req operation.Request, changed func(string) bool) error {
 
 // planScale plans a scale-down, or a scale-up when the racks grow; --force is only for
 // a decommission and --cleanup only after a scale-up.
-func (k Kind) planScale(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+func (k Kind) planScale(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	plan, err := k.Plan(ctx, env)
+	req := requestOf(env.Request)
 	var grows *operation.ErrScaleUp
 	switch {
 	case errors.As(err, &grows) && env.Request.Force:
 		return nil, exit.Usagef("--force passes --force to nodetool decommission: a scale-up decommissions nothing; nothing changed")
-	case errors.As(err, &grows) && env.Request.RemoveDead:
+	case errors.As(err, &grows) && req.RemoveDead:
 		return nil, exit.Usagef("--remove-dead removes dead nodes in a scale-down: a scale-up removes nothing; nothing changed")
 	case errors.As(err, &grows):
-		return scaleup.Kind{}.Plan(ctx, env)
-	case err == nil && env.Request.Cleanup:
+		up := *env
+		up.Request.Ext = &req.Up
+		return scaleup.Kind{}.Plan(ctx, &up)
+	case err == nil && req.Up.Cleanup:
 		return nil, exit.Usagef("--cleanup is for a scale-up (after a decommission the remaining nodes only gain ranges: nothing to clean); nothing changed")
 	}
 	return plan, err
@@ -166,17 +173,17 @@ func (k Kind) planScale(ctx context.Context, env *operation.Env) (*operation.Pla
 
 // inFlight resumes a scale in flight with the same target (planned again when --force
 // changed), and refuses one with another target.
-func inFlight(existing *checkpoint.Checkpoint, asked operation.Asked) operation.InFlight {
+func inFlight(existing *checkpoint.Checkpoint, asked pub.Asked) pub.InFlight {
 	if existing.Kind != checkpoint.KindScaleDown && existing.Kind != scaleup.Name {
-		return operation.InFlight{}
+		return pub.InFlight{}
 	}
 	if !existing.SameTarget(asked.DC, asked.Racks, asked.Request.Nodes) {
-		return operation.InFlight{Refuse: exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
+		return pub.InFlight{Refuse: exit.Refusedf("operation %s is in flight on %s (datacenter %s racks %s to %d nodes, started by %s at %s); finish it first: %s",
 			existing.OperationID, existing.Cluster, existing.Target.DC, strings.Join(existing.Target.Racks, ","), existing.Target.Nodes, existing.StartedBy,
 			existing.StartedAt.Format(time.RFC3339), asked.ResumeHint)}
 	}
 	if existing.Kind == checkpoint.KindScaleDown && asked.Request.Force != existing.Force {
-		return operation.InFlight{Replan: true}
+		return pub.InFlight{Replan: true}
 	}
-	return operation.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID) + operation.ThroughputSay(existing, asked.Request.StreamThroughput, "scale again")}
+	return pub.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID) + operation.ThroughputSay(existing, asked.Request.StreamThroughput, "scale again")}
 }

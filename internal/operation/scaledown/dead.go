@@ -84,7 +84,7 @@ func (f *preflight) judgeDead(ctx context.Context, ring nodetool.Ring, nodes []c
 		return deadRefusal(dead, f.reader, dc.Name, cl)
 	}
 	for _, pod := range dead {
-		p, err := f.p.Kube.CoreV1().Pods(f.ns).Get(ctx, pod, metav1.GetOptions{})
+		p, err := f.p.Kube().CoreV1().Pods(f.ns).Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return exit.Refusedf("cannot read pod %s (%v): whether its node is dead is unknown; nothing changed", pod, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -20,14 +21,14 @@ import (
 // one per size step; the plan names each, checks what the operator does not (every
 // node UN, room for the data, the replication factors: cass-operator forces the
 // decommission past Cassandra's own check) and asks for one node at a time.
-func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Scaler) (*operation.Plan, error) {
-	p, cl, req := env.Planner, env.Cluster, env.Request
+func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*operation.Plan, error) {
+	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	if req.RemoveDead {
 		return nil, exit.Refusedf("--remove-dead is not possible with %s: it removes the datacenter's nodes itself, through the size, and only by decommission "+
 			"(asked of the leaving pod's management API, which a dead node does not answer); it has no removenode, and a StatefulSet shrunk by hand is grown back by it. "+
 			"Replace the dead node instead (kubectl cassandra replace-node -n %s %s --pod POD); nothing changed", env.Adapter.Title(), cl.Namespace, cl.Name)
 	}
-	dc, size, wanted, err := operation.DrivenTarget(cl, req, sc)
+	dc, size, wanted, err := operation.DrivenTarget(cl, req.Request, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 	if err := pf.checks(ctx, plan, ring, nodes, reader, early.describeFrom(ctx, reader), req.Force); err != nil {
 		return nil, err
 	}
-	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
+	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(selected), Nodes: req.Nodes, From: from, RackNodes: wanted, Size: size}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = drivenSteps(nodes)

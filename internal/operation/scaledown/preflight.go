@@ -244,7 +244,7 @@ func (f *preflight) findUnstarted(ctx context.Context, ring nodetool.Ring) error
 	if len(mine) == 0 {
 		return nil
 	}
-	pods, err := f.p.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
+	pods, err := f.p.Kube().CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
 	if err != nil {
 		return f.unreadyOr(mine[0], exit.Refusedf("cannot list the cluster's pods: %v; nothing changed", err))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -23,8 +24,8 @@ import (
 type Kind struct{ operation.Scale }
 
 // Info implements operation.Kind.
-func (Kind) Info() operation.Info {
-	return operation.Info{
+func (Kind) Info() pub.Info {
+	return pub.Info{
 		Name: checkpoint.KindScaleDown,
 		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
 			Steps: []string{steps.StepDecommission, steps.StepRemoveNode, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone,
@@ -32,9 +33,8 @@ func (Kind) Info() operation.Info {
 				steps.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased,
 				steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
-		Steps:       steps.Variant{RingReaders: true},
 		ConfirmWord: "Scale down",
-		Abort:       operation.Abort{Verb: "removing", Unit: "nodes", Past: "removed", NoneYet: "no node has started leaving", Assess: assess},
+		Abort:       pub.Abort{Verb: "removing", Unit: "nodes", Past: "removed", NoneYet: "no node has started leaving", Assess: operation.WithPlanner(assess)},
 	}
 }
 
@@ -49,7 +49,7 @@ func (k Kind) PlanLines(cp *checkpoint.Checkpoint, findings []string) []string {
 }
 
 // Access implements operation.Kind.
-func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) {
 	if _, ok := env.Adapter.(operator.Scaler); ok {
 		return operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords()), nil
 	}
@@ -90,14 +90,14 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 // Request.Nodes each, highest ordinal first, rack by rack. A request that grows a rack
 // is answered *operation.ErrScaleUp; racks at Request.Nodes already are settled
 // (planSettle).
-func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	if sc, ok := env.Adapter.(operator.Scaler); ok {
 		return k.planDriven(ctx, env, sc)
 	}
 	if err := operation.RequireRack(env.Request); err != nil {
 		return nil, err
 	}
-	p, cl, req := env.Planner, env.Cluster, env.Request
+	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	plan, err := k.NewScalePlan(env)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	if err := pf.checks(ctx, plan, ring, nodes, reader, describe, req.Force); err != nil {
 		return nil, err
 	}
-	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
+	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = RemovalSteps(nodes, req.Pause != nil, pf.dead)

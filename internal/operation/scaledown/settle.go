@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -27,8 +28,8 @@ import (
 
 // planSettle plans the settling of racks already at the target (states), or answers
 // nothing to do when the world is settled. ahead is the ring read started ahead.
-func (k Kind) planSettle(ctx context.Context, env *operation.Env, plan *operation.Plan, states []operation.RackNow, ahead *early) (*operation.Plan, error) {
-	p, cl, req := env.Planner, env.Cluster, env.Request
+func (k Kind) planSettle(ctx context.Context, env *pub.Env, plan *operation.Plan, states []operation.RackNow, ahead *early) (*operation.Plan, error) {
+	p, cl, req := operation.PlannerOf(env), env.Cluster, env.Request
 	pods, err := p.NamespacePods(ctx, cl.Namespace)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package scaledown
 import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // nodeKinds are a removed node's steps, in the order they run.
@@ -75,4 +76,13 @@ func throttled(list []checkpoint.Step) []checkpoint.Step {
 		}
 	}
 	return out
+}
+
+// BuildSteps implements operation.Kind: the library's steps (steps.Build).
+func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
+	w, err := steps.Of(kw)
+	if err != nil {
+		return nil, err
+	}
+	return steps.Build(w, steps.Variant{RingReaders: true})
 }

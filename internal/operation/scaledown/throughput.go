@@ -6,6 +6,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // throttle adds --stream-throughput to a planned scale-down: the leaving node is the
@@ -14,7 +15,7 @@ import (
 // what it streams (the plan shows the time at the rate beside the default's).
 // A dead node (dead, removed with removenode) sends nothing: the remaining nodes stream
 // its ranges from the other replicas, and its own limiter cannot even be read.
-func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, ring nodetool.Ring, reader string, dead map[string]bool) error {
+func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, ring nodetool.Ring, reader string, dead map[string]bool) error {
 	if env.Request.StreamThroughput == "" {
 		return nil
 	}

@@ -7,14 +7,15 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // assess is abort's check (operation.Abort) for a scale-up, which stops anywhere (a node
 // still joining goes on bootstrapping by itself), so it refuses nothing: a new node
 // counts as added once its StatefulSet reaches its ordinal. A cleanup that started may
 // still run inside Cassandra, which a note says.
-func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (operation.Progress, error) {
-	var p operation.Progress
+func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (pub.Progress, error) {
+	var p pub.Progress
 	replicas := map[string]int{}
 	for _, n := range cp.Nodes {
 		if !n.New {

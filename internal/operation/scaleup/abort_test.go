@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // TestAbortCountsAddedNodes: a new node counts as added once its StatefulSet reaches its
@@ -27,7 +28,7 @@ func TestAbortCountsAddedNodes(t *testing.T) {
 		{Pod: "r1-2", StatefulSet: "r1", Ordinal: 2, New: true},
 		{Pod: "r2-1", StatefulSet: "r2", Ordinal: 1, New: true},
 	}, Steps: []checkpoint.Step{{Kind: steps.StepCleanup, Pod: "r1-0", State: checkpoint.StateStarted}}}
-	p, err := (Kind{}).Info().Abort.Assess(context.Background(), operation.AbortReads{Planner: &operation.Planner{Kube: kube}}, cp)
+	p, err := (Kind{}).Info().Abort.Assess(context.Background(), pub.AbortReads{Toolkit: &operation.Planner{Client: kube}}, cp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestAbortCountsAddedNodes(t *testing.T) {
 		t.Errorf("%d reads, want one per StatefulSet", gets)
 	}
 	cp.Nodes = append(cp.Nodes, checkpoint.Node{Pod: "r3-0", StatefulSet: "r3", New: true})
-	if _, err := (Kind{}).Info().Abort.Assess(context.Background(), operation.AbortReads{Planner: &operation.Planner{Kube: kube}}, cp); err == nil ||
+	if _, err := (Kind{}).Info().Abort.Assess(context.Background(), pub.AbortReads{Toolkit: &operation.Planner{Client: kube}}, cp); err == nil ||
 		!strings.Contains(err.Error(), "r3") || !strings.Contains(err.Error(), "nothing changed") {
 		t.Fatalf("unreadable StatefulSet: %v", err)
 	}

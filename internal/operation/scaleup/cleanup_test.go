@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
@@ -68,8 +69,8 @@ func TestDrivenCleanupPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &operation.Env{Planner: &operation.Planner{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}}, Cluster: cl, Adapter: a,
-		Request: operation.Request{Nodes: 4, Cleanup: true}}
+	env := &pub.Env{Toolkit: &operation.Planner{Client: w.Kube, Nodetool: nodetool.Client{Exec: w}}, Cluster: cl, Adapter: a,
+		Request: operation.Request{Nodes: 4, Ext: &Options{Cleanup: true}}}
 	p, err := (Kind{}).Plan(ctx, env)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestDrivenCleanupPlan(t *testing.T) {
 		t.Fatalf("the checkpoint does not validate: %v", err)
 	}
 	// Without --cleanup: no task steps, and the plan says the operator cleans up itself.
-	env.Request.Cleanup = false
+	env.Request.Ext = &Options{Cleanup: false}
 	p, err = (Kind{}).Plan(ctx, env)
 	if err != nil {
 		t.Fatal(err)

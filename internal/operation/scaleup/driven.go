@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -16,13 +17,13 @@ import (
 // planDriven plans a scale-up on an operator that scales its datacenters itself
 // (operator.Scaler): one size step per new node, in the operator's order, each joined
 // (pod Ready, node UN) before the next is asked for.
-func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Scaler) (*operation.Plan, error) {
-	p, cl, req := env.Planner, env.Cluster, env.Request
+func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*operation.Plan, error) {
+	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	tasks, hasTasks := env.Adapter.(operator.Tasks)
 	if req.Cleanup && !hasTasks {
 		return nil, exit.Usagef("--cleanup is not offered for %s (it runs no cleanup task the plugin can ask for); nothing changed", env.Adapter.Title())
 	}
-	dc, size, wanted, err := operation.DrivenTarget(cl, req, sc)
+	dc, size, wanted, err := operation.DrivenTarget(cl, req.Request, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func (k Kind) planDriven(ctx context.Context, env *operation.Env, sc operator.Sc
 		next[m.Rack]++
 	}
 	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks}
-	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
+	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(selected), Nodes: req.Nodes, From: from, RackNodes: wanted, Size: size}
 	var cleanup []checkpoint.Node
 	if req.Cleanup {
@@ -127,7 +128,7 @@ func CleanupTaskSteps(cleanup []checkpoint.Node) []checkpoint.Step {
 // node, and verifies every pre-existing pod COMPLETED in it; its concurrencyPolicy
 // Forbid runs it after the operator's own ones, on nodes they already cleaned
 // (Cassandra's cleanup skips the SSTables that hold no range the node lost).
-func cleanupWarning(ctx context.Context, env *operation.Env, tasks operator.Tasks, hasTasks, cleanup bool, cp *checkpoint.Checkpoint) (string, error) {
+func cleanupWarning(ctx context.Context, env *pub.Env, tasks operator.Tasks, hasTasks, cleanup bool, cp *checkpoint.Checkpoint) (string, error) {
 	auto := false
 	if hasTasks {
 		var err error
@@ -149,14 +150,14 @@ func cleanupWarning(ctx context.Context, env *operation.Env, tasks operator.Task
 
 // noLeftoverClaims refuses a new pod whose claim is left over: it would start on the
 // data of a decommissioned node (cass-operator's stuck state C/D leaves one).
-func noLeftoverClaims(ctx context.Context, env *operation.Env, states []operation.RackNow, rack, pod string) error {
+func noLeftoverClaims(ctx context.Context, env *pub.Env, states []operation.RackNow, rack, pod string) error {
 	for _, st := range states {
 		if st.Rack.Name != rack {
 			continue
 		}
 		for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
 			name := tpl.Name + "-" + pod
-			pvc, err := env.Planner.Claim(ctx, env.Cluster.Namespace, name)
+			pvc, err := operation.PlannerOf(env).Claim(ctx, env.Cluster.Namespace, name)
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
@@ -49,7 +49,7 @@ func (autoTasks) TaskResource() schema.GroupResource {
 // TestCleanupWarning: the plan says who cleans up, by --cleanup and the operator's own
 // cleanup (no-cleanup annotation).
 func TestCleanupWarning(t *testing.T) {
-	env := &operation.Env{Cluster: topology.Cluster{Namespace: "ns", Name: "dc1"}, Adapter: &fakeadapter.Adapter{}}
+	env := &pub.Env{Cluster: topology.Cluster{Namespace: "ns", Name: "dc1"}, Adapter: &fakeadapter.Adapter{}}
 	cp := &checkpoint.Checkpoint{OperationID: "scale-1", Cluster: "dc1"}
 	for _, c := range []struct {
 		auto, cleanup bool

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -25,23 +26,23 @@ const Name = "scale-up"
 type Kind struct{ operation.Scale }
 
 // Info implements operation.Kind.
-func (Kind) Info() operation.Info {
-	return operation.Info{
+func (Kind) Info() pub.Info {
+	return pub.Info{
 		Name: Name,
 		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{steps.StepGrowSTS, steps.StepWaitJoined, steps.StepUpdateCluster, steps.StepCleanup,
 			steps.StepPauseOperator, steps.StepResumeOperator, steps.StepRequestGrowth, steps.StepCreateTask, steps.StepWaitCleaned, steps.StepWaitTaskDone,
 			steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
-		Abort:       operation.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: assess},
+		Abort:       pub.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: operation.WithPlanner(assess)},
 	}
 }
 
 // Access implements operation.Kind.
-func (Kind) Access(_ context.Context, env *operation.Env) ([]operation.Access, error) {
+func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) {
 	if _, ok := env.Adapter.(operator.Scaler); ok {
 		acc := operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords())
-		if ts, ok := env.Adapter.(operator.Tasks); ok && env.Request.Cleanup {
+		if ts, ok := env.Adapter.(operator.Tasks); ok && requestOf(env.Request).Cleanup {
 			tr := ts.TaskResource()
 			acc = append(acc,
 				operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: env.Cluster.Namespace, Why: "ask the operator for the cleanup"},
@@ -71,13 +72,13 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 // Plan implements operation.Kind: grow the selected racks to Request.Nodes each, one
 // node at a time, lowest new ordinal first, rack by rack: grow the StatefulSet by one,
 // wait until the new node joined (pod Ready, node UN); then set the cluster resource's
-// count; with Request.Cleanup, `nodetool cleanup` on every pre-existing node of the
+// count; with Options.Cleanup, `nodetool cleanup` on every pre-existing node of the
 // datacenter, one at a time.
-func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, error) {
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	if sc, ok := env.Adapter.(operator.Scaler); ok {
 		return k.planDriven(ctx, env, sc)
 	}
-	p, cl, req := env.Planner, env.Cluster, env.Request
+	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	plan, err := k.NewScalePlan(env)
 	if err != nil {
 		return nil, err
@@ -118,7 +119,7 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 	} else {
 		plan.Warnings = append(plan.Warnings, "without --cleanup the existing nodes keep the data of the ranges the new nodes take over, until `nodetool cleanup` runs on each of them")
 	}
-	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
+	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
 	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), newNodes...)
 	plan.CP.Steps = Steps(newNodes, cleanup, req.Pause != nil)
@@ -131,8 +132,8 @@ func (k Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, er
 
 // newNodes plans the pods to create, refusing a seed among them or a claim of one left
 // over.
-func newNodes(ctx context.Context, env *operation.Env, states []operation.RackNow, nodes int) ([]checkpoint.Node, error) {
-	p, cl := env.Planner, env.Cluster
+func newNodes(ctx context.Context, env *pub.Env, states []operation.RackNow, nodes int) ([]checkpoint.Node, error) {
+	p, cl := operation.PlannerOf(env), env.Cluster
 	var out []checkpoint.Node
 	for _, st := range states {
 		for i := st.Cur; i < nodes; i++ {

@@ -3,6 +3,7 @@ package scaleup
 import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // Steps lists the steps of a scale-up: for each new node in order (lowest ordinal
@@ -13,4 +14,13 @@ import (
 func Steps(newNodes, cleanup []checkpoint.Node, pause bool) []checkpoint.Step {
 	list := append(checkpoint.NodeSteps(newNodes, steps.StepGrowSTS, steps.StepWaitJoined), checkpoint.PendingStep(steps.StepUpdateCluster, ""))
 	return checkpoint.Paused(pause, list, checkpoint.NodeSteps(cleanup, steps.StepCleanup)...)
+}
+
+// BuildSteps implements operation.Kind: the library's steps (steps.Build).
+func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
+	w, err := steps.Of(kw)
+	if err != nil {
+		return nil, err
+	}
+	return steps.Build(w, steps.Variant{})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -16,13 +17,13 @@ import (
 // new one (the sources), recorded first and put back once the last new node joined.
 // The nodes this operation adds stream to the later ones at their own default. Each new
 // node is expected to receive the datacenter's average Load after the scale-up.
-func throttle(ctx context.Context, env *operation.Env, plan *operation.Plan, dc topology.DC, ring nodetool.Ring, newNodes []checkpoint.Node) error {
+func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, dc topology.DC, ring nodetool.Ring, newNodes []checkpoint.Node) error {
 	if env.Request.StreamThroughput == "" {
 		return nil
 	}
 	var sources []string
 	for _, r := range dc.Racks {
-		st, err := env.Planner.ReadRack(ctx, env.Cluster.Namespace, r)
+		st, err := operation.PlannerOf(env).ReadRack(ctx, env.Cluster.Namespace, r)
 		if err != nil {
 			return err
 		}

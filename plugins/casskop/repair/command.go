@@ -13,7 +13,7 @@ const example = `  # Find CassKop stuck after an interrupted decommission, verif
   # Only show what is stuck and the plan
   kubectl cassandra repair-operator-state cassandra-demo --dry-run -o json`
 
-// Command implements operation.Kind: kubectl cassandra repair-operator-state. It is not
+// Command implements operation.Commander: kubectl cassandra repair-operator-state. It is not
 // refused while CassKop is busy: a stuck CassKop looks busy for good.
 func (Kind) Command() operation.Command {
 	return operation.Command{
@@ -38,13 +38,13 @@ step. The operator is paused meanwhile (it would write its own status over the r
 restored at the end. An interrupted repair is finished with "kubectl cassandra resume".`,
 		Example: example,
 		DryRun:  "Print what is stuck and the plan, and change nothing", During: "the repair",
-		InFlight: func(existing *record.Checkpoint) operation.InFlight {
+		InFlight: func(existing *record.Checkpoint, _ operation.Asked) operation.InFlight {
 			if existing.Kind == Name {
 				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Repair %s is in flight; resuming it.", existing.OperationID)}
 			}
 			return operation.InFlight{}
 		},
-		Next: func(ns, cluster string) string {
+		Next: func(ns, cluster string, _ *operation.Plan, _ operation.Request) string {
 			return fmt.Sprintf("kubectl cassandra repair-operator-state -n %s %s --yes", ns, cluster)
 		},
 	}

@@ -139,7 +139,7 @@ func (p *planner) plan(ctx context.Context, cl topology.Cluster, found []stuckRa
 		}
 	}
 	plan.Warnings = append(plan.Warnings, notes...)
-	plan.CP = p.NewCheckpoint("repair")
+	plan.CP = p.NewCheckpoint(cl, Kind{}, "repair", req)
 	plan.CP.Target = record.Target{DC: dc.Name, Racks: racks, Nodes: dc.MaxNodes(), RackNodes: dc.RackNodes(), From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = p.Paused(req.Pause != nil, stepList)

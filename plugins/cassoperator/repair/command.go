@@ -8,7 +8,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
 
-// Command implements operation.Kind: kubectl cassandra repair-operator-state on a
+// Command implements operation.Commander: kubectl cassandra repair-operator-state on a
 // CassandraDatacenter (the command CassKop's repair shares). It is not refused while
 // the operator is busy: a stuck operator looks busy for good.
 func (Kind) Command() operation.Command {
@@ -36,7 +36,7 @@ the scale, under the same operation ID.`,
 		Example: `  # Find what cass-operator is stuck on, verify, show the plan, repair
   kubectl cassandra repair-operator-state -n cassandra dc1 --dry-run`,
 		DryRun: "Print what is stuck and the plan, and change nothing", During: "the repair",
-		InFlight: func(existing *record.Checkpoint) operation.InFlight {
+		InFlight: func(existing *record.Checkpoint, _ operation.Asked) operation.InFlight {
 			switch {
 			case existing.Kind == Name:
 				return operation.InFlight{Resume: true, Say: fmt.Sprintf("Repair %s is in flight; resuming it.", existing.OperationID)}
@@ -46,7 +46,7 @@ the scale, under the same operation ID.`,
 			}
 			return operation.InFlight{}
 		},
-		Next: func(ns, cluster string) string {
+		Next: func(ns, cluster string, _ *operation.Plan, _ operation.Request) string {
 			return fmt.Sprintf("kubectl cassandra repair-operator-state -n %s %s --yes", ns, cluster)
 		},
 	}

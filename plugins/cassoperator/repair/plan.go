@@ -109,7 +109,7 @@ func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, erro
 		return nil, &operation.ErrNothingToDo{Msg: msg}
 	}
 	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks, Warnings: notes}
-	plan.CP = env.NewCheckpoint("repair")
+	plan.CP = env.NewCheckpoint(env.Cluster, Kind{}, "repair", env.Request)
 	racks := map[string]bool{}
 	for _, f := range found {
 		plan.Findings = append(plan.Findings, f.text+" (ring read from "+reader+")")

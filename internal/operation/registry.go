@@ -1,7 +1,6 @@
 package operation
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,65 +10,15 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
-// Kind is one kind of operation (scale-down, scale-up, restart, …): everything that
-// differs between kinds, so that the CLI, resume and abort look a kind up in a Registry
-// instead of switching on its name. Each kind is one package under internal/operation;
-// adding a kind is one package and one line in internal/operation/kinds.
-type Kind interface {
-	// Info is what the kind is, as data.
-	Info() Info
-	// Plan reads the real world and plans the operation. It changes nothing.
-	Plan(ctx context.Context, env *Env) (*Plan, error)
-	// Access lists the permissions the operation uses (checked before planning).
-	Access(ctx context.Context, env *Env) ([]Access, error)
-	// Summary says in one line what a finished operation did.
-	Summary(cp *checkpoint.Checkpoint) string
-	// Target says what the operation does to which racks, for status and refusals.
-	Target(t checkpoint.Target) string
-	// PlanLines are the plan's lines between its title and its steps (per rack, or
-	// what was found).
-	PlanLines(cp *checkpoint.Checkpoint, findings []string) []string
-}
-
-// Info is what a kind is, as data.
-type Info struct {
-	// Name is the kind as checkpoints record it (checkpoint.KindScaleDown, …).
-	Name string
-	// Checkpoint is what its checkpoint may hold: the schema version a new operation
-	// is written with and its step kinds (the checkpoint's decode checks them:
-	// Registry.Schemas).
-	Checkpoint checkpoint.Schema
-	// StepsHeader introduces the step list of a plan; ConfirmWord is the question asked
-	// before the checkpoint is created ("Scale down").
-	StepsHeader, ConfirmWord string
-	// Abort says when an operation of the kind may be aborted.
-	Abort Abort
-	// Steps is how the kind's steps differ from the same steps in other kinds
-	// (BuildSteps).
-	Steps steps.Variant
-	// Operator, for a kind an operator offers (Offerer), is that operator's name: several
-	// operators may offer a kind under one command (repair-operator-state), and the CLI
-	// runs the one of the cluster's operator. "" for the kinds every operator gets.
-	Operator string
-}
-
-// StepBuilder is a kind that builds the implementations of its checkpoint's steps
-// itself (an operator's kind, adopted: adopt.go), the core library's ones through
-// steps.BuildOne.
-type StepBuilder interface {
-	BuildSteps(w *steps.World) (map[string]engine.Step, error)
-}
-
-// BuildSteps returns the implementations of the steps of cp, a checkpoint of kind k.
-func BuildSteps(k Kind, w *steps.World) (map[string]engine.Step, error) {
-	if b, ok := k.(StepBuilder); ok {
-		return b.BuildSteps(w)
-	}
-	return steps.Build(w, k.Info().Steps)
+// BuildSteps returns the implementations of the steps of the checkpoint of w, a
+// checkpoint of kind k, through the World as a kind sees it.
+func BuildSteps(k pub.Kind, w *steps.World) (map[string]engine.Step, error) {
+	return k.BuildSteps(w.ForKind())
 }
 
 // CommonAccess is what every operation but a scale-down needs first: read the cluster
@@ -85,36 +34,38 @@ func CommonAccess(ns string, cr schema.GroupResource, patchWhy string) []Access 
 	}
 }
 
-// Env is what a kind plans against: the readers, the cluster, its operator and the
-// request.
-type Env struct {
-	Planner *Planner
-	Cluster topology.Cluster
-	// Adapter is the cluster's operator (a kind may need more of it, e.g.
-	// operator.StatusRepair).
-	Adapter operator.Adapter
-	Request Request
-	// InFlight is the operation in flight the plan absorbs (InFlight.Absorb), nil
-	// otherwise.
-	InFlight *checkpoint.Checkpoint
+// Offered are the operation kinds op offers beyond the ones every operator gets (an
+// operator's own, written under plugins/, or a test's), none when it offers none.
+func Offered(op operator.Operator) []pub.Kind {
+	if o, ok := op.(pub.Offerer); ok {
+		return o.Kinds()
+	}
+	return nil
 }
 
-// Offerer is an operator (operator.Operator) that offers operation kinds written
-// against this package, beyond the ones every operator gets: a kind a test adds. An
-// operator under plugins/ offers its own through pkg/operation's Offerer (Offered).
-type Offerer interface {
-	Kinds() []Kind
+// PlannerOf is the Planner env plans with: the plugin's own kinds read the world
+// through it beyond what the Toolkit names (racks, rings, Cassandra). The Toolkit of
+// every Env the plugin makes is its Planner; any other is a programming error.
+func PlannerOf(env *pub.Env) *Planner { return plannerOf(env.Toolkit) }
+
+func plannerOf(t pub.Toolkit) *Planner {
+	p, ok := t.(*Planner)
+	if !ok {
+		panic(fmt.Sprintf("operation: the Toolkit is a %T, not the plugin's *Planner", t))
+	}
+	return p
 }
 
-// Registry is the table of the operation kinds a build supports, by name.
+// Registry is the table of the operation kinds a build supports, by name: the plugin's
+// own and the ones its operators offer, all written against pkg/operation.
 type Registry struct {
-	kinds map[string]Kind
-	order []Kind
+	kinds map[string]pub.Kind
+	order []pub.Kind
 }
 
 // NewRegistry registers kinds (internal/operation/kinds composes the table).
-func NewRegistry(kinds ...Kind) Registry {
-	r := Registry{kinds: map[string]Kind{}}
+func NewRegistry(kinds ...pub.Kind) Registry {
+	r := Registry{kinds: map[string]pub.Kind{}}
 	for _, k := range kinds {
 		r.kinds[k.Info().Name] = k
 		r.order = append(r.order, k)
@@ -123,17 +74,17 @@ func NewRegistry(kinds ...Kind) Registry {
 }
 
 // All lists the registered kinds in the order they were registered.
-func (r Registry) All() []Kind { return r.order }
+func (r Registry) All() []pub.Kind { return r.order }
 
 // Kind looks the kind name up.
-func (r Registry) Kind(name string) (Kind, bool) {
+func (r Registry) Kind(name string) (pub.Kind, bool) {
 	k, ok := r.kinds[name]
 	return k, ok
 }
 
 // MustKind looks up a kind this build registers by construction (the CLI's own
 // commands); a missing one is a programming error.
-func (r Registry) MustKind(name string) Kind {
+func (r Registry) MustKind(name string) pub.Kind {
 	k, ok := r.kinds[name]
 	if !ok {
 		panic(fmt.Sprintf("operation kind %q is not registered", name))
@@ -142,7 +93,7 @@ func (r Registry) MustKind(name string) Kind {
 }
 
 // Of is the kind of checkpoint cp, or an error saying the build cannot run it.
-func (r Registry) Of(cp *checkpoint.Checkpoint) (Kind, error) {
+func (r Registry) Of(cp *checkpoint.Checkpoint) (pub.Kind, error) {
 	if k, ok := r.kinds[cp.Kind]; ok {
 		return k, nil
 	}
@@ -193,7 +144,7 @@ func PauseAccess(acc []Access, pause *checkpoint.PausedOperator) []Access {
 // Scale is what the scale kinds (scale-down, scale-up) say alike; they embed it.
 type Scale struct{}
 
-// Target implements Kind: "datacenter DC racks R -> N nodes".
+// Target implements pkg/operation's Kind: "datacenter DC racks R -> N nodes".
 func (Scale) Target(t checkpoint.Target) string {
 	if t.Size > 0 {
 		return fmt.Sprintf("datacenter %s -> size %d (%s)", t.DC, t.Size, topology.CountsText(t.RackNodes))
@@ -201,7 +152,7 @@ func (Scale) Target(t checkpoint.Target) string {
 	return fmt.Sprintf("datacenter %s racks %s -> %d nodes", t.DC, strings.Join(t.Racks, ","), t.Nodes)
 }
 
-// PlanLines implements Kind: a line per rack, "rack R: FROM -> TO nodes".
+// PlanLines implements pkg/operation's Kind: a line per rack, "rack R: FROM -> TO nodes".
 func (Scale) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 	var lines []string
 	if t := cp.Target; t.Size > 0 {
@@ -224,7 +175,7 @@ func (Scale) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 
 // NewScalePlan starts the plan of a scale: the datacenter and racks the request selects,
 // once the operator said it can keep their new counts (SelectRacks).
-func (Scale) NewScalePlan(env *Env) (*Plan, error) {
+func (Scale) NewScalePlan(env *pub.Env) (*Plan, error) {
 	dc, racks, err := SelectRacks(env.Cluster, env.Request, env.Adapter)
 	if err != nil {
 		return nil, err

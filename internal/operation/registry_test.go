@@ -5,15 +5,16 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // fakeKind is a kind with only a name.
 type fakeKind struct {
-	Kind
+	pub.Kind
 	name string
 }
 
-func (k fakeKind) Info() Info { return Info{Name: k.name} }
+func (k fakeKind) Info() pub.Info { return pub.Info{Name: k.name} }
 
 func TestRegistry(t *testing.T) {
 	r := NewRegistry(fakeKind{name: "b"}, fakeKind{name: "a"})
