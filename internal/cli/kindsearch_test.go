@@ -48,11 +48,11 @@ type searchOperator struct {
 
 // searchOperators are both operators' worlds. The catalogue of disturbances, at every
 // step boundary: a crash; the record wiped; the cluster resource deleted; a kept node
-// DN; another run taking the lock over; a replaced node back; CassKop's Deployment
+// DN, or its JVM gone (a stream source among them); another run taking the lock over; a replaced node back; CassKop's Deployment
 // re-created or scaled up by hand while paused; the user's start script reverted;
 // cass-operator down; the operation's task deleted before it finished.
 func searchOperators() []searchOperator {
-	common := []world.Change{world.RecordWiped(), world.ClusterDeleted(), world.NodeDown(world.PickPod(0)), world.Takeover(otherHost, 5*time.Minute)}
+	common := []world.Change{world.RecordWiped(), world.ClusterDeleted(), world.NodeDown(world.PickPod(0)), world.NodeKilled(world.PickPod(0)), world.Takeover(otherHost, 5*time.Minute)}
 	demo := func(cmd string, extra ...string) []string {
 		return append(append([]string{cmd, "demo", "-n", "cassandra", "--yes"}, extra...), searchFlags...)
 	}
@@ -73,10 +73,11 @@ func searchOperators() []searchOperator {
 				world.OperatorRecreated("casskop"), world.OperatorScaledUp("casskop"), world.StartScriptReverted(), world.NodeBack(deadPod)),
 			cases: map[string][]searchCase{
 				"scale-down": {{name: "3->1", opts: world.Opts{Nodes: 3, Operator: true}, args: demo("scale", "--rack", "rack1", "--nodes", "1"), again: demo("scale", "--rack", "rack1", "--nodes", "1")}},
-				"scale-up":   {{name: "1->2", opts: casskopOne, args: demo("scale", "--rack", "rack1", "--nodes", "2"), again: demo("scale", "--rack", "rack1", "--nodes", "2")}},
-				"restart":    {{name: "rack1", opts: casskopNodes, args: demo("restart", "--rack", "rack1"), again: demo("restart", "--rack", "rack1")}},
-				"replace-node": {{name: "dead " + deadPod, opts: casskopNodes, setup: kill(deadPod),
-					args: demo("replace-node", "--pod", deadPod), again: demo("replace-node", "--pod", deadPod)}},
+				"scale-up": {{name: "1->2 --stream-throughput", opts: casskopOne,
+					args: demo("scale", "--rack", "rack1", "--nodes", "2", "--stream-throughput", "100MiB/s"), again: demo("scale", "--rack", "rack1", "--nodes", "2")}},
+				"restart": {{name: "rack1", opts: casskopNodes, args: demo("restart", "--rack", "rack1"), again: demo("restart", "--rack", "rack1")}},
+				"replace-node": {{name: "dead " + deadPod + " --stream-throughput", opts: casskopNodes, setup: kill(deadPod),
+					args: demo("replace-node", "--pod", deadPod, "--stream-throughput", "100MiB/s"), again: demo("replace-node", "--pod", deadPod)}},
 				"repair-operator-state": {{name: "todo-decommissioned", opts: world.Opts{Nodes: 3, Operator: true},
 					setup: func(t *testing.T, w *world.World) { makeStuck(t, w, "todo-decommissioned") },
 					args:  demo("repair-operator-state"), again: demo("repair-operator-state")}},
@@ -87,9 +88,10 @@ func searchOperators() []searchOperator {
 			settle:       func(w *world.World) { w.SettleOperator(400) },
 			disturbances: append(append([]world.Change{}, common...), world.CassOperatorDown(), world.TaskDeleted(), world.NodeBack(pod(1))),
 			cases: map[string][]searchCase{
-				"scale-down": {{name: "3->2", opts: world.Opts{CassOperator: true, Nodes: 3}, args: dc1("scale", "--nodes", "2"), again: dc1("scale", "--nodes", "2")}},
-				"scale-up":   {{name: "1->2", opts: coOne, args: dc1("scale", "--nodes", "2"), again: dc1("scale", "--nodes", "2")}},
-				"restart":    {{name: "dc1", opts: coNodes, args: dc1("restart", "--dc", "dc1"), again: dc1("restart", "--dc", "dc1")}},
+				"scale-down": {{name: "3->2 --stream-throughput", opts: world.Opts{CassOperator: true, Nodes: 3},
+					args: dc1("scale", "--nodes", "2", "--stream-throughput", "100MiB/s"), again: dc1("scale", "--nodes", "2")}},
+				"scale-up": {{name: "1->2", opts: coOne, args: dc1("scale", "--nodes", "2"), again: dc1("scale", "--nodes", "2")}},
+				"restart":  {{name: "dc1", opts: coNodes, args: dc1("restart", "--dc", "dc1"), again: dc1("restart", "--dc", "dc1")}},
 				"replace-node": {{name: "dead " + pod(1), opts: coNodes, setup: kill(pod(1)),
 					args: dc1("replace-node", "--pod", pod(1)), again: dc1("replace-node", "--pod", pod(1))}},
 				"repair-cass-operator": {{name: "decommission left unlabelled", opts: world.Opts{CassOperator: true, Nodes: 3},

@@ -1,12 +1,14 @@
 package world
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
@@ -185,4 +187,51 @@ func NodeBack(pod string) Change {
 		w.mu.Lock()
 		return []string{pod}, nil, true
 	}}
+}
+
+// NodeKilled is the change "the picked node's JVM dies" (its host lost, an OOM kill: peers
+// see it DN, nodetool on it cannot connect, its pod is not Ready); put back, it comes
+// back on its own data.
+func NodeKilled(pick Picker) Change {
+	return Change{Name: "node-killed", apply: func(w *World) ([]string, func(), bool) {
+		pod := pick(w)
+		if pod == "" {
+			return nil, nil, false
+		}
+		if n, err := w.Cass.Node(pod); err != nil || n.PeerCode != "UN" {
+			return nil, nil, false
+		}
+		w.mu.Unlock()
+		w.KillNode(pod)
+		w.mu.Lock()
+		return w.nodeNames(pod), func() { w.ReviveNode(pod) }, true
+	}}
+}
+
+// streamMarkPatch reports whether action is a patch of a pod's stream-limit mark and
+// nothing else: an annotation the operator neither reads nor reverts (CassKop reconciles
+// a pod's spec and labels through its StatefulSet), written whether the operator runs or
+// not, as the limit it records is set and restored by nodetool on the node.
+func streamMarkPatch(action k8stesting.Action) bool {
+	p, ok := action.(k8stesting.PatchAction)
+	if !ok {
+		return false
+	}
+	var patch struct {
+		Metadata map[string]map[string]*string `json:"metadata"`
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(p.GetPatch(), &top) != nil || len(top) != 1 || json.Unmarshal(p.GetPatch(), &patch) != nil {
+		return false
+	}
+	meta := patch.Metadata
+	if len(meta) != 1 {
+		return false
+	}
+	ann, ok := meta["annotations"]
+	if !ok || len(ann) != 1 {
+		return false
+	}
+	_, ok = ann[streamMarkAnnotation]
+	return ok
 }

@@ -176,7 +176,9 @@ func (w *World) afterAction(action k8stesting.Action, s actionSnap) {
 		}
 		w.checkOperatorPaused(what)
 	case "pods":
-		w.checkOperatorPaused(what)
+		if !streamMarkPatch(action) {
+			w.checkOperatorPaused(what)
+		}
 	case "statefulsets":
 		w.checkOperatorPaused(what)
 		if after := w.replicasOf(stsGVR, name); s.replicas >= 0 && after > s.replicas {
