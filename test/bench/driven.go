@@ -57,6 +57,9 @@ type DrivenResult struct {
 	ReactionP50MS float64  `json:"reactionP50ms"`
 	ReactionP99MS float64  `json:"reactionP99ms"`
 	Evidence      []string `json:"evidence,omitempty"`
+	// Timeline is, per plugin run, each request (its kind, name, start after the run
+	// began and duration) and each piece of evidence, in time order: where a run's time goes.
+	Timeline [][]string `json:"timeline,omitempty"`
 }
 
 // RunDriven measures the driven row: two datacenters of nodes nodes, each removed down
@@ -111,7 +114,8 @@ func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Durat
 			return res, err
 		}
 		var stdout, stderr syncBuffer
-		o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr},
+		out := &stampedWriter{w: &stdout}
+		o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &stampedWriter{w: &stderr, into: out}},
 			repair.Operator{Plugin: casskop.Plugin{}}, cassrepair.Operator{Plugin: cassop.Plugin{}})
 		o.WrapTransport = rec.Wrap
 		o.Execer = ex
@@ -125,6 +129,7 @@ func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Durat
 		}
 		res.PluginS = append(res.PluginS, took.Seconds())
 		calls = append(calls, rec.Calls()...)
+		res.Timeline = append(res.Timeline, ev.timeline(t0, t0.Add(took), rec.Calls(), ex.timings(), out.lines()))
 		logf("driven: the plugin removed %s in %.2f s", pod, took.Seconds())
 	}
 	stop()
@@ -333,6 +338,76 @@ func (e *evidenceClock) reactions(calls []*Call) ([]time.Duration, []string) {
 		words = append(words, fmt.Sprintf("%s: %d ms", ev.what, d.Milliseconds()))
 	}
 	return out, words
+}
+
+// timeline lists one run's requests and the evidence seen while it ran, in time order,
+// each as "+<ms since t0> ...".
+func (e *evidenceClock) timeline(t0, end time.Time, calls []*Call, execs []ExecTiming, printed []stamped) []string {
+	type line struct {
+		at   time.Time
+		text string
+	}
+	var ls []line
+	for _, c := range calls {
+		what := c.Key()
+		if c.Name != "" && c.Verb != "exec" {
+			what += " " + c.Name
+		}
+		ls = append(ls, line{c.Start, fmt.Sprintf("%s (%d ms, %d)", what, c.Done().Sub(c.Start).Milliseconds(), c.Status)})
+	}
+	for _, x := range execs {
+		ls = append(ls, line{x.End, fmt.Sprintf("%s returned (%d ms in all)", x.Command, x.End.Sub(x.Start).Milliseconds())})
+	}
+	for _, p := range printed {
+		ls = append(ls, line{p.at, "printed: " + p.text})
+	}
+	e.mu.Lock()
+	for _, ev := range e.seen {
+		if !ev.at.Before(t0) && !ev.at.After(end) {
+			ls = append(ls, line{ev.at, "evidence: " + ev.what})
+		}
+	}
+	e.mu.Unlock()
+	ls = append(ls, line{end, "run ended"})
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].at.Before(ls[j].at) })
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = fmt.Sprintf("+%5d ms %s", l.at.Sub(t0).Milliseconds(), l.text)
+	}
+	return out
+}
+
+// stampedWriter passes what the plugin prints on to w and keeps each write's time (into
+// another stampedWriter's list, when into is set: stdout and stderr on one clock).
+type stampedWriter struct {
+	w    *syncBuffer
+	into *stampedWriter
+	mu   sync.Mutex
+	seen []stamped
+}
+
+type stamped struct {
+	at   time.Time
+	text string
+}
+
+func (s *stampedWriter) Write(p []byte) (int, error) {
+	t := s
+	if s.into != nil {
+		t = s.into
+	}
+	t.mu.Lock()
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		t.seen = append(t.seen, stamped{time.Now(), l})
+	}
+	t.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *stampedWriter) lines() []stamped {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]stamped(nil), s.seen...)
 }
 
 func percentileMS(d []time.Duration, q float64) float64 {
