@@ -483,7 +483,7 @@ func drivenFigures(d *DrivenResult, cfg Config) []Figure {
 		Display: fmt.Sprintf("%.2f× (%s; decommission %s, --poll-interval %s%s)", d.Ratio, strings.Join(per, ", "), d.Decommission, d.Poll, split),
 		Result:  passIf(d.Ratio <= TargetDrivenRatio)}
 	if f.Result == Fail {
-		f.Why = "the plugin's steps wait longer than the operator's own: see the reaction latencies (JSON: driven.evidence) for the step that reacts late"
+		f.Why = "the plugin's own work before its request and after the operator settled (JSON: driven.beforeRequestS, afterSettledS; driven.timeline for each request) outweighs a tenth of the operator's time; a late reaction shows in driven.evidence"
 	}
 	r := Figure{Name: react, Value: d.ReactionP50MS, Unit: "ms", Target: fmt.Sprintf("p50 < %d ms", TargetDrivenReactionP50),
 		Display: fmt.Sprintf("p50 %.0f ms, p99 %.0f ms (%d pieces of evidence)", d.ReactionP50MS, d.ReactionP99MS, d.Reactions),
