@@ -324,7 +324,7 @@ func (s driven) poll(ctx context.Context, id string, keys []string, done func() 
 		if err != nil || ok {
 			return err
 		}
-		if err := s.w.waiting(ctx, guard, id, what, start); err != nil {
+		if err := s.w.waiting(ctx, guard, id, what, start, since, keys...); err != nil {
 			return err
 		}
 		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.unknownDue(what, guard.due()), keys...); err != nil {

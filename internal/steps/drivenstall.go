@@ -180,6 +180,10 @@ type stallGuard struct {
 	// that each saw a cause began (zero: the last read saw none); cause the last seen.
 	next, since time.Time
 	cause       string
+	// pending is a read of the causes under way beside the wait (waiting), begun at
+	// pendingAt; nil when none.
+	pending   chan string
+	pendingAt time.Time
 }
 
 // guardStall starts watching the wait id for node n.
@@ -200,15 +204,52 @@ func (g *stallGuard) stallAfter() time.Duration {
 // StallAfter saw one, it returns the error that stops the wait (exit 4): nothing ends
 // it until someone fixes that, and resume waits again.
 func (g *stallGuard) check(ctx context.Context) (string, error) {
+	cause, _, err := g.checkBeside(ctx, nil)
+	return cause, err
+}
+
+// checkBeside is check for a wait that reads again as soon as what it waits for
+// changes (changed: whether it did since the wait's round, and the channel closed at
+// the next change; nil: no such wait): the causes are read beside it, and a change seen
+// first ends the check at once (woken) with the last cause, the read joined at the
+// next check. The operator's evidence is never held up by the guard's own reads.
+func (g *stallGuard) checkBeside(ctx context.Context, changed func() (bool, <-chan struct{})) (cause string, woken bool, err error) {
 	if g == nil || ctx.Err() != nil {
-		return "", nil
+		return "", false, nil
 	}
-	now := g.w.now()
-	if now.Before(g.next) {
-		return g.cause, nil
+	if g.pending == nil {
+		now := g.w.now()
+		if now.Before(g.next) {
+			return g.cause, false, nil
+		}
+		g.next = now.Add(max(g.w.poll(), g.stallAfter()/10))
+		ch := make(chan string, 1)
+		go func() { ch <- g.w.stallCause(ctx, g.n.Pod) }()
+		g.pending, g.pendingAt = ch, now
 	}
-	g.next = now.Add(max(g.w.poll(), g.stallAfter()/10))
-	g.cause = g.w.stallCause(ctx, g.n.Pod)
+	for {
+		var wake <-chan struct{}
+		if changed != nil {
+			var ok bool
+			if ok, wake = changed(); ok {
+				return g.cause, true, nil
+			}
+		}
+		select {
+		case c := <-g.pending:
+			g.pending = nil
+			cause, err := g.judge(ctx, g.pendingAt, c)
+			return cause, false, err
+		case <-wake:
+		case <-ctx.Done():
+			return g.cause, false, nil
+		}
+	}
+}
+
+// judge records the causes read at now and says whether they lasted StallAfter.
+func (g *stallGuard) judge(ctx context.Context, now time.Time, cause string) (string, error) {
+	g.cause = cause
 	switch {
 	case g.cause == "" || ctx.Err() != nil:
 		g.since = time.Time{}
@@ -221,10 +262,22 @@ func (g *stallGuard) check(ctx context.Context) (string, error) {
 	return g.cause, nil
 }
 
-// waiting checks the guard g (nil: none) and shows what the wait id waits for, with
-// the guard's cause when it sees one; the guard's error stops the wait (check).
-func (w *World) waiting(ctx context.Context, g *stallGuard, id, what string, start time.Time) error {
-	cause, err := g.check(ctx)
+// waiting checks the guard g (nil: none) beside the wait id, whose round of reads
+// began at since and which reads again when one of keys changes, and shows what it
+// waits for, with the guard's cause when it sees one; the guard's error stops the
+// wait (check).
+func (w *World) waiting(ctx context.Context, g *stallGuard, id, what string, start time.Time, since uint64, keys ...string) error {
+	var changed func() (bool, <-chan struct{})
+	if f := w.evidence(); f != nil {
+		changed = func() (bool, <-chan struct{}) {
+			ok, wake, whole := f.changedSince(since, keys)
+			if !whole {
+				return false, nil // a watch is not open: the wait polls, the read is awaited
+			}
+			return ok, wake
+		}
+	}
+	cause, _, err := g.checkBeside(ctx, changed)
 	if err != nil {
 		return err
 	}

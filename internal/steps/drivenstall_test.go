@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
@@ -59,5 +62,44 @@ func TestStallGuard(t *testing.T) {
 	listErr = errors.New("deployments is forbidden")
 	if got := sw.explainStall(ctx, n); !strings.Contains(got, "cannot tell whether the operator runs (deployments is forbidden): unknown") {
 		t.Fatalf("unreadable operator: %q", got)
+	}
+}
+
+// TestStallGuardBesideTheWait: the guard's reads never hold up a wait woken by the
+// operator's evidence: the change ends the check at once, the read under way is joined
+// at the next one (and judged as of when it began).
+func TestStallGuardBesideTheWait(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, sw, n := setup(t, "4.1")
+	sw.Scaler, sw.Poll = readyScaler{}, time.Hour
+	fw := fakeWatches{res: watch.NewFake(), tasks: watch.NewFake()}
+	sw.Watches = fw
+	feed := NewEvidenceFeed(ctx, sw)
+	if feed == nil {
+		t.Fatal("no feed")
+	}
+	defer feed.Stop()
+	reading, release := make(chan struct{}), make(chan struct{})
+	sw.Operators = func(context.Context) ([]operator.Controller, error) {
+		close(reading)
+		<-release
+		return []operator.Controller{{Namespace: "ops", Name: "cass-operator", IsRunning: false}}, nil
+	}
+	g := sw.guardStall("wait-leaving/"+n.Pod, n)
+	since := sw.markEvidence()
+	go func() {
+		<-reading // the guard reads, and hangs there
+		u := &unstructured.Unstructured{}
+		u.SetName(sw.CP.Cluster)
+		fw.res.Modify(u)
+	}()
+	if err := sw.waiting(ctx, g, "wait-leaving/"+n.Pod, "waiting", sw.now(), since, keyResource); err != nil {
+		t.Fatalf("waiting: %v", err)
+	}
+	close(release)
+	cause, err := g.check(ctx)
+	if err != nil || !strings.Contains(cause, "the operator is not running") {
+		t.Fatalf("the read under way was not joined: %q, %v", cause, err)
 	}
 }

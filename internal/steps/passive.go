@@ -118,7 +118,7 @@ func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test ba
 			}
 		}
 		last = what
-		if err := w.waiting(ctx, guard, id, what, start); err != nil {
+		if err := w.waiting(ctx, guard, id, what, start, since, keyResource, keyPod(s.n.Pod)); err != nil {
 			return err
 		}
 		stall.check(what, hint)

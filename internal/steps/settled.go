@@ -46,7 +46,7 @@ func AwaitSettled(ctx context.Context, w *World) error {
 		default:
 			what = "the operator is not done yet: " + why
 		}
-		if err := w.waiting(ctx, guard, settleID, what, start); err != nil {
+		if err := w.waiting(ctx, guard, settleID, what, start, since, keyResource, keyPods); err != nil {
 			return err
 		}
 		if err := w.awaitEvidence(ctx, since, w.poll(), w.unknownDue(what, guard.due()), keyResource, keyPods); err != nil && ctx.Err() == nil {

@@ -311,10 +311,12 @@ func (s *waitTaskDone) judge(t *operator.Task) (bool, error) {
 	return t.Finished && t.Complete, nil
 }
 
-// Wait polls the task until it finished.
+// Wait reads the task until it finished, again as soon as it changes (awaitEvidence:
+// the task's end is seen when the operator writes it, not a poll interval later).
 func (s *waitTaskDone) Wait(ctx context.Context) error {
 	start := s.w.now()
 	for {
+		since := s.w.markEvidence()
 		t, _, err := s.w.task(ctx)
 		what := ""
 		if err != nil {
@@ -330,7 +332,7 @@ func (s *waitTaskDone) Wait(ctx context.Context) error {
 			}
 		}
 		s.w.Reporter.Waiting(StepWaitTaskDone, what, s.w.now().Sub(start))
-		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
+		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.unknownDue(what, 0), keyTask(TaskOf(s.w.CP).Name)); err != nil {
 			return err
 		}
 	}

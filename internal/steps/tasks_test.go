@@ -2,12 +2,15 @@ package steps
 
 import (
 	"context"
-
 	"errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
@@ -304,4 +307,83 @@ func TestAllRecreated(t *testing.T) {
 	if allRecreated(nil, nil) || allRecreated([]checkpoint.Node{{Pod: "a-0"}}, map[string]string{"a-0": "v"}) {
 		t.Error("nothing planned, or no planned UID, counts as re-created")
 	}
+}
+
+// waitReporter tells the test each time a wait reports what it waits for: the wait
+// has read the world and waits for the next change.
+type waitReporter struct {
+	nopReporter
+	waiting chan string
+}
+
+func (r waitReporter) Waiting(id, _ string, _ time.Duration) {
+	r.waiting <- id
+}
+
+// TestTaskWaitsFollowTheWatches: a restart through the operator's task notices each
+// pod's return, and the task's end, when the watch delivers it. The poll interval is an
+// hour: only the change itself can end these waits before the test's own deadline.
+func TestTaskWaitsFollowTheWatches(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, sw, n := setup(t, "4.1")
+	ft := &fakeTasks{}
+	rep := waitReporter{waiting: make(chan string, 100)}
+	sw.Tasks, sw.Scaler, sw.Reporter, sw.Poll = ft, readyScaler{}, rep, time.Hour
+	sw.CP.OperationID = "restart-20261206-101010-abcde"
+	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, ""), checkpoint.PendingStep(StepWaitRestarted, n.Pod), checkpoint.PendingStep(StepWaitTaskDone, "")}
+	n.PodUID = w.PodUID(n.Pod)
+	sw.CP.Nodes[0] = n
+	steps, err := Build(sw, Variant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw := fakeWatches{res: watch.NewFake(), tasks: watch.NewFake()}
+	sw.Watches = fw
+	feed := NewEvidenceFeed(ctx, sw)
+	if feed == nil {
+		t.Fatal("no feed")
+	}
+	defer feed.Stop()
+	if err := steps[StepCreateTask].Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// waitFor runs the Wait of step id until it reports waiting (it read the world and
+	// waits for a change), then changes the world and returns Wait's error.
+	waitFor := func(id string, change func()) error {
+		for len(rep.waiting) > 0 {
+			<-rep.waiting
+		}
+		done := make(chan error, 1)
+		go func() { done <- steps[id].(engine.Waiter).Wait(ctx) }()
+		for waiting := ""; waiting != id; {
+			select {
+			case waiting = <-rep.waiting:
+			case err := <-done:
+				t.Fatalf("%s ended before the change: %v", id, err)
+			}
+		}
+		change()
+		return <-done
+	}
+
+	// The pod comes back (re-created by the StatefulSet controller): its watch event
+	// ends the wait.
+	back := checkpoint.StepID(StepWaitRestarted, n.Pod)
+	if err := waitFor(back, func() { w.RecreatePod(n.Pod) }); err != nil {
+		t.Fatalf("wait-restarted after the pod came back: %v", err)
+	}
+	mustDone(t, steps[back], true)
+
+	// The operator writes the task's end: the task's watch event ends the wait.
+	name := TaskOf(sw.CP).Name
+	if err := waitFor(StepWaitTaskDone, func() {
+		ft.set(name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
+		u := &unstructured.Unstructured{}
+		u.SetName(name)
+		fw.tasks.Modify(u)
+	}); err != nil {
+		t.Fatalf("wait-task-done after the task finished: %v", err)
+	}
+	mustDone(t, steps[StepWaitTaskDone], true)
 }

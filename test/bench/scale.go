@@ -96,6 +96,13 @@ func (t *timingExecer) Exec(ctx context.Context, pod string, argv []string) (str
 	return out, errOut, err
 }
 
+// timings returns the calls timed so far.
+func (t *timingExecer) timings() []ExecTiming {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]ExecTiming(nil), t.execs...)
+}
+
 // newTimingExecer builds the pod exec exactly as the plugin does (internal/cli: kubeconfig,
 // user agent, QPS, the WrapTransport hook), around a timer.
 func newTimingExecer(kubeconfig, ns string, rec *Recorder) (*timingExecer, error) {
