@@ -10,16 +10,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 )
 
-// operationTarget says what an operation does to which racks, for status and refusals
-// (the kind's Target; a kind this build does not know is said as a scale).
+// operationTarget says what an operation does to which racks, for status and refusals.
 func (o *Options) operationTarget(kind string, t checkpoint.Target) string {
-	if k, ok := o.Kinds.Kind(kind); ok {
-		return k.Target(t)
-	}
-	return operation.Scale{}.Target(t)
+	return lifecycle.OperationTarget(o.Kinds, kind, t)
 }
 
 // startOperation is every operation command's way to a new operation: load the
@@ -28,22 +25,23 @@ func (o *Options) operationTarget(kind string, t checkpoint.Target) string {
 // once), show the plan, confirm, write the checkpoint and run it. What differs between
 // the kinds is their Command (internal/operation/command.go).
 func (o *Options) startOperation(ctx context.Context, s *session, st *operationOptions) error {
+	l := o.lifecycle(s, &st.flags.runFlags)
 	existing, err := s.store.Load(ctx)
 	if err != nil {
-		return checkpointError(s, err)
+		return l.CheckpointError(err)
 	}
-	o.reapGone(ctx, s, existing, s.cluster.Namespace+"/"+s.cluster.Name)
+	l.ReapGone(ctx, existing, s.cluster.Namespace+"/"+s.cluster.Name)
 	if existing != nil {
-		return o.inFlight(ctx, s, existing, st)
+		return o.inFlight(ctx, s, l, existing, st)
 	}
 	// The checks below only read; each pair runs at once and is judged in order, so the
 	// refusal is the same as one after the other.
 	toPause := future.Start(func() (*checkpoint.PausedOperator, error) {
-		return o.operatorToPause(ctx, s, st.flags.operator, st.flags.pause)
+		return l.OperatorToPause(ctx, st.flags.operator, st.flags.pause)
 	})
 	var busyErr error
 	if st.cmd.Busy {
-		busyErr = o.refuseBusy(ctx, s)
+		busyErr = l.RefuseBusy(ctx)
 	}
 	pause, pauseErr := toPause()
 	if busyErr != nil {
@@ -52,7 +50,7 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 	if pauseErr != nil {
 		return pauseErr
 	}
-	env := &operation.Env{Planner: o.planner(s), Cluster: s.cluster, Adapter: s.adapter, Request: st.req}
+	env := &operation.Env{Planner: l.Planner(), Cluster: s.cluster, Adapter: s.adapter, Request: st.req}
 	env.Request.Pause = pause
 	access := future.Start(func() (struct{}, error) {
 		acc, err := st.kind.Access(ctx, env)
@@ -81,12 +79,12 @@ func (o *Options) startOperation(ctx context.Context, s *session, st *operationO
 	if st.cmd.Next != nil {
 		next = st.cmd.Next(s.cluster.Namespace, s.cluster.Name, plan, st.req)
 	}
-	return o.runPlan(ctx, s, plan, &st.flags.runFlags, st.flags.dryRun, next)
+	return l.Start(ctx, plan, st.flags.start(), next)
 }
 
 // inFlight answers an operation in flight as the command says: resume it, plan it
 // again, or refuse.
-func (o *Options) inFlight(ctx context.Context, s *session, existing *checkpoint.Checkpoint, st *operationOptions) error {
+func (o *Options) inFlight(ctx context.Context, s *session, l *lifecycle.Lifecycle, existing *checkpoint.Checkpoint, st *operationOptions) error {
 	asked := operation.Asked{Request: st.req, DC: st.req.DC, Racks: []string{st.req.Rack}, ResumeHint: s.resumeHint()}
 	if dc, racks, err := s.cluster.Select(st.req.DC, st.req.Rack); err == nil {
 		asked.DC, asked.Racks, asked.Selected = dc.Name, operation.RackNames(racks), true
@@ -99,52 +97,17 @@ func (o *Options) inFlight(ctx context.Context, s *session, existing *checkpoint
 	case answer.Refuse != nil:
 		return answer.Refuse
 	case answer.Replan:
-		return o.replanForce(ctx, s, existing, st)
+		return l.Replan(ctx, existing, st.kind, st.cmd.Busy, st.req, st.flags.start())
 	case answer.Absorb:
-		return o.absorb(ctx, s, existing, st)
+		return l.Absorb(ctx, existing, st.kind, st.req, st.flags.start())
 	case answer.Resume:
 		if answer.Say == "" {
 			answer.Say = fmt.Sprintf("Operation %s is in flight; resuming it.", existing.OperationID)
 		}
 		fmt.Fprintln(o.ErrOut, answer.Say)
-		return o.resumeCheckpoint(ctx, s, existing, &st.flags.runFlags)
+		return l.Resume(ctx, existing, st.flags.run())
 	}
 	return o.refuseOtherInFlight(s, existing)
-}
-
-// planner reads the real world for a plan.
-func (o *Options) planner(s *session) *operation.Planner {
-	return &operation.Planner{Kube: s.c.Kube, Nodetool: s.nt, Clock: o.Now, Holder: o.self()}
-}
-
-// runPlan shows a fresh plan (and stops there with --dry-run), asks, writes the
-// checkpoint and runs it.
-func (o *Options) runPlan(ctx context.Context, s *session, plan *operation.Plan, f *runFlags, dryRun bool, next string) error {
-	k, err := o.Kinds.Of(plan.CP)
-	if err != nil {
-		return err
-	}
-	report := newPlanReport(k, s.stepWorld(plan.CP, o.Now), plan.Warnings, dryRun, next)
-	report.Findings = plan.Findings
-	if dryRun {
-		if f.output != "text" {
-			return output.Print(o.Out, f.output, report)
-		}
-		o.printPlanText(o.Out, report, "Plan (dry run, nothing changed)")
-		fmt.Fprintf(o.Out, "To run it: %s\n", next)
-		return nil
-	}
-	o.showPlan(report, f.output)
-	if err := o.confirm(f.yes, k.Info().ConfirmWord); err != nil {
-		return err
-	}
-	if err := s.store.Create(ctx, plan.CP); err != nil {
-		if errors.Is(err, checkpoint.ErrExists) {
-			return exit.Refusedf("%v; see: %s", err, s.resumeHint())
-		}
-		return fmt.Errorf("nothing changed: %w", err)
-	}
-	return o.execute(ctx, s, plan.CP, f)
 }
 
 // nothingToDo prints a planner's "nothing to do" answer (exit 0).
