@@ -26,3 +26,27 @@ func TestAbortFinishTakesRemovedNodesFromTheWorld(t *testing.T) {
 		t.Errorf("p3 found removed in full: last %q steps %v, want p2's two steps", p.last, p.steps)
 	}
 }
+
+// TestAbortFinishForbids: while finishing a node, abort refuses right before it acts a
+// step of another node or one that would start a removal again, and lets the node's
+// other steps (and steps of no node) run.
+func TestAbortFinishForbids(t *testing.T) {
+	cp := &checkpoint.Checkpoint{Steps: []checkpoint.Step{
+		{ID: "decommission/p2", Kind: "decommission", Pod: "p2"},
+		{ID: "wait-pvcs-gone/p2", Kind: "wait-pvcs-gone", Pod: "p2"},
+		{ID: "decommission/p1", Kind: "decommission", Pod: "p1"},
+		{ID: "resume-operator", Kind: "resume-operator"},
+	}}
+	forbid := finishPlan{ff: &operation.FinishFirst{Pod: "p2", NeverAct: []string{"decommission"}}}.forbid(cp)
+	for id, refused := range map[string]bool{
+		"decommission/p2":   true, // would start p2's removal again
+		"wait-pvcs-gone/p2": false,
+		"decommission/p1":   true, // another node's
+		"resume-operator":   false,
+		"not-in-the-plan":   false,
+	} {
+		if err := forbid(id); (err != nil) != refused {
+			t.Errorf("step %s: refused %v (%v), want %v", id, err != nil, err, refused)
+		}
+	}
+}

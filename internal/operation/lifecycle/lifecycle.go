@@ -107,7 +107,7 @@ func New(d Deps) *Lifecycle {
 	return &Lifecycle{Deps: d}
 }
 
-// StepWorld is what the steps of cp know of the cluster, the one place the operator's
+// stepWorld is what the steps of cp know of the cluster, the one place the operator's
 // words and readers are handed to them: the checkpoint, the racks of its DC, how to
 // read and change the world, and the operator's words. A plan shows the steps' own
 // text from it; a run (execute) adds the run's own settings.

@@ -11,7 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 )
 
-// replanForce answers a scale with the same target as the scale-down in flight but
+// Replan answers a scale with the same target as the scale-down in flight but
 // another --force: resuming the old plan would decommission with the old flag. When no
 // node of the old plan is in the middle of leaving (each either removed in full or
 // untouched, as abort checks it: the kind's Abort.Assess), the plan is made again from

@@ -19,7 +19,7 @@ func (l *Lifecycle) Resume(ctx context.Context, cp *checkpoint.Checkpoint, f Run
 	return l.resume(ctx, cp, f)
 }
 
-// resumeCheckpoint shows what is left, takes over the checkpoint and runs it.
+// resume shows what is left, takes over the checkpoint and runs it.
 func (l *Lifecycle) resume(ctx context.Context, cp *checkpoint.Checkpoint, f RunFlags) error {
 	if err := l.refuseDeleting("resume operation " + cp.OperationID); err != nil {
 		return err
