@@ -86,6 +86,20 @@ func (u ui) Done(last *checkpoint.LastOperation) error {
 	return nil
 }
 
+// NothingToDo implements lifecycle.UI.
+func (u ui) NothingToDo(msg string) error {
+	if u.output != "text" {
+		return output.Print(u.o.Out, u.output, map[string]any{"result": "nothing-to-do", "message": msg, "next": u.s.statusHint()})
+	}
+	fmt.Fprintln(u.o.Out, msg)
+	return nil
+}
+
+// operationTarget says what an operation does to which racks, for status and refusals.
+func (o *Options) operationTarget(kind string, t checkpoint.Target) string {
+	return lifecycle.OperationTarget(o.Kinds, kind, t)
+}
+
 // confirm asks on the terminal unless --yes; without a terminal it refuses.
 func (o *Options) confirm(yes bool, what string) error {
 	if yes {

@@ -63,6 +63,8 @@ type UI interface {
 	ShowPlan(p Shown)
 	// DryRun shows a plan that a dry run stops at (nothing changed).
 	DryRun(p Shown) error
+	// NothingToDo says a planner's "nothing to do" answer (the command ends well).
+	NothingToDo(msg string) error
 	// Done says how a run of the steps ended.
 	Done(last *checkpoint.LastOperation) error
 }

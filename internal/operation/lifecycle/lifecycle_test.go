@@ -19,11 +19,16 @@ type fakeUI struct {
 	shown   []Shown
 	dryRuns []Shown
 	done    []*checkpoint.LastOperation
+	nothing []string
 }
 
 func (u *fakeUI) Confirm(what string) error { u.asked = append(u.asked, what); return nil }
 func (u *fakeUI) ShowPlan(p Shown)          { u.shown = append(u.shown, p) }
 func (u *fakeUI) DryRun(p Shown) error      { u.dryRuns = append(u.dryRuns, p); return nil }
+func (u *fakeUI) NothingToDo(msg string) error {
+	u.nothing = append(u.nothing, msg)
+	return nil
+}
 func (u *fakeUI) Done(last *checkpoint.LastOperation) error {
 	u.done = append(u.done, last)
 	return nil
