@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
@@ -155,7 +156,8 @@ func (st *operationOptions) Validate() error {
 	return st.cmd.Validate(st.req, st.changed)
 }
 
-// Run opens the cluster and starts the operation (startOperation).
+// Run opens the cluster and starts the operation (the lifecycle's Begin: an operation
+// in flight is resumed, planned again or refused as the command says).
 func (st *operationOptions) Run(ctx context.Context, o *Options) error {
 	s, err := o.open(ctx, st.args)
 	if err != nil {
@@ -164,7 +166,8 @@ func (st *operationOptions) Run(ctx context.Context, o *Options) error {
 	if err := st.forAdapter(s.adapter.Name(), s.adapter.Title()); err != nil {
 		return err
 	}
-	return o.startOperation(ctx, s, st)
+	order := lifecycle.Order{Name: st.name, Kind: st.kind, Command: st.cmd, Request: st.req, Flags: st.flags.start()}
+	return o.lifecycle(s, &st.flags.runFlags).Begin(ctx, order)
 }
 
 // newOperationCmd is the command that starts an operation of kind k as c describes it,

@@ -5,9 +5,7 @@ import (
 	"io"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
@@ -55,13 +53,15 @@ type planStep struct {
 	Description string `json:"description"`
 }
 
-func newPlanReport(k pub.Kind, w *steps.World, warnings []string, dryRun bool, next string) planReport {
-	cp := w.CP
+// newPlanReport is the report of plan p as the lifecycle shows it; resource is the
+// cluster resource's kind.
+func newPlanReport(p lifecycle.Shown, resource string, dryRun bool) planReport {
+	cp := p.CP
 	r := planReport{
 		Kind: cp.Kind, OperationID: cp.OperationID, Namespace: cp.Namespace, Cluster: cp.Cluster,
 		DC: cp.Target.DC, Racks: cp.Target.Racks, From: cp.Target.From, To: cp.Target.Nodes,
-		Force: cp.Force, DryRun: dryRun, Warnings: warnings, Next: next,
-		Nodes: []planNode{}, Steps: []planStep{}, kind: k, cp: cp, resource: w.ResourceKind,
+		Force: cp.Force, DryRun: dryRun, Warnings: p.Warnings, Findings: p.Findings, Next: p.Next,
+		Nodes: []planNode{}, Steps: []planStep{}, kind: p.Kind, cp: cp, resource: resource,
 	}
 	if dryRun {
 		r.OperationID = ""
@@ -73,35 +73,10 @@ func newPlanReport(k pub.Kind, w *steps.World, warnings []string, dryRun bool, n
 		}
 		r.Nodes = append(r.Nodes, pn)
 	}
-	// The step types say what they do (steps.PlanTexter, else engine.Describer): the
-	// kind builds them as a run would, on the world a run starts from
-	// (session.stepWorld); describing a step reads nothing.
-	impl, _ := operation.BuildSteps(k, w)
 	for _, s := range cp.Steps {
-		r.Steps = append(r.Steps, planStep{ID: s.ID, Kind: s.Kind, Pod: s.Pod, State: s.State, Attempts: s.Attempts, Description: stepText(impl[s.ID], s.ID)})
+		r.Steps = append(r.Steps, planStep{ID: s.ID, Kind: s.Kind, Pod: s.Pod, State: s.State, Attempts: s.Attempts, Description: p.Texts[s.ID]})
 	}
 	return r
-}
-
-// stepText is what a step says it does in a plan (its ID when it says nothing).
-func stepText(st engine.Step, id string) string {
-	if t, ok := st.(steps.PlanTexter); ok {
-		return t.PlanText()
-	}
-	if d, ok := st.(engine.Describer); ok {
-		return d.Describe()
-	}
-	return id
-}
-
-// showPlan writes the plan to be confirmed: on stdout when it is the command's output
-// (-o text), else on stderr beside the progress, so stdout stays machine-readable.
-func (o *Options) showPlan(r planReport, format string) {
-	w := o.ErrOut
-	if format == "text" {
-		w = o.Out
-	}
-	o.printPlanText(w, r, "Plan")
 }
 
 // printPlanText writes the plan for people.

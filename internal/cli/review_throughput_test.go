@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	standin "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
@@ -234,26 +232,6 @@ func TestDrivenAbortSecondRemovalAfterWait(t *testing.T) {
 	out, aerr, acode, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
 	if acode != 0 || !strings.Contains(out, "2 of 3") {
 		t.Fatalf("abort once the operator finished sts-2: exit %d: %s %s", acode, strings.TrimSpace(out), shortLine(aerr, "Error"))
-	}
-}
-
-// TestAbortFinishTakesRemovedNodesFromTheWorld: planFinish acts on the half-removed node
-// when an earlier node's steps are recorded not done but the assessment found it
-// removed in full; it refuses (no steps) when the earlier node was not found removed.
-func TestAbortFinishTakesRemovedNodesFromTheWorld(t *testing.T) {
-	cp := &checkpoint.Checkpoint{Steps: []checkpoint.Step{
-		{ID: "request-removal/p3", Kind: "request-removal", Pod: "p3", State: checkpoint.StatePending},
-		{ID: "wait-pvcs-gone/p3", Kind: "wait-pvcs-gone", Pod: "p3", State: checkpoint.StatePending},
-		{ID: "request-removal/p2", Kind: "request-removal", Pod: "p2", State: checkpoint.StatePending},
-		{ID: "wait-pvcs-gone/p2", Kind: "wait-pvcs-gone", Pod: "p2", State: checkpoint.StatePending},
-		{ID: "request-removal/p1", Kind: "request-removal", Pod: "p1", State: checkpoint.StatePending},
-	}}
-	if p := planFinish(cp, &operation.FinishFirst{Pod: "p2"}); p.last != "" {
-		t.Errorf("p3 not found removed: planned %v, want a refusal", p.steps)
-	}
-	p := planFinish(cp, &operation.FinishFirst{Pod: "p2", Removed: []string{"p3"}})
-	if p.last != "wait-pvcs-gone/p2" || len(p.steps) != 2 {
-		t.Errorf("p3 found removed in full: last %q steps %v, want p2's two steps", p.last, p.steps)
 	}
 }
 

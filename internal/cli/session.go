@@ -7,16 +7,14 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync"
-	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -238,46 +236,6 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 	}, nil
 }
 
-// stepWorld is what the steps of cp know of the cluster, the one place the operator's
-// words and readers are handed to them: the checkpoint, the racks of its DC, how to
-// read and change the world, and the operator's words. A plan shows the steps' own
-// text from it; a run (execute) adds the run's own settings.
-func (s *session) stepWorld(cp *checkpoint.Checkpoint, now func() time.Time) *steps.World {
-	dc, _ := s.cluster.DC(cp.Target.DC)
-	w := &steps.World{
-		CP: cp, Kube: s.c.Kube, Nodetool: s.nt, Namespace: cp.Namespace, Racks: dc.Racks, ServerVersion: s.cluster.ServerVersion,
-		Spec:            s.adapter.DCSpec(cp.Namespace, cp.Cluster, cp.Target.DC),
-		ClusterSelector: s.adapter.ClusterSelector(cp.Cluster),
-		CountWords:      s.adapter.CountWords(), ResourceKind: s.adapter.Kind(), Container: s.adapter.Container(),
-		Operator: operatorState(s.adapter, cp, now), Now: now,
-		Judge: s.pauseJudge(),
-		IsOperator: func(d *appsv1.Deployment) bool {
-			_, ok := s.adapter.ControllerOf(d)
-			return ok
-		},
-	}
-	if sc, ok := s.adapter.(operator.Scaler); ok {
-		w.Scaler = sc
-		w.Watches, _ = s.adapter.(operator.Watches)
-		w.Settler, _ = s.adapter.(operator.Settler)
-		w.Operators = func(ctx context.Context) ([]operator.Controller, error) {
-			return s.adapter.Operators(ctx, cp.Namespace)
-		}
-	}
-	if ts, ok := s.adapter.(operator.Tasks); ok {
-		w.Tasks = ts
-		// A driven scale waits while another of the operator's tasks runs on the
-		// datacenter (a resize during a cleanup breaks it: cass-operator #902).
-		w.HoldForTasks = w.Scaler != nil
-	}
-	return w
-}
-
-// pauseJudge judges the holders of an operator's pause through this session's adapter.
-func (s *session) pauseJudge() pauseJudge {
-	return pauseJudge{a: s.adapter, kube: s.c.Kube, kinds: s.store.Kinds}
-}
-
 // openInFlight opens the cluster named in args and reads the operation in flight on
 // it (nil: none); an unusable checkpoint is explained (checkpointError).
 func (o *Options) openInFlight(ctx context.Context, args []string) (*session, *checkpoint.Checkpoint, error) {
@@ -287,7 +245,7 @@ func (o *Options) openInFlight(ctx context.Context, args []string) (*session, *c
 	}
 	cp, err := s.store.Load(ctx)
 	if err != nil {
-		return nil, nil, checkpointError(s, err)
+		return nil, nil, o.lifecycle(s, nil).CheckpointError(err)
 	}
 	return s, cp, nil
 }
@@ -295,11 +253,6 @@ func (o *Options) openInFlight(ctx context.Context, args []string) (*session, *c
 // resumeHint is the command that continues the operation on this cluster.
 func (s *session) resumeHint() string {
 	return fmt.Sprintf("kubectl cassandra resume -n %s %s", s.cluster.Namespace, s.cluster.Name)
-}
-
-// abortHint is the command that stops the operation on this cluster.
-func (s *session) abortHint() string {
-	return fmt.Sprintf("kubectl cassandra abort -n %s %s", s.cluster.Namespace, s.cluster.Name)
 }
 
 func (s *session) statusHint() string {
@@ -323,6 +276,6 @@ func (e *clusterNotFound) Unwrap() error { return e.error }
 func (o *Options) reapAfterGone(ctx context.Context, err error) {
 	var nf *clusterNotFound
 	if errors.As(err, &nf) {
-		o.reapStalePauses(ctx, nf.c, nf.a, pauseJudge{a: nf.a, kube: nf.c.Kube, kinds: o.Kinds.Schemas()}, nf.ns, "")
+		lifecycle.New(o.lifecycleDeps(nf.c, nf.a)).ReapAfterGone(ctx, nf.ns)
 	}
 }

@@ -19,10 +19,11 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/status"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
@@ -93,7 +94,7 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 	defer cancel()
 	var lists *statusLists
 	s, err := o.openAssumed(ctx, f.args, func(c *Clients, a operator.Adapter, ns, name string) {
-		lists = startStatusLists(ctx, c, a, o.Kinds.Schemas(), ns, name)
+		lists = startStatusLists(ctx, c, a, lifecycle.New(o.lifecycleDeps(c, a)), ns, name)
 	})
 	if err != nil {
 		if lists != nil {
@@ -112,7 +113,7 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 	}
 	rep := status.Build(o.readStatus(ctx, s, lists, f.nodetool, o.newHolderWatch()))
 	// After the lists (they share the adapter): blocks of gone operations, said only.
-	o.reapStaleBlocks(ctx, s, true)
+	o.lifecycle(s, nil).WarnStaleBlocks(ctx)
 	if f.out != "text" {
 		return output.Print(o.Out, f.out, rep)
 	}
@@ -244,7 +245,7 @@ func startRingRead(ctx context.Context, s *session, withNodetool bool) ringRead 
 func readRing(ctx context.Context, s *session, pods []corev1.Pod, early ringRead) (*nodetool.Ring, []status.PodError) {
 	var failed []status.PodError
 	for _, p := range ringReaders(pods, early.pod) {
-		if !steps.PodReady(&p) || p.DeletionTimestamp != nil {
+		if !kube.PodReady(&p) || p.DeletionTimestamp != nil {
 			continue
 		}
 		read := func() (nodetool.Ring, error) { return s.nt.Status(ctx, p.Name) }
@@ -298,7 +299,7 @@ func (l *statusLists) into(rd *status.Read) {
 	rd.StalePauses = l.stale
 }
 
-func startStatusLists(ctx context.Context, c *Clients, a operator.Adapter, kinds checkpoint.Schemas, ns, name string) *statusLists {
+func startStatusLists(ctx context.Context, c *Clients, a operator.Adapter, lc *lifecycle.Lifecycle, ns, name string) *statusLists {
 	l := &statusLists{}
 	sel := metav1.ListOptions{LabelSelector: a.ClusterSelector(name)}
 	l.wg.Go(func() {
@@ -324,13 +325,12 @@ func startStatusLists(ctx context.Context, c *Clients, a operator.Adapter, kinds
 		if l.opsErr = err; err != nil {
 			return
 		}
-		judge := pauseJudge{a: a, kube: c.Kube, kinds: kinds}
 		for _, op := range all {
 			if op.Running() {
 				l.ops = append(l.ops, op)
 			}
-			if stale := steps.JudgeHolders(ctx, judge, op.PausedBy, ""); len(stale) > 0 {
-				l.stale = append(l.stale, fmt.Sprintf("%s/%s is held paused for operations that are gone: %s; the next scale, resume or abort on their cluster releases it", op.Namespace, op.Name, steps.StaleText(stale)))
+			if stale := lc.StalePauses(ctx, op.PausedBy); stale != "" {
+				l.stale = append(l.stale, fmt.Sprintf("%s/%s is held paused for operations that are gone: %s; the next scale, resume or abort on their cluster releases it", op.Namespace, op.Name, stale))
 			}
 		}
 	})

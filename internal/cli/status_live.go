@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/status"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
@@ -250,7 +251,7 @@ func (o *Options) follow(ctx context.Context, s *session, first *statusLists, wi
 	opened.Wait()
 	// The first status comes from the lists; the watches then bring the changes.
 	if first == nil {
-		first = startStatusLists(ctx, s.c, s.adapter, s.store.Kinds, s.cluster.Namespace, s.cluster.Name)
+		first = startStatusLists(ctx, s.c, s.adapter, lifecycle.New(o.lifecycleDeps(s.c, s.adapter)), s.cluster.Namespace, s.cluster.Name)
 	}
 	lw.fill(first)
 	ops := &operatorCheck{ops: first.ops, at: o.Now()}

@@ -14,7 +14,7 @@ import (
 // Style is how Text words and colours a report.
 type Style struct {
 	Paint output.Painter
-	// Target says an operation's target in words (internal/cli/opkinds.go).
+	// Target says an operation's target in words (internal/operation/lifecycle, OperationTarget).
 	Target func(kind string, t checkpoint.Target) string
 }
 

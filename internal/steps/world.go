@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
@@ -277,18 +278,8 @@ func inRing(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
 	return r.ByAddress(n.Address)
 }
 
-// PodReady reports the pod's Ready condition.
-func PodReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+// PodReady reports the pod's Ready condition (kube.PodReady).
+func PodReady(p *corev1.Pod) bool { return kube.PodReady(p) }
 
 // amend changes the checkpoint in memory through Amend (directly without one).
 func (w *World) amend(change func()) {

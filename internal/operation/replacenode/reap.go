@@ -65,3 +65,16 @@ func ReapBlocks(ctx context.Context, kube kubernetes.Interface, ns, name, key st
 	}
 	return stale, nil
 }
+
+// StaleScriptBlocks lists the operations, gone, whose blocks key of ConfigMap ns/name
+// still holds (StaleBlocks): the lifecycle's reaping asks each kind that writes the
+// start script (internal/operation/lifecycle, staleblocks.go).
+func (Kind) StaleScriptBlocks(ctx context.Context, kube kubernetes.Interface, ns, name, key string, stands func(id string) (bool, error)) ([]string, error) {
+	_, stale, err := StaleBlocks(ctx, kube, ns, name, key, stands)
+	return stale, err
+}
+
+// ReapScriptBlocks takes those blocks out (ReapBlocks) and lists their operations.
+func (Kind) ReapScriptBlocks(ctx context.Context, kube kubernetes.Interface, ns, name, key string, stands func(id string) (bool, error)) ([]string, error) {
+	return ReapBlocks(ctx, kube, ns, name, key, stands)
+}

@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
@@ -19,51 +18,69 @@ import (
 // planned from the world, which replaces the checkpoint under the same operation ID (it
 // keeps the operation's hold on a paused operator, and its restore gives the operator
 // back at the end). Nothing is decommissioned.
-func (o *Options) growBack(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, reason string, u *unequalRacks, f *runFlags) error {
-	k, ok := o.Kinds.Kind(scaleup.Name)
-	if !ok {
-		return exit.Refusedf("this build cannot grow racks (no %s kind); nothing changed: %v", scaleup.Name, u)
+func (l *Lifecycle) growBack(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder, reason string, u *unequalRacks, f RunFlags) error {
+	k, g := l.grower()
+	if g == nil {
+		return exit.Refusedf("this build cannot grow racks (no scale-up kind); nothing changed: %v", u)
 	}
 	pause := cp.PausedOperator
 	if pause == nil {
 		var err error
-		if pause, err = o.operatorToPause(ctx, s, "", true); err != nil {
+		if pause, err = l.OperatorToPause(ctx, "", true); err != nil {
 			return err
 		}
 	}
-	env := &pub.Env{Toolkit: o.planner(s), Cluster: s.cluster, Adapter: s.adapter,
-		Request: operation.Request{DC: u.dc, Nodes: u.largest, Pause: pause}}
+	env := &pub.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter,
+		Request: g.GrowRequest(u.dc, u.largest)}
+	env.Request.Pause = pause
 	operation.PlannerOf(env).Holder = self
 	acc, err := k.Access(ctx, env)
 	if err != nil {
 		return err
 	}
-	if err := operation.CheckAccess(ctx, s.c.Kube, acc); err != nil {
+	if err := operation.CheckAccess(ctx, l.Kube, acc); err != nil {
 		return err
 	}
 	plan, err := k.Plan(ctx, env)
 	if err != nil {
 		return fmt.Errorf("cannot plan growing the racks of datacenter %s back to %d nodes: %w; nothing changed", u.dc, u.largest, err)
 	}
-	fmt.Fprintf(o.ErrOut, "Aborting operation %s by growing the smaller racks of datacenter %s back to %d nodes, the size the operator can keep (same operation ID).\n", cp.OperationID, u.dc, u.largest)
-	report := newPlanReport(k, s.stepWorld(plan.CP, o.Now), plan.Warnings, false, s.resumeHint()+" --yes")
-	o.showPlan(report, f.output)
-	if err := o.confirm(f.yes, "Grow back"); err != nil {
+	fmt.Fprintf(l.ErrOut, "Aborting operation %s by growing the smaller racks of datacenter %s back to %d nodes, the size the operator can keep (same operation ID).\n", cp.OperationID, u.dc, u.largest)
+	shown := l.shown("", k, plan, l.ResumeHint()+" --yes")
+	shown.Findings = nil // as it always was
+	l.UI.ShowPlan(shown)
+	if err := l.UI.Confirm("Grow back"); err != nil {
 		return err
 	}
-	next, err := o.replacePlan(ctx, s, cp, plan.CP, self, reason, fmt.Sprintf("abort --grow-back: operation %s (%s) ends by growing datacenter %s's racks back to %d", cp.OperationID, cp.Kind, u.dc, u.largest))
+	next, err := l.replacePlan(ctx, cp, plan.CP, self, reason, fmt.Sprintf("abort --grow-back: operation %s (%s) ends by growing datacenter %s's racks back to %d", cp.OperationID, cp.Kind, u.dc, u.largest))
 	if err != nil {
 		return err
 	}
-	return o.execute(ctx, s, next, f)
+	return l.execute(ctx, next, f)
+}
+
+// grower is a kind that grows a datacenter's racks to a size (scale-up): abort
+// --grow-back plans with it.
+type grower interface {
+	GrowRequest(dc string, nodes int) operation.Request
+}
+
+// grower is the first registered kind that grows racks (nil: none).
+func (l *Lifecycle) grower() (pub.Kind, grower) {
+	for _, k := range l.Kinds.All() {
+		if g, ok := k.(grower); ok {
+			return k, g
+		}
+	}
+	return nil, nil
 }
 
 // growBackSeed is the operator's refusal of the first pod grow-back would create that
 // it lists as a seed (steps.SeedLister: such a pod would skip bootstrap, and the
 // grow-back's plan refuses it); "" when there is none, or the list cannot be read (the
 // plan reads it again).
-func (o *Options) growBackSeed(ctx context.Context, s *session, cp *checkpoint.Checkpoint, racks []topology.Rack, counts map[string]int, largest int) string {
-	sl, ok := s.stepWorld(cp, o.Now).Spec.(steps.SeedLister)
+func (l *Lifecycle) growBackSeed(ctx context.Context, cp *checkpoint.Checkpoint, racks []topology.Rack, counts map[string]int, largest int) string {
+	sl, ok := l.stepWorld(cp).Spec.(steps.SeedLister)
 	if !ok {
 		return ""
 	}

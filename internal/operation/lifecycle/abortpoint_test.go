@@ -1,9 +1,11 @@
-package cli
+package lifecycle
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -26,5 +28,29 @@ func TestRackToFinish(t *testing.T) {
 	}
 	if got := sizesText(racks, map[string]int{"r1": 3, "r2": 2, "r3": 2}); got != "r1 3, r2 2, r3 2" {
 		t.Errorf("sizes: %q", got)
+	}
+}
+
+// TestAbortPointSummary: what abort records as the last operation, and whether it
+// sets the counts (only when the racks' replicas differ from what the resource asks).
+func TestAbortPointSummary(t *testing.T) {
+	rule := pub.Abort{Verb: "removing", Unit: "nodes", Past: "removed"}
+	p := &abortPoint{Progress: pub.Progress{Done: 1, Total: 3}, rule: rule,
+		counts: map[string]int{"r1": 2, "r2": 3}, spec: map[string]int{"r1": 2, "r2": 3}}
+	if got := p.summary(); got != "aborted after removing 1 of 3 nodes" {
+		t.Errorf("summary %q", got)
+	}
+	if p.changesCount() {
+		t.Error("counts equal to the spec: nothing to set")
+	}
+	p.counts["r1"] = 1
+	if !p.changesCount() {
+		t.Error("a rack's replicas below the spec: the count must be set")
+	}
+	if got := (&abortPoint{}).summary(); got != "aborted before anything in the cluster changed" {
+		t.Errorf("a kind counting no progress: %q", got)
+	}
+	if got := (&abortPoint{rule: rule, deleting: true}).summary(); !strings.Contains(got, "being deleted") {
+		t.Errorf("deleting: %q", got)
 	}
 }

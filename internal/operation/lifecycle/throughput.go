@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -12,27 +12,27 @@ import (
 // putBackThroughput restores, outside a run, the stream throughput cp's steps set and
 // did not put back yet (abort; a plan replaced by another, skip leaving out the nodes
 // the new plan restores itself). The caller has proved it holds the lock.
-func (o *Options) putBackThroughput(ctx context.Context, s *session, cp *checkpoint.Checkpoint, skip func(pod string) bool) error {
+func (l *Lifecycle) putBackThroughput(ctx context.Context, cp *checkpoint.Checkpoint, skip func(pod string) bool) error {
 	if len(steps.ThroughputToRestore(cp, skip)) == 0 {
 		return nil
 	}
-	w := s.stepWorld(cp, o.Now)
-	progress := output.NewProgress(o.ErrOut, o.Color)
-	progress.Now = o.Now
+	w := l.stepWorld(cp)
+	progress := output.NewProgress(l.ErrOut, l.Color)
+	progress.Now = l.Now
 	w.Reporter = progress
 	if err := steps.RestoreThroughput(ctx, w, skip); err != nil {
 		return fmt.Errorf("cannot put back the stream throughput operation %s set: %w", cp.OperationID, err)
 	}
-	fmt.Fprintf(o.ErrOut, "Put back the stream throughput operation %s had set (the values recorded before it).\n", cp.OperationID)
+	fmt.Fprintf(l.ErrOut, "Put back the stream throughput operation %s had set (the values recorded before it).\n", cp.OperationID)
 	return nil
 }
 
 // keepThroughput gives a re-plan without --stream-throughput the rate of the plan in
 // flight: the nodes it set stay at it, and their records carry over.
-func (o *Options) keepThroughput(existing *checkpoint.Checkpoint, rate *string) {
+func (l *Lifecycle) keepThroughput(existing *checkpoint.Checkpoint, rate *string) {
 	if *rate != "" || existing.Throughput == nil {
 		return
 	}
 	*rate = steps.RateThroughput(existing.Throughput.Rate).Flag()
-	fmt.Fprintf(o.ErrOut, "Keeping --stream-throughput %s of operation %s.\n", *rate, existing.OperationID)
+	fmt.Fprintf(l.ErrOut, "Keeping --stream-throughput %s of operation %s.\n", *rate, existing.OperationID)
 }

@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -72,38 +72,38 @@ func (p finishPlan) forbid(cp *checkpoint.Checkpoint) func(id string) error {
 }
 
 // describeFinish says what abort does first, before it asks.
-func (o *Options) describeFinish(cp *checkpoint.Checkpoint, p finishPlan) {
+func (l *Lifecycle) describeFinish(cp *checkpoint.Checkpoint, p finishPlan) {
 	ids := make([]string, len(p.steps))
 	for i, st := range p.steps {
 		ids[i] = st.ID
 	}
-	fmt.Fprintf(o.ErrOut, "Aborting operation %s (%s, %s): node %s is half removed (%s). A removal cannot be cancelled once under way: abort first finishes removing it (%s; it never starts a removal), "+
+	fmt.Fprintf(l.ErrOut, "Aborting operation %s (%s, %s): node %s is half removed (%s). A removal cannot be cancelled once under way: abort first finishes removing it (%s; it never starts a removal), "+
 		"then stops the operation there: the count set to what the racks have, the operator restored, the checkpoint cleared.\n",
-		cp.OperationID, cp.Kind, o.operationTarget(cp.Kind, cp.Target), p.ff.Pod, p.ff.Why, strings.Join(ids, ", "))
+		cp.OperationID, cp.Kind, l.target(cp), p.ff.Pod, p.ff.Why, strings.Join(ids, ", "))
 }
 
 // finishNode runs p's steps under this abort's hold (the checkpoint taken over): the
 // run ends once the node's last step is done, and abort assesses again.
-func (o *Options) finishNode(ctx context.Context, s *session, cp *checkpoint.Checkpoint, p finishPlan, f *runFlags) error {
-	if _, acts := s.adapter.(operator.Scaler); acts {
+func (l *Lifecycle) finishNode(ctx context.Context, cp *checkpoint.Checkpoint, p finishPlan, f RunFlags) error {
+	if _, acts := l.Adapter.(operator.Scaler); acts {
 		// The operator finishes the removal it was asked for: it must run.
-		if err := o.requireActingOperator(ctx, s, ""); err != nil {
-			o.releaseAbort(ctx, s, cp)
+		if err := l.requireActingOperator(ctx, ""); err != nil {
+			l.releaseAbort(ctx, cp)
 			return err
 		}
 	}
-	kind, err := o.Kinds.Of(cp)
+	kind, err := l.Kinds.Of(cp)
 	if err != nil {
 		return err
 	}
-	runner, progress, flush := o.newRunner(s, cp, f, kind)
+	runner, progress, flush := l.newRunner(cp, f, kind)
 	defer flush()
 	runner.Until, runner.Forbid = p.last, p.forbid(cp)
 	progress.Info(fmt.Sprintf("abort: finishing the removal of node %s (%d steps) before stopping operation %s", p.ff.Pod, len(p.steps), cp.OperationID))
 	if _, err := runner.Run(ctx, cp); err != nil {
 		step := nonEmptyStep(runner.CurrentStep())
 		if errors.Is(err, engine.ErrInterrupted) {
-			return exit.Interruptedf("abort interrupted while finishing the removal of node %s, during %s; the checkpoint is saved and the operation not aborted yet. run abort again: %s", p.ff.Pod, step, s.abortHint())
+			return exit.Interruptedf("abort interrupted while finishing the removal of node %s, during %s; the checkpoint is saved and the operation not aborted yet. run abort again: %s", p.ff.Pod, step, l.abortHint())
 		}
 		code := exit.Code(err)
 		var fatal *engine.Fatal
@@ -111,7 +111,7 @@ func (o *Options) finishNode(ctx context.Context, s *session, cp *checkpoint.Che
 			code = fatal.Code
 		}
 		return exit.WithCode(code, fmt.Errorf("%w\nabort stopped while finishing the removal of node %s, at step %s; the operation is not aborted yet and its checkpoint is kept. Check with: %s; then run abort again: %s",
-			err, p.ff.Pod, step, s.statusHint(), s.abortHint()))
+			err, p.ff.Pod, step, l.StatusHint(), l.abortHint()))
 	}
 	return nil
 }

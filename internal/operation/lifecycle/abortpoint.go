@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -54,16 +54,16 @@ func (p *abortPoint) summary() string {
 // one, before any step past pausing the operator started. Then, unless the kind keeps
 // the count, the operator must be able to keep each rack's StatefulSet replicas as its
 // count (assessRacks).
-func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Checkpoint) (*abortPoint, error) {
-	kind, err := o.Kinds.Of(cp)
+func (l *Lifecycle) assessAbort(ctx context.Context, cp *checkpoint.Checkpoint) (*abortPoint, error) {
+	kind, err := l.Kinds.Of(cp)
 	if err != nil {
 		return nil, err
 	}
 	p := &abortPoint{rule: kind.Info().Abort}
 	if p.rule.Assess == nil {
-		err = operation.RefuseStarted(cp, s.resumeHint())
+		err = operation.RefuseStarted(cp, l.ResumeHint())
 	} else {
-		p.Progress, err = p.rule.Assess(ctx, o.abortReads(s), cp)
+		p.Progress, err = p.rule.Assess(ctx, l.abortReads(), cp)
 	}
 	if err != nil {
 		return nil, err
@@ -72,25 +72,25 @@ func (o *Options) assessAbort(ctx context.Context, s *session, cp *checkpoint.Ch
 	if p.rule.KeepsCount {
 		return p, nil
 	}
-	if err := o.assessRacks(ctx, s, cp, p); err != nil {
+	if err := l.assessRacks(ctx, cp, p); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // abortReads is what a kind's abort assessment reads the world with.
-func (o *Options) abortReads(s *session) pub.AbortReads {
-	r := pub.AbortReads{Toolkit: o.planner(s), ResumeHint: s.resumeHint()}
-	if sc, ok := s.adapter.(operator.Scaler); ok {
+func (l *Lifecycle) abortReads() pub.AbortReads {
+	r := pub.AbortReads{Toolkit: l.Planner(), ResumeHint: l.ResumeHint()}
+	if sc, ok := l.Adapter.(operator.Scaler); ok {
 		dc := ""
-		if len(s.cluster.DCs) > 0 {
-			dc = s.cluster.DCs[0].Name
+		if len(l.Cluster.DCs) > 0 {
+			dc = l.Cluster.DCs[0].Name
 		}
 		r.Progress = func(ctx context.Context, pod string) (operator.Progress, error) {
-			return sc.Progress(ctx, s.cluster.Namespace, s.cluster.Name, dc, pod)
+			return sc.Progress(ctx, l.Cluster.Namespace, l.Cluster.Name, dc, pod)
 		}
 	}
-	if ts, ok := s.adapter.(operator.Tasks); ok {
+	if ts, ok := l.Adapter.(operator.Tasks); ok {
 		r.Tasks = ts
 	}
 	return r
@@ -99,25 +99,25 @@ func (o *Options) abortReads(s *session) pub.AbortReads {
 // assessRacks reads every rack's StatefulSet of the datacenter and the cluster
 // resource's counts: abort sets each rack's count to its replicas, which the operator
 // must be able to keep (operator.Counts.CheckRackNodes; CassKop: equal racks).
-func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Checkpoint, p *abortPoint) error {
-	cl, u, err := s.adapter.Get(ctx, cp.Namespace, cp.Cluster)
+func (l *Lifecycle) assessRacks(ctx context.Context, cp *checkpoint.Checkpoint, p *abortPoint) error {
+	cl, u, err := l.Adapter.Get(ctx, cp.Namespace, cp.Cluster)
 	if err != nil {
-		return fmt.Errorf("cannot read %s %s/%s: %w; nothing changed", s.adapter.Kind(), cp.Namespace, cp.Cluster, err)
+		return fmt.Errorf("cannot read %s %s/%s: %w; nothing changed", l.Adapter.Kind(), cp.Namespace, cp.Cluster, err)
 	}
 	dc, ok := cl.DC(cp.Target.DC)
 	if !ok {
-		return exit.Refusedf("%s %s has no datacenter %s any more; nothing changed", s.adapter.Kind(), cp.Cluster, cp.Target.DC)
+		return exit.Refusedf("%s %s has no datacenter %s any more; nothing changed", l.Adapter.Kind(), cp.Cluster, cp.Target.DC)
 	}
-	p.spec, p.rv, p.countWords = dc.RackNodes(), u.GetResourceVersion(), s.adapter.CountWords()
+	p.spec, p.rv, p.countWords = dc.RackNodes(), u.GetResourceVersion(), l.Adapter.CountWords()
 	p.counts = map[string]int{}
-	planner := o.planner(s)
+	planner := l.Planner()
 	for _, r := range dc.Racks {
 		if p.counts[r.Name], err = planner.Replicas(ctx, cp.Namespace, r.StatefulSet); err != nil {
 			return fmt.Errorf("%w; nothing changed", err)
 		}
 	}
-	o.unstartedPods(ctx, s, cp, p)
-	kept := s.adapter.CheckRackNodes(dc.Name, p.counts)
+	l.unstartedPods(ctx, cp, p)
+	kept := l.Adapter.CheckRackNodes(dc.Name, p.counts)
 	if kept == nil {
 		return nil
 	}
@@ -129,13 +129,13 @@ func (o *Options) assessRacks(ctx context.Context, s *session, cp *checkpoint.Ch
 	// A pod grow-back would create that the operator lists as a seed makes grow-back
 	// refuse: the offer says so, and how to clear it, rather than send the SRE there.
 	seed := ""
-	if why := o.growBackSeed(ctx, s, cp, dc.Racks, p.counts, largest); why != "" {
+	if why := l.growBackSeed(ctx, cp, dc.Racks, p.counts, largest); why != "" {
 		seed = " (first: " + why + ")"
 	}
 	return &unequalRacks{dc: dc.Name, largest: largest, err: exit.Refusedf("the racks of datacenter %s have different sizes (%s), which the operator cannot keep (%v): abort would leave it a rack to change. "+
 		"Finish rack %s first: run %s and stop it with Ctrl-C once rack %s is done (or let it finish), then run abort again. "+
 		"Or grow the smaller racks back to %d nodes: kubectl cassandra abort -n %s %s --grow-back%s; nothing changed",
-		cp.Target.DC, sizesText(dc.Racks, p.counts), kept, finish, s.resumeHint(), finish, largest, cp.Namespace, cp.Cluster, seed)}
+		cp.Target.DC, sizesText(dc.Racks, p.counts), kept, finish, l.ResumeHint(), finish, largest, cp.Namespace, cp.Cluster, seed)}
 }
 
 // unequalRacks is abort's refusal of racks left at sizes the operator cannot keep, with

@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -15,18 +15,18 @@ import (
 // (steps.ReapThroughputMarks). inFlight is the cluster's operation in flight (nil:
 // none), whose marks stay. Failures are warnings: the command goes on, and the next one
 // tries again.
-func (o *Options) reapStaleThroughput(ctx context.Context, s *session, inFlight *checkpoint.Checkpoint) {
+func (l *Lifecycle) reapStaleThroughput(ctx context.Context, inFlight *checkpoint.Checkpoint) {
 	keep := ""
 	if inFlight != nil {
 		keep = inFlight.OperationID
 	}
-	w := &steps.World{Kube: s.c.Kube, Nodetool: s.nt, Namespace: s.cluster.Namespace, ClusterSelector: s.adapter.ClusterSelector(s.cluster.Name),
-		Container: s.adapter.Container(), CP: &checkpoint.Checkpoint{}}
+	w := &steps.World{Kube: l.Kube, Nodetool: l.Nodetool, Namespace: l.Cluster.Namespace, ClusterSelector: l.Adapter.ClusterSelector(l.Cluster.Name),
+		Container: l.Adapter.Container(), CP: &checkpoint.Checkpoint{}}
 	done, err := steps.ReapThroughputMarks(ctx, w, keep)
 	for _, line := range done {
-		fmt.Fprintf(o.ErrOut, "Stream throughput left by an operation that is gone: %s.\n", line)
+		fmt.Fprintf(l.ErrOut, "Stream throughput left by an operation that is gone: %s.\n", line)
 	}
 	if err != nil {
-		fmt.Fprintf(o.ErrOut, "warning: stream throughput left by operations that are gone could not all be put back: %v\n", err)
+		fmt.Fprintf(l.ErrOut, "warning: stream throughput left by operations that are gone could not all be put back: %v\n", err)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -18,11 +18,11 @@ const unstartedWait = 2 * time.Minute
 // and sets p's counts below them: abort takes them away rather than keep a pod that
 // will never run (or refuse racks the pod alone makes unequal). When that cannot be
 // confirmed, abort keeps them, as before, and a note says why.
-func (o *Options) unstartedPods(ctx context.Context, s *session, cp *checkpoint.Checkpoint, p *abortPoint) {
-	if _, driven := s.adapter.(operator.Scaler); driven {
+func (l *Lifecycle) unstartedPods(ctx context.Context, cp *checkpoint.Checkpoint, p *abortPoint) {
+	if _, driven := l.Adapter.(operator.Scaler); driven {
 		return // the operator acts on its StatefulSets, never the plugin (operator.Scaler)
 	}
-	us, err := steps.UnstartedNewPods(ctx, s.stepWorld(cp, o.Now))
+	us, err := steps.UnstartedNewPods(ctx, l.stepWorld(cp))
 	if err != nil {
 		p.unstarted = nil
 		p.Notes = append(p.Notes, fmt.Sprintf("no never-started pod is taken away: %v", err))
@@ -37,19 +37,19 @@ func (o *Options) unstartedPods(ctx context.Context, s *session, cp *checkpoint.
 
 // takeAwayUnstarted removes the never-started pods the assessment found, before abort
 // sets the counts below them.
-func (o *Options) takeAwayUnstarted(ctx context.Context, s *session, cp *checkpoint.Checkpoint, self checkpoint.Holder, p *abortPoint) error {
+func (l *Lifecycle) takeAwayUnstarted(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder, p *abortPoint) error {
 	if len(p.unstarted) == 0 {
 		return nil
 	}
-	if err := o.fenceAbort(ctx, s, cp, self); err != nil {
+	if err := l.fenceAbort(ctx, cp, self); err != nil {
 		return err
 	}
-	if err := steps.TakeAwayUnstarted(ctx, s.stepWorld(cp, o.Now), p.unstarted, unstartedWait); err != nil {
-		o.releaseAbort(ctx, s, cp)
+	if err := steps.TakeAwayUnstarted(ctx, l.stepWorld(cp), p.unstarted, unstartedWait); err != nil {
+		l.releaseAbort(ctx, cp)
 		return fmt.Errorf("cannot take the never-started pods away: %w; the checkpoint is kept, run abort again", err)
 	}
 	for _, u := range p.unstarted {
-		fmt.Fprintf(o.ErrOut, "Took away pod %s (never started: %s; no node of the ring on it) and its claims: StatefulSet %s shrunk below it.\n", u.Node.Pod, u.Why, u.Node.StatefulSet)
+		fmt.Fprintf(l.ErrOut, "Took away pod %s (never started: %s; no node of the ring on it) and its claims: StatefulSet %s shrunk below it.\n", u.Node.Pod, u.Why, u.Node.StatefulSet)
 	}
 	return nil
 }

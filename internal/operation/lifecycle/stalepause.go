@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -20,32 +20,33 @@ import (
 // settle that cluster — unless it is adopting, the cluster ("ns/name") whose new
 // operation takes that pause over. Failures are warnings: the command goes on, and its
 // own checks see the pause as it is.
-func (o *Options) reapStalePauses(ctx context.Context, c *Clients, a operator.Adapter, judge steps.PauseJudge, ns, adopting string) {
+func (l *Lifecycle) reapStalePauses(ctx context.Context, ns, adopting string) {
+	a := l.Adapter
 	ops, err := a.Operators(ctx, ns)
 	if err != nil {
-		fmt.Fprintf(o.ErrOut, "warning: cannot look for %s operators holding a stale pause: %v\n", a.Title(), err)
+		fmt.Fprintf(l.ErrOut, "warning: cannot look for %s operators holding a stale pause: %v\n", a.Title(), err)
 		return
 	}
 	for _, op := range ops {
 		if len(op.PausedBy) == 0 {
 			continue
 		}
-		stale := steps.JudgeHolders(ctx, judge, op.PausedBy, "")
+		stale := steps.JudgeHolders(ctx, l.pauseJudge(), op.PausedBy, "")
 		if len(stale) == 0 {
 			continue
 		}
-		o.releaseStale(ctx, c, op, stale, adopting)
+		l.releaseStale(ctx, op, stale, adopting)
 	}
 }
 
 // releaseStale removes op's stale holders that may go and restores it if none remain.
-func (o *Options) releaseStale(ctx context.Context, c *Clients, op operator.Controller, stale []steps.StaleHolder, adopting string) {
-	w := &steps.World{Kube: c.Kube, CP: &checkpoint.Checkpoint{}}
+func (l *Lifecycle) releaseStale(ctx context.Context, op operator.Controller, stale []steps.StaleHolder, adopting string) {
+	w := &steps.World{Kube: l.Kube, CP: &checkpoint.Checkpoint{}}
 	paused := checkpoint.PausedOperator{Namespace: op.Namespace, Name: op.Name, Replicas: op.PausedBy[0].Replicas}
 	// The holders were judged a moment ago (reapStalePauses): not read and judged again.
 	dropped, err := steps.ReleaseStale(ctx, w, paused, stale)
 	if err != nil {
-		fmt.Fprintf(o.ErrOut, "warning: operator Deployment %s is paused for operations that are gone (%s), and releasing it failed: %v; run the command again\n",
+		fmt.Fprintf(l.ErrOut, "warning: operator Deployment %s is paused for operations that are gone (%s), and releasing it failed: %v; run the command again\n",
 			op, steps.StaleText(stale), err)
 		return
 	}
@@ -55,7 +56,7 @@ func (o *Options) releaseStale(ctx context.Context, c *Clients, op operator.Cont
 		if left > 0 {
 			then = fmt.Sprintf("%d other operation(s) still hold it paused", left)
 		}
-		fmt.Fprintf(o.ErrOut, "Operator Deployment %s was paused for operations that are gone: removed their hold (%s); %s.\n", op, steps.StaleText(dropped), then)
+		fmt.Fprintf(l.ErrOut, "Operator Deployment %s was paused for operations that are gone: removed their hold (%s); %s.\n", op, steps.StaleText(dropped), then)
 	}
 	var unsettled []string
 	for _, s := range stale {
@@ -64,6 +65,15 @@ func (o *Options) releaseStale(ctx context.Context, c *Clients, op operator.Cont
 		}
 	}
 	if len(unsettled) > 0 {
-		fmt.Fprintf(o.ErrOut, "Operator Deployment %s stays paused for operations that are gone but left their cluster unsettled: %s.\n", op, strings.Join(unsettled, "; "))
+		fmt.Fprintf(l.ErrOut, "Operator Deployment %s stays paused for operations that are gone but left their cluster unsettled: %s.\n", op, strings.Join(unsettled, "; "))
 	}
+}
+
+// StalePauses says which of holders, an operator's pause holders, hold it for
+// operations that are gone ("" when none; status says so and changes nothing).
+func (l *Lifecycle) StalePauses(ctx context.Context, holders []checkpoint.PauseHolder) string {
+	if stale := steps.JudgeHolders(ctx, l.pauseJudge(), holders, ""); len(stale) > 0 {
+		return steps.StaleText(stale)
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -23,6 +23,11 @@ type pauseJudge struct {
 	a     operator.Adapter
 	kube  kubernetes.Interface
 	kinds checkpoint.Schemas
+}
+
+// pauseJudge judges the holders of an operator's pause through this lifecycle's adapter.
+func (l *Lifecycle) pauseJudge() pauseJudge {
+	return pauseJudge{a: l.Adapter, kube: l.Kube, kinds: l.Kinds.Schemas()}
 }
 
 // JudgeHolder implements steps.PauseJudge. Whatever cannot be read or decoded leaves
