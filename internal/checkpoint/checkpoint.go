@@ -287,57 +287,78 @@ func Validate(cp *Checkpoint, clusterUID string, kinds Schemas) error {
 	if clusterUID != "" && cp.ClusterUID != clusterUID {
 		return fmt.Errorf("%w: it names cluster UID %s, this cluster is %s", ErrOtherCluster, cp.ClusterUID, clusterUID)
 	}
-	pods := map[string]bool{}
-	for i, n := range cp.Nodes {
-		if n.Pod == "" || n.StatefulSet == "" || n.Ordinal < 0 {
-			return bad("node %d is incomplete", i)
-		}
-		if n.PodUID == "" && !n.New && !kind.Unowned {
-			return bad("node %d is incomplete", i)
-		}
-		if n.New && !kind.NewNodes {
-			return bad("node %s is new, which only a scale-up plans", n.Pod)
-		}
-		if n.Unstarted && (n.New || n.HostID != "" || cp.SchemaVersion < 2) {
-			return bad("node %s never started, yet it is new, has a Host ID or is in a schema 1 checkpoint", n.Pod)
-		}
-		if pods[n.Pod] {
-			return bad("node %s planned twice", n.Pod)
-		}
-		pods[n.Pod] = true
-		for _, p := range n.PVCs {
-			if p.Name == "" || p.UID == "" {
-				return bad("node %s has a PVC without name or UID", n.Pod)
-			}
-		}
+	pods, why := validNodes(cp, kind)
+	if why != "" {
+		return bad("%s", why)
 	}
 	leftovers, why := validLeftovers(cp.Leftovers, pods)
 	if why != "" {
 		return bad("%s", why)
 	}
+	if why := validSteps(cp, kind, pods, leftovers); why != "" {
+		return bad("%s", why)
+	}
+	return nil
+}
+
+// validNodes checks the planned nodes of cp, of kind: each complete, planned once, new
+// or never started only where that can be. It answers the planned pods, or what is
+// wrong.
+func validNodes(cp *Checkpoint, kind record.Schema) (pods map[string]bool, bad string) {
+	pods = map[string]bool{}
+	for i, n := range cp.Nodes {
+		if n.Pod == "" || n.StatefulSet == "" || n.Ordinal < 0 {
+			return nil, fmt.Sprintf("node %d is incomplete", i)
+		}
+		if n.PodUID == "" && !n.New && !kind.Unowned {
+			return nil, fmt.Sprintf("node %d is incomplete", i)
+		}
+		if n.New && !kind.NewNodes {
+			return nil, fmt.Sprintf("node %s is new, which only a scale-up plans", n.Pod)
+		}
+		if n.Unstarted && (n.New || n.HostID != "" || cp.SchemaVersion < 2) {
+			return nil, fmt.Sprintf("node %s never started, yet it is new, has a Host ID or is in a schema 1 checkpoint", n.Pod)
+		}
+		if pods[n.Pod] {
+			return nil, fmt.Sprintf("node %s planned twice", n.Pod)
+		}
+		pods[n.Pod] = true
+		for _, p := range n.PVCs {
+			if p.Name == "" || p.UID == "" {
+				return nil, fmt.Sprintf("node %s has a PVC without name or UID", n.Pod)
+			}
+		}
+	}
+	return pods, ""
+}
+
+// validSteps checks the steps of cp, of kind: each of a kind it knows, in a known
+// state, with its own id, once, naming a planned pod (or one with left-over claims)
+// and, for the operator's pause, a pause record. It answers what is wrong ("" none).
+func validSteps(cp *Checkpoint, kind record.Schema, pods, leftovers map[string]bool) string {
 	ids := map[string]bool{}
 	for i, s := range cp.Steps {
 		switch {
 		case !slices.Contains(kind.Steps, s.Kind):
-			return bad("step %d has unknown kind %q for a %s", i, s.Kind, cp.Kind)
+			return fmt.Sprintf("step %d has unknown kind %q for a %s", i, s.Kind, cp.Kind)
 		case !knownStates[s.State]:
-			return bad("step %s has unknown state %q", s.ID, s.State)
+			return fmt.Sprintf("step %s has unknown state %q", s.ID, s.State)
 		case s.ID != StepID(s.Kind, s.Pod):
-			return bad("step %d has id %q, want %q", i, s.ID, StepID(s.Kind, s.Pod))
+			return fmt.Sprintf("step %d has id %q, want %q", i, s.ID, StepID(s.Kind, s.Pod))
 		case ids[s.ID]:
-			return bad("step %s appears twice", s.ID)
+			return fmt.Sprintf("step %s appears twice", s.ID)
 		case s.Kind == record.StepDeleteLeftoverPVCs && !leftovers[s.Pod]:
-			return bad("step %s names pod %s, which has no left-over claims in the plan", s.ID, s.Pod)
+			return fmt.Sprintf("step %s names pod %s, which has no left-over claims in the plan", s.ID, s.Pod)
 		case s.Kind != record.StepDeleteLeftoverPVCs && s.Pod != "" && !pods[s.Pod]:
-			return bad("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
+			return fmt.Sprintf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 		case s.Attempts < 0:
-			return bad("step %s has negative attempts", s.ID)
+			return fmt.Sprintf("step %s has negative attempts", s.ID)
 		case (s.Kind == record.StepPauseOperator || s.Kind == record.StepResumeOperator) && cp.PausedOperator == nil:
-			return bad("step %s without a pausedOperator record", s.ID)
+			return fmt.Sprintf("step %s without a pausedOperator record", s.ID)
 		}
 		ids[s.ID] = true
 	}
-	return nil
+	return ""
 }
 
 // PlannedFor refuses a checkpoint planned for another operator than operator (when

@@ -7,10 +7,46 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
+
+// DrivenScale is what a scale asks of an operator that keeps one size per datacenter
+// (operator.Scaler), both ways: the datacenter, the size and its split over the racks
+// (DrivenTarget), and the racks the request selected.
+type DrivenScale struct {
+	DC       topology.DC
+	Size     int
+	Wanted   map[string]int
+	Selected []topology.Rack
+}
+
+// NewDrivenScale reads the request against the cluster and the operator's split.
+func NewDrivenScale(cl topology.Cluster, req Request, sc operator.Scaler) (DrivenScale, error) {
+	dc, size, wanted, err := DrivenTarget(cl, req, sc)
+	if err != nil {
+		return DrivenScale{}, err
+	}
+	_, selected, err := cl.Select(req.DC, req.Rack)
+	if err != nil {
+		return DrivenScale{}, exit.Usagef("%v", err)
+	}
+	return DrivenScale{DC: dc, Size: size, Wanted: wanted, Selected: selected}, nil
+}
+
+// NotSplit refuses a rack whose n nodes are not what the size gives it on the way to
+// it: the operator has not split the racks as it does (it may still be resizing).
+func (d DrivenScale) NotSplit(rack string, n int, cluster string) error {
+	return exit.Refusedf("rack %s has %d nodes and size %d gives it %d (%s): the racks are not as the operator splits them (is it still resizing? kubectl cassandra status %s); nothing changed",
+		rack, n, d.Size, d.Wanted[rack], topology.CountsText(d.Wanted), cluster)
+}
+
+// Target is the checkpoint's target of the scale from the racks' counts now (from).
+func (d DrivenScale) Target(req Request, from map[string]int) checkpoint.Target {
+	return checkpoint.Target{DC: d.DC.Name, Racks: RackNames(d.Selected), Nodes: req.Nodes, From: from, RackNodes: d.Wanted, Size: d.Size}
+}
 
 // DrivenTarget is what a scale asks of an operator that keeps one size per datacenter
 // and splits it over the racks itself (operator.Scaler): the size and its split.

@@ -376,10 +376,16 @@ func (s *waitLeaving) Wait(ctx context.Context) error {
 // variant: for an operator that acts, the wait also watches what keeps it from
 // creating and starting the pod (Driven).
 func (s *waitJoined) variant(v Variant) engine.Step {
+	return whenDriven(v, s, &waitOperatorAdds{s})
+}
+
+// whenDriven is the step for an operator that acts (Variant.Driven): driven, the wait
+// that also watches the operator; plain otherwise.
+func whenDriven(v Variant, plain, driven engine.Step) engine.Step {
 	if v.Driven {
-		return &waitOperatorAdds{s}
+		return driven
 	}
-	return s
+	return plain
 }
 
 // waitOperatorAdds is wait-joined for an operator that acts: the operator creates the
@@ -396,10 +402,7 @@ func (s *waitOperatorAdds) Wait(ctx context.Context) error {
 
 // variant: for an operator that acts, the wait also watches the operator (Driven).
 func (s *waitPodGone) variant(v Variant) engine.Step {
-	if v.Driven {
-		return &waitOperatorRemoves{s}
-	}
-	return s
+	return whenDriven(v, s, &waitOperatorRemoves{s})
 }
 
 // waitOperatorRemoves is wait-pod-gone for an operator that acts: the pod goes when the

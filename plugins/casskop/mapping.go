@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -46,13 +47,9 @@ func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, erro
 		return nil, err
 	}
 	a.served()
-	var out []topology.Cluster
-	for i := range l.Items {
-		cl, err := a.FromObject(&l.Items[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, cl)
+	out, err := operator.ClustersOf(l.Items, a.FromObject)
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -202,13 +203,9 @@ func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, erro
 		return nil, a.rediscover(ctx, err)
 	}
 	a.assumed = false
-	var out []topology.Cluster
-	for i := range l.Items {
-		cl, err := a.FromObject(&l.Items[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, cl)
+	out, err := operator.ClustersOf(l.Items, a.FromObject)
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {

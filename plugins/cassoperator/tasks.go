@@ -18,12 +18,9 @@ import (
 // TaskGVR is cass-operator's CassandraTask (apis/control/v1alpha1/cassandratask_types.go).
 var TaskGVR = schema.GroupVersionResource{Group: "control.k8ssandra.io", Version: "v1alpha1", Resource: "cassandratasks"}
 
-// runningTasks lists the CassandraTasks on datacenter dc (the resource's name,
-// spec.datacenter.name) that have not finished: no status.completionTime
-// (cassandratask_types.go; the controller sets it when every job ended). A resize
-// while one runs breaks it (cass-operator #902), so none may run when a scale starts.
-// A server without the CRD has no tasks.
-func (a *Adapter) runningTasks(ctx context.Context, ns, dc string) ([]string, error) {
+// listTasks lists the namespace's CassandraTasks; none on a server without the CRD
+// (or without a dynamic client).
+func (a *Adapter) listTasks(ctx context.Context, ns string) ([]unstructured.Unstructured, error) {
 	if a.Dynamic == nil {
 		return nil, nil
 	}
@@ -34,8 +31,21 @@ func (a *Adapter) runningTasks(ctx context.Context, ns, dc string) ([]string, er
 	if err != nil {
 		return nil, fmt.Errorf("cannot list CassandraTasks: %w", err)
 	}
+	return l.Items, nil
+}
+
+// runningTasks lists the CassandraTasks on datacenter dc (the resource's name,
+// spec.datacenter.name) that have not finished: no status.completionTime
+// (cassandratask_types.go; the controller sets it when every job ended). A resize
+// while one runs breaks it (cass-operator #902), so none may run when a scale starts.
+// A server without the CRD has no tasks.
+func (a *Adapter) runningTasks(ctx context.Context, ns, dc string) ([]string, error) {
+	l, err := a.listTasks(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for _, t := range l.Items {
+	for _, t := range l {
 		if running, what := taskRunning(&t, dc); running {
 			out = append(out, what)
 		}
@@ -206,18 +216,12 @@ func (a *Adapter) AutoCleanup(ctx context.Context, ns, name string) (bool, error
 
 // Related implements operator.Related: the CassandraTasks on the datacenter, for report.
 func (a *Adapter) Related(ctx context.Context, ns, name string) (map[string][]unstructured.Unstructured, error) {
-	if a.Dynamic == nil {
-		return nil, nil
-	}
-	l, err := a.Dynamic.Resource(TaskGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
+	l, err := a.listTasks(ctx, ns)
 	if err != nil {
-		return nil, fmt.Errorf("cannot list CassandraTasks: %w", err)
+		return nil, err
 	}
 	var out []unstructured.Unstructured
-	for _, t := range l.Items {
+	for _, t := range l {
 		if dc, _, _ := unstructured.NestedString(t.Object, "spec", "datacenter", "name"); dc == name {
 			out = append(out, t)
 		}
@@ -231,16 +235,13 @@ func (a *Adapter) TaskResource() schema.GroupResource { return TaskGVR.GroupReso
 // ListTasks implements operator.Tasks: the CassandraTasks whose spec.datacenter.name is
 // dc. A server without the CRD has none.
 func (a *Adapter) ListTasks(ctx context.Context, ns, dc string) ([]*operator.Task, error) {
-	l, err := a.Dynamic.Resource(TaskGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
+	l, err := a.listTasks(ctx, ns)
 	if err != nil {
-		return nil, fmt.Errorf("cannot list CassandraTasks: %w", err)
+		return nil, err
 	}
 	var out []*operator.Task
-	for i := range l.Items {
-		if t := taskOf(&l.Items[i]); t.DC == dc {
+	for i := range l {
+		if t := taskOf(&l[i]); t.DC == dc {
 			out = append(out, t)
 		}
 	}

@@ -42,50 +42,29 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 		return nil, exit.Refusedf("%v; nothing changed", err)
 	}
 	ordinal, _ := topology.Ordinal(req.Pod, rack.StatefulSet)
-	if ordinal >= replicas {
-		return nil, exit.Refusedf("pod %s is beyond StatefulSet %s's %d replicas: it is being removed, not replaced; nothing changed", req.Pod, rack.StatefulSet, replicas)
+	if err := notInPlace(req.Pod, ns, rack.StatefulSet, pod, ordinal, replicas); err != nil {
+		return nil, err
 	}
-	if pod != nil && pod.DeletionTimestamp != nil {
-		return nil, exit.Refusedf("pod %s is being deleted: wait until its StatefulSet created it again (kubectl get pod -n %s %s), then run replace-node again; nothing changed", req.Pod, ns, req.Pod)
-	}
-	ring, reader, failed, err := steps.RingExcept(ctx, p.Kube(), p.Nodetool, ns, env.Adapter.ClusterSelector(cl.Name), req.Pod)
+	ring, reader, readerPod, err := readRingElsewhere(ctx, env, req.Pod)
 	if err != nil {
-		return nil, exit.Refusedf("%v; nothing changed", err)
-	}
-	if reader == "" {
-		return nil, exit.Refusedf("no other node could read the ring (%s): whether %s's node is down is unknown, and a replace needs a node that sees it down; nothing changed",
-			orNone(failed), req.Pod)
-	}
-	readerPod, err := p.Pod(ctx, ns, reader)
-	if err != nil || readerPod == nil {
-		return nil, exit.Refusedf("cannot read pod %s, which read the ring (%v); nothing changed", reader, err)
+		return nil, err
 	}
 	live, err := liveAddresses(ctx, p, ns, env.Adapter.ClusterSelector(cl.Name), req.Pod)
 	if err != nil {
 		return nil, err
 	}
-	podIP := ""
-	if pod != nil {
-		podIP = pod.Status.PodIP
-	}
-	row, err := deadRow(ring, dc.Name, rack.Name, req.Pod, podIP, req.Address, live)
+	row, err := deadRow(ring, dc.Name, rack.Name, req.Pod, podIP(pod), req.Address, live)
 	if err != nil {
 		return nil, exit.Refusedf("%v (ring read from %s); nothing changed", err, reader)
 	}
-	if bad := ringProblems(ring, dc.Name, row.HostID, readerPod.Status.PodIP); len(bad) > 0 {
-		return nil, exit.Refusedf("cannot replace %s's node now: %s (ring read from %s); wait until it is so (kubectl cassandra status -n %s %s); nothing changed",
-			req.Pod, strings.Join(bad, "; "), reader, ns, cl.Name)
-	}
-	if row.HostID == "" || (row.Tokens < 1 && row.Token == "") {
-		return nil, exit.Refusedf("the ring read from %s shows no Host ID or tokens for %s's node (%s): a replace takes over a node's tokens, and needs both; nothing changed", reader, req.Pod, row.Address)
+	if err := notReplaceableNow(ring, dc.Name, row, readerPod, reader, req.Pod, cl); err != nil {
+		return nil, err
 	}
 	if err := notAnswering(ctx, p, pod, env.Adapter.Container()); err != nil {
 		return nil, err
 	}
 	if cl.IsSeed(req.Pod) && !req.AllowSeed {
-		return nil, exit.Refusedf("pod %s is a seed (the %s lists it): a node in its own seed list does not bootstrap, and since Cassandra 3.11.11 and 4.0.1 a replace that would not bootstrap refuses to start "+
-			"(\"Replacing a node without bootstrapping risks invalidating consistency guarantees…\", CASSANDRA-14463; docs/how-it-works/replace.md §4.2 R3). Take the pod off the seed list first, "+
-			"or, if you know its seed list will not name it, run again with --allow-seed; nothing changed", req.Pod, env.Adapter.Kind())
+		return nil, seedRefusal(req.Pod, env.Adapter.Kind())
 	}
 	v, err := operation.ClusterVersion(ctx, env, reader, "cannot tell the Cassandra version (%v), on which the replace mechanism depends; nothing changed")
 	if err != nil {
@@ -106,22 +85,94 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 		rep.Task = operator.TaskName(cp.OperationID, operator.TaskReplaceNode)
 	}
 	cp.Target = checkpoint.Target{DC: dc.Name, Racks: []string{rack.Name}, Nodes: max(rack.Nodes, 1), From: map[string]int{rack.Name: replicas}}
-	n := checkpoint.Node{Pod: req.Pod, Ordinal: ordinal, DC: dc.Name, Rack: rack.Name, StatefulSet: rack.StatefulSet, HostID: row.HostID, Address: row.Address, PVCs: claims}
-	if pod != nil {
-		n.PodUID = string(pod.UID)
-	}
-	cp.Nodes = []checkpoint.Node{n}
+	cp.Nodes = []checkpoint.Node{replacedNode(pod, req.Pod, ordinal, dc, rack, row, claims)}
 	cp.Replace = rep
 	cp.Steps = Steps(rep, req.Pause != nil)
 	plan := &operation.Plan{CP: cp, Cluster: cl, DC: dc, Racks: []topology.Rack{rack}}
-	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
-	if rep.Seed {
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("pod %s is a seed (--allow-seed): if its seed list names it, its replacement refuses to start (R3); the run then stops with Cassandra's error", req.Pod))
-	}
+	plan.Warnings = append(plan.Warnings, replaceWarnings(req, rep, env.Adapter.Kind())...)
 	if err := throttle(ctx, env, plan, dc, ring, reader); err != nil {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// notInPlace refuses a pod that is not where a replace can act: beyond its
+// StatefulSet's replicas (being removed), or being deleted.
+func notInPlace(name, ns, sts string, pod *corev1.Pod, ordinal, replicas int) error {
+	if ordinal >= replicas {
+		return exit.Refusedf("pod %s is beyond StatefulSet %s's %d replicas: it is being removed, not replaced; nothing changed", name, sts, replicas)
+	}
+	if pod != nil && pod.DeletionTimestamp != nil {
+		return exit.Refusedf("pod %s is being deleted: wait until its StatefulSet created it again (kubectl get pod -n %s %s), then run replace-node again; nothing changed", name, ns, name)
+	}
+	return nil
+}
+
+// readRingElsewhere reads the ring on another node than the one replaced, and that
+// node's pod (its address tells the reader's own row).
+func readRingElsewhere(ctx context.Context, env *pub.Env, replaced string) (nodetool.Ring, string, *corev1.Pod, error) {
+	p, ns := operation.PlannerOf(env), env.Cluster.Namespace
+	ring, reader, failed, err := steps.RingExcept(ctx, p.Kube(), p.Nodetool, ns, env.Adapter.ClusterSelector(env.Cluster.Name), replaced)
+	if err != nil {
+		return ring, "", nil, exit.Refusedf("%v; nothing changed", err)
+	}
+	if reader == "" {
+		return ring, "", nil, exit.Refusedf("no other node could read the ring (%s): whether %s's node is down is unknown, and a replace needs a node that sees it down; nothing changed",
+			orNone(failed), replaced)
+	}
+	readerPod, err := p.Pod(ctx, ns, reader)
+	if err != nil || readerPod == nil {
+		return ring, "", nil, exit.Refusedf("cannot read pod %s, which read the ring (%v); nothing changed", reader, err)
+	}
+	return ring, reader, readerPod, nil
+}
+
+// podIP is the pod's address ("" without a pod).
+func podIP(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	return pod.Status.PodIP
+}
+
+// notReplaceableNow refuses while the rest of the ring is not as a replace needs it
+// (ringProblems), or when the dead node's row lacks the Host ID or tokens it takes over.
+func notReplaceableNow(ring nodetool.Ring, dc string, row nodetool.Node, readerPod *corev1.Pod, reader, pod string, cl topology.Cluster) error {
+	if bad := ringProblems(ring, dc, row.HostID, readerPod.Status.PodIP); len(bad) > 0 {
+		return exit.Refusedf("cannot replace %s's node now: %s (ring read from %s); wait until it is so (kubectl cassandra status -n %s %s); nothing changed",
+			pod, strings.Join(bad, "; "), reader, cl.Namespace, cl.Name)
+	}
+	if row.HostID == "" || (row.Tokens < 1 && row.Token == "") {
+		return exit.Refusedf("the ring read from %s shows no Host ID or tokens for %s's node (%s): a replace takes over a node's tokens, and needs both; nothing changed", reader, pod, row.Address)
+	}
+	return nil
+}
+
+// seedRefusal refuses a seed without --allow-seed: its replacement would not bootstrap.
+func seedRefusal(pod, resource string) error {
+	return exit.Refusedf("pod %s is a seed (the %s lists it): a node in its own seed list does not bootstrap, and since Cassandra 3.11.11 and 4.0.1 a replace that would not bootstrap refuses to start "+
+		"(\"Replacing a node without bootstrapping risks invalidating consistency guarantees…\", CASSANDRA-14463; docs/how-it-works/replace.md §4.2 R3). Take the pod off the seed list first, "+
+		"or, if you know its seed list will not name it, run again with --allow-seed; nothing changed", pod, resource)
+}
+
+// replacedNode is the checkpoint's record of the node replaced: where it is, the dead
+// node's identity, its claims, and the pod's UID when there is a pod.
+func replacedNode(pod *corev1.Pod, name string, ordinal int, dc topology.DC, rack topology.Rack, row nodetool.Node, claims []checkpoint.PVC) checkpoint.Node {
+	n := checkpoint.Node{Pod: name, Ordinal: ordinal, DC: dc.Name, Rack: rack.Name, StatefulSet: rack.StatefulSet, HostID: row.HostID, Address: row.Address, PVCs: claims}
+	if pod != nil {
+		n.PodUID = string(pod.UID)
+	}
+	return n
+}
+
+// replaceWarnings is what the plan warns of: the operator's pause, and a seed replaced
+// under --allow-seed.
+func replaceWarnings(req request, rep *record.Replacement, resource string) []string {
+	out := operation.PauseWarnings(req.Pause, resource)
+	if rep.Seed {
+		out = append(out, fmt.Sprintf("pod %s is a seed (--allow-seed): if its seed list names it, its replacement refuses to start (R3); the run then stops with Cassandra's error", req.Pod))
+	}
+	return out
 }
 
 // rackOf is the datacenter and rack whose StatefulSet pod belongs to.

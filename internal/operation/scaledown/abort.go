@@ -34,78 +34,92 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 	var gone []string // removed in full, in the world
 	defer func() { withRemoved(err, gone) }()
 	for _, n := range cp.Nodes {
-		dec, unfinished := nodeSteps(cp, n.Pod)
-		if n.Unstarted {
-			// No decommission: removed in full, or its taking away is under way and
-			// resume finishes it (a never-started pod is not brought back), or the pod
-			// started since it was planned and was not touched: it stays.
-			note, err := takenAway(ctx, r, cp, n)
-			switch {
-			case err != nil:
-				return p, err
-			case note != "":
-				p.Notes = append(p.Notes, note)
-			default:
-				p.Done++
-				gone = append(gone, n.Pod)
-			}
-			continue
+		inFull, note, err := assessNode(ctx, r, cp, n)
+		if err != nil {
+			return p, err
 		}
-		if dec.Kind == steps.StepRemoveNode {
-			note, err := deadAssess(ctx, r, cp, n, dec)
-			switch {
-			case err != nil:
-				return p, err
-			case note != "":
-				p.Notes = append(p.Notes, note)
-			default:
-				p.Done++
-				gone = append(gone, n.Pod)
-			}
-			continue
+		if note != "" {
+			p.Notes = append(p.Notes, note)
 		}
-		if dec.State == checkpoint.StatePending {
-			note, why, leaving, err := untouched(ctx, r, n, false)
-			switch {
-			case err != nil:
-				return p, exit.Refusedf("%v: abort needs to know no node is leaving; nothing changed", err)
-			case why != "" && leaving:
-				return p, finishFirst(n.Pod, "it "+why, exit.Refusedf("node %s %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, why, r.ResumeHint))
-			case why != "":
-				return p, exit.Refusedf("node %s %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, why, r.ResumeHint)
-			case note != "":
-				p.Notes = append(p.Notes, note)
-			}
-			continue
-		}
-		// Removed in full is what the world says (the steps after the decommission are
-		// evident ones: their done mark may not have been written yet).
-		err := removed(ctx, r, cp.Namespace, n)
-		if err == nil {
+		if inFull {
 			p.Done++
 			gone = append(gone, n.Pod)
-			continue
 		}
-		if dec.State == checkpoint.StateStarted {
-			note, why, leaving := startedUntouched(ctx, r, n, dec)
-			if why != "" {
-				refusal := exit.Refusedf("node %s may have started leaving (decommission %s at attempt %d; %s): a decommission cannot be cancelled once it runs. "+
-					"resume will finish removing it (wait until it left, shrink the StatefulSet, delete its PVCs) and continue the plan: %s",
-					n.Pod, dec.State, dec.Attempts, why, r.ResumeHint)
-				if leaving {
-					return p, finishFirst(n.Pod, why, refusal)
-				}
-				return p, refusal
-			}
-			p.Notes = append(p.Notes, note)
-			continue
-		}
-		if !unfinished {
-			return p, exit.Refusedf("the checkpoint records node %s as removed but the cluster does not agree (%v): resume checks and finishes it: %s", n.Pod, err, r.ResumeHint)
-		}
-		return p, err
 	}
 	return p, nil
+}
+
+// assessNode is assess for one planned node: removed in full (inFull), or untouched
+// (note may say why it stays), or err refusing abort (a FinishFirst when abort can
+// finish its removal).
+func assessNode(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint, n checkpoint.Node) (inFull bool, note string, err error) {
+	dec, unfinished := nodeSteps(cp, n.Pod)
+	switch {
+	case n.Unstarted:
+		// No decommission: removed in full, or its taking away is under way and
+		// resume finishes it (a never-started pod is not brought back), or the pod
+		// started since it was planned and was not touched: it stays.
+		return goneUnlessNoted(takenAway(ctx, r, cp, n))
+	case dec.Kind == steps.StepRemoveNode:
+		return goneUnlessNoted(deadAssess(ctx, r, cp, n, dec))
+	case dec.State == checkpoint.StatePending:
+		note, err := pendingAssess(ctx, r, n)
+		return false, note, err
+	}
+	// Removed in full is what the world says (the steps after the decommission are
+	// evident ones: their done mark may not have been written yet).
+	err = removed(ctx, r, cp.Namespace, n)
+	switch {
+	case err == nil:
+		return true, "", nil
+	case dec.State == checkpoint.StateStarted:
+		note, err := startedAssess(ctx, r, n, dec)
+		return false, note, err
+	case !unfinished:
+		return false, "", exit.Refusedf("the checkpoint records node %s as removed but the cluster does not agree (%v): resume checks and finishes it: %s", n.Pod, err, r.ResumeHint)
+	}
+	return false, "", err
+}
+
+// goneUnlessNoted reads a check that answers a note when the node stays and none when
+// it is removed in full.
+func goneUnlessNoted(note string, err error) (inFull bool, _ string, _ error) {
+	if err != nil {
+		return false, "", err
+	}
+	return note == "", note, nil
+}
+
+// pendingAssess judges a node whose removal never started: untouched (a note may say
+// more), or a refusal when it is leaving or left all the same.
+func pendingAssess(ctx context.Context, r operation.AbortReads, n checkpoint.Node) (string, error) {
+	note, why, leaving, err := untouched(ctx, r, n, false)
+	switch {
+	case err != nil:
+		return "", exit.Refusedf("%v: abort needs to know no node is leaving; nothing changed", err)
+	case why != "" && leaving:
+		return "", finishFirst(n.Pod, "it "+why, exit.Refusedf("node %s %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, why, r.ResumeHint))
+	case why != "":
+		return "", exit.Refusedf("node %s %s: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, why, r.ResumeHint)
+	}
+	return note, nil
+}
+
+// startedAssess judges a node whose decommission is recorded started and that is not
+// removed in full: untouched (startedUntouched), or a refusal, which abort finishes
+// first when the node is leaving.
+func startedAssess(ctx context.Context, r operation.AbortReads, n checkpoint.Node, dec checkpoint.Step) (string, error) {
+	note, why, leaving := startedUntouched(ctx, r, n, dec)
+	if why == "" {
+		return note, nil
+	}
+	refusal := exit.Refusedf("node %s may have started leaving (decommission %s at attempt %d; %s): a decommission cannot be cancelled once it runs. "+
+		"resume will finish removing it (wait until it left, shrink the StatefulSet, delete its PVCs) and continue the plan: %s",
+		n.Pod, dec.State, dec.Attempts, why, r.ResumeHint)
+	if leaving {
+		return "", finishFirst(n.Pod, why, refusal)
+	}
+	return "", refusal
 }
 
 // execSettle is how long after a decommission was recorded started abort waits before

@@ -24,59 +24,33 @@ import (
 func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*operation.Plan, error) {
 	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	if req.RemoveDead {
-		return nil, exit.Refusedf("--remove-dead is not possible with %s: it removes the datacenter's nodes itself, through the size, and only by decommission "+
-			"(asked of the leaving pod's management API, which a dead node does not answer); it has no removenode, and a StatefulSet shrunk by hand is grown back by it. "+
-			"Replace the dead node instead (kubectl cassandra replace-node -n %s %s --pod POD); nothing changed", env.Adapter.Title(), cl.Namespace, cl.Name)
+		return nil, removeDeadNotDriven(env)
 	}
-	dc, size, wanted, err := operation.DrivenTarget(cl, req.Request, sc)
+	d, err := operation.NewDrivenScale(cl, req.Request, sc)
 	if err != nil {
 		return nil, err
 	}
-	_, selected, err := cl.Select(req.DC, req.Rack)
+	from, states, err := readDrivenRacks(ctx, p, cl.Namespace, d.DC)
 	if err != nil {
-		return nil, exit.Usagef("%v", err)
+		return nil, err
 	}
-	from, states, total := map[string]int{}, []operation.RackNow{}, 0
-	for _, r := range dc.Racks {
-		st, err := p.ReadRack(ctx, cl.Namespace, r)
-		if err != nil {
-			return nil, err
-		}
-		from[r.Name], total = st.Cur, total+st.Cur
-		states = append(states, st)
+	if err := drivenRemovalNeeded(d, from, cl.Name); err != nil {
+		return nil, err
 	}
-	switch {
-	case total < size:
-		return nil, &operation.ErrScaleUp{Msg: fmt.Sprintf("datacenter %s has %d nodes and size %d is larger", dc.Name, total, size)}
-	case total == size && sameSplit(from, wanted):
-		return nil, &operation.ErrNothingToDo{Msg: fmt.Sprintf("datacenter %s already has %d nodes (%s): nothing to do", dc.Name, size, topology.CountsText(from))}
-	}
-	for r, n := range from {
-		if n < wanted[r] {
-			return nil, exit.Refusedf("rack %s has %d nodes and size %d gives it %d (%s): the racks are not as the operator splits them (is it still resizing? kubectl cassandra status %s); nothing changed",
-				r, n, size, wanted[r], topology.CountsText(wanted), cl.Name)
-		}
-	}
-	moves, err := sc.Removals(dc, from, size)
+	moves, err := sc.Removals(d.DC, from, d.Size)
 	if err != nil {
 		return nil, exit.Refusedf("%v; nothing changed", err)
 	}
-	unready, err := deferUnready(cl.Namespace, states, func(r string) int { return wanted[r] })
+	unready, err := deferUnready(cl.Namespace, states, func(r string) int { return d.Wanted[r] })
 	if err != nil {
 		return nil, err
 	}
-	reader := ""
-	for _, st := range states {
-		if st.Cur > 0 && wanted[st.Rack.Name] > 0 {
-			reader = st.Pods[0].Name
-			break
-		}
-	}
+	reader := drivenReader(states, d.Wanted)
 	early := newEarly(ctx, p, reader)
-	pf := &preflight{p: p, ns: cl.Namespace, states: states, racks: wanted, claims: map[string]*corev1.PersistentVolumeClaim{},
+	pf := &preflight{p: p, ns: cl.Namespace, states: states, racks: d.Wanted, claims: map[string]*corev1.PersistentVolumeClaim{},
 		reader: reader, unready: unready, left: map[string]bool{}}
 	pf.listClaims(ctx)
-	ring, err := early.ring(ctx, reader, cl, dc)
+	ring, err := early.ring(ctx, reader, cl, d.DC)
 	if err != nil {
 		return nil, err
 	}
@@ -88,24 +62,87 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 	if err != nil {
 		return nil, err
 	}
-	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks, Warnings: warnings}
+	plan := &operation.Plan{Cluster: cl, DC: d.DC, Racks: d.DC.Racks, Warnings: warnings}
 	if err := pf.checks(ctx, plan, ring, nodes, reader, early.describeFrom(ctx, reader), req.Force); err != nil {
 		return nil, err
 	}
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(selected), Nodes: req.Nodes, From: from, RackNodes: wanted, Size: size}
+	plan.CP.Target = d.Target(req.Request, from)
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = drivenSteps(nodes)
-	for _, n := range nodes {
-		if pf.left[n.Pod] {
-			plan.Findings = append(plan.Findings, leftFinding(n.Pod))
-		}
-	}
+	plan.Findings = append(plan.Findings, leftFindings(nodes, pf.left)...)
 	// The operator decommissions, the plugin still sets and restores the limits around it.
 	if err := throttle(ctx, env, plan, ring, reader, nil); err != nil {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// removeDeadNotDriven refuses --remove-dead where the operator removes the nodes.
+func removeDeadNotDriven(env *pub.Env) error {
+	cl := env.Cluster
+	return exit.Refusedf("--remove-dead is not possible with %s: it removes the datacenter's nodes itself, through the size, and only by decommission "+
+		"(asked of the leaving pod's management API, which a dead node does not answer); it has no removenode, and a StatefulSet shrunk by hand is grown back by it. "+
+		"Replace the dead node instead (kubectl cassandra replace-node -n %s %s --pod POD); nothing changed", env.Adapter.Title(), cl.Namespace, cl.Name)
+}
+
+// readDrivenRacks reads every rack of the datacenter: its count now (from) and its
+// StatefulSet and pods.
+func readDrivenRacks(ctx context.Context, p *operation.Planner, ns string, dc topology.DC) (map[string]int, []operation.RackNow, error) {
+	from, states := map[string]int{}, []operation.RackNow{}
+	for _, r := range dc.Racks {
+		st, err := p.ReadRack(ctx, ns, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		from[r.Name] = st.Cur
+		states = append(states, st)
+	}
+	return from, states, nil
+}
+
+// drivenRemovalNeeded says whether the racks' counts now (from) are above the asked
+// size as the operator splits it: a smaller total is a scale-up, the same split is
+// nothing to do, a rack below its share is not split as the operator does.
+func drivenRemovalNeeded(d operation.DrivenScale, from map[string]int, cluster string) error {
+	total := 0
+	for _, n := range from {
+		total += n
+	}
+	switch {
+	case total < d.Size:
+		return &operation.ErrScaleUp{Msg: fmt.Sprintf("datacenter %s has %d nodes and size %d is larger", d.DC.Name, total, d.Size)}
+	case total == d.Size && sameSplit(from, d.Wanted):
+		return &operation.ErrNothingToDo{Msg: fmt.Sprintf("datacenter %s already has %d nodes (%s): nothing to do", d.DC.Name, d.Size, topology.CountsText(from))}
+	}
+	for r, n := range from {
+		if n < d.Wanted[r] {
+			return d.NotSplit(r, n, cluster)
+		}
+	}
+	return nil
+}
+
+// drivenReader is the pod nodetool is asked on: the first pod of the first rack that
+// keeps nodes; "" when none does.
+func drivenReader(states []operation.RackNow, wanted map[string]int) string {
+	for _, st := range states {
+		if st.Cur > 0 && wanted[st.Rack.Name] > 0 {
+			return st.Pods[0].Name
+		}
+	}
+	return ""
+}
+
+// leftFindings names the planned nodes that already left the ring.
+func leftFindings(nodes []checkpoint.Node, left map[string]bool) []string {
+	var out []string
+	for _, n := range nodes {
+		if left[n.Pod] {
+			out = append(out, leftFinding(n.Pod))
+		}
+	}
+	return out
 }
 
 // inOperatorOrder is the planned nodes in the order the operator removes them, each

@@ -155,29 +155,39 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = RemovalSteps(nodes, req.Pause != nil, pf.dead)
 	markLeft(plan.CP.Steps, pf.left, plan.CP.StartedAt)
-	for _, n := range nodes {
-		switch {
-		case pf.left[n.Pod]:
-			plan.Findings = append(plan.Findings, leftFinding(n.Pod))
-		case pf.dead[n.Pod]:
-			plan.Findings = append(plan.Findings, deadFinding(n, reader))
-		case n.Unstarted:
-			plan.Findings = append(plan.Findings, unstartedFinding(n.Pod))
-		}
-	}
+	plan.Findings = append(plan.Findings, removalFindings(nodes, pf.left, pf.dead, reader)...)
 	if err := throttle(ctx, env, plan, ring, reader, pf.dead); err != nil {
 		return nil, err
 	}
-	if len(pf.unstarted) > 0 {
-		// Node.Unstarted: a plugin that reads only schema 1 would not know that its
-		// removal has no decommission.
-		plan.CP.SchemaVersion = max(plan.CP.SchemaVersion, 2)
-	}
-	if len(pf.dead) > 0 {
-		// The removenode step kind: a plugin that reads only schema 1 knows none but the
-		// decommission's.
-		plan.CP.SchemaVersion = max(plan.CP.SchemaVersion, 2)
-	}
+	plan.CP.SchemaVersion = max(plan.CP.SchemaVersion, removalSchema(len(pf.unstarted) > 0, len(pf.dead) > 0))
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	return plan, nil
+}
+
+// removalFindings is what the planner found about the nodes to remove: one that
+// already left the ring, one that is dead (removed by removenode), one that never
+// started.
+func removalFindings(nodes []checkpoint.Node, left, dead map[string]bool, reader string) []string {
+	var out []string
+	for _, n := range nodes {
+		switch {
+		case left[n.Pod]:
+			out = append(out, leftFinding(n.Pod))
+		case dead[n.Pod]:
+			out = append(out, deadFinding(n, reader))
+		case n.Unstarted:
+			out = append(out, unstartedFinding(n.Pod))
+		}
+	}
+	return out
+}
+
+// removalSchema is the lowest checkpoint schema that can read the removal: a plugin
+// that reads only schema 1 would not know that an unstarted node's removal has no
+// decommission (Node.Unstarted), nor any step kind but the decommission's (removenode).
+func removalSchema(unstarted, dead bool) int {
+	if unstarted || dead {
+		return 2
+	}
+	return 1
 }

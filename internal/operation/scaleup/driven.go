@@ -3,6 +3,7 @@ package scaleup
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
@@ -23,41 +24,75 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 	if req.Cleanup && !hasTasks {
 		return nil, exit.Usagef("--cleanup is not offered for %s (it runs no cleanup task the plugin can ask for); nothing changed", env.Adapter.Title())
 	}
-	dc, size, wanted, err := operation.DrivenTarget(cl, req.Request, sc)
+	d, err := operation.NewDrivenScale(cl, req.Request, sc)
 	if err != nil {
 		return nil, err
 	}
-	_, selected, err := cl.Select(req.DC, req.Rack)
+	from, states, sts, err := readGrowingRacks(ctx, p, cl, d)
 	if err != nil {
-		return nil, exit.Usagef("%v", err)
+		return nil, err
 	}
-	from, states := map[string]int{}, []operation.RackNow{}
-	sts := map[string]string{}
-	for _, r := range dc.Racks {
-		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "scale-up")
-		if err != nil {
+	ring, _, err := p.ReadRing(ctx, cl, d.DC, states, "scale-up")
+	if err != nil {
+		return nil, err
+	}
+	moves, err := sc.Additions(d.DC, from, d.Size)
+	if err != nil {
+		return nil, exit.Refusedf("%v; nothing changed", err)
+	}
+	nodes, err := drivenNewNodes(ctx, env, states, d.DC, from, sts, moves)
+	if err != nil {
+		return nil, err
+	}
+	plan := &operation.Plan{Cluster: cl, DC: d.DC, Racks: d.DC.Racks}
+	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
+	plan.CP.Target = d.Target(req.Request, from)
+	var cleanup []checkpoint.Node
+	if req.Cleanup {
+		if cleanup, err = cleanupNodes(ctx, p, cl, d.DC, ring); err != nil {
 			return nil, err
 		}
-		if st.Cur > wanted[r.Name] {
-			return nil, exit.Refusedf("rack %s has %d nodes and size %d gives it %d (%s): the racks are not as the operator splits them (is it still resizing? kubectl cassandra status %s); nothing changed",
-				r.Name, st.Cur, size, wanted[r.Name], topology.CountsText(wanted), cl.Name)
+		inCleanupTaskOrder(cleanup)
+	}
+	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), nodes...)
+	plan.CP.Steps = drivenGrowthSteps(nodes, cleanup)
+	// The operator bootstraps, the plugin still sets and restores the sources' limits.
+	if err := throttle(ctx, env, plan, d.DC, ring, nodes); err != nil {
+		return nil, err
+	}
+	w, err := cleanupWarning(ctx, env, tasks, hasTasks, req.Cleanup, plan.CP)
+	if err != nil {
+		return nil, err
+	}
+	plan.Warnings = append(plan.Warnings, w)
+	return plan, nil
+}
+
+// readGrowingRacks reads every rack of the datacenter, checked for a scale-up: its
+// count now (from), its StatefulSet's name and its pods. A rack above its share of the
+// size is not split as the operator does.
+func readGrowingRacks(ctx context.Context, p *operation.Planner, cl topology.Cluster, d operation.DrivenScale) (map[string]int, []operation.RackNow, map[string]string, error) {
+	from, states, sts := map[string]int{}, []operation.RackNow{}, map[string]string{}
+	for _, r := range d.DC.Racks {
+		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "scale-up")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if st.Cur > d.Wanted[r.Name] {
+			return nil, nil, nil, d.NotSplit(r.Name, st.Cur, cl.Name)
 		}
 		from[r.Name], sts[r.Name] = st.Cur, st.STS.Name
 		states = append(states, st)
 	}
-	ring, _, err := p.ReadRing(ctx, cl, dc, states, "scale-up")
-	if err != nil {
-		return nil, err
-	}
-	moves, err := sc.Additions(dc, from, size)
-	if err != nil {
-		return nil, exit.Refusedf("%v; nothing changed", err)
-	}
+	return from, states, sts, nil
+}
+
+// drivenNewNodes is the nodes the operator's additions create, each the next pod of its
+// rack's StatefulSet: refused where the operator would create another pod, or where the
+// new pod's claim is left over.
+func drivenNewNodes(ctx context.Context, env *pub.Env, states []operation.RackNow, dc topology.DC, from map[string]int, sts map[string]string, moves []operator.Move) ([]checkpoint.Node, error) {
 	var nodes []checkpoint.Node
-	next := map[string]int{}
-	for r, n := range from {
-		next[r] = n
-	}
+	next := maps.Clone(from)
 	for _, m := range moves {
 		pod := topology.PodName(sts[m.Rack], next[m.Rack])
 		if pod != m.Pod {
@@ -69,38 +104,29 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 		nodes = append(nodes, checkpoint.Node{Pod: pod, Ordinal: next[m.Rack], DC: dc.Name, Rack: m.Rack, StatefulSet: sts[m.Rack], New: true, Size: m.Size})
 		next[m.Rack]++
 	}
-	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks}
-	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(selected), Nodes: req.Nodes, From: from, RackNodes: wanted, Size: size}
-	var cleanup []checkpoint.Node
-	if req.Cleanup {
-		if cleanup, err = cleanupNodes(ctx, p, cl, dc, ring); err != nil {
-			return nil, err
+	return nodes, nil
+}
+
+// inCleanupTaskOrder sorts the nodes as the operator's cleanup job takes them: racks by
+// name, then pods by name (internal/controllers/control/cassandratask_controller.go
+// reconcileEveryPodTask).
+func inCleanupTaskOrder(cleanup []checkpoint.Node) {
+	sort.SliceStable(cleanup, func(i, j int) bool {
+		if cleanup[i].Rack != cleanup[j].Rack {
+			return cleanup[i].Rack < cleanup[j].Rack
 		}
-		// The order the operator's cleanup job takes them in: racks by name, then pods by
-		// name (internal/controllers/control/cassandratask_controller.go reconcileEveryPodTask).
-		sort.SliceStable(cleanup, func(i, j int) bool {
-			if cleanup[i].Rack != cleanup[j].Rack {
-				return cleanup[i].Rack < cleanup[j].Rack
-			}
-			return cleanup[i].Pod < cleanup[j].Pod
-		})
-	}
-	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), nodes...)
+		return cleanup[i].Pod < cleanup[j].Pod
+	})
+}
+
+// drivenGrowthSteps lists a driven scale-up's steps: for each new node, ask for it and
+// wait until it joined; then the cleanup task's, if any.
+func drivenGrowthSteps(nodes, cleanup []checkpoint.Node) []checkpoint.Step {
+	var out []checkpoint.Step
 	for _, n := range nodes {
-		plan.CP.Steps = append(plan.CP.Steps, checkpoint.PendingStep(steps.StepRequestGrowth, n.Pod), checkpoint.PendingStep(steps.StepWaitJoined, n.Pod))
+		out = append(out, checkpoint.PendingStep(steps.StepRequestGrowth, n.Pod), checkpoint.PendingStep(steps.StepWaitJoined, n.Pod))
 	}
-	plan.CP.Steps = append(plan.CP.Steps, CleanupTaskSteps(cleanup)...)
-	// The operator bootstraps, the plugin still sets and restores the sources' limits.
-	if err := throttle(ctx, env, plan, dc, ring, nodes); err != nil {
-		return nil, err
-	}
-	w, err := cleanupWarning(ctx, env, tasks, hasTasks, req.Cleanup, plan.CP)
-	if err != nil {
-		return nil, err
-	}
-	plan.Warnings = append(plan.Warnings, w)
-	return plan, nil
+	return append(out, CleanupTaskSteps(cleanup)...)
 }
 
 // CleanupTaskSteps lists the steps of a scale-up's --cleanup on an operator with tasks

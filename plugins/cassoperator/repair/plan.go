@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 )
 
@@ -31,13 +32,35 @@ func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, erro
 		return nil, operation.Refusedf("%s %s has no datacenter; nothing changed", cl.Operator, cl.Name)
 	}
 	dc := cl.DCs[0]
+	s, reader, err := look(ctx, env, a, sc, dc)
+	if err != nil {
+		return nil, err
+	}
+	found, notes := find(s)
+	if len(found) == 0 {
+		return nil, nothingStuck(env, dc.Name, notes)
+	}
+	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks, Warnings: notes}
+	plan.CP = env.NewCheckpoint(env.Cluster, Kind{}, "repair", env.Request)
+	planRepairs(plan, s, found, reader)
+	if env.InFlight != nil {
+		carryOn(plan, env.InFlight)
+	}
+	return plan, nil
+}
+
+// look reads what find judges: the datacenter's status entries, size and progress, its
+// racks' replicas, its pods and claims, a ring from a Ready member (reader), and the
+// modes of the pods above their rack's count.
+func look(ctx context.Context, env *operation.Env, a *cassoperator.Adapter, sc operator.Scaler, dc topology.DC) (seen, string, error) {
+	cl := env.Cluster
 	_, u, err := a.Get(ctx, cl.Namespace, cl.Name)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s %s/%s: %w; nothing changed", a.Kind(), cl.Namespace, cl.Name, err)
+		return seen{}, "", fmt.Errorf("cannot read %s %s/%s: %w; nothing changed", a.Kind(), cl.Namespace, cl.Name, err)
 	}
 	prog, err := sc.Progress(ctx, cl.Namespace, cl.Name, dc.Name, "")
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the operator's progress: %w; nothing changed", err)
+		return seen{}, "", fmt.Errorf("cannot read the operator's progress: %w; nothing changed", err)
 	}
 	s := seen{dc: dc.Name, size: prog.Size, split: sc.Split(dc, prog.Size), replicas: map[string]int{}, sts: map[string]string{},
 		scaling: prog.ScalingDown || prog.ScalingUp, entries: map[string]entry{}, pods: map[string]podSeen{}, claims: map[string]claimSeen{},
@@ -45,17 +68,46 @@ func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, erro
 	for pod, e := range cassoperator.NodeStatuses(u) {
 		s.entries[pod] = entry{hostID: e.HostID, ip: e.IP, rack: e.Rack}
 	}
+	rackOfSTS, err := lookRacks(ctx, env, &s, dc)
+	if err != nil {
+		return seen{}, "", err
+	}
+	if err := lookPods(ctx, env, a.ClusterSelector(cl.Name), &s); err != nil {
+		return seen{}, "", err
+	}
+	if err := lookClaims(ctx, env, &s, rackOfSTS); err != nil {
+		return seen{}, "", err
+	}
+	// The ring, from a Ready member that is not above its rack's count.
+	ring, reader, failed, err := env.RingExcept(ctx, cl.Namespace, a.ClusterSelector(cl.Name), "")
+	if err != nil || reader == "" {
+		return seen{}, "", operation.Refusedf("cannot read the ring (%v %s): every repair is verified against it first; nothing changed", err, strings.Join(failed, "; "))
+	}
+	s.ring = ring
+	lookModes(ctx, env, &s)
+	return s, reader, nil
+}
+
+// lookRacks reads each rack's StatefulSet replicas; it answers the rack of each
+// StatefulSet.
+func lookRacks(ctx context.Context, env *operation.Env, s *seen, dc topology.DC) (map[string]string, error) {
 	rackOfSTS := map[string]string{}
 	for _, r := range dc.Racks {
-		n, err := env.Replicas(ctx, cl.Namespace, r.StatefulSet)
+		n, err := env.Replicas(ctx, env.Cluster.Namespace, r.StatefulSet)
 		if err != nil {
 			return nil, fmt.Errorf("%w; nothing changed", err)
 		}
 		s.replicas[r.Name], s.sts[r.Name], rackOfSTS[r.StatefulSet] = n, r.StatefulSet, r.Name
 	}
-	pods, err := env.Kube().CoreV1().Pods(cl.Namespace).List(ctx, metav1.ListOptions{LabelSelector: a.ClusterSelector(cl.Name)})
+	return rackOfSTS, nil
+}
+
+// lookPods reads the datacenter's pods (those of its racks' StatefulSets) and their
+// addresses.
+func lookPods(ctx context.Context, env *operation.Env, selector string, s *seen) error {
+	pods, err := env.Kube().CoreV1().Pods(env.Cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
-		return nil, fmt.Errorf("cannot list the pods: %w; nothing changed", err)
+		return fmt.Errorf("cannot list the pods: %w; nothing changed", err)
 	}
 	for _, p := range pods.Items {
 		rack := p.Labels[cassoperator.LabelRack]
@@ -68,9 +120,14 @@ func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, erro
 			s.podsAddrs = append(s.podsAddrs, p.Status.PodIP)
 		}
 	}
-	claims, err := env.Kube().CoreV1().PersistentVolumeClaims(cl.Namespace).List(ctx, metav1.ListOptions{})
+	return nil
+}
+
+// lookClaims reads the data claims of the racks' StatefulSets' pods.
+func lookClaims(ctx context.Context, env *operation.Env, s *seen, rackOfSTS map[string]string) error {
+	claims, err := env.Kube().CoreV1().PersistentVolumeClaims(env.Cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("cannot list the claims: %w; nothing changed", err)
+		return fmt.Errorf("cannot list the claims: %w; nothing changed", err)
 	}
 	for _, c := range claims.Items {
 		pod, ok := strings.CutPrefix(c.Name, claimTemplate+"-")
@@ -83,12 +140,12 @@ func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, erro
 			}
 		}
 	}
-	// The ring, from a Ready member that is not above its rack's count.
-	ring, reader, failed, err := env.RingExcept(ctx, cl.Namespace, a.ClusterSelector(cl.Name), "")
-	if err != nil || reader == "" {
-		return nil, operation.Refusedf("cannot read the ring (%v %s): every repair is verified against it first; nothing changed", err, strings.Join(failed, "; "))
-	}
-	s.ring = ring
+	return nil
+}
+
+// lookModes reads the netstats mode of each pod above its rack's count (one that does
+// not answer is left out).
+func lookModes(ctx context.Context, env *operation.Env, s *seen) {
 	for _, p := range s.pods {
 		if p.ordinal >= s.split[p.rack] {
 			if mode, err := env.Mode(ctx, p.name); err == nil {
@@ -96,24 +153,30 @@ func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, erro
 			}
 		}
 	}
-	found, notes := find(s)
-	if len(found) == 0 && env.InFlight != nil {
-		return nil, operation.Refusedf("cass-operator is not stuck on datacenter %s (%s); operation %s is in flight: resume it (kubectl cassandra resume -n %s %s); nothing changed",
-			dc.Name, strings.Join(append(notes, "nothing found"), "; "), env.InFlight.OperationID, cl.Namespace, cl.Name)
+}
+
+// nothingStuck is the answer when find found nothing: resume the operation in flight
+// if there is one, else nothing to do (with what was seen).
+func nothingStuck(env *operation.Env, dc string, notes []string) error {
+	cl := env.Cluster
+	if env.InFlight != nil {
+		return operation.Refusedf("cass-operator is not stuck on datacenter %s (%s); operation %s is in flight: resume it (kubectl cassandra resume -n %s %s); nothing changed",
+			dc, strings.Join(append(notes, "nothing found"), "; "), env.InFlight.OperationID, cl.Namespace, cl.Name)
 	}
-	if len(found) == 0 {
-		msg := fmt.Sprintf("cass-operator is not stuck on datacenter %s: nothing to repair", dc.Name)
-		if len(notes) > 0 {
-			msg += " (" + strings.Join(notes, "; ") + ")"
-		}
-		return nil, &operation.ErrNothingToDo{Msg: msg}
+	msg := fmt.Sprintf("cass-operator is not stuck on datacenter %s: nothing to repair", dc)
+	if len(notes) > 0 {
+		msg += " (" + strings.Join(notes, "; ") + ")"
 	}
-	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: dc.Racks, Warnings: notes}
-	plan.CP = env.NewCheckpoint(env.Cluster, Kind{}, "repair", env.Request)
+	return &operation.ErrNothingToDo{Msg: msg}
+}
+
+// planRepairs writes the repairs of what was found into the plan: a finding, a node and
+// its steps each, and the target (the racks repaired, the replicas now).
+func planRepairs(plan *operation.Plan, s seen, found []finding, reader string) {
 	racks := map[string]bool{}
 	for _, f := range found {
 		plan.Findings = append(plan.Findings, f.text+" (ring read from "+reader+")")
-		n := record.Node{Pod: f.pod, PodUID: f.podUID, Ordinal: f.ordinal, DC: dc.Name, Rack: f.rack, StatefulSet: s.sts[f.rack], HostID: f.hostID, Address: f.address}
+		n := record.Node{Pod: f.pod, PodUID: f.podUID, Ordinal: f.ordinal, DC: plan.DC.Name, Rack: f.rack, StatefulSet: s.sts[f.rack], HostID: f.hostID, Address: f.address}
 		for _, c := range f.claims {
 			n.PVCs = append(n.PVCs, record.PVC{Name: c.name, UID: c.uid})
 		}
@@ -124,17 +187,13 @@ func (Kind) Plan(ctx context.Context, env *operation.Env) (*operation.Plan, erro
 		racks[f.rack] = true
 	}
 	from := map[string]int{}
-	for _, r := range dc.Racks {
+	for _, r := range plan.DC.Racks {
 		from[r.Name] = s.replicas[r.Name]
 		if racks[r.Name] {
 			plan.CP.Target.Racks = append(plan.CP.Target.Racks, r.Name)
 		}
 	}
-	plan.CP.Target.DC, plan.CP.Target.From = dc.Name, from
-	if env.InFlight != nil {
-		carryOn(plan, env.InFlight)
-	}
-	return plan, nil
+	plan.CP.Target.DC, plan.CP.Target.From = plan.DC.Name, from
 }
 
 // carryOn appends what is left of the operation in flight (a scale that met the stuck
