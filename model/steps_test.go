@@ -40,7 +40,7 @@ func modelStepsOf(t *testing.T, file string, defines ...string) []string {
 		}
 		// Promela names cannot hold '-': the model writes the code's step kinds with '_'.
 		kind := strings.ReplaceAll(f[1], "_", "-")
-		steps = append(steps, checkpoint.StepID(kind, podName(f[2])))
+		steps = append(steps, record.StepID(kind, podName(f[2])))
 	}
 	if len(steps) == 0 {
 		t.Fatalf("the model printed no step list:\n%s", out)
@@ -60,9 +60,9 @@ func podName(ord string) string {
 // (pods 2 then 1, the highest ordinal first, as operation.planScaleDown orders them),
 // from the function the planner builds it with.
 func codeSteps(pause bool) []string {
-	var nodes []checkpoint.Node
+	var nodes []record.Node
 	for _, ord := range []int{2, 1} {
-		nodes = append(nodes, checkpoint.Node{Pod: podName(fmt.Sprint(ord)), Ordinal: ord, StatefulSet: "c-dc1-rack1"})
+		nodes = append(nodes, record.Node{Pod: podName(fmt.Sprint(ord)), Ordinal: ord, StatefulSet: "c-dc1-rack1"})
 	}
 	var ids []string
 	for _, s := range scaledown.Steps(nodes, pause) {
@@ -89,11 +89,11 @@ func TestModelStepsMatchCode(t *testing.T) {
 					strings.Join(got, " "), strings.Join(want, " "), modelFile)
 			}
 			// Every kind the model names is a step kind of a scale-down checkpoint.
-			cp := &checkpoint.Checkpoint{SchemaVersion: 1, OperationID: "model", Kind: checkpoint.KindScaleDown,
-				Namespace: "ns", Cluster: "c", ClusterUID: "u", Target: checkpoint.Target{Nodes: 1},
-				PausedOperator: &checkpoint.PausedOperator{Name: "casskop"}}
+			cp := &record.Checkpoint{SchemaVersion: 1, OperationID: "model", Kind: checkpoint.KindScaleDown,
+				Namespace: "ns", Cluster: "c", ClusterUID: "u", Target: record.Target{Nodes: 1},
+				PausedOperator: &record.PausedOperator{Name: "casskop"}}
 			for _, ord := range []int{2, 1} {
-				cp.Nodes = append(cp.Nodes, checkpoint.Node{Pod: podName(fmt.Sprint(ord)), PodUID: "uid", Ordinal: ord, StatefulSet: "c-dc1-rack1"})
+				cp.Nodes = append(cp.Nodes, record.Node{Pod: podName(fmt.Sprint(ord)), PodUID: "uid", Ordinal: ord, StatefulSet: "c-dc1-rack1"})
 			}
 			for _, id := range got {
 				kind, pod, _ := strings.Cut(id, "/")

@@ -71,60 +71,20 @@ type envelope struct {
 // scale-downs. Every other kind names itself in its package (internal/operation/...).
 const KindScaleDown = "scale-down"
 
-// Schema is what a checkpoint of one operation kind may hold; decode refuses anything
-// else. The checkpoint knows no kind itself: each kind's package says its Schema in its
-// Info (internal/operation/*, plugins/*), and the registry hands them all to decode
-// (operation.Registry.Schemas), so a new kind is written nowhere here.
-type Schema = record.Schema
-
 // Schemas are the operation kinds a build knows, by name.
-type Schemas map[string]Schema
+type Schemas map[string]record.Schema
 
-// The records of a checkpoint are the adapters' and kinds' API (pkg/record); these
-// names keep the plugin's code as it was.
-
-// Step states (record.StatePending, …).
-const (
-	StatePending = record.StatePending
-	StateStarted = record.StateStarted
-	StateDone    = record.StateDone
-)
-
-var knownStates = map[string]bool{StatePending: true, StateStarted: true, StateDone: true}
-
-// Checkpoint is record.Checkpoint: the whole record, serialized as JSON into Annotation.
-type Checkpoint = record.Checkpoint
-
-// Holder is record.Holder.
-type Holder = record.Holder
-
-// Takeover is record.Takeover.
-type Takeover = record.Takeover
-
-// PausedOperator is record.PausedOperator.
-type PausedOperator = record.PausedOperator
-
-// PVC is record.PVC.
-type PVC = record.PVC
-
-// Node is record.Node.
-type Node = record.Node
-
-// Target is record.Target.
-type Target = record.Target
-
-// Step is record.Step.
-type Step = record.Step
+var knownStates = map[string]bool{record.StatePending: true, record.StateStarted: true, record.StateDone: true}
 
 // LastOperation is the short record kept after an operation ends.
 type LastOperation struct {
-	OperationID string    `json:"operationID"`
-	Kind        string    `json:"kind"`
-	Result      string    `json:"result"`
-	Summary     string    `json:"summary,omitempty"`
-	StartedBy   Holder    `json:"startedBy"`
-	StartedAt   time.Time `json:"startedAt"`
-	FinishedAt  time.Time `json:"finishedAt"`
+	OperationID string        `json:"operationID"`
+	Kind        string        `json:"kind"`
+	Result      string        `json:"result"`
+	Summary     string        `json:"summary,omitempty"`
+	StartedBy   record.Holder `json:"startedBy"`
+	StartedAt   time.Time     `json:"startedAt"`
+	FinishedAt  time.Time     `json:"finishedAt"`
 	// Warnings are what the operation found that needs the user's action after it
 	// (a repair after a decommission resumed past a restart: CASSANDRA-16290).
 	Warnings []string `json:"warnings,omitempty"`
@@ -143,11 +103,8 @@ var (
 	ErrOtherOperator = errors.New("checkpoint was planned for another operator")
 )
 
-// StepID is record.StepID.
-func StepID(kind, pod string) string { return record.StepID(kind, pod) }
-
 // Encode serializes a checkpoint, of one of kinds, for the annotation.
-func Encode(cp *Checkpoint, kinds Schemas) (string, error) {
+func Encode(cp *record.Checkpoint, kinds Schemas) (string, error) {
 	if err := Validate(cp, "", kinds); err != nil {
 		return "", err
 	}
@@ -205,11 +162,11 @@ func (e envelope) inflate() (string, error) {
 
 // Decode parses and validates an annotation value against the kinds the build knows.
 // clusterUID, when not empty, must match.
-func Decode(s, clusterUID string, kinds Schemas) (*Checkpoint, error) {
+func Decode(s, clusterUID string, kinds Schemas) (*record.Checkpoint, error) {
 	return decode(s, clusterUID, kinds, true)
 }
 
-func decode(s, clusterUID string, kinds Schemas, envelopeOK bool) (*Checkpoint, error) {
+func decode(s, clusterUID string, kinds Schemas, envelopeOK bool) (*record.Checkpoint, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("%w: annotation %s is empty", ErrCorrupt, Annotation)
 	}
@@ -239,7 +196,7 @@ func decode(s, clusterUID string, kinds Schemas, envelopeOK bool) (*Checkpoint, 
 		}
 		return decode(inner, clusterUID, kinds, false)
 	}
-	var cp Checkpoint
+	var cp record.Checkpoint
 	dec := json.NewDecoder(strings.NewReader(s))
 	if err := dec.Decode(&cp); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -254,7 +211,7 @@ func decode(s, clusterUID string, kinds Schemas, envelopeOK bool) (*Checkpoint, 
 }
 
 // Validate checks the internal consistency of a checkpoint, of one of kinds.
-func Validate(cp *Checkpoint, clusterUID string, kinds Schemas) error {
+func Validate(cp *record.Checkpoint, clusterUID string, kinds Schemas) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, a...))
 	}
@@ -304,7 +261,7 @@ func Validate(cp *Checkpoint, clusterUID string, kinds Schemas) error {
 // validNodes checks the planned nodes of cp, of kind: each complete, planned once, new
 // or never started only where that can be. It answers the planned pods, or what is
 // wrong.
-func validNodes(cp *Checkpoint, kind record.Schema) (pods map[string]bool, bad string) {
+func validNodes(cp *record.Checkpoint, kind record.Schema) (pods map[string]bool, bad string) {
 	pods = map[string]bool{}
 	for i, n := range cp.Nodes {
 		if n.Pod == "" || n.StatefulSet == "" || n.Ordinal < 0 {
@@ -335,7 +292,7 @@ func validNodes(cp *Checkpoint, kind record.Schema) (pods map[string]bool, bad s
 // validSteps checks the steps of cp, of kind: each of a kind it knows, in a known
 // state, with its own id, once, naming a planned pod (or one with left-over claims)
 // and, for the operator's pause, a pause record. It answers what is wrong ("" none).
-func validSteps(cp *Checkpoint, kind record.Schema, pods, leftovers map[string]bool) string {
+func validSteps(cp *record.Checkpoint, kind record.Schema, pods, leftovers map[string]bool) string {
 	ids := map[string]bool{}
 	for i, s := range cp.Steps {
 		switch {
@@ -343,8 +300,8 @@ func validSteps(cp *Checkpoint, kind record.Schema, pods, leftovers map[string]b
 			return fmt.Sprintf("step %d has unknown kind %q for a %s", i, s.Kind, cp.Kind)
 		case !knownStates[s.State]:
 			return fmt.Sprintf("step %s has unknown state %q", s.ID, s.State)
-		case s.ID != StepID(s.Kind, s.Pod):
-			return fmt.Sprintf("step %d has id %q, want %q", i, s.ID, StepID(s.Kind, s.Pod))
+		case s.ID != record.StepID(s.Kind, s.Pod):
+			return fmt.Sprintf("step %d has id %q, want %q", i, s.ID, record.StepID(s.Kind, s.Pod))
 		case ids[s.ID]:
 			return fmt.Sprintf("step %s appears twice", s.ID)
 		case s.Kind == record.StepDeleteLeftoverPVCs && !leftovers[s.Pod]:
@@ -363,7 +320,7 @@ func validSteps(cp *Checkpoint, kind record.Schema, pods, leftovers map[string]b
 
 // PlannedFor refuses a checkpoint planned for another operator than operator (when
 // both are known): its steps follow that operator's rules.
-func PlannedFor(cp *Checkpoint, operator string) error {
+func PlannedFor(cp *record.Checkpoint, operator string) error {
 	if operator != "" && cp.Operator != "" && cp.Operator != operator {
 		return fmt.Errorf("%w: operation %s was planned for %s, and this cluster is read as a %s cluster", ErrOtherOperator, cp.OperationID, cp.Operator, operator)
 	}

@@ -12,17 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-func sample(n int) *Checkpoint {
-	cp := &Checkpoint{SchemaVersion: newestPlain, OperationID: "op", Kind: KindScaleDown, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
-		Target: Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 1, From: map[string]int{"r1": n + 1}}}
+func sample(n int) *record.Checkpoint {
+	cp := &record.Checkpoint{SchemaVersion: newestPlain, OperationID: "op", Kind: KindScaleDown, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
+		Target: record.Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 1, From: map[string]int{"r1": n + 1}}}
 	for i := n; i >= 1; i-- {
 		pod := fmt.Sprintf("c-dc1-r1-%d", i)
-		cp.Nodes = append(cp.Nodes, Node{Pod: pod, PodUID: "u" + pod, Ordinal: i, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1",
-			HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), PVCs: []PVC{{Name: "data-" + pod, UID: "p" + pod}}})
+		cp.Nodes = append(cp.Nodes, record.Node{Pod: pod, PodUID: "u" + pod, Ordinal: i, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1",
+			HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), PVCs: []record.PVC{{Name: "data-" + pod, UID: "p" + pod}}})
 	}
 	cp.Steps = scaleDownSteps(cp.Nodes, false)
 	return cp
@@ -119,7 +120,7 @@ func gz(t *testing.T, s string) string {
 
 func TestScaleDownStepsWithPause(t *testing.T) {
 	steps := scaleDownSteps(sample(1).Nodes, true)
-	if steps[0].Kind != StepPauseOperator || steps[len(steps)-1].Kind != StepResumeOperator || steps[len(steps)-2].Kind != StepUpdateCluster {
+	if steps[0].Kind != record.StepPauseOperator || steps[len(steps)-1].Kind != record.StepResumeOperator || steps[len(steps)-2].Kind != StepUpdateCluster {
 		t.Fatalf("%+v", steps)
 	}
 }
@@ -173,7 +174,7 @@ func TestStoreConflicts(t *testing.T) {
 	// Someone else (the operator) writes the object: our next save retries on the new
 	// resourceVersion because the checkpoint is still ours.
 	obj.onPatch = func(m *memObject) { m.ann["other"] = "x"; m.rv++ }
-	cp.Steps[0].State = StateStarted
+	cp.Steps[0].State = record.StateStarted
 	if err := st.Save(ctx, cp); err != nil {
 		t.Fatalf("save after a foreign write: %v", err)
 	}
@@ -197,22 +198,22 @@ func TestStoreConflicts(t *testing.T) {
 
 func TestLock(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	alive := func(h Holder) bool { return h.PID == 7 }
-	me := Holder{Host: "h1", PID: 9, Session: "me"}
+	alive := func(h record.Holder) bool { return h.PID == 7 }
+	me := record.Holder{Host: "h1", PID: 9, Session: "me"}
 	cp := sample(1)
 	cp.UpdatedAt = now.Add(-10 * time.Second)
 	cases := []struct {
-		holder Holder
+		holder record.Holder
 		want   LockState
 	}{
-		{Holder{Host: "h1", PID: 9, Session: "me"}, Mine},
-		{Holder{Host: "h1", PID: 7, Session: "x"}, HeldHere},
-		{Holder{Host: "h1", PID: 8, Session: "x"}, Free},
-		{Holder{Host: "h2", PID: 7, Session: "x", LeaseSeconds: 60}, HeldElsewhere},
+		{record.Holder{Host: "h1", PID: 9, Session: "me"}, Mine},
+		{record.Holder{Host: "h1", PID: 7, Session: "x"}, HeldHere},
+		{record.Holder{Host: "h1", PID: 8, Session: "x"}, Free},
+		{record.Holder{Host: "h2", PID: 7, Session: "x", LeaseSeconds: 60}, HeldElsewhere},
 		// Its timestamps say the lease expired, but they are another machine's clock:
 		// only a lease of unchanged record on ours frees it (internal/cli acquire).
-		{Holder{Host: "h2", PID: 7, Session: "x", LeaseSeconds: 5}, HeldElsewhere},
-		{Holder{Host: "h1", PID: 7, Session: "x", ReleasedAt: &now}, Free},
+		{record.Holder{Host: "h2", PID: 7, Session: "x", LeaseSeconds: 5}, HeldElsewhere},
+		{record.Holder{Host: "h1", PID: 7, Session: "x", ReleasedAt: &now}, Free},
 	}
 	for i, c := range cases {
 		cp.Holder = c.holder
@@ -220,7 +221,7 @@ func TestLock(t *testing.T) {
 			t.Errorf("case %d: %v, want %v", i, got, c.want)
 		}
 	}
-	cp.Holder = Holder{Host: "h2", PID: 1, Session: "x"}
+	cp.Holder = record.Holder{Host: "h2", PID: 1, Session: "x"}
 	cp.TakeOver(me, now, "test")
 	if len(cp.Takeovers) != 1 || cp.Holder.Session != "me" || cp.Takeovers[0].From.Host != "h2" {
 		t.Fatalf("%+v", cp)
@@ -255,9 +256,9 @@ func TestUnstartedNodeValidated(t *testing.T) {
 	if err := Validate(ok, "", testKinds); err != nil {
 		t.Fatalf("valid: %v", err)
 	}
-	for name, change := range map[string]func(cp *Checkpoint){
-		"with a Host ID": func(cp *Checkpoint) { cp.Nodes[0].HostID = "h" },
-		"schema 1":       func(cp *Checkpoint) { cp.SchemaVersion = 1 },
+	for name, change := range map[string]func(cp *record.Checkpoint){
+		"with a Host ID": func(cp *record.Checkpoint) { cp.Nodes[0].HostID = "h" },
+		"schema 1":       func(cp *record.Checkpoint) { cp.SchemaVersion = 1 },
 	} {
 		cp := sample(1)
 		cp.Nodes[0].HostID, cp.Nodes[0].Unstarted = "", true

@@ -4,8 +4,8 @@ import "github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 
 // Paused is steps with the operator's pause around them when pause is set: paused
 // first, restored after the steps that need it paused; after runs once it is restored.
-func Paused(pause bool, steps []Step, after ...Step) []Step {
-	var out []Step
+func Paused(pause bool, steps []record.Step, after ...record.Step) []record.Step {
+	var out []record.Step
 	if pause {
 		out = append(out, pending(record.StepPauseOperator, ""))
 	}
@@ -20,8 +20,8 @@ func Paused(pause bool, steps []Step, after ...Step) []Step {
 // of a node before the next node (strictly one node at a time). Which kinds, in which
 // order, is each operation kind's own (internal/operation/*): the checkpoint knows no
 // kind's steps.
-func NodeSteps(nodes []Node, kinds ...string) []Step {
-	var steps []Step
+func NodeSteps(nodes []record.Node, kinds ...string) []record.Step {
+	var steps []record.Step
 	for _, n := range nodes {
 		for _, k := range kinds {
 			steps = append(steps, pending(k, n.Pod))
@@ -31,6 +31,6 @@ func NodeSteps(nodes []Node, kinds ...string) []Step {
 }
 
 // PendingStep is record.PendingStep: a step record of kind for pod, not started.
-func PendingStep(kind, pod string) Step { return pending(kind, pod) }
+func PendingStep(kind, pod string) record.Step { return pending(kind, pod) }
 
-func pending(kind, pod string) Step { return record.PendingStep(kind, pod) }
+func pending(kind, pod string) record.Step { return record.PendingStep(kind, pod) }

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/json"
 	"errors"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"os"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestDecodeSchema1(t *testing.T) {
 	if cp.SchemaVersion != 1 || cp.Kind != KindScaleDown || len(cp.Nodes) != 2 || cp.PausedOperator == nil {
 		t.Fatalf("decoded %+v", cp)
 	}
-	if s, _ := cp.Step("decommission/demo-dc1-rack1-2"); s.State != StateStarted {
+	if s, _ := cp.Step("decommission/demo-dc1-rack1-2"); s.State != record.StateStarted {
 		t.Fatalf("decommission step: %+v", s)
 	}
 	// Re-encoding keeps schema 1: an older plugin can still resume it.
@@ -56,24 +57,22 @@ func TestDecodeSchema1(t *testing.T) {
 // testKinds are the kinds as their packages declare them (internal/operation/*; the
 // registry's test, internal/operation/kinds/kinds_test.go, holds them equal).
 var testKinds = Schemas{
-	KindScaleDown: {Version: 1, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs, StepUpdateCluster, StepPauseOperator, StepResumeOperator,
-		StepDeleteLeftoverPVCs}},
-	kindScaleUp: {Version: 2, NewNodes: true, Steps: []string{StepGrowSTS, StepWaitJoined, StepUpdateCluster, StepCleanup, StepPauseOperator, StepResumeOperator}},
-	kindRestart: {Version: 2, Steps: []string{StepDrain, StepDeletePod, StepWaitRestarted, StepPauseOperator, StepResumeOperator}},
-	kindRepair: {Version: 2, Unowned: true, Steps: []string{StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs,
-		StepOperatorStatus, StepPauseOperator, StepResumeOperator}},
+	KindScaleDown: {Version: 1, Steps: []string{record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs, StepUpdateCluster, record.StepPauseOperator, record.StepResumeOperator, record.StepDeleteLeftoverPVCs}},
+	kindScaleUp:   {Version: 2, NewNodes: true, Steps: []string{StepGrowSTS, record.StepWaitJoined, StepUpdateCluster, StepCleanup, record.StepPauseOperator, record.StepResumeOperator}},
+	kindRestart:   {Version: 2, Steps: []string{StepDrain, StepDeletePod, StepWaitRestarted, record.StepPauseOperator, record.StepResumeOperator}},
+	kindRepair:    {Version: 2, Unowned: true, Steps: []string{record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs, StepOperatorStatus, record.StepPauseOperator, record.StepResumeOperator}},
 }
 
-func base(kind string) *Checkpoint {
-	return &Checkpoint{SchemaVersion: testKinds[kind].Version, OperationID: "op", Kind: kind, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
-		Target: Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 3, From: map[string]int{"r1": 1}}}
+func base(kind string) *record.Checkpoint {
+	return &record.Checkpoint{SchemaVersion: testKinds[kind].Version, OperationID: "op", Kind: kind, Namespace: "ns", Cluster: "c", ClusterUID: "uid",
+		Target: record.Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 3, From: map[string]int{"r1": 1}}}
 }
 
 func TestScaleUpCheckpoint(t *testing.T) {
 	cp := base(kindScaleUp)
-	newNodes := []Node{{Pod: "c-dc1-r1-1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", New: true},
+	newNodes := []record.Node{{Pod: "c-dc1-r1-1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", New: true},
 		{Pod: "c-dc1-r1-2", Ordinal: 2, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", New: true}}
-	old := []Node{{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h0"}}
+	old := []record.Node{{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h0"}}
 	cp.Nodes = append(append(cp.Nodes, old...), newNodes...)
 	cp.Steps = scaleUpSteps(newNodes, old, true)
 	want := []string{"pause-operator", "grow-statefulset/c-dc1-r1-1", "wait-joined/c-dc1-r1-1", "grow-statefulset/c-dc1-r1-2", "wait-joined/c-dc1-r1-2",
@@ -85,7 +84,7 @@ func TestScaleUpCheckpoint(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("steps %v", got)
 	}
-	cp.PausedOperator = &PausedOperator{Namespace: "ns", Name: "fake-operator", UID: "d", Replicas: 1}
+	cp.PausedOperator = &record.PausedOperator{Namespace: "ns", Name: "fake-operator", UID: "d", Replicas: 1}
 	s, err := Encode(cp, testKinds)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +96,7 @@ func TestScaleUpCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A scale-down step in a scale-up is corrupt; so is a new node in a restart.
-	cp.Steps = append(cp.Steps, PendingStep(StepDecommission, "c-dc1-r1-0"))
+	cp.Steps = append(cp.Steps, PendingStep(record.StepDecommission, "c-dc1-r1-0"))
 	if _, err := Encode(cp, testKinds); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("decommission in a scale-up: %v", err)
 	}
@@ -111,7 +110,7 @@ func TestScaleUpCheckpoint(t *testing.T) {
 
 func TestRestartAndRepairCheckpoints(t *testing.T) {
 	r := base(kindRestart)
-	r.Nodes = []Node{{Pod: "c-dc1-r1-1", PodUID: "u1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"},
+	r.Nodes = []record.Node{{Pod: "c-dc1-r1-1", PodUID: "u1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"},
 		{Pod: "c-dc1-r1-0", PodUID: "u0", Ordinal: 0, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1"}}
 	r.Steps = restartSteps(r.Nodes, false)
 	if len(r.Steps) != 6 || r.Steps[0].ID != "drain/c-dc1-r1-1" || r.Steps[5].ID != "wait-restarted/c-dc1-r1-0" {
@@ -127,8 +126,8 @@ func TestRestartAndRepairCheckpoints(t *testing.T) {
 	// A repair may name a pod that is already gone (no UID), and needs no target count.
 	p := base(kindRepair)
 	p.Target.Nodes = 0
-	p.Nodes = []Node{{Pod: "c-dc1-r1-1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h1"}}
-	p.Steps = []Step{PendingStep(StepDeletePVCs, "c-dc1-r1-1"), PendingStep(StepOperatorStatus, "c-dc1-r1-1")}
+	p.Nodes = []record.Node{{Pod: "c-dc1-r1-1", Ordinal: 1, DC: "dc1", Rack: "r1", StatefulSet: "c-dc1-r1", HostID: "h1"}}
+	p.Steps = []record.Step{PendingStep(record.StepDeletePVCs, "c-dc1-r1-1"), PendingStep(StepOperatorStatus, "c-dc1-r1-1")}
 	if _, err := Encode(p, testKinds); err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +147,9 @@ func TestSettleCheckpoint(t *testing.T) {
 	kinds := testKinds
 	cp := base(KindScaleDown)
 	cp.Target.Nodes = 1
-	cp.PausedOperator = &PausedOperator{Name: "op"}
-	cp.Leftovers = []Leftover{{Pod: "c-dc1-r1-2", StatefulSet: "c-dc1-r1", Rack: "r1", Ordinal: 2, PVCs: []PVC{{Name: "data-c-dc1-r1-2", UID: "u2"}}},
-		{Pod: "c-dc1-r1-1", StatefulSet: "c-dc1-r1", Rack: "r1", Ordinal: 1, PVCs: []PVC{{Name: "data-c-dc1-r1-1", UID: "u1"}}}}
+	cp.PausedOperator = &record.PausedOperator{Name: "op"}
+	cp.Leftovers = []record.Leftover{{Pod: "c-dc1-r1-2", StatefulSet: "c-dc1-r1", Rack: "r1", Ordinal: 2, PVCs: []record.PVC{{Name: "data-c-dc1-r1-2", UID: "u2"}}},
+		{Pod: "c-dc1-r1-1", StatefulSet: "c-dc1-r1", Rack: "r1", Ordinal: 1, PVCs: []record.PVC{{Name: "data-c-dc1-r1-1", UID: "u1"}}}}
 	cp.Steps = settleSteps(cp.Leftovers, true)
 	var ids []string
 	for _, s := range cp.Steps {
@@ -172,15 +171,17 @@ func TestSettleCheckpoint(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		change func(cp *Checkpoint)
+		change func(cp *record.Checkpoint)
 		want   string
 	}{
-		{"claims not in the plan", func(cp *Checkpoint) { cp.Leftovers = cp.Leftovers[:1] }, "has no left-over claims in the plan"},
-		{"a claim without UID", func(cp *Checkpoint) { cp.Leftovers[0].PVCs[0].UID = "" }, "without name or UID"},
-		{"also a node", func(cp *Checkpoint) {
-			cp.Nodes = []Node{{Pod: "c-dc1-r1-2", PodUID: "p", StatefulSet: "c-dc1-r1", Ordinal: 2}}
+		{"claims not in the plan", func(cp *record.Checkpoint) { cp.Leftovers = cp.Leftovers[:1] }, "has no left-over claims in the plan"},
+		{"a claim without UID", func(cp *record.Checkpoint) { cp.Leftovers[0].PVCs[0].UID = "" }, "without name or UID"},
+		{"also a node", func(cp *record.Checkpoint) {
+			cp.Nodes = []record.Node{{Pod: "c-dc1-r1-2", PodUID: "p", StatefulSet: "c-dc1-r1", Ordinal: 2}}
 		}, "planned twice"},
-		{"a node step on a left-over pod", func(cp *Checkpoint) { cp.Steps = append(cp.Steps, PendingStep(StepDeletePVCs, "c-dc1-r1-2")) }, "not in the plan"},
+		{"a node step on a left-over pod", func(cp *record.Checkpoint) {
+			cp.Steps = append(cp.Steps, PendingStep(record.StepDeletePVCs, "c-dc1-r1-2"))
+		}, "not in the plan"},
 	} {
 		bad, _ := Decode(out, "", kinds)
 		tc.change(bad)

@@ -6,13 +6,9 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
-// Leftover is record.Leftover: the claims of a removed pod that no pod uses, planned
-// for deletion by UID (its step: record.StepDeleteLeftoverPVCs).
-type Leftover = record.Leftover
-
 // validLeftovers checks the left-over records (bad: why not, "" when fine) and returns
 // their pods, which their steps name.
-func validLeftovers(ls []Leftover, nodes map[string]bool) (pods map[string]bool, bad string) {
+func validLeftovers(ls []record.Leftover, nodes map[string]bool) (pods map[string]bool, bad string) {
 	pods = map[string]bool{}
 	for i, l := range ls {
 		switch {

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"time"
 )
 
@@ -32,7 +33,7 @@ const (
 // when h ran on this machine (sameMachine), and never for our own PID: a holder with our
 // PID and another session is our dead predecessor (a container restarted in place runs
 // as PID 1 again).
-func Lock(cp *Checkpoint, self Holder, now time.Time, alive func(h Holder) bool) (LockState, time.Duration, string) {
+func Lock(cp *record.Checkpoint, self record.Holder, now time.Time, alive func(h record.Holder) bool) (LockState, time.Duration, string) {
 	h := cp.Holder
 	if h.Session != "" && h.Session == self.Session {
 		return Mine, 0, ""
@@ -63,7 +64,7 @@ func Lock(cp *Checkpoint, self Holder, now time.Time, alive func(h Holder) bool)
 }
 
 // lease is how long the holder's claim lasts without a change to its record.
-func lease(h Holder) time.Duration {
+func lease(h record.Holder) time.Duration {
 	if h.LeaseSeconds <= 0 {
 		return DefaultLease
 	}
@@ -84,7 +85,7 @@ const (
 
 // sameMachine tells whether h ran where self runs: the same host name and, when both
 // record it, the same machine identity.
-func sameMachine(h, self Holder) Where {
+func sameMachine(h, self record.Holder) Where {
 	switch {
 	case h.Host != self.Host:
 		return Elsewhere
@@ -106,7 +107,7 @@ type Sighting struct {
 
 // Sight folds a read of cp made at now (our clock) into what was seen: a record that
 // changed (the holder wrote, or another holder or operation came) starts afresh.
-func (s Sighting) Sight(cp *Checkpoint, now time.Time) Sighting {
+func (s Sighting) Sight(cp *record.Checkpoint, now time.Time) Sighting {
 	if r := cp.Record(); r != s.Record || s.Since.IsZero() {
 		return Sighting{Record: r, Since: now}
 	}
@@ -135,7 +136,7 @@ type Liveness struct {
 // (our clock; the zero Sighting at the first read); Judge returns it updated. Only a
 // holder elsewhere needs time: it is stopped once its record has not changed for a
 // whole lease since seen, so a first read never finds it stopped.
-func Judge(cp *Checkpoint, self Holder, seen Sighting, now time.Time, alive func(h Holder) bool) (Liveness, Sighting) {
+func Judge(cp *record.Checkpoint, self record.Holder, seen Sighting, now time.Time, alive func(h record.Holder) bool) (Liveness, Sighting) {
 	seen = seen.Sight(cp, now)
 	state, lease, reason := Lock(cp, self, now, alive)
 	switch state {

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 
 // takeOverFrom plays another run (host B) that takes the checkpoint over through its own
 // store, as resume does: load, TakeOver, Save.
-func takeOverFrom(t *testing.T, obj *memObject, by Holder) *Checkpoint {
+func takeOverFrom(t *testing.T, obj *memObject, by record.Holder) *record.Checkpoint {
 	t.Helper()
 	st := &Store{Obj: obj, Kinds: testKinds}
 	cp, err := st.Load(context.Background())
@@ -33,14 +34,14 @@ func TestLostWriteNeverWinsBack(t *testing.T) {
 	obj := &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}
 	a := &Store{Obj: obj, Kinds: testKinds}
 	cp := sample(2)
-	cp.Holder = Holder{Host: "host-a", PID: 10, Session: "a"}
+	cp.Holder = record.Holder{Host: "host-a", PID: 10, Session: "a"}
 	if err := a.Create(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Save(ctx, cp); err != nil { // seq 2
 		t.Fatal(err)
 	}
-	b := takeOverFrom(t, obj, Holder{Host: "host-b", PID: 20, Session: "b"}) // seq 3, held by b
+	b := takeOverFrom(t, obj, record.Holder{Host: "host-b", PID: 20, Session: "b"}) // seq 3, held by b
 	if b.Seq != 3 {
 		t.Fatalf("host B wrote seq %d, want 3", b.Seq)
 	}
@@ -72,14 +73,14 @@ func TestLostWriteSameSeq(t *testing.T) {
 	obj := &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}
 	a := &Store{Obj: obj, Kinds: testKinds}
 	cp := sample(1)
-	cp.Holder = Holder{Host: "host-a", Session: "a"}
+	cp.Holder = record.Holder{Host: "host-a", Session: "a"}
 	if err := a.Create(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
 	// B overwrites with the same operation at the same seq 1, but its own session.
 	other := sample(1)
 	other.Seq = 1
-	other.Holder = Holder{Host: "host-b", Session: "b"}
+	other.Holder = record.Holder{Host: "host-b", Session: "b"}
 	v, _ := Encode(other, testKinds)
 	obj.ann[Annotation] = v
 	obj.rv++
@@ -98,7 +99,7 @@ func TestFence(t *testing.T) {
 	obj := &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}
 	a := &Store{Obj: obj, Kinds: testKinds}
 	cp := sample(1)
-	cp.Holder = Holder{Host: "host-a", Session: "a"}
+	cp.Holder = record.Holder{Host: "host-a", Session: "a"}
 	if err := a.Create(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
@@ -125,20 +126,20 @@ func TestFence(t *testing.T) {
 func TestLockIdentity(t *testing.T) {
 	now := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
 	asked := 0
-	alive := func(Holder) bool { asked++; return true }
-	me := Holder{Host: "cassandra-tools", PID: 1, Session: "me", Machine: "boot:b1/pid:[1]"}
+	alive := func(record.Holder) bool { asked++; return true }
+	me := record.Holder{Host: "cassandra-tools", PID: 1, Session: "me", Machine: "boot:b1/pid:[1]"}
 	cases := []struct {
 		name   string
-		holder Holder
+		holder record.Holder
 		want   LockState
 		asks   bool
 	}{
-		{"same hostname, other machine", Holder{Host: "cassandra-tools", PID: 7, Session: "x", Machine: "boot:b2/pid:[1]"}, HeldElsewhere, false},
-		{"same machine, live pid", Holder{Host: "cassandra-tools", PID: 7, Session: "x", Machine: "boot:b1/pid:[1]"}, HeldHere, true},
-		{"same machine, our pid, another session", Holder{Host: "cassandra-tools", PID: 1, Session: "x", Machine: "boot:b1/pid:[1]"}, Free, false},
-		{"older plugin, same host, our pid", Holder{Host: "cassandra-tools", PID: 1, Session: "x"}, HeldElsewhere, false},
-		{"older plugin, same host, live pid", Holder{Host: "cassandra-tools", PID: 7, Session: "x"}, HeldHere, true},
-		{"released on another machine", Holder{Host: "laptop", PID: 7, Session: "x", ReleasedAt: &now}, Free, false},
+		{"same hostname, other machine", record.Holder{Host: "cassandra-tools", PID: 7, Session: "x", Machine: "boot:b2/pid:[1]"}, HeldElsewhere, false},
+		{"same machine, live pid", record.Holder{Host: "cassandra-tools", PID: 7, Session: "x", Machine: "boot:b1/pid:[1]"}, HeldHere, true},
+		{"same machine, our pid, another session", record.Holder{Host: "cassandra-tools", PID: 1, Session: "x", Machine: "boot:b1/pid:[1]"}, Free, false},
+		{"older plugin, same host, our pid", record.Holder{Host: "cassandra-tools", PID: 1, Session: "x"}, HeldElsewhere, false},
+		{"older plugin, same host, live pid", record.Holder{Host: "cassandra-tools", PID: 7, Session: "x"}, HeldHere, true},
+		{"released on another machine", record.Holder{Host: "laptop", PID: 7, Session: "x", ReleasedAt: &now}, Free, false},
 	}
 	for _, c := range cases {
 		cp := sample(1)
@@ -155,7 +156,7 @@ func TestLockIdentity(t *testing.T) {
 // the holder, whatever its clock says.
 func TestRecordChanges(t *testing.T) {
 	cp := sample(1)
-	cp.Holder = Holder{Host: "b", Session: "b"}
+	cp.Holder = record.Holder{Host: "b", Session: "b"}
 	r := cp.Record()
 	cp.Seq++
 	if cp.Record() == r {
@@ -176,11 +177,11 @@ func TestRecordChanges(t *testing.T) {
 // stopped is judged so at the first read.
 func TestJudgeByOurClock(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
-	me := Holder{Host: "tools", PID: 1, Session: "me", Machine: "boot:me/pid:[1]"}
-	alive := func(h Holder) bool { return h.PID == 7 }
+	me := record.Holder{Host: "tools", PID: 1, Session: "me", Machine: "boot:me/pid:[1]"}
+	alive := func(h record.Holder) bool { return h.PID == 7 }
 	cp := sample(1)
 	behind := t0.Add(-5 * time.Minute)
-	cp.Holder = Holder{User: "alice", Host: "laptop", PID: 7, Session: "a", LeaseSeconds: 60, RenewedAt: &behind}
+	cp.Holder = record.Holder{User: "alice", Host: "laptop", PID: 7, Session: "a", LeaseSeconds: 60, RenewedAt: &behind}
 	var seen Sighting
 	var l Liveness
 	// Renewals every 50 s of our clock for 10 minutes, each stamped 5 minutes behind.
@@ -209,13 +210,13 @@ func TestJudgeByOurClock(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		h       Holder
+		h       record.Holder
 		stopped bool
 		why     string
 	}{
-		{"same machine, process gone", Holder{Host: "tools", PID: 8, Session: "b", Machine: me.Machine}, true, "process 8 on tools is gone"},
-		{"same machine, process alive", Holder{Host: "tools", PID: 7, Session: "b", Machine: me.Machine}, false, "a live process on this machine"},
-		{"released elsewhere", Holder{Host: "laptop", PID: 7, Session: "b", ReleasedAt: &t0}, true, "stopped at"},
+		{"same machine, process gone", record.Holder{Host: "tools", PID: 8, Session: "b", Machine: me.Machine}, true, "process 8 on tools is gone"},
+		{"same machine, process alive", record.Holder{Host: "tools", PID: 7, Session: "b", Machine: me.Machine}, false, "a live process on this machine"},
+		{"released elsewhere", record.Holder{Host: "laptop", PID: 7, Session: "b", ReleasedAt: &t0}, true, "stopped at"},
 	} {
 		cp.Holder = c.h
 		if l, _ := Judge(cp, me, Sighting{}, t0, alive); l.Stopped != c.stopped || !strings.Contains(l.Why, c.why) {

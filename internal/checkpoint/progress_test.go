@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"os"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestProgressFieldKeepsSchema(t *testing.T) {
 		t.Fatalf("a checkpoint without progress gained the field: %s", plain)
 	}
 	at := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
-	p := Progress{Operation: "decommission", Pod: cp.Steps[0].Pod, DoneBytes: 41, TotalBytes: 96, Peers: 1, BytesPerSecond: 2.5, ETASeconds: 22, At: at}
+	p := record.Progress{Operation: "decommission", Pod: cp.Steps[0].Pod, DoneBytes: 41, TotalBytes: 96, Peers: 1, BytesPerSecond: 2.5, ETASeconds: 22, At: at}
 	cp.Steps[0].Progress = &p
 	s, err := Encode(cp, testKinds)
 	if err != nil {
@@ -55,7 +56,7 @@ func TestProgressFieldKeepsSchema(t *testing.T) {
 	if err := json.Unmarshal([]byte(s), &old); err != nil || old.Steps[0].ID != cp.Steps[0].ID {
 		t.Fatalf("older reader: %v %+v", err, old)
 	}
-	if p.Percent() != 42 || (Progress{}).Percent() != 100 {
+	if p.Percent() != 42 || (record.Progress{}).Percent() != 100 {
 		t.Fatalf("percent %d", p.Percent())
 	}
 }

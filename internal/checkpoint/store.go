@@ -12,10 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// Object is the resource that carries the checkpoint annotation (the cluster resource).
-// It is implemented by the operator plugin, which knows the resource's API.
-type Object = record.Object
-
 // ErrLost means another writer changed the checkpoint since this process last wrote it.
 var ErrLost = errors.New("the checkpoint was changed by someone else")
 
@@ -35,7 +31,7 @@ var ErrExists = errors.New("an operation is already in flight on this cluster")
 // lost-write sequence, internal/checkpoint/lock_test.go). A Store is used by one goroutine
 // at a time (the engine serializes its writes and fences).
 type Store struct {
-	Obj Object
+	Obj record.Object
 	// Kinds are the operation kinds the build knows (what Load accepts); Operator, when
 	// set, is the operator whose adapter reads the cluster (Load refuses a checkpoint
 	// planned for another: Checkpoint.Operator).
@@ -59,7 +55,7 @@ type token struct {
 	session string
 }
 
-func tokenOf(cp *Checkpoint) token {
+func tokenOf(cp *record.Checkpoint) token {
 	if cp == nil {
 		return token{}
 	}
@@ -68,7 +64,7 @@ func tokenOf(cp *Checkpoint) token {
 
 // Load reads the current checkpoint; nil when there is none. A corrupt checkpoint, one
 // from a newer schema, another cluster or another operator is an error.
-func (s *Store) Load(ctx context.Context) (*Checkpoint, error) {
+func (s *Store) Load(ctx context.Context) (*record.Checkpoint, error) {
 	ann, uid, rv, err := s.Obj.ReadAnnotations(ctx)
 	if err != nil {
 		return nil, err
@@ -106,7 +102,7 @@ func (s *Store) LastOperation(ctx context.Context) (*LastOperation, error) {
 }
 
 // Create writes a new checkpoint; it fails with ErrExists if one appeared meanwhile.
-func (s *Store) Create(ctx context.Context, cp *Checkpoint) error {
+func (s *Store) Create(ctx context.Context, cp *record.Checkpoint) error {
 	if s.rv == "" {
 		if existing, err := s.Load(ctx); err != nil {
 			return err
@@ -144,7 +140,7 @@ func (s *Store) Create(ctx context.Context, cp *Checkpoint) error {
 // Save writes cp (with Seq incremented) over the checkpoint this process wrote or read
 // last. A failed write leaves cp as it was (Seq and UpdatedAt): the seq this run last
 // wrote is the only one it may build on.
-func (s *Store) Save(ctx context.Context, cp *Checkpoint) error {
+func (s *Store) Save(ctx context.Context, cp *record.Checkpoint) error {
 	seq, updated := cp.Seq, cp.UpdatedAt
 	cp.Seq = seq + 1
 	cp.UpdatedAt = s.now()
@@ -163,7 +159,7 @@ func (s *Store) Save(ctx context.Context, cp *Checkpoint) error {
 // right before an action whose start it did not write. A foreign write to the object
 // (the operator's status, the run's own spec update) is no loss: its resourceVersion is
 // adopted, so the next write does not conflict.
-func (s *Store) Fence(ctx context.Context, cp *Checkpoint) error {
+func (s *Store) Fence(ctx context.Context, cp *record.Checkpoint) error {
 	return s.stillOurs(ctx, cp, "cannot read the checkpoint to check that this run still holds it")
 }
 
@@ -171,7 +167,7 @@ func (s *Store) Fence(ctx context.Context, cp *Checkpoint) error {
 // wrote or read, held by cp's session (or, after a write with an unknown outcome, that
 // write); if so it adopts the object's resourceVersion, as Fence and write's retry both
 // need. readFailed is the caller's words for a failed read, which says why it read.
-func (s *Store) stillOurs(ctx context.Context, cp *Checkpoint, readFailed string) error {
+func (s *Store) stillOurs(ctx context.Context, cp *record.Checkpoint, readFailed string) error {
 	ann, uid, rv, err := s.Obj.ReadAnnotations(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", readFailed, err)
@@ -208,7 +204,7 @@ func nonEmpty(a, b string) string {
 }
 
 // Finish removes the checkpoint and records the last operation, in one write.
-func (s *Store) Finish(ctx context.Context, cp *Checkpoint, last LastOperation) error {
+func (s *Store) Finish(ctx context.Context, cp *record.Checkpoint, last LastOperation) error {
 	b, err := json.Marshal(last)
 	if err != nil {
 		return err
@@ -224,7 +220,7 @@ func (s *Store) Finish(ctx context.Context, cp *Checkpoint, last LastOperation) 
 // write patches at the last seen resourceVersion. On a conflict it re-reads: if the
 // checkpoint on the server is still the one this run last wrote or read (stillOurs) it
 // retries, else ErrLost.
-func (s *Store) write(ctx context.Context, cp *Checkpoint, set map[string]*string) error {
+func (s *Store) write(ctx context.Context, cp *record.Checkpoint, set map[string]*string) error {
 	for attempt := 0; ; attempt++ {
 		rv, err := s.Obj.PatchAnnotations(ctx, s.rv, set)
 		if err == nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -51,7 +52,7 @@ func TestAPIFaults(t *testing.T) {
 		w.InjectFault(0, nil)
 		switch code {
 		case 0:
-		case exit.Error, exit.Interrupted, exit.Refused:
+		case exit.Error, exit.Interrupted, operation.ExitRefused:
 			if code == exit.Interrupted && !strings.Contains(stderr, "kubectl cassandra resume") {
 				t.Fatalf("fault %s at request %d (%s): exit 4 without a resume hint\n%s", f.name, k, hit, stderr)
 			}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"regexp"
@@ -15,8 +17,8 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -243,7 +245,7 @@ func changingCaseRun(t *testing.T, kind changingKind, ch world.Change, k int) (p
 	}
 	switch code {
 	case 0:
-	case exit.Refused, exit.Interrupted:
+	case operation.ExitRefused, exit.Interrupted:
 		if !mentionsAny(stderr, names) {
 			problems = append(problems, fmt.Sprintf("run stopped with exit %d without naming the change (%s): %s", code, strings.Join(names, " / "), firstLine(stderr)))
 		}
@@ -264,7 +266,7 @@ func changingCaseRun(t *testing.T, kind changingKind, ch world.Change, k int) (p
 	resumed := false
 	if w.HasCheckpoint() {
 		_, stderr2, code2 := runChanging(w, host, skew, followUp, "demo", "-n", "cassandra", "--yes")
-		if followUp == "abort" && code2 == exit.Refused && strings.Contains(errorLine(stderr2), "resume") {
+		if followUp == "abort" && code2 == operation.ExitRefused && strings.Contains(errorLine(stderr2), "resume") {
 			// abort refuses where it must (a node may be leaving, a pod being restarted)
 			// and names resume as the way forward: follow it, as that holder, and the
 			// operation must then finish.
@@ -318,15 +320,15 @@ func runChanging(w *world.World, host string, skew time.Duration, args ...string
 	}
 	var out, errb bytes.Buffer
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
-	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Clients = &kube.Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	w.Kinds = o.Kinds.Schemas()
 	o.Now = func() time.Time { return time.Now().Add(skew) }
 	pid := w.StartProcess()
 	defer w.EndProcess(pid)
 	session := fmt.Sprintf("%s-s%d", host, pid)
-	o.Identity = func() checkpoint.Holder {
-		return checkpoint.Holder{Host: host, PID: pid, Session: session, LeaseSeconds: 60}
+	o.Identity = func() record.Holder {
+		return record.Holder{Host: host, PID: pid, Session: session, LeaseSeconds: 60}
 	}
 	o.Alive = w.ProcessAlive
 	w.Acting(session)

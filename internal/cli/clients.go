@@ -13,16 +13,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
-// Clients is the set of API clients; see kube.Clients.
-type Clients = kube.Clients
-
 // operatorClients are the clients an operator adapter is connected with.
-func operatorClients(c *Clients) operator.Clients {
+func operatorClients(c *kube.Clients) operator.Clients {
 	return operator.Clients{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
 }
 
 // namespace is the namespace to work in: -n, else the kubeconfig context's.
-func (o *Options) namespace(c *Clients) string {
+func (o *Options) namespace(c *kube.Clients) string {
 	if f := o.ConfigFlags.Namespace; f != nil && *f != "" {
 		return *f
 	}
@@ -30,7 +27,7 @@ func (o *Options) namespace(c *Clients) string {
 }
 
 // clients builds (once) the API clients from kubectl's standard flags.
-func (o *Options) clients() (*Clients, error) {
+func (o *Options) clients() (*kube.Clients, error) {
 	if o.Clients != nil {
 		return o.Clients, nil
 	}
@@ -67,7 +64,7 @@ func (o *Options) clients() (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Clients = &Clients{Kube: kc, Dynamic: dc, Discovery: disc, Config: cfg, Namespace: ns}
+	o.Clients = &kube.Clients{Kube: kc, Dynamic: dc, Discovery: disc, Config: cfg, Namespace: ns}
 	return o.Clients, nil
 }
 

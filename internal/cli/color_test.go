@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/status"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -230,7 +231,7 @@ func TestStatusWithoutNodetool(t *testing.T) {
 	if len(ex.n) != 0 {
 		t.Fatalf("nodetool calls %v, want none", ex.n)
 	}
-	var rep statusReport
+	var rep status.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

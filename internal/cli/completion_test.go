@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"net/http"
@@ -68,7 +69,7 @@ func complete(t *testing.T, w *world.World, args ...string) completed {
 
 // completeWith runs __complete with the given clients (nil: built from the flags, as in
 // a real shell).
-func completeWith(t *testing.T, c *Clients, args ...string) completed {
+func completeWith(t *testing.T, c *kube.Clients, args ...string) completed {
 	t.Helper()
 	var out, errb bytes.Buffer
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
@@ -271,7 +272,7 @@ func TestCompleteUnreachable(t *testing.T) {
 	})
 	t.Run("discovery fails", func(t *testing.T) {
 		w := world.New(t, world.Opts{Nodes: 2})
-		c := &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: failingDiscovery{w.Kube.Discovery()}, Namespace: w.NS}
+		c := &kube.Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: failingDiscovery{w.Kube.Discovery()}, Namespace: w.NS}
 		for _, a := range unreachable {
 			check(t, completeWith(t, c, a...))
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -110,7 +110,7 @@ func TestScaleSameTargetResumes(t *testing.T) {
 		t.Fatal("no crash")
 	}
 	_, stderr, code, _ := run(w, 0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "2", "--yes")
-	if code != exit.Refused || !strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
 		t.Fatalf("different target: code %d, stderr:\n%s", code, stderr)
 	}
 	_, stderr, code, _ = run(w, 0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes")

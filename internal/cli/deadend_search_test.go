@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -37,13 +38,13 @@ type deadEndScenario struct {
 var knownDeadEnds = map[string]string{}
 
 // sharedHolder is the operation of another cluster that holds the shared operator.
-var sharedHolder = checkpoint.PauseHolder{OperationID: "scale-other", Namespace: "payments", Cluster: "ledger", Replicas: 1}
+var sharedHolder = record.PauseHolder{OperationID: "scale-other", Namespace: "payments", Cluster: "ledger", Replicas: 1}
 
 // shareOperator makes the world's operator shared: paused by sharedHolder, whose
 // checkpoint stands on its own cluster.
 func shareOperator(_ *testing.T, w *world.World) {
 	w.AddClusterWithOperation(sharedHolder.Namespace, sharedHolder.Cluster, sharedHolder.OperationID)
-	w.PauseDeployment("casskop", []checkpoint.PauseHolder{sharedHolder})
+	w.PauseDeployment("casskop", []record.PauseHolder{sharedHolder})
 }
 
 // sharedEnds is the other operation ending: it releases its hold (its own restore)
@@ -53,8 +54,8 @@ func sharedEnds(w *world.World) []string {
 	if len(hs) != 1 || hs[0].OperationID != sharedHolder.OperationID || w.DeploymentReplicas("casskop") != 0 {
 		return []string{fmt.Sprintf("the operator shared with operation %s is at %d replicas, held by %v: the other operation's pause was not kept", sharedHolder.OperationID, w.DeploymentReplicas("casskop"), hs)}
 	}
-	op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
-	sw := &steps.World{Kube: w.Kube, Namespace: sharedHolder.Namespace, CP: &checkpoint.Checkpoint{OperationID: sharedHolder.OperationID, Namespace: sharedHolder.Namespace, Cluster: sharedHolder.Cluster, PausedOperator: &op}}
+	op := record.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
+	sw := &steps.World{Kube: w.Kube, Namespace: sharedHolder.Namespace, CP: &record.Checkpoint{OperationID: sharedHolder.OperationID, Namespace: sharedHolder.Namespace, Cluster: sharedHolder.Cluster, PausedOperator: &op}}
 	if _, err := steps.RestoreOperator(context.Background(), sw, op, true); err != nil {
 		return []string{"the other operation's restore: " + err.Error()}
 	}
@@ -112,7 +113,7 @@ func TestDeadEndSearch(t *testing.T) {
 		{name: "re-plan --force after a refusal", opts: world.Opts{Nodes: 3, Operator: true},
 			setup: func(t *testing.T, w *world.World) {
 				_ = w.Cass.SetFault("demo-dc1-rack1-1", sim.Fault{RefuseRF: true})
-				if _, stderr, code, _ := run(w, 0, scale...); code != exit.Refused {
+				if _, stderr, code, _ := run(w, 0, scale...); code != operation.ExitRefused {
 					t.Fatalf("setup: exit %d\n%s", code, stderr)
 				}
 				_ = w.Cass.UpdateFault("demo-dc1-rack1-1", func(f *sim.Fault) { f.RefuseRF = false })
@@ -136,7 +137,7 @@ func TestDeadEndSearch(t *testing.T) {
 		{name: "abort --grow-back of racks at different sizes", opts: racks,
 			setup: func(t *testing.T, w *world.World) {
 				_ = w.Cass.SetFault("demo-dc1-rack2-1", sim.Fault{RefuseRF: true})
-				if _, stderr, code, _ := run(w, 0, scaleDC(1)...); code != exit.Refused {
+				if _, stderr, code, _ := run(w, 0, scaleDC(1)...); code != operation.ExitRefused {
 					t.Fatalf("setup: exit %d\n%s", code, stderr)
 				}
 			},
@@ -158,7 +159,7 @@ func TestDeadEndSearch(t *testing.T) {
 		{name: "two racks re-plan --force after a refusal in rack2", opts: racks,
 			setup: func(t *testing.T, w *world.World) {
 				_ = w.Cass.SetFault("demo-dc1-rack2-1", sim.Fault{RefuseRF: true})
-				if _, stderr, code, _ := run(w, 0, scaleDC(1)...); code != exit.Refused {
+				if _, stderr, code, _ := run(w, 0, scaleDC(1)...); code != operation.ExitRefused {
 					t.Fatalf("setup: exit %d\n%s", code, stderr)
 				}
 				_ = w.Cass.UpdateFault("demo-dc1-rack2-1", func(f *sim.Fault) { f.RefuseRF = false })

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -23,7 +24,7 @@ func scaleTo(n int, extra ...string) []string {
 	return append([]string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", fmt.Sprint(n), "--yes"}, extra...)
 }
 
-func stepOf(t *testing.T, cp *checkpoint.Checkpoint, id string) checkpoint.Step {
+func stepOf(t *testing.T, cp *record.Checkpoint, id string) record.Step {
 	t.Helper()
 	for _, s := range cp.Steps {
 		if s.ID == id {
@@ -31,7 +32,7 @@ func stepOf(t *testing.T, cp *checkpoint.Checkpoint, id string) checkpoint.Step 
 		}
 	}
 	t.Fatalf("no step %s in the checkpoint", id)
-	return checkpoint.Step{}
+	return record.Step{}
 }
 
 func assertDecommissions(t *testing.T, w *world.World, label string, want map[string][2]int) {
@@ -104,11 +105,11 @@ func TestRefusalThenAbort(t *testing.T) {
 					t.Errorf("refusal does not say %q", want)
 				}
 			}
-			if code != exit.Refused {
+			if code != operation.ExitRefused {
 				t.Fatalf("exit %d, want 3\n%s", code, stderr)
 			}
 			cp := loadCP(t, w)
-			if st := stepOf(t, cp, "decommission/demo-dc1-rack1-1"); st.State != checkpoint.StatePending || !strings.Contains(st.LastError, "Not enough live nodes") || st.StartedAt != nil {
+			if st := stepOf(t, cp, "decommission/demo-dc1-rack1-1"); st.State != record.StatePending || !strings.Contains(st.LastError, "Not enough live nodes") || st.StartedAt != nil {
 				t.Fatalf("refused step: %+v", st)
 			}
 			stdout, stderr, code, _ := run(w, 0, abortDemo...)
@@ -132,7 +133,7 @@ func TestScaleForceAfterRefusalReplans(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 3, Operator: true})
 	op := w.RecordReplicas("casskop")
 	_ = w.Cass.SetFault("demo-dc1-rack1-2", sim.Fault{RefuseRF: true})
-	if _, stderr, code, _ := run(w, 0, scaleTo(1)...); code != exit.Refused {
+	if _, stderr, code, _ := run(w, 0, scaleTo(1)...); code != operation.ExitRefused {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	old := loadCP(t, w).OperationID
@@ -151,13 +152,13 @@ func TestScaleForceAfterRefusalReplans(t *testing.T) {
 	if _, _, _, crashed := run(w, 2, scaleTo(1)...); !crashed {
 		t.Fatal("no crash")
 	}
-	if st := stepOf(t, loadCP(t, w), "decommission/demo-dc1-rack1-2"); st.State != checkpoint.StateStarted {
+	if st := stepOf(t, loadCP(t, w), "decommission/demo-dc1-rack1-2"); st.State != record.StateStarted {
 		t.Fatalf("crash point: %+v", st)
 	}
 	w.StartDecommission("demo-dc1-rack1-2")
 	before := snapshot(t, w)
 	_, stderr, code, _ = run(w, 0, scaleTo(1, "--force")...)
-	if code != exit.Refused || !strings.Contains(stderr, "was planned without --force; it cannot be made again with --force while a node of it is being removed") ||
+	if code != operation.ExitRefused || !strings.Contains(stderr, "was planned without --force; it cannot be made again with --force while a node of it is being removed") ||
 		!strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
 		t.Fatalf("different --force while leaving: exit %d\n%s", code, stderr)
 	}
@@ -323,7 +324,7 @@ func TestAbortRefusedUnequalRacks(t *testing.T) {
 	}
 	before := snapshot(t, w)
 	_, stderr, code, _ = run(w, 0, abortDemo...)
-	if code != exit.Refused || !strings.Contains(stderr, "have different sizes (rack1 2, rack2 3)") || !strings.Contains(stderr, "Finish rack rack2 first: run kubectl cassandra resume -n cassandra demo") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "have different sizes (rack1 2, rack2 3)") || !strings.Contains(stderr, "Finish rack rack2 first: run kubectl cassandra resume -n cassandra demo") {
 		t.Fatalf("abort with unequal racks: exit %d\n%s", code, stderr)
 	}
 	if snapshot(t, w) != before || w.DeploymentReplicas("casskop") != 0 {

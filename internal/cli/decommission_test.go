@@ -8,7 +8,8 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -24,7 +25,7 @@ const leavingPod = "demo-dc1-rack1-2"
 // assumed.
 func crashAtDecommissionStarted(t *testing.T, opts world.Opts) (*world.World, *world.ReplicaHistory) {
 	t.Helper()
-	id := checkpoint.StepID(steps.StepDecommission, leavingPod)
+	id := record.StepID(record.StepDecommission, leavingPod)
 	for k := 1; k <= 10; k++ {
 		w := world.New(t, opts)
 		var op *world.ReplicaHistory
@@ -38,7 +39,7 @@ func crashAtDecommissionStarted(t *testing.T, opts world.Opts) (*world.World, *w
 		if cp == nil {
 			continue
 		}
-		if st, ok := cp.Step(id); ok && st.State == checkpoint.StateStarted {
+		if st, ok := cp.Step(id); ok && st.State == record.StateStarted {
 			if _, calls := w.Decommissions(leavingPod); calls != 0 {
 				t.Fatalf("crash point %d: the decommission was already sent", k)
 			}
@@ -77,14 +78,14 @@ func TestAbortDecommissionStartedNeverSent(t *testing.T) {
 
 	before := snapshot(t, w)
 	_, stderr, code, _ := run(w, 0, abortDemo...)
-	if code != exit.Refused || !strings.Contains(stderr, "shows no sign of it yet") || !strings.Contains(stderr, "try again in") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "shows no sign of it yet") || !strings.Contains(stderr, "try again in") {
 		t.Fatalf("abort right after the crash: exit %d\n%s", code, stderr)
 	}
 	if snapshot(t, w) != before || w.DeploymentReplicas("casskop") != 0 {
 		t.Fatal("the refused abort changed something")
 	}
 
-	backdateStarted(t, w, checkpoint.StepID(steps.StepDecommission, leavingPod), 2*time.Minute)
+	backdateStarted(t, w, record.StepID(record.StepDecommission, leavingPod), 2*time.Minute)
 	stdout, stderr, code, _ := run(w, 0, abortDemo...)
 	if code != 0 || !strings.Contains(stdout, "aborted after removing 0 of 1 nodes") ||
 		!strings.Contains(stderr, "Note: node "+leavingPod+": its decommission was recorded started but never reached it (NORMAL, UN on demo-dc1-rack1-0, no stream); it stays a member") {
@@ -121,7 +122,7 @@ func TestAbortFinishesDecommissionFailedWhileLeaving(t *testing.T) {
 			var w *world.World
 			if tc.started {
 				w, _ = crashAtDecommissionStarted(t, opts)
-				backdateStarted(t, w, checkpoint.StepID(steps.StepDecommission, leavingPod), 2*time.Minute)
+				backdateStarted(t, w, record.StepID(record.StepDecommission, leavingPod), 2*time.Minute)
 			} else {
 				w = world.New(t, opts)
 				for k := 1; w.DeploymentReplicas("casskop") != 0; k++ { // crash once the operator is paused
@@ -130,7 +131,7 @@ func TestAbortFinishesDecommissionFailedWhileLeaving(t *testing.T) {
 						t.Fatal("the operator was never paused")
 					}
 				}
-				if st := stepOf(t, loadCP(t, w), "decommission/"+leavingPod); st.State != checkpoint.StatePending {
+				if st := stepOf(t, loadCP(t, w), "decommission/"+leavingPod); st.State != record.StatePending {
 					t.Fatalf("crash point: %+v", st)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
@@ -226,7 +226,7 @@ func TestDrivenRefusals(t *testing.T) {
 	w := drivenWorld(t, 3)
 	w.ScaleCassOperator(0)
 	_, errOut, code, _ := drun(w, 0, scaleDC(2)...)
-	if code != exit.Refused || !strings.Contains(errOut, "no running cass-operator manages namespace cassandra") {
+	if code != operation.ExitRefused || !strings.Contains(errOut, "no running cass-operator manages namespace cassandra") {
 		t.Fatalf("scale with cass-operator down: exit %d\n%s", code, errOut)
 	}
 	out, _, _, _ := drun(w, 0, "status", "dc1", "-n", "cassandra")
@@ -243,7 +243,7 @@ func TestDrivenRefusals(t *testing.T) {
 	// Three racks of two nodes each.
 	w = drivenWorld(t, 6, "r1", "r2", "r3")
 	_, errOut, code, _ = drun(w, 0, "scale", "dc1", "-n", "cassandra", "--rack", "r1", "--nodes", "1", "--yes")
-	if code != exit.Refused || !strings.Contains(errOut, "no size gives rack r1 1 nodes and leaves the other racks as they are") ||
+	if code != operation.ExitRefused || !strings.Contains(errOut, "no size gives rack r1 1 nodes and leaves the other racks as they are") ||
 		!strings.Contains(errOut, "kubectl cassandra scale dc1 --nodes SIZE") {
 		t.Fatalf("--rack r1 --nodes 1: exit %d\n%s", code, errOut)
 	}

@@ -12,8 +12,10 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -113,7 +115,7 @@ func drivenChangingCase(t *testing.T, from, to int, ch world.Change, k int) (pro
 	}
 	switch code {
 	case 0:
-	case exit.Refused, exit.Interrupted:
+	case operation.ExitRefused, exit.Interrupted:
 		if !mentionsAny(stderr, names) {
 			problems = append(problems, fmt.Sprintf("run stopped with exit %d without naming the change (%s): %s", code, strings.Join(names, " / "), drivenErrLine(stderr)))
 		}
@@ -198,14 +200,14 @@ func TestSizeWriteProblems(t *testing.T) {
 func drunActing(w *world.World, args ...string) (stderr string, code int) {
 	var errb bytes.Buffer
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errb}, drivenBuild...)
-	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Clients = &kube.Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	w.Kinds = o.Kinds.Schemas()
 	pid := w.StartProcess()
 	defer w.EndProcess(pid)
 	session := fmt.Sprintf("s%d", pid)
-	o.Identity = func() checkpoint.Holder {
-		return checkpoint.Holder{Host: "test-host", PID: pid, Session: session, LeaseSeconds: 60}
+	o.Identity = func() record.Holder {
+		return record.Holder{Host: "test-host", PID: pid, Session: session, LeaseSeconds: 60}
 	}
 	o.Alive = w.ProcessAlive
 	o.Now, o.After = jumpingClock(time.Now)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"os"
@@ -20,7 +21,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -107,7 +107,7 @@ func liveHolder(t *testing.T, w *world.World) {
 	t.Helper()
 	crashScale(t, w)
 	pid := w.StartProcess() // never ended: it runs for the whole test
-	editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+	editCheckpoint(t, w, func(cp *record.Checkpoint) {
 		cp.Holder.User, cp.Holder.PID, cp.Holder.Session = "alice", pid, fmt.Sprintf("s%d", pid)
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -20,16 +20,16 @@ func TestAbortGrowBackSeed(t *testing.T) {
 	op := w.RecordReplicas("casskop")
 	_ = w.Cass.SetFault("demo-dc1-rack2-1", sim.Fault{RefuseRF: true})
 	scaleDC := []string{"scale", "demo", "-n", "cassandra", "--dc", "dc1", "--nodes", "1", "--yes"}
-	if _, stderr, code, _ := run(w, 0, scaleDC...); code != exit.Refused {
+	if _, stderr, code, _ := run(w, 0, scaleDC...); code != operation.ExitRefused {
 		t.Fatalf("scale: exit %d\n%s", code, stderr)
 	}
 	_, stderr, code, _ := run(w, 0, abortDemo...)
-	if code != exit.Refused || !strings.Contains(stderr, "--grow-back (first: pod demo-dc1-rack1-1 is listed as a seed") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "--grow-back (first: pod demo-dc1-rack1-1 is listed as a seed") {
 		t.Fatalf("abort: exit %d\n%s", code, stderr)
 	}
 	before := len(w.History())
 	growBack := append(append([]string{}, abortDemo...), "--grow-back")
-	if _, stderr, code, _ = run(w, 0, growBack...); code != exit.Refused || !strings.Contains(stderr, "is listed as a seed") {
+	if _, stderr, code, _ = run(w, 0, growBack...); code != operation.ExitRefused || !strings.Contains(stderr, "is listed as a seed") {
 		t.Fatalf("abort --grow-back with the seed listed: exit %d\n%s", code, stderr)
 	}
 	if got := w.History()[before:]; len(got) != 0 {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 )
 
@@ -28,7 +29,7 @@ const (
 // A Secret named by the flag must be readable; one found in the cluster resource may be
 // for Jolokia only while JMX needs none, so when it cannot be read (forbidden, missing)
 // the calls go without credentials, and a refusal then names the flag (AuthError).
-func (o *Options) jmxAuth(c *Clients, ns, crSecret string) func(context.Context) (*nodetool.Credentials, error) {
+func (o *Options) jmxAuth(c *kube.Clients, ns, crSecret string) func(context.Context) (*nodetool.Credentials, error) {
 	name, explicit := o.JMXSecret, true
 	if name == "" {
 		name, explicit = crSecret, false

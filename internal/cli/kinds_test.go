@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -98,7 +99,7 @@ func TestAbortOtherKinds(t *testing.T) {
 		}
 	}
 	_, stderr, code, _ = run(w, 0, "abort", "demo", "-n", "cassandra", "--yes")
-	if code != exit.Refused || !strings.Contains(stderr, "resume finishes it") && !strings.Contains(stderr, "is DRAINED: resume restarts it") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "resume finishes it") && !strings.Contains(stderr, "is DRAINED: resume restarts it") {
 		t.Fatalf("abort of a started restart: %d\n%s", code, stderr)
 	}
 	if _, stderr, code, _ := run(w, 0, resume...); code != 0 {
@@ -115,7 +116,7 @@ func TestSameCommandResumesOtherKinds(t *testing.T) {
 		t.Fatal("no crash")
 	}
 	_, stderr, code, _ := run(w, 0, restartR1...)
-	if code != exit.Refused || !strings.Contains(stderr, "(scale-up, datacenter dc1 racks rack1 -> 3 nodes") || !strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "(scale-up, datacenter dc1 racks rack1 -> 3 nodes") || !strings.Contains(stderr, "kubectl cassandra resume -n cassandra demo") {
 		t.Fatalf("restart during a scale-up: %d\n%s", code, stderr)
 	}
 	_, stderr, code, _ = run(w, 0, scaleUp3...)
@@ -130,7 +131,7 @@ func TestSameCommandResumesOtherKinds(t *testing.T) {
 		t.Fatal("no crash")
 	}
 	_, stderr, code, _ = run(w, 0, "scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "3", "--yes")
-	if code != exit.Refused || !strings.Contains(stderr, "rolling restart") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "rolling restart") {
 		t.Fatalf("scale during a restart: %d\n%s", code, stderr)
 	}
 	_, stderr, code, _ = run(w, 0, restartR1...)

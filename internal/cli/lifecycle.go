@@ -8,9 +8,11 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // lifecycle is the lifecycle of the operations of s's cluster, showing and asking as f
@@ -25,7 +27,7 @@ func (o *Options) lifecycle(s *session, f *runFlags) *lifecycle.Lifecycle {
 }
 
 // lifecycleDeps are the Deps every lifecycle of this process shares.
-func (o *Options) lifecycleDeps(c *Clients, a operator.Adapter) lifecycle.Deps {
+func (o *Options) lifecycleDeps(c *kube.Clients, a operator.Adapter) lifecycle.Deps {
 	return lifecycle.Deps{
 		Kube: c.Kube, Adapter: a, Kinds: o.Kinds,
 		Now: o.Now, Self: o.self, Alive: o.alive, After: o.after,
@@ -96,7 +98,7 @@ func (u ui) NothingToDo(msg string) error {
 }
 
 // operationTarget says what an operation does to which racks, for status and refusals.
-func (o *Options) operationTarget(kind string, t checkpoint.Target) string {
+func (o *Options) operationTarget(kind string, t record.Target) string {
 	return lifecycle.OperationTarget(o.Kinds, kind, t)
 }
 

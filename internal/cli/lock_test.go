@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"strings"
@@ -13,8 +15,8 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -70,11 +72,11 @@ func runOn(w *world.World, h host, ex *gate, args ...string) (done chan result) 
 	done = make(chan result, 1)
 	var out, errb bytes.Buffer
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
-	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Clients = &kube.Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = ex
 	session := h.user + "-session"
-	o.Identity = func() checkpoint.Holder {
-		return checkpoint.Holder{User: h.user, Host: "cassandra-tools", PID: 1, Machine: h.machine, Session: session, LeaseSeconds: h.lease}
+	o.Identity = func() record.Holder {
+		return record.Holder{User: h.user, Host: "cassandra-tools", PID: 1, Machine: h.machine, Session: session, LeaseSeconds: h.lease}
 	}
 	o.Alive = func(int) bool { return true } // PID 1 runs on every machine
 	o.Now, o.After = jumpingClock(func() time.Time { return time.Now().Add(h.skew) })
@@ -186,10 +188,10 @@ func TestSkewedClockWaitsForLiveHolder(t *testing.T) {
 	bHost.skew = 5 * time.Minute
 	var out, errb bytes.Buffer
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, repair.Operator{Plugin: casskop.Plugin{}})
-	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Clients = &kube.Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
-	o.Identity = func() checkpoint.Holder {
-		return checkpoint.Holder{User: "bob", Host: "cassandra-tools", PID: 1, Machine: bHost.machine, Session: "bob-session", LeaseSeconds: 60}
+	o.Identity = func() record.Holder {
+		return record.Holder{User: "bob", Host: "cassandra-tools", PID: 1, Machine: bHost.machine, Session: "bob-session", LeaseSeconds: 60}
 	}
 	o.Alive = func(int) bool { return true }
 	now, after := jumpingClock(func() time.Time { return time.Now().Add(bHost.skew) })
@@ -199,7 +201,7 @@ func TestSkewedClockWaitsForLiveHolder(t *testing.T) {
 		return after(d)
 	}
 	code := o.Execute(context.Background(), append(resume, "--poll-interval", "1ms"))
-	if code != exit.Refused || !strings.Contains(errb.String(), "is alive") || !strings.Contains(errb.String(), "waiting 1s for the lease") {
+	if code != operation.ExitRefused || !strings.Contains(errb.String(), "is alive") || !strings.Contains(errb.String(), "waiting 1s for the lease") {
 		t.Fatalf("B: exit %d, want 3 (holder alive) after a lease wait\n%s", code, errb.String())
 	}
 	if cp := loadCP(t, w); cp.Holder.User != "alice" || len(cp.Takeovers) != len(before.Takeovers) {

@@ -145,7 +145,7 @@ func (o *Options) completePods(cmd *cobra.Command, args []string, _ string) ([]s
 // podOwner is the operator whose Cassandra pod has labels, and the cluster they name
 // (labels only: no read). The first operator's adapter when none claims it (ok false);
 // nil when the build supports none.
-func (o *Options) podOwner(c *Clients, labels map[string]string) (operator.Adapter, string, bool) {
+func (o *Options) podOwner(c *kube.Clients, labels map[string]string) (operator.Adapter, string, bool) {
 	var first operator.Adapter
 	for _, op := range o.Operators {
 		a := op.Connect(operatorClients(c))

@@ -29,7 +29,7 @@ func (bounce) Info() pub.Info {
 }
 
 // Plan is the restart's plan, recorded under the new kind's name.
-func (b bounce) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+func (b bounce) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	plan, err := b.Kind.Plan(ctx, env)
 	if err == nil {
 		plan.CP.Kind = b.Info().Name
@@ -41,9 +41,9 @@ func (bounce) Command() pub.Command {
 	return pub.Command{
 		Use: "bounce [CLUSTER] --rack RACK", Short: "Bounce a rack's pods", Long: "Bounce the pods of a {Kind}'s rack.",
 		DryRun: "Print the plan", During: "the bounce", Busy: true,
-		Flags:    func(fs *pflag.FlagSet, req *operation.Request) { operation.RackFlags(fs, req, "Rack to bounce") },
-		Validate: func(req operation.Request, _ func(string) bool) error { return operation.RequireRack(req) },
-		Next: func(ns, cluster string, plan *operation.Plan, req operation.Request) string {
+		Flags:    func(fs *pflag.FlagSet, req *pub.Request) { operation.RackFlags(fs, req, "Rack to bounce") },
+		Validate: func(req pub.Request, _ func(string) bool) error { return operation.RequireRack(req) },
+		Next: func(ns, cluster string, plan *pub.Plan, req pub.Request) string {
 			return operation.RackNext("bounce", ns, cluster, plan, req) + " --yes"
 		},
 	}

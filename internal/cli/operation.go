@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
@@ -90,7 +89,7 @@ type operationOptions struct {
 	name    string // the command's name
 	kind    pub.Kind
 	cmd     pub.Command
-	req     operation.Request
+	req     pub.Request
 	flags   opFlags
 	changed func(flag string) bool
 	// alternatives are the kinds of other operators under the same command; cobra is

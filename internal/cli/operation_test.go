@@ -11,7 +11,8 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -19,7 +20,7 @@ import (
 var scale41 = []string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes"}
 var resume = []string{"resume", "demo", "-n", "cassandra", "--yes"}
 
-func loadCP(t *testing.T, w *world.World) *checkpoint.Checkpoint {
+func loadCP(t *testing.T, w *world.World) *record.Checkpoint {
 	t.Helper()
 	v, ok := w.CR().GetAnnotations()[checkpoint.Annotation]
 	if !ok {
@@ -73,8 +74,8 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if !plan.DryRun || len(plan.Nodes) != 2 || plan.Nodes[0].Pod != "demo-dc1-rack1-2" || plan.Steps[0].Kind != steps.StepPauseOperator ||
-		plan.Steps[len(plan.Steps)-1].Kind != steps.StepResumeOperator || !strings.HasPrefix(plan.Next, "kubectl cassandra scale") {
+	if !plan.DryRun || len(plan.Nodes) != 2 || plan.Nodes[0].Pod != "demo-dc1-rack1-2" || plan.Steps[0].Kind != record.StepPauseOperator ||
+		plan.Steps[len(plan.Steps)-1].Kind != record.StepResumeOperator || !strings.HasPrefix(plan.Next, "kubectl cassandra scale") {
 		t.Fatalf("unexpected plan: %+v", plan)
 	}
 }
@@ -106,7 +107,7 @@ func TestTenConcurrentRunsOneActs(t *testing.T) {
 			if strings.Contains(errs[i], "[..] decommission") {
 				acted++
 			}
-		case exit.Refused:
+		case operation.ExitRefused:
 		default:
 			t.Errorf("run %d: exit %d\n%s", i, c, errs[i])
 		}
@@ -141,7 +142,7 @@ func TestLockRules(t *testing.T) {
 	run(w, 3, scale41...)
 	cp = loadCP(t, w)
 	now := time.Now().UTC()
-	cp.Holder = checkpoint.Holder{Host: "laptop", PID: 42, Session: "x", LeaseSeconds: 3600, RenewedAt: &now}
+	cp.Holder = record.Holder{Host: "laptop", PID: 42, Session: "x", LeaseSeconds: 3600, RenewedAt: &now}
 	b, _ := json.Marshal(cp)
 	setAnnotation(t, w, checkpoint.Annotation, string(b))
 	_, stderr, code, _ := run(w, 0, append(resume, "--force-takeover")...)
@@ -155,7 +156,7 @@ func TestLockRules(t *testing.T) {
 	run(w, 3, scale41...)
 	cp = loadCP(t, w)
 	old := time.Now().UTC().Add(-time.Hour)
-	cp.Holder = checkpoint.Holder{Host: "laptop", PID: 42, Session: "x", LeaseSeconds: 60, RenewedAt: &old}
+	cp.Holder = record.Holder{Host: "laptop", PID: 42, Session: "x", LeaseSeconds: 60, RenewedAt: &old}
 	cp.UpdatedAt = old
 	b, _ = json.Marshal(cp)
 	setAnnotation(t, w, checkpoint.Annotation, string(b))
@@ -169,12 +170,12 @@ func TestLockRules(t *testing.T) {
 	run(w, 3, scale41...)
 	cp = loadCP(t, w)
 	pid := w.StartProcess()
-	cp.Holder = checkpoint.Holder{Host: "test-host", PID: pid, Session: "live", LeaseSeconds: 60}
+	cp.Holder = record.Holder{Host: "test-host", PID: pid, Session: "live", LeaseSeconds: 60}
 	b, _ = json.Marshal(cp)
 	setAnnotation(t, w, checkpoint.Annotation, string(b))
 	before := snapshot(t, w)
 	_, stderr, code, _ = run(w, 0, resume...)
-	if code != exit.Refused || !strings.Contains(stderr, fmt.Sprintf("(pid %d) (a live process on this host)", pid)) || snapshot(t, w) != before {
+	if code != operation.ExitRefused || !strings.Contains(stderr, fmt.Sprintf("(pid %d) (a live process on this host)", pid)) || snapshot(t, w) != before {
 		t.Fatalf("live holder: %d\n%s", code, stderr)
 	}
 }
@@ -216,7 +217,7 @@ func TestCassandraFaults(t *testing.T) {
 		w := world.New(t, world.Opts{Nodes: 3})
 		_ = w.Cass.SetFault("demo-dc1-rack1-2", sim.Fault{RefuseRF: true})
 		_, stderr, code, _ := run(w, 0, scale41...)
-		if code != exit.Refused || !strings.Contains(stderr, "Not enough live nodes to maintain replication factor") || !strings.Contains(stderr, "then run: kubectl cassandra resume") {
+		if code != operation.ExitRefused || !strings.Contains(stderr, "Not enough live nodes to maintain replication factor") || !strings.Contains(stderr, "then run: kubectl cassandra resume") {
 			t.Fatalf("exit %d\n%s", code, stderr)
 		}
 		if n, _ := w.Cass.Node("demo-dc1-rack1-2"); n.DecommissionsStarted != 0 || len(w.PodNames()) != 3 {

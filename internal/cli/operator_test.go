@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -194,14 +194,14 @@ func TestUnmanagedWarning(t *testing.T) {
 // ends without reviving the operator in the middle of the other operation.
 func TestSharedPauseTwoClusters(t *testing.T) {
 	scale := []string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "1", "--yes"}
-	other := checkpoint.PauseHolder{OperationID: "scale-other", Namespace: "payments", Cluster: "ledger", Replicas: 1}
-	otherWorld := func(w *world.World) (*steps.World, checkpoint.PausedOperator) {
-		op := checkpoint.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
-		return &steps.World{Kube: w.Kube, Namespace: "payments", CP: &checkpoint.Checkpoint{OperationID: other.OperationID, Namespace: "payments", Cluster: "ledger", PausedOperator: &op}}, op
+	other := record.PauseHolder{OperationID: "scale-other", Namespace: "payments", Cluster: "ledger", Replicas: 1}
+	otherWorld := func(w *world.World) (*steps.World, record.PausedOperator) {
+		op := record.PausedOperator{Namespace: w.NS, Name: "casskop", UID: "dep-casskop", Replicas: 1}
+		return &steps.World{Kube: w.Kube, Namespace: "payments", CP: &record.Checkpoint{OperationID: other.OperationID, Namespace: "payments", Cluster: "ledger", PausedOperator: &op}}, op
 	}
 	holdersOf := func(t *testing.T, w *world.World) []string {
 		obj, _ := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, "casskop")
-		hs, err := checkpoint.PauseHolders(obj.(*appsv1.Deployment).Annotations)
+		hs, err := record.PauseHolders(obj.(*appsv1.Deployment).Annotations)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestSharedPauseTwoClusters(t *testing.T) {
 	t.Run("joins", func(t *testing.T) {
 		w := world.New(t, world.Opts{Nodes: 3, Operator: true})
 		w.AddClusterWithOperation(other.Namespace, other.Cluster, other.OperationID)
-		w.PauseDeployment("casskop", []checkpoint.PauseHolder{other})
+		w.PauseDeployment("casskop", []record.PauseHolder{other})
 		stdout, stderr, code, _ := run(w, 0, scale...)
 		stderr = stdout + stderr
 		if code != 0 || !strings.Contains(stderr, "is already paused by operation scale-other on payments/ledger: this operation joins the pause") {
@@ -254,7 +254,7 @@ func TestSharedPauseTwoClusters(t *testing.T) {
 		}
 		// The other operation joins, as its run would (internal/steps PauseOperator).
 		obj, _ := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, "casskop")
-		hs, err := checkpoint.PauseHolders(obj.(*appsv1.Deployment).Annotations)
+		hs, err := record.PauseHolders(obj.(*appsv1.Deployment).Annotations)
 		if err != nil || len(hs) != 1 || w.DeploymentReplicas("casskop") != 0 {
 			t.Fatalf("demo's pause: holders %v (%v)", hs, err)
 		}
@@ -277,9 +277,9 @@ func TestSharedPauseTwoClusters(t *testing.T) {
 	t.Run("no pause refused while held", func(t *testing.T) {
 		w := world.New(t, world.Opts{Nodes: 3, Operator: true})
 		w.AddClusterWithOperation(other.Namespace, other.Cluster, other.OperationID)
-		w.PauseDeployment("casskop", []checkpoint.PauseHolder{other})
+		w.PauseDeployment("casskop", []record.PauseHolder{other})
 		_, stderr, code, _ := run(w, 0, append(scale, "--pause-operator=false")...)
-		if code != exit.Refused || !strings.Contains(stderr, "is paused by operation scale-other on payments/ledger, which restores it when it ends") {
+		if code != operation.ExitRefused || !strings.Contains(stderr, "is paused by operation scale-other on payments/ledger, which restores it when it ends") {
 			t.Fatalf("code %d:\n%s", code, stderr)
 		}
 	})

@@ -8,12 +8,13 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Options is the one value every command receives: kubectl's standard flags, the
@@ -35,12 +36,12 @@ type Options struct {
 	// Now is the clock; tests set it.
 	Now func() time.Time
 	// Clients, when set, replaces the clients built from ConfigFlags (tests).
-	Clients *Clients
+	Clients *kube.Clients
 	// Execer, when set, replaces pod exec (tests).
 	Execer nodetool.Execer
 	// Identity and Alive, when set, replace this process's identity as a checkpoint
 	// holder and the check that a holder's process still runs (tests simulate processes).
-	Identity func() checkpoint.Holder
+	Identity func() record.Holder
 	Alive    func(pid int) bool
 	// After, when set, replaces time.After for the wait on another holder's lease
 	// (tests: a clock that jumps with Now).
@@ -57,7 +58,7 @@ type Options struct {
 	SampleMax     time.Duration
 }
 
-func (o *Options) self() checkpoint.Holder {
+func (o *Options) self() record.Holder {
 	if o.Identity != nil {
 		return o.Identity()
 	}
@@ -65,7 +66,7 @@ func (o *Options) self() checkpoint.Holder {
 }
 
 // alive tells whether the process a holder on this machine names still runs.
-func (o *Options) alive(h checkpoint.Holder) bool {
+func (o *Options) alive(h record.Holder) bool {
 	if o.Alive != nil {
 		return o.Alive(h.PID)
 	}

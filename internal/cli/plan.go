@@ -4,33 +4,33 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // planReport is the JSON/YAML form of a plan (stable schema; "next" names the command
 // to run next).
 type planReport struct {
-	Kind        string             `json:"kind"`
-	OperationID string             `json:"operationID,omitempty"`
-	Namespace   string             `json:"namespace"`
-	Cluster     string             `json:"cluster"`
-	DC          string             `json:"dc"`
-	Racks       []string           `json:"racks"`
-	From        map[string]int     `json:"from"`
-	To          int                `json:"to"`
-	Force       bool               `json:"force"`
-	DryRun      bool               `json:"dryRun"`
-	Nodes       []planNode         `json:"nodes"`
-	Steps       []planStep         `json:"steps"`
-	Warnings    []string           `json:"warnings,omitempty"`
-	Findings    []string           `json:"findings,omitempty"`
-	StartedBy   *checkpoint.Holder `json:"startedBy,omitempty"`
-	Next        string             `json:"next"`
+	Kind        string         `json:"kind"`
+	OperationID string         `json:"operationID,omitempty"`
+	Namespace   string         `json:"namespace"`
+	Cluster     string         `json:"cluster"`
+	DC          string         `json:"dc"`
+	Racks       []string       `json:"racks"`
+	From        map[string]int `json:"from"`
+	To          int            `json:"to"`
+	Force       bool           `json:"force"`
+	DryRun      bool           `json:"dryRun"`
+	Nodes       []planNode     `json:"nodes"`
+	Steps       []planStep     `json:"steps"`
+	Warnings    []string       `json:"warnings,omitempty"`
+	Findings    []string       `json:"findings,omitempty"`
+	StartedBy   *record.Holder `json:"startedBy,omitempty"`
+	Next        string         `json:"next"`
 
 	kind pub.Kind
-	cp   *checkpoint.Checkpoint
+	cp   *record.Checkpoint
 	// resource is the cluster resource's kind (operator.Resource.Kind).
 	resource string
 }
@@ -92,9 +92,9 @@ func (o *Options) printPlanText(w io.Writer, r planReport, title string) {
 	for i, s := range r.Steps {
 		mark := "   "
 		switch s.State {
-		case checkpoint.StateDone:
+		case record.StateDone:
 			mark = "[x]"
-		case checkpoint.StateStarted:
+		case record.StateStarted:
 			mark = "[~]"
 		}
 		fmt.Fprintf(w, "  %s %2d. %s\n", mark, i+1, s.Description)

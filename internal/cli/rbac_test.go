@@ -21,8 +21,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -421,7 +421,7 @@ func TestRBACMatchesCode(t *testing.T) {
 // plugin's own preflight.
 func TestRBACCoversPreflight(t *testing.T) {
 	d := readRBAC(t)
-	pause := &checkpoint.PausedOperator{Namespace: d.role.Namespace, Name: "casskop", Replicas: 1}
+	pause := &record.PausedOperator{Namespace: d.role.Namespace, Name: "casskop", Replicas: 1}
 	for _, n := range scaledown.NeededAccess(d.role.Namespace, schema.GroupResource{Group: "db.orange.com", Resource: "cassandraclusters"}, "nodesPerRacks", pause) {
 		res := n.Resource
 		if n.Subresource != "" {

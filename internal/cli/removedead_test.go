@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -124,8 +125,8 @@ func TestScaleDownRemoveDeadDryRunSaysHow(t *testing.T) {
 func TestScaleDownDeadNodeWithoutRemoveDeadRefuses(t *testing.T) {
 	w, _ := removeDeadWorld(t)
 	_, stderr, code, _ := run(w, 0, scaleTo(2)...)
-	if code != exit.Refused {
-		t.Fatalf("exit %d, want %d\n%s", code, exit.Refused, stderr)
+	if code != operation.ExitRefused {
+		t.Fatalf("exit %d, want %d\n%s", code, operation.ExitRefused, stderr)
 	}
 	for _, want := range []string{"--remove-dead", "replace-node", "cannot be decommissioned", "nothing changed"} {
 		if !strings.Contains(stderr, want) {
@@ -142,8 +143,8 @@ func TestScaleDownDeadNodeWithoutRemoveDeadRefuses(t *testing.T) {
 func TestScaleDownRemoveDeadRefusesRF1(t *testing.T) {
 	w, _ := removeDeadWorldRF(t, 1)
 	_, stderr, code, _ := run(w, 0, scaleTo(2, "--remove-dead")...)
-	if code != exit.Refused || !strings.Contains(stderr, "replication factor 1") || !strings.Contains(stderr, "--force") {
-		t.Fatalf("exit %d, want %d naming RF 1 and --force\n%s", code, exit.Refused, stderr)
+	if code != operation.ExitRefused || !strings.Contains(stderr, "replication factor 1") || !strings.Contains(stderr, "--force") {
+		t.Fatalf("exit %d, want %d naming RF 1 and --force\n%s", code, operation.ExitRefused, stderr)
 	}
 	if w.HasCheckpoint() || w.Replicas("rack1") != 3 {
 		t.Error("the refusal changed something")
@@ -258,8 +259,8 @@ func removeDeadWorldTimed(t *testing.T) (*world.World, string) {
 func TestScaleDownRemoveDeadRefusedOnCassOperator(t *testing.T) {
 	w := drivenWorld(t, 3)
 	_, stderr, code, _ := drun(w, 0, append(scaleDC(2), "--remove-dead")...)
-	if code != exit.Refused || !strings.Contains(stderr, "--remove-dead is not possible") || !strings.Contains(stderr, "replace-node") {
-		t.Fatalf("exit %d, want %d naming why and replace-node\n%s", code, exit.Refused, stderr)
+	if code != operation.ExitRefused || !strings.Contains(stderr, "--remove-dead is not possible") || !strings.Contains(stderr, "replace-node") {
+		t.Fatalf("exit %d, want %d naming why and replace-node\n%s", code, operation.ExitRefused, stderr)
 	}
 	if w.SideEffects() != 0 {
 		t.Error("the refusal changed something")
@@ -335,8 +336,8 @@ func TestScaleDownRemoveDeadThenDecommission(t *testing.T) {
 	w2 := world.New(t, world.Opts{Nodes: 4, Version: "4.1", RF: 2})
 	w2.SetDown("demo-dc1-rack1-2", true)
 	_, stderr, code, _ := run(w2, 0, scaleTo(2, "--remove-dead")...)
-	if code != exit.Refused || !strings.Contains(stderr, "above it") {
-		t.Fatalf("dead node below a live one: exit %d, want %d\n%s", code, exit.Refused, stderr)
+	if code != operation.ExitRefused || !strings.Contains(stderr, "above it") {
+		t.Fatalf("dead node below a live one: exit %d, want %d\n%s", code, operation.ExitRefused, stderr)
 	}
 }
 
@@ -357,8 +358,8 @@ func TestScaleDownRemoveDeadPodNotReady(t *testing.T) {
 	if err := w.Kube.Tracker().Update(gvr, p, w.NS); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code, _ := run(w, 0, scaleTo(2)...); code != exit.Refused || !strings.Contains(stderr, "--remove-dead") {
-		t.Fatalf("without --remove-dead: exit %d, want %d naming it\n%s", code, exit.Refused, stderr)
+	if _, stderr, code, _ := run(w, 0, scaleTo(2)...); code != operation.ExitRefused || !strings.Contains(stderr, "--remove-dead") {
+		t.Fatalf("without --remove-dead: exit %d, want %d naming it\n%s", code, operation.ExitRefused, stderr)
 	}
 	if _, stderr, code, _ := run(w, 0, scaleTo(2, "--remove-dead")...); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -255,7 +255,7 @@ func TestRepairRefusesUnverified(t *testing.T) {
 			tc.setup(t, w)
 			before := snapshot(t, w)
 			_, stderr, code, _ := run(w, 0, repairArgs...)
-			if code != exit.Refused || !strings.Contains(stderr, tc.msg) || !strings.Contains(stderr, "nothing changed") {
+			if code != operation.ExitRefused || !strings.Contains(stderr, tc.msg) || !strings.Contains(stderr, "nothing changed") {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
 			if w.SideEffects() != 0 || snapshot(t, w) != before {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -150,7 +151,7 @@ func TestReplaceNodeRefusals(t *testing.T) {
 				args = append(args, tc.args...)
 			}
 			_, stderr, code, _ := run(w, 0, args...)
-			if code != exit.Refused && code != exit.Usage {
+			if code != operation.ExitRefused && code != exit.Usage {
 				t.Fatalf("exit %d, want a refusal\n%s", code, stderr)
 			}
 			if !strings.Contains(stderr, tc.want) {
@@ -221,7 +222,7 @@ func TestReplaceNodeAbortRefusedOnceTheDataIsGone(t *testing.T) {
 	w, deadID, tokens := replaceWorld(t, "4.1")
 	_, _, _ = runUntilStderr(w, "delete pod "+deadPod, "replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes")
 	_, stderr, code, _ := run(w, 0, "abort", "demo", "-n", "cassandra", "--yes")
-	if code != exit.Refused || !strings.Contains(stderr, "resume") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "resume") {
 		t.Fatalf("abort past the claims: exit %d, want 3 naming resume\n%s", code, stderr)
 	}
 	if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 0 {
@@ -249,7 +250,7 @@ func TestReplaceNodeAbortRefusedRightAfterTheClaimsDelete(t *testing.T) {
 			continue
 		}
 		_, stderr, code, _ := run(w, 0, "abort", "demo", "-n", "cassandra", "--yes")
-		if code != exit.Refused || !strings.Contains(stderr, "resume") {
+		if code != operation.ExitRefused || !strings.Contains(stderr, "resume") {
 			t.Fatalf("abort after the claims' delete (k=%d): exit %d, want 3 naming resume\n%s", k, code, stderr)
 		}
 		if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 0 {
@@ -282,7 +283,7 @@ func TestReplaceNodeAbortWhenTheNodeCameBack(t *testing.T) {
 		}
 	}
 	w.ReviveNode(deadPod)
-	if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != exit.Refused || !strings.Contains(stderr, "abort") {
+	if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != operation.ExitRefused || !strings.Contains(stderr, "abort") {
 		t.Fatalf("resume with the node back: exit %d, want 3 naming abort\n%s", code, stderr)
 	}
 	deletes := len(deletesOf(w))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -155,7 +156,7 @@ func TestReplaceNodeStreamThroughputCrashMatrix(t *testing.T) {
 		}
 		_, stderr, code, _ := run(w, 0, "abort", "demo", "-n", "cassandra", "--yes")
 		if code != 0 {
-			if code != exit.Refused || !strings.Contains(stderr, "resume") {
+			if code != operation.ExitRefused || !strings.Contains(stderr, "resume") {
 				t.Fatalf("%s: abort exited %d\n%s", label, code, stderr)
 			}
 			if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 0 {
@@ -319,7 +320,7 @@ func TestDrivenReplaceNodeStreamThroughputCrashMatrix(t *testing.T) {
 		}
 		_, errOut, code, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
 		if code != 0 {
-			if code != exit.Refused || !strings.Contains(errOut, "task") {
+			if code != operation.ExitRefused || !strings.Contains(errOut, "task") {
 				t.Fatalf("%s: abort exited %d\n%s", label, code, errOut)
 			}
 			if _, errOut, code, _ := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes"); code != 0 {
@@ -350,8 +351,7 @@ func TestReplaceNodeStreamThroughputRefusals(t *testing.T) {
 		code                int
 		want                string
 	}{
-		{"MiB on 4.0", "4.0", rate200, exit.Refused,
-			"--stream-throughput 200MiB/s: cassandra 4.0.13 cannot set its stream limiter to 200 MiB/s: it takes whole Mb/s (nearest: 1678 Mb/s); nothing changed"},
+		{"MiB on 4.0", "4.0", rate200, operation.ExitRefused, "--stream-throughput 200MiB/s: cassandra 4.0.13 cannot set its stream limiter to 200 MiB/s: it takes whole Mb/s (nearest: 1678 Mb/s); nothing changed"},
 		{"megabytes", "4.1", "200MB/s", exit.Usage, `--stream-throughput: rate "200MB/s": unit "MB/s" is not one nodetool knows`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

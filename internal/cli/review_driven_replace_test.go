@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	standin "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -127,7 +128,7 @@ func TestDrivenReplaceNodeBackBeforeOperatorActs(t *testing.T) {
 	}
 	_, errOut, code := drRunOnStderr(w, []string{"[OK] create task"}, back, append(replaceDC(pod(1)), "--timeout", "5s")...)
 	t.Logf("node back (%s); replace-node: exit %d: %s", seen, code, shortLine(errOut, "Error"))
-	if code != exit.Refused || !strings.Contains(errOut, "withdrawn") {
+	if code != operation.ExitRefused || !strings.Contains(errOut, "withdrawn") {
 		t.Errorf("replace-node: exit %d, want 3 saying the task was withdrawn\n%s", code, errOut)
 	}
 	w.PauseOperatorSteps(false)
@@ -148,7 +149,7 @@ func TestDrivenReplaceNodeBackWhileWatched(t *testing.T) {
 	w.PauseOperatorSteps(true)
 	back := func() { w.ReviveNode(pod(1)) }
 	_, errOut, code := drRunOnStderr(w, []string{"waiting for the new pod"}, back, append(replaceDC(pod(1)), "--timeout", "5s")...)
-	if code != exit.Refused || !strings.Contains(errOut, "withdrawn") {
+	if code != operation.ExitRefused || !strings.Contains(errOut, "withdrawn") {
 		t.Errorf("replace-node: exit %d, want 3 saying the task was withdrawn\n%s", code, errOut)
 	}
 	w.PauseOperatorSteps(false)
@@ -317,7 +318,7 @@ func TestDrivenReplaceTaskGoneBeforeResume(t *testing.T) {
 	}
 	out, aerr, acode, _ := drun(w, 0, "abort", "dc1", "-n", "cassandra", "--yes")
 	t.Logf("abort: exit %d: %s", acode, shortLine(aerr, "Error"))
-	if acode != exit.Refused || !strings.Contains(aerr, "resume verifies the replacement") {
+	if acode != operation.ExitRefused || !strings.Contains(aerr, "resume verifies the replacement") {
 		t.Errorf("abort of a node the operator replaced: exit %d, want 3 naming resume: %q %s", acode, strings.TrimSpace(out), aerr)
 	}
 	_, rerr, rcode, _ := drun(w, 0, "resume", "dc1", "-n", "cassandra", "--yes", "--timeout", "2s", "--stall-after", "1s")

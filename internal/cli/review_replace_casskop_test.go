@@ -12,6 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -73,8 +74,8 @@ func TestReplaceNodeConfigMapRecreated(t *testing.T) {
 	}
 	recreateStartScript(t, w, "")
 	_, rerr, rcode, _ := run(w, 0, resume...)
-	if rcode != exit.Refused || !strings.Contains(rerr, "re-created") {
-		t.Errorf("resume: exit %d, want %d saying the ConfigMap was re-created: %s", rcode, exit.Refused, lineWith(rerr, "re-created"))
+	if rcode != operation.ExitRefused || !strings.Contains(rerr, "re-created") {
+		t.Errorf("resume: exit %d, want %d saying the ConfigMap was re-created: %s", rcode, operation.ExitRefused, lineWith(rerr, "re-created"))
 	}
 	_, aerr, acode, _ := run(w, 0, abortDemo...)
 	if acode != 0 || w.HasCheckpoint() || w.DeploymentReplicas("casskop") != 1 {
@@ -132,15 +133,15 @@ func TestReplaceNodeConfigMapRecreatedWithBlock(t *testing.T) {
 func TestReplaceNodeScriptRevertedAfterClaims(t *testing.T) {
 	w, deadID, tokens := replaceWorld(t, "4.1")
 	_, stderr, code := runOnStderr(w, []string{"[OK] delete the claims of " + deadPod}, func() { w.SetPreRun("") }, replaceDeadArgs...)
-	if code != exit.Refused || !strings.Contains(stderr, "taken out") {
-		t.Fatalf("replace-node with the script reverted after the claims: exit %d, want %d:\n%s", code, exit.Refused, stderr)
+	if code != operation.ExitRefused || !strings.Contains(stderr, "taken out") {
+		t.Fatalf("replace-node with the script reverted after the claims: exit %d, want %d:\n%s", code, operation.ExitRefused, stderr)
 	}
 	if d := w.PodDeletes(); len(d) != 0 {
 		t.Errorf("pod deleted without the option in place: %v", d)
 	}
 	_, aerr, acode, _ := run(w, 0, abortDemo...)
-	if acode != exit.Refused || !strings.Contains(aerr, "resume") {
-		t.Errorf("abort past the claims: exit %d, want %d naming resume: %s", acode, exit.Refused, lineWith(aerr, "claims"))
+	if acode != operation.ExitRefused || !strings.Contains(aerr, "resume") {
+		t.Errorf("abort past the claims: exit %d, want %d naming resume: %s", acode, operation.ExitRefused, lineWith(aerr, "claims"))
 	}
 	_, rerr, rcode, _ := run(w, 0, resume...)
 	if rcode != 0 {
@@ -182,8 +183,8 @@ func TestReplaceNodeJoinedAsNewNode(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	_, aerr, acode, _ := run(w, 0, abortDemo...)
-	if acode != exit.Refused || !strings.Contains(aerr, "removenode "+deadID) {
-		t.Errorf("abort: exit %d, want %d with the removenode advice: %s", acode, exit.Refused, lineWith(aerr, "removenode"))
+	if acode != operation.ExitRefused || !strings.Contains(aerr, "removenode "+deadID) {
+		t.Errorf("abort: exit %d, want %d with the removenode advice: %s", acode, operation.ExitRefused, lineWith(aerr, "removenode"))
 	}
 	if c, out := nodetoolOn(w, "demo-dc1-rack1-0", "removenode", deadID); c != 0 {
 		t.Fatalf("removenode of the dead node: exit %d %s", c, out)
@@ -224,8 +225,8 @@ func TestReplaceNodeNoClaimsAbortMidStream(t *testing.T) {
 		t.Fatalf("replace-node: exit %d\n%s", code, stderr)
 	}
 	_, aerr, acode, _ := run(w, 0, abortDemo...)
-	if acode != exit.Refused || !strings.Contains(aerr, "resume") {
-		t.Errorf("abort with the dead pod deleted and its replacement streaming: exit %d, want %d naming resume: %s", acode, exit.Refused, lineWith(aerr, "pod"))
+	if acode != operation.ExitRefused || !strings.Contains(aerr, "resume") {
+		t.Errorf("abort with the dead pod deleted and its replacement streaming: exit %d, want %d naming resume: %s", acode, operation.ExitRefused, lineWith(aerr, "pod"))
 	}
 	if s, _ := w.ConfigMap(); !strings.Contains(s, "replace_address") {
 		t.Errorf("abort took the option out under a replacement in flight:\n%s", s)
@@ -315,7 +316,7 @@ func TestReplaceNodeWipedBlockReapedByAbort(t *testing.T) {
 // (the operator restored) and says what to do with the pod.
 func TestReplaceNodeRemovedByHandBeforePod(t *testing.T) {
 	w, deadID, _ := replaceWorld(t, "4.1")
-	if _, stderr, code := runOnStderr(w, []string{"[OK] delete the claims of " + deadPod}, func() { w.SetPreRun("") }, replaceDeadArgs...); code != exit.Refused {
+	if _, stderr, code := runOnStderr(w, []string{"[OK] delete the claims of " + deadPod}, func() { w.SetPreRun("") }, replaceDeadArgs...); code != operation.ExitRefused {
 		t.Fatalf("replace-node: exit %d\n%s", code, stderr)
 	}
 	if c, out := nodetoolOn(w, "demo-dc1-rack1-0", "removenode", deadID); c != 0 {

@@ -16,12 +16,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // session is one command's view of one cluster.
 type session struct {
-	c       *Clients
+	c       *kube.Clients
 	adapter operator.Adapter
 	cluster topology.Cluster
 	store   *checkpoint.Store
@@ -30,7 +31,7 @@ type session struct {
 
 // adapters connects every operator whose cluster resource the API server serves, with
 // resolved API versions, in main.go's order of preference.
-func (o *Options) adapters(ctx context.Context) (*Clients, []operator.Adapter, error) {
+func (o *Options) adapters(ctx context.Context) (*kube.Clients, []operator.Adapter, error) {
 	c, err := o.clients()
 	if err != nil {
 		return nil, nil, err
@@ -61,7 +62,7 @@ func (o *Options) adapters(ctx context.Context) (*Clients, []operator.Adapter, e
 }
 
 // adapter is the first operator the API server serves (completion, CRD detection).
-func (o *Options) adapter(ctx context.Context) (*Clients, operator.Adapter, error) {
+func (o *Options) adapter(ctx context.Context) (*kube.Clients, operator.Adapter, error) {
 	c, served, err := o.adapters(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -74,7 +75,7 @@ func (o *Options) adapter(ctx context.Context) (*Clients, operator.Adapter, erro
 // several operators opens each cluster through its own, and its checkpoint with the
 // operator that wrote it. With one operator served it reads nothing; when no operator
 // has the cluster, the first one's read says so.
-func (o *Options) holding(ctx context.Context, c *Clients, served []operator.Adapter, args []string) (operator.Adapter, error) {
+func (o *Options) holding(ctx context.Context, c *kube.Clients, served []operator.Adapter, args []string) (operator.Adapter, error) {
 	if len(served) == 1 {
 		return served[0], nil
 	}
@@ -106,7 +107,7 @@ func (o *Options) holding(ctx context.Context, c *Clients, served []operator.Ada
 
 // assumedAdapter is the first operator's adapter, its preferred API version assumed
 // without discovery (read-only commands that must start fast).
-func (o *Options) assumedAdapter(c *Clients) (operator.Adapter, error) {
+func (o *Options) assumedAdapter(c *kube.Clients) (operator.Adapter, error) {
 	if len(o.Operators) == 0 {
 		return nil, fmt.Errorf("this build supports no operator")
 	}
@@ -147,7 +148,7 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 // before it exists, each would open its own) without waiting a round trip for the
 // cluster. It is called at the latest when the read succeeds (clients with no HTTP
 // connection, as in tests), and never after a failed read.
-func (o *Options) openAssumed(ctx context.Context, args []string, connected func(c *Clients, a operator.Adapter, ns, name string)) (*session, error) {
+func (o *Options) openAssumed(ctx context.Context, args []string, connected func(c *kube.Clients, a operator.Adapter, ns, name string)) (*session, error) {
 	if len(o.Operators) > 1 {
 		// Which operator holds the cluster is found by reading: no version to assume.
 		s, err := o.open(ctx, args)
@@ -167,7 +168,7 @@ func (o *Options) openAssumed(ctx context.Context, args []string, connected func
 	return o.openWith(ctx, c, a, args, connected)
 }
 
-func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, args []string, connected func(c *Clients, a operator.Adapter, ns, name string)) (*session, error) {
+func (o *Options) openWith(ctx context.Context, c *kube.Clients, a operator.Adapter, args []string, connected func(c *kube.Clients, a operator.Adapter, ns, name string)) (*session, error) {
 	ns := o.namespace(c)
 	var name string
 	if len(args) > 0 {
@@ -238,7 +239,7 @@ func (o *Options) openWith(ctx context.Context, c *Clients, a operator.Adapter, 
 
 // openInFlight opens the cluster named in args and reads the operation in flight on
 // it (nil: none); an unusable checkpoint is explained (checkpointError).
-func (o *Options) openInFlight(ctx context.Context, args []string) (*session, *checkpoint.Checkpoint, error) {
+func (o *Options) openInFlight(ctx context.Context, args []string) (*session, *record.Checkpoint, error) {
 	s, err := o.open(ctx, args)
 	if err != nil {
 		return nil, nil, err
@@ -263,7 +264,7 @@ func (s *session) statusHint() string {
 // a command needs to release an operator paused for an operation that went with it.
 type clusterNotFound struct {
 	error
-	c  *Clients
+	c  *kube.Clients
 	a  operator.Adapter
 	ns string
 }

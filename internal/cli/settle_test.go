@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -35,7 +36,7 @@ func unsettledWorld(t *testing.T) *world.World {
 		}
 	}
 	w.SetReplicas("rack1", 1)
-	w.PauseDeployment("casskop", []checkpoint.PauseHolder{{OperationID: "scale-gone", Namespace: w.NS, Cluster: w.Name, Replicas: 1}})
+	w.PauseDeployment("casskop", []record.PauseHolder{{OperationID: "scale-gone", Namespace: w.NS, Cluster: w.Name, Replicas: 1}})
 	return w
 }
 
@@ -100,11 +101,11 @@ func TestSettleRefusesUnaccountedMember(t *testing.T) {
 	addr := w.PodIP("demo-dc1-rack1-1")
 	w.SetDown("demo-dc1-rack1-1", true)
 	w.SetReplicas("rack1", 1)
-	w.PauseDeployment("casskop", []checkpoint.PauseHolder{{OperationID: "scale-gone", Namespace: w.NS, Cluster: w.Name, Replicas: 1}})
+	w.PauseDeployment("casskop", []record.PauseHolder{{OperationID: "scale-gone", Namespace: w.NS, Cluster: w.Name, Replicas: 1}})
 	before := snapshot(t, w)
 	_, stderr, code, _ := run(w, 0, scaleTo(1)...)
 	want := "ring members of datacenter dc1 run where no pod is: " + addr
-	if code != exit.Refused || !strings.Contains(stderr, want) || !strings.Contains(stderr, "DN") || !strings.Contains(stderr, leftover1) ||
+	if code != operation.ExitRefused || !strings.Contains(stderr, want) || !strings.Contains(stderr, "DN") || !strings.Contains(stderr, leftover1) ||
 		!strings.Contains(stderr, "nothing changed") {
 		t.Fatalf("exit %d, want 3 saying %q\n%s", code, want, stderr)
 	}
@@ -120,7 +121,7 @@ func TestSettleRefusesUnreadableRing(t *testing.T) {
 	w.SetDown("demo-dc1-rack1-0", true)
 	before := snapshot(t, w)
 	_, stderr, code, _ := run(w, 0, scaleTo(1)...)
-	if code != exit.Refused || !strings.Contains(stderr, "cannot read the ring") || !strings.Contains(stderr, "nothing changed") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "cannot read the ring") || !strings.Contains(stderr, "nothing changed") {
 		t.Fatalf("exit %d, want 3\n%s", code, stderr)
 	}
 	if snapshot(t, w) != before || len(w.History()) != 0 {
@@ -231,12 +232,12 @@ func TestSettleRechecksBeforeDeleting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := unsettledWorld(t)
 			_, stderr, code := runOnStderr(w, []string{"[OK] pause operator Deployment"}, func() { tc.change(w) }, scaleTo(1)...)
-			if code != exit.Refused || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing deleted") {
+			if code != operation.ExitRefused || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing deleted") {
 				t.Fatalf("exit %d, want 3 saying %q\n%s", code, tc.want, stderr)
 			}
 			w.AssertHistory(world.Expect{Execs: map[string]int{}, ExecKinds: []string{"decommission"},
 				Operator: map[string][]int32{"casskop": {0, 0}}}, tc.name)
-			if st := stepOf(t, loadCP(t, w), "delete-leftover-pvcs/demo-dc1-rack1-2"); st.State != checkpoint.StatePending {
+			if st := stepOf(t, loadCP(t, w), "delete-leftover-pvcs/demo-dc1-rack1-2"); st.State != record.StatePending {
 				t.Fatalf("the refused step is %s, want pending", st.State)
 			}
 		})

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -87,7 +87,7 @@ func TestReplanInterruptedThenAbort(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 3, Operator: true})
 	op := w.RecordReplicas("casskop")
 	_ = w.Cass.SetFault("demo-dc1-rack1-2", sim.Fault{RefuseRF: true})
-	if _, stderr, code, _ := run(w, 0, scaleTo(1)...); code != exit.Refused {
+	if _, stderr, code, _ := run(w, 0, scaleTo(1)...); code != operation.ExitRefused {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	id := loadCP(t, w).OperationID
@@ -96,7 +96,7 @@ func TestReplanInterruptedThenAbort(t *testing.T) {
 		t.Fatalf("the re-plan did not crash\n%s", stderr)
 	}
 	cp := loadCP(t, w)
-	if !cp.Force || cp.OperationID != id || cp.Started(steps.StepPauseOperator) {
+	if !cp.Force || cp.OperationID != id || cp.Started(record.StepPauseOperator) {
 		t.Fatalf("no crash right after the new plan was written: %+v", cp.Steps)
 	}
 	_, stderr, code, _ := run(w, 0, abortDemo...)
@@ -184,7 +184,7 @@ func TestOperatorRecreatedMidRemoval(t *testing.T) {
 // with nothing to do (resume with no operation in flight), and says so.
 func TestStaleHolderOfGoneClusterReaped(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 3, Operator: true})
-	w.PauseDeployment("casskop", []checkpoint.PauseHolder{{OperationID: "scale-gone", Namespace: "payments", Cluster: "ledger", Replicas: 2}})
+	w.PauseDeployment("casskop", []record.PauseHolder{{OperationID: "scale-gone", Namespace: "payments", Cluster: "ledger", Replicas: 2}})
 	op := w.RecordReplicas("casskop")
 	// status shows it and changes nothing.
 	stdout, _, code, _ := run(w, 0, "status", "demo", "-n", "cassandra", "--nodetool=false")
@@ -212,12 +212,12 @@ func TestAbortGrowBack(t *testing.T) {
 	op := w.RecordReplicas("casskop")
 	_ = w.Cass.SetFault("demo-dc1-rack2-1", sim.Fault{RefuseRF: true})
 	scaleDC := []string{"scale", "demo", "-n", "cassandra", "--dc", "dc1", "--nodes", "1", "--yes"}
-	if _, stderr, code, _ := run(w, 0, scaleDC...); code != exit.Refused {
+	if _, stderr, code, _ := run(w, 0, scaleDC...); code != operation.ExitRefused {
 		t.Fatalf("scale: exit %d\n%s", code, stderr)
 	}
 	id := loadCP(t, w).OperationID
 	_, stderr, code, _ := run(w, 0, abortDemo...)
-	if code != exit.Refused || !strings.Contains(stderr, "kubectl cassandra abort -n cassandra demo --grow-back") || !strings.Contains(stderr, "Finish rack rack2 first") {
+	if code != operation.ExitRefused || !strings.Contains(stderr, "kubectl cassandra abort -n cassandra demo --grow-back") || !strings.Contains(stderr, "Finish rack rack2 first") {
 		t.Fatalf("abort: exit %d\n%s", code, stderr)
 	}
 	stdout, stderr, code, _ := run(w, 0, append(abortDemo, "--grow-back")...)

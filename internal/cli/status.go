@@ -20,11 +20,12 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/status"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -36,9 +37,6 @@ const statusExample = `  # Racks, pods, node states, PVCs and the operation in f
 
   # Kubernetes state only, without exec into a pod (pods/exec forbidden, or Cassandra hung)
   kubectl cassandra status cassandra-demo --nodetool=false`
-
-// statusReport is the JSON/YAML form of `status`: the view model of internal/status.
-type statusReport = status.Report
 
 // statusOptions are status's flags and arguments (Complete / Validate / Run, as every
 // command's).
@@ -93,7 +91,7 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var lists *statusLists
-	s, err := o.openAssumed(ctx, f.args, func(c *Clients, a operator.Adapter, ns, name string) {
+	s, err := o.openAssumed(ctx, f.args, func(c *kube.Clients, a operator.Adapter, ns, name string) {
 		lists = startStatusLists(ctx, c, a, lifecycle.New(o.lifecycleDeps(c, a)), ns, name)
 	})
 	if err != nil {
@@ -122,7 +120,7 @@ func (f *statusOptions) Run(ctx context.Context, o *Options) error {
 }
 
 // printStatusText renders rep as text, coloured when w is a terminal that wants colour.
-func (o *Options) printStatusText(w io.Writer, rep statusReport) {
+func (o *Options) printStatusText(w io.Writer, rep status.Report) {
 	status.Text(w, rep, o.statusStyle(w))
 }
 
@@ -178,7 +176,7 @@ func statusCommands(s *session) status.Commands {
 // (checkpoint.Judge): a holder on another machine is stopped only once its record has
 // stayed unchanged for a whole lease of this machine's clock.
 type holderWatch struct {
-	self checkpoint.Holder
+	self record.Holder
 	seen checkpoint.Sighting
 }
 
@@ -187,7 +185,7 @@ func (o *Options) newHolderWatch() *holderWatch {
 }
 
 // judge is what this read of cp says of its holder, with the reads before it.
-func (hw *holderWatch) judge(o *Options, cp *checkpoint.Checkpoint) checkpoint.Liveness {
+func (hw *holderWatch) judge(o *Options, cp *record.Checkpoint) checkpoint.Liveness {
 	var l checkpoint.Liveness
 	l, hw.seen = checkpoint.Judge(cp, hw.self, hw.seen, o.Now(), o.alive)
 	return l
@@ -195,7 +193,7 @@ func (hw *holderWatch) judge(o *Options, cp *checkpoint.Checkpoint) checkpoint.L
 
 // checkpointOf decodes the checkpoint the cluster's annotations carry (nil: none).
 // A checkpoint planned for another operator is an error here as in resume and abort.
-func checkpointOf(cl topology.Cluster, kinds checkpoint.Schemas, operator string) (*checkpoint.Checkpoint, error) {
+func checkpointOf(cl topology.Cluster, kinds checkpoint.Schemas, operator string) (*record.Checkpoint, error) {
 	v, ok := cl.Annotations[checkpoint.Annotation]
 	if !ok {
 		return nil, nil
@@ -228,7 +226,7 @@ func lastOperationOf(cl topology.Cluster) (*checkpoint.LastOperation, error) {
 // out Ready.
 type ringRead struct {
 	pod  string // "" when none was asked
-	ring func() (nodetool.Ring, error)
+	ring func() (pubnodetool.Ring, error)
 }
 
 func startRingRead(ctx context.Context, s *session, withNodetool bool) ringRead {
@@ -237,18 +235,18 @@ func startRingRead(ctx context.Context, s *session, withNodetool bool) ringRead 
 		return ringRead{}
 	}
 	pod := cl.DCs[0].Racks[0].StatefulSet + "-0"
-	return ringRead{pod: pod, ring: future.Start(func() (nodetool.Ring, error) { return s.nt.Status(ctx, pod) })}
+	return ringRead{pod: pod, ring: future.Start(func() (pubnodetool.Ring, error) { return s.nt.Status(ctx, pod) })}
 }
 
 // readRing reads the ring once, from the first Ready pod that answers, and says which
 // pods failed before it.
-func readRing(ctx context.Context, s *session, pods []corev1.Pod, early ringRead) (*nodetool.Ring, []status.PodError) {
+func readRing(ctx context.Context, s *session, pods []corev1.Pod, early ringRead) (*pubnodetool.Ring, []status.PodError) {
 	var failed []status.PodError
 	for _, p := range ringReaders(pods, early.pod) {
 		if !kube.PodReady(&p) || p.DeletionTimestamp != nil {
 			continue
 		}
-		read := func() (nodetool.Ring, error) { return s.nt.Status(ctx, p.Name) }
+		read := func() (pubnodetool.Ring, error) { return s.nt.Status(ctx, p.Name) }
 		if p.Name == early.pod {
 			read = early.ring
 		}
@@ -299,7 +297,7 @@ func (l *statusLists) into(rd *status.Read) {
 	rd.StalePauses = l.stale
 }
 
-func startStatusLists(ctx context.Context, c *Clients, a operator.Adapter, lc *lifecycle.Lifecycle, ns, name string) *statusLists {
+func startStatusLists(ctx context.Context, c *kube.Clients, a operator.Adapter, lc *lifecycle.Lifecycle, ns, name string) *statusLists {
 	l := &statusLists{}
 	sel := metav1.ListOptions{LabelSelector: a.ClusterSelector(name)}
 	l.wg.Go(func() {

@@ -23,7 +23,9 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/lifecycle"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/status"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -233,7 +235,7 @@ func (c *operatorCheck) refresh(ctx context.Context, o *Options, s *session, eve
 // follow runs the watches and calls onReport with a fresh status on every change
 // (and every nodetoolInterval, for the ring, which no watch shows) until it returns
 // done, an error, or ctx ends (nil: Ctrl-C is a normal end of a watch).
-func (o *Options) follow(ctx context.Context, s *session, first *statusLists, withNodetool bool, nodetoolInterval time.Duration, onReport func(statusReport, status.Read) (bool, error)) error {
+func (o *Options) follow(ctx context.Context, s *session, first *statusLists, withNodetool bool, nodetoolInterval time.Duration, onReport func(status.Report, status.Read) (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	lw := newLiveWorld()
 	var wg sync.WaitGroup
@@ -321,7 +323,7 @@ type watchPrinter struct {
 	prev   map[string]string
 }
 
-func (wp *watchPrinter) print(rep statusReport) {
+func (wp *watchPrinter) print(rep status.Report) {
 	if wp.screen != nil {
 		var b bytes.Buffer
 		status.Text(&b, rep, wp.o.statusStyle(wp.w)) // coloured as the terminal wants
@@ -354,7 +356,7 @@ func (o *Options) watchStatus(ctx context.Context, s *session, first *statusList
 	if output.IsTerminal(o.Out) {
 		wp.screen = output.NewScreen(o.Out)
 	}
-	return o.follow(ctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, _ status.Read) (bool, error) {
+	return o.follow(ctx, s, first, withNodetool, f.nodetoolInterval, func(rep status.Report, _ status.Read) (bool, error) {
 		wp.print(rep)
 		return false, nil
 	})
@@ -388,9 +390,9 @@ type waitOutcome struct {
 //     own clock may be off: its timestamps are never compared with ours).
 //
 // Anything else is in flight: keep waiting.
-func judge(rep statusReport, cp *checkpoint.Checkpoint, live checkpoint.Liveness, followed string, maxAttempts int) (waitOutcome, bool) {
+func judge(rep status.Report, cp *record.Checkpoint, live checkpoint.Liveness, followed string, maxAttempts int) (waitOutcome, bool) {
 	if rep.Operation != nil && rep.Operation.Error != "" {
-		return waitOutcome{Result: "stuck", Message: "the checkpoint is unusable: " + rep.Operation.Error, code: exit.Refused}, true
+		return waitOutcome{Result: "stuck", Message: "the checkpoint is unusable: " + rep.Operation.Error, code: operation.ExitRefused}, true
 	}
 	if cp == nil || (followed != "" && cp.OperationID != followed) {
 		lo := rep.LastOperation
@@ -405,14 +407,14 @@ func judge(rep statusReport, cp *checkpoint.Checkpoint, live checkpoint.Liveness
 			return waitOutcome{Result: "failed", OperationID: lo.OperationID, Message: fmt.Sprintf("%s %s: %s", lo.Kind, lo.Result, lo.Summary), code: exit.Error}, true
 		}
 	}
-	var cur *checkpoint.Step
+	var cur *record.Step
 	if i := cp.Current(); i >= 0 {
 		cur = &cp.Steps[i]
 	}
 	if cp.Holder.ReleasedAt != nil {
 		switch {
 		case cur != nil && cur.LastError != "" && cur.Attempts >= maxAttempts:
-			return waitOutcome{Result: "stuck", OperationID: cp.OperationID, Message: fmt.Sprintf("step %s failed %d times (last error: %s); resume refuses it until the cause is fixed", cur.ID, cur.Attempts, cur.LastError), code: exit.Refused}, true
+			return waitOutcome{Result: "stuck", OperationID: cp.OperationID, Message: fmt.Sprintf("step %s failed %d times (last error: %s); resume refuses it until the cause is fixed", cur.ID, cur.Attempts, cur.LastError), code: operation.ExitRefused}, true
 		case cur != nil && cur.LastError != "":
 			return waitOutcome{Result: "failed", OperationID: cp.OperationID, Message: fmt.Sprintf("the run stopped at step %s: %s", cur.ID, cur.LastError), code: exit.Error}, true
 		default:
@@ -420,14 +422,14 @@ func judge(rep statusReport, cp *checkpoint.Checkpoint, live checkpoint.Liveness
 		}
 	}
 	if live.Stopped {
-		return waitOutcome{Result: "stuck", OperationID: cp.OperationID, Message: fmt.Sprintf("its holder %s stopped without releasing it (%s), and no run took it over", cp.Holder, live.Why), code: exit.Refused}, true
+		return waitOutcome{Result: "stuck", OperationID: cp.OperationID, Message: fmt.Sprintf("its holder %s stopped without releasing it (%s), and no run took it over", cp.Holder, live.Why), code: operation.ExitRefused}, true
 	}
 	return waitOutcome{}, false
 }
 
 // quietNote is the line --wait prints once a holder elsewhere has left its record
 // unchanged for half its lease ("" before, or when already said for this record).
-func quietNote(cp *checkpoint.Checkpoint, live checkpoint.Liveness, said string) string {
+func quietNote(cp *record.Checkpoint, live checkpoint.Liveness, said string) string {
 	if cp == nil || live.Stopped || live.Lease <= 0 || live.Quiet < live.Lease/2 || said == cp.Record() {
 		return ""
 	}
@@ -446,7 +448,7 @@ func (o *Options) waitStatus(ctx context.Context, s *session, first *statusLists
 	var out waitOutcome
 	ended := false
 	var quietSaid string // the record the quiet note was printed for
-	err := o.follow(tctx, s, first, withNodetool, f.nodetoolInterval, func(rep statusReport, rd status.Read) (bool, error) {
+	err := o.follow(tctx, s, first, withNodetool, f.nodetoolInterval, func(rep status.Report, rd status.Read) (bool, error) {
 		cp := rd.Checkpoint
 		if followed == "" && cp != nil {
 			followed = cp.OperationID
@@ -507,7 +509,7 @@ func (o *Options) waitStatus(ctx context.Context, s *session, first *statusLists
 // record, before --wait calls its holder stopped: the watches may lag behind its last
 // writes (a run that clears the checkpoint at its end exits right after, so its
 // process is gone before the watch shows the clearing), or have missed them.
-func (o *Options) stillStored(ctx context.Context, s *session, cp *checkpoint.Checkpoint) bool {
+func (o *Options) stillStored(ctx context.Context, s *session, cp *record.Checkpoint) bool {
 	fresh, err := s.store.Load(ctx)
 	return err == nil && fresh != nil && fresh.Record() == cp.Record()
 }

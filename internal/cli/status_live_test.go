@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop/repair"
 	"path/filepath"
@@ -44,20 +45,20 @@ func (s *syncBuffer) String() string {
 // can read while the command runs.
 func runAt(ctx context.Context, w *world.World, now func() time.Time, out, errOut *syncBuffer, args ...string) int {
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}, repair.Operator{Plugin: casskop.Plugin{}})
-	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Clients = &kube.Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	o.Now = now
 	pid := w.StartProcess()
 	defer w.EndProcess(pid)
-	o.Identity = func() checkpoint.Holder {
-		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
+	o.Identity = func() record.Holder {
+		return record.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
 	}
 	o.Alive = w.ProcessAlive
 	return o.Execute(ctx, args)
 }
 
 // editCheckpoint rewrites the cluster's checkpoint (what another run would have left).
-func editCheckpoint(t *testing.T, w *world.World, edit func(cp *checkpoint.Checkpoint)) {
+func editCheckpoint(t *testing.T, w *world.World, edit func(cp *record.Checkpoint)) {
 	t.Helper()
 	cp, err := checkpoint.Decode(w.CR().GetAnnotations()[checkpoint.Annotation], "", testKinds())
 	if err != nil {
@@ -87,7 +88,7 @@ func TestStatusWaitExitCodes(t *testing.T) {
 		{"finished", finishScale, base, 0, "done: "},
 		{"failed", func(t *testing.T, w *world.World) {
 			crashScale(t, w)
-			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+			editCheckpoint(t, w, func(cp *record.Checkpoint) {
 				at := time.Now().UTC()
 				cp.Holder.ReleasedAt = &at
 				cp.Steps[cp.Current()].LastError = "cassandra refused to decommission"
@@ -96,14 +97,14 @@ func TestStatusWaitExitCodes(t *testing.T) {
 		}, base, 1, "failed: the run stopped at step"},
 		{"interrupted", func(t *testing.T, w *world.World) {
 			crashScale(t, w)
-			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+			editCheckpoint(t, w, func(cp *record.Checkpoint) {
 				at := time.Now().UTC()
 				cp.Holder.ReleasedAt = &at
 			})
 		}, base, 4, "interrupted: "},
 		{"stuck, attempts used up", func(t *testing.T, w *world.World) {
 			crashScale(t, w)
-			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+			editCheckpoint(t, w, func(cp *record.Checkpoint) {
 				at := time.Now().UTC()
 				cp.Holder.ReleasedAt = &at
 				cp.Steps[cp.Current()].LastError = "boom"
@@ -116,7 +117,7 @@ func TestStatusWaitExitCodes(t *testing.T) {
 		}, base, 3, "stuck: the checkpoint is unusable"},
 		{"timed out while the holder lives", func(t *testing.T, w *world.World) {
 			crashScale(t, w)
-			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) { cp.Holder = laptop(time.Hour) })
+			editCheckpoint(t, w, func(cp *record.Checkpoint) { cp.Holder = laptop(time.Hour) })
 		}, base, 4, "timed-out: still running after"},
 	}
 	for _, tt := range tests {
@@ -137,9 +138,9 @@ func TestStatusWaitExitCodes(t *testing.T) {
 
 // laptop is a holder on another machine whose clock is behind ours by skew, with a lease
 // of 90 s (it renews every 30 s).
-func laptop(skew time.Duration) checkpoint.Holder {
+func laptop(skew time.Duration) record.Holder {
 	at := time.Now().UTC().Add(-skew)
-	return checkpoint.Holder{User: "alice", Host: "laptop", PID: 7, Session: "alice-laptop", LeaseSeconds: 90, RenewedAt: &at}
+	return record.Holder{User: "alice", Host: "laptop", PID: 7, Session: "alice-laptop", LeaseSeconds: 90, RenewedAt: &at}
 }
 
 // testClock is a clock the test moves.
@@ -164,10 +165,10 @@ func (c *testClock) set(t time.Time) {
 // the progress its write carries (the decommission a little further).
 func renewAt(t *testing.T, w *world.World, at time.Time, done int64) {
 	t.Helper()
-	editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) {
+	editCheckpoint(t, w, func(cp *record.Checkpoint) {
 		cp.Seq++
 		cp.Holder.RenewedAt = &at
-		cp.Steps[cp.Current()].Progress = &checkpoint.Progress{Operation: "decommission", Pod: "demo-dc1-rack1-3", DoneBytes: done << 20, TotalBytes: 100 << 20, At: at}
+		cp.Steps[cp.Current()].Progress = &record.Progress{Operation: "decommission", Pod: "demo-dc1-rack1-3", DoneBytes: done << 20, TotalBytes: 100 << 20, At: at}
 	})
 }
 
@@ -197,7 +198,7 @@ func TestStatusWaitJudgesLeaseByOurClock(t *testing.T) {
 			crashScale(t, w)
 			ours := time.Now().UTC().Truncate(time.Second)
 			theirs := func(at time.Time) time.Time { return at.Add(-5 * time.Minute) }
-			editCheckpoint(t, w, func(cp *checkpoint.Checkpoint) { cp.Holder = laptop(5 * time.Minute) })
+			editCheckpoint(t, w, func(cp *record.Checkpoint) { cp.Holder = laptop(5 * time.Minute) })
 			renewAt(t, w, theirs(ours), 0)
 			clock := &testClock{t: ours}
 			var out, errOut syncBuffer
@@ -351,7 +352,7 @@ func TestProgressInCheckpoint(t *testing.T) {
 	// played again on a fresh world, up to three times.
 	for try := 1; ; try++ {
 		w, cp, errOut := interruptAtFirstProgress(t)
-		if cp.Steps[cp.Current()].Kind != steps.StepDecommission && try < 3 {
+		if cp.Steps[cp.Current()].Kind != record.StepDecommission && try < 3 {
 			t.Logf("try %d: the decommission ended before the interrupt; again", try)
 			continue
 		}
@@ -373,7 +374,7 @@ func TestProgressInCheckpoint(t *testing.T) {
 
 // interruptAtFirstProgress scales a 4-node rack down, interrupts the run at its first
 // plain progress line (as a user's Ctrl-C would), and returns the checkpoint left.
-func interruptAtFirstProgress(t *testing.T) (*world.World, *checkpoint.Checkpoint, string) {
+func interruptAtFirstProgress(t *testing.T) (*world.World, *record.Checkpoint, string) {
 	t.Helper()
 	w := world.New(t, world.Opts{Nodes: 4, DecommissionTime: 3 * time.Second})
 	readyStatefulSets(t, w)
@@ -382,12 +383,12 @@ func interruptAtFirstProgress(t *testing.T) (*world.World, *checkpoint.Checkpoin
 	var out syncBuffer
 	errOut := &cancelOn{want: "[..] decommission demo-dc1-rack1-3: ", cancel: cancel}
 	o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, repair.Operator{Plugin: casskop.Plugin{}})
-	o.Clients = &Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
+	o.Clients = &kube.Clients{Kube: w.Kube, Dynamic: w.Dyn, Discovery: w.Kube.Discovery(), Namespace: w.NS}
 	o.Execer = w
 	o.SampleEvery, o.ProgressEvery = 20*time.Millisecond, time.Hour
 	pid := w.StartProcess()
-	o.Identity = func() checkpoint.Holder {
-		return checkpoint.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
+	o.Identity = func() record.Holder {
+		return record.Holder{Host: "test-host", PID: pid, Session: fmt.Sprintf("s%d", pid), LeaseSeconds: 60}
 	}
 	o.Alive = w.ProcessAlive
 	code := o.Execute(ctx, []string{"scale", "demo", "-n", "cassandra", "--rack", "rack1", "--nodes", "3", "--yes", "--poll-interval", "1ms", "--progress", "plain"})

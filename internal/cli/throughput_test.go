@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -327,10 +328,8 @@ func TestStreamThroughputRefusals(t *testing.T) {
 		{"no unit", "4.1", scaleTo(1, "--stream-throughput", "200"), exit.Usage, []string{"has no unit: write 200MiB/s (mebibytes) or 200Mb/s (megabits)"}},
 		// 4.0.2+ counts 125 000 B per megabit (3.11.0-11 counted 131 072: 200 MiB/s was
 		// 1600 of them there).
-		{"MiB on 4.0", "4.0", scaleTo(1, "--stream-throughput", rate200), exit.Refused,
-			[]string{"--stream-throughput 200MiB/s: cassandra 4.0.13 cannot set its stream limiter to 200 MiB/s: it takes whole Mb/s (nearest: 1678 Mb/s); nothing changed"}},
-		{"megabits on the entire-SSTable limiter", "4.1", scaleTo(1, "--stream-throughput", "1600Mb/s"), exit.Refused,
-			[]string{"cassandra 4.1.6 cannot set its entire-sstable limiter to 1600 Mb/s: it takes whole MiB/s (nearest: 191 MiB/s); nothing changed"}},
+		{"MiB on 4.0", "4.0", scaleTo(1, "--stream-throughput", rate200), operation.ExitRefused, []string{"--stream-throughput 200MiB/s: cassandra 4.0.13 cannot set its stream limiter to 200 MiB/s: it takes whole Mb/s (nearest: 1678 Mb/s); nothing changed"}},
+		{"megabits on the entire-SSTable limiter", "4.1", scaleTo(1, "--stream-throughput", "1600Mb/s"), operation.ExitRefused, []string{"cassandra 4.1.6 cannot set its entire-sstable limiter to 1600 Mb/s: it takes whole MiB/s (nearest: 191 MiB/s); nothing changed"}},
 		{"restart", "4.1", []string{"restart", "demo", "-n", "cassandra", "--rack", "rack1", "--yes", "--stream-throughput", rate200}, exit.Usage,
 			[]string{"--stream-throughput does not apply to a restart: a restarted node comes back on its own data and streams nothing"}},
 	} {
@@ -363,7 +362,7 @@ func TestAbortPutsBackStreamThroughput(t *testing.T) {
 			w := world.New(t, world.Opts{Nodes: 2, Version: "4.1"})
 			before := limits(t, w)
 			_ = w.Cass.SetFault(node, sim.Fault{RefuseRF: true})
-			if _, stderr, code, _ := run(w, 0, scaleTo(1, "--stream-throughput", "0")...); code != exit.Refused {
+			if _, stderr, code, _ := run(w, 0, scaleTo(1, "--stream-throughput", "0")...); code != operation.ExitRefused {
 				t.Fatalf("exit %d, want 3\n%s", code, stderr)
 			}
 			if n, _ := w.Cass.Node(node); !math.IsInf(n.Throughput.Stream, 1) || !math.IsInf(n.Throughput.EntireSSTable, 1) {
@@ -464,7 +463,7 @@ func TestReplanKeepsStreamThroughputRecord(t *testing.T) {
 	w := world.New(t, world.Opts{Nodes: 3, Version: "4.1"})
 	before := limits(t, w)
 	_ = w.Cass.SetFault(node, sim.Fault{RefuseRF: true})
-	if _, stderr, code, _ := run(w, 0, scaleTo(1, "--stream-throughput", "0")...); code != exit.Refused {
+	if _, stderr, code, _ := run(w, 0, scaleTo(1, "--stream-throughput", "0")...); code != operation.ExitRefused {
 		t.Fatalf("exit %d, want 3\n%s", code, stderr)
 	}
 	// The re-plan replaces the checkpoint in two writes (the takeover, then the new

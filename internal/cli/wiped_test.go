@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
@@ -95,7 +95,7 @@ func TestLeftNodeBelowMemberRefused(t *testing.T) {
 	before := snapshot(t, w)
 	_, stderr, code, _ := run(w, 0, scaleTo(1)...)
 	want := "node demo-dc1-rack1-1 left the ring but node demo-dc1-rack1-2 above it in StatefulSet demo-dc1-rack1 is still a member"
-	if code != exit.Refused || !strings.Contains(stderr, want) || !strings.Contains(stderr, "nothing changed") || snapshot(t, w) != before {
+	if code != operation.ExitRefused || !strings.Contains(stderr, want) || !strings.Contains(stderr, "nothing changed") || snapshot(t, w) != before {
 		t.Fatalf("exit %d, want 3 saying %q and nothing changed\n%s", code, want, stderr)
 	}
 }

@@ -14,12 +14,8 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
-
-// Step is operation.Step: one small action with two questions about the real world.
-// The step contract is an operator's kind's API too (pkg/operation); these names keep
-// the plugin's code as it was.
-type Step = pub.Step
 
 // Waiter is implemented by steps that wait for their effect in a better way than
 // polling Done (a watch, or a loop that can detect that an earlier step must be redone).
@@ -40,14 +36,6 @@ type Redoer interface {
 type ObservationKeeper interface {
 	KeepsObservations()
 }
-
-// Evident is operation.Evident: implemented by steps whose effect the world shows in
-// full (Done alone tells whether the action happened: a StatefulSet's replicas, a claim
-// being deleted), or that do not act at all. The engine records their start in memory
-// and lets the next checkpoint write carry it: a crash in between leaves them "pending",
-// and resume asks the world anyway. Steps whose effect the world cannot show in full (a
-// nodetool decommission, drain or cleanup) are written "started" before they act.
-type Evident = pub.Evident
 
 // Passive is implemented by steps whose Do does nothing (they only wait for what an
 // earlier step set off): there is no action to fence.
@@ -70,10 +58,6 @@ type NotYet struct{ Reason string }
 
 func (n *NotYet) Error() string { return "not yet: " + n.Reason }
 
-// Describer is operation.Describer: a human description of a step for plans and
-// progress.
-type Describer = pub.Describer
-
 // Redo asks the engine to run an earlier step's action again (e.g. the node came back
 // NORMAL after a restart, so it must be decommissioned again).
 type Redo struct {
@@ -82,14 +66,6 @@ type Redo struct {
 }
 
 func (r *Redo) Error() string { return fmt.Sprintf("redo %s: %s", r.StepID, r.Reason) }
-
-// Retryable is operation.Retryable: a Do error after which the action may be attempted
-// again.
-type Retryable = pub.Retryable
-
-// Fatal is operation.Fatal: an error that stops the run at once (a refusal by Cassandra,
-// a broken invariant); it carries the exit code the command should return.
-type Fatal = pub.Fatal
 
 // NotStarted is returned by a Do whose action was refused before anything happened
 // (Cassandra's replication-factor check refusing a decommission: the node is still
@@ -119,21 +95,21 @@ type Reporter interface {
 // ProgressReporter is implemented by reporters that show streaming progress (a bar or
 // a line every 30 s, internal/output); the steps call it through steps.World.
 type ProgressReporter interface {
-	Progress(id string, p checkpoint.Progress)
+	Progress(id string, p record.Progress)
 }
 
 // Saver persists the checkpoint (checkpoint.Store in production). Fence proves with a
 // fresh read that cp's session still holds the checkpoint at the seq it last wrote
 // (checkpoint.ErrLost otherwise).
 type Saver interface {
-	Save(ctx context.Context, cp *checkpoint.Checkpoint) error
-	Fence(ctx context.Context, cp *checkpoint.Checkpoint) error
+	Save(ctx context.Context, cp *record.Checkpoint) error
+	Fence(ctx context.Context, cp *record.Checkpoint) error
 }
 
 // Engine runs the steps of a checkpoint.
 type Engine struct {
-	CP       *checkpoint.Checkpoint
-	Steps    map[string]Step // by step ID
+	CP       *record.Checkpoint
+	Steps    map[string]pub.Step // by step ID
 	Store    Saver
 	Reporter Reporter
 	Now      func() time.Time
@@ -187,16 +163,16 @@ type Engine struct {
 	// progress is the last streaming progress per step, not yet written (NoteProgress);
 	// pmu guards it apart from mu, which is held during writes.
 	pmu      sync.Mutex
-	progress map[string]checkpoint.Progress
+	progress map[string]record.Progress
 }
 
 // NoteProgress keeps p as the last progress of step id. The next checkpoint write (a
 // step's record or the lease renewal) carries it: progress never costs a write of its own.
-func (e *Engine) NoteProgress(id string, p checkpoint.Progress) {
+func (e *Engine) NoteProgress(id string, p record.Progress) {
 	e.pmu.Lock()
 	defer e.pmu.Unlock()
 	if e.progress == nil {
-		e.progress = map[string]checkpoint.Progress{}
+		e.progress = map[string]record.Progress{}
 	}
 	e.progress[id] = p
 }
@@ -287,7 +263,7 @@ func (e *Engine) run(ctx, actx context.Context) error {
 	defer cancel()
 	err := e.Settle(sctx)
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
-		return &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s: %w", e.StepTimeout, err)}
+		return &pub.Fatal{Code: 4, Err: fmt.Errorf("timed out after %s: %w", e.StepTimeout, err)}
 	}
 	return err
 }
@@ -307,8 +283,8 @@ func (e *Engine) setDefaults() {
 // turn is one pass of the run over one step.
 type turn struct {
 	i    int
-	rec  *checkpoint.Step
-	st   Step
+	rec  *record.Step
+	st   pub.Step
 	desc string
 	// forced says the step is being redone (its Done is not asked); reason is why.
 	forced  bool
@@ -373,7 +349,7 @@ func (e *Engine) turnFor(ctx context.Context, i int) (*turn, error) {
 	s := &turn{i: i, rec: rec, st: st, desc: describe(st, rec.ID)}
 	s.reason, s.forced = e.forced[i]
 	delete(e.forced, i)
-	_, s.evident = st.(Evident)
+	_, s.evident = st.(pub.Evident)
 	_, s.passive = st.(Passive)
 	return s, nil
 }
@@ -385,7 +361,7 @@ func (e *Engine) doneAlready(ctx context.Context, s *turn) (bool, error) {
 	if err != nil || !done {
 		return false, err
 	}
-	e.finish(s, s.rec.State != checkpoint.StateStarted)
+	e.finish(s, s.rec.State != record.StateStarted)
 	return true, nil
 }
 
@@ -393,7 +369,7 @@ func (e *Engine) doneAlready(ctx context.Context, s *turn) (bool, error) {
 // for Safe.
 func (e *Engine) mayAct(ctx context.Context, s *turn) error {
 	if tries := e.triesOf(s.rec.ID); tries >= e.MaxAttempts {
-		return &Fatal{Code: 1, Err: fmt.Errorf("step %s failed %d times in this run (last error: %s)", s.rec.ID, tries, e.lastError(s.rec, s.reason))}
+		return &pub.Fatal{Code: 1, Err: fmt.Errorf("step %s failed %d times in this run (last error: %s)", s.rec.ID, tries, e.lastError(s.rec, s.reason))}
 	}
 	if err := e.safe(ctx, s.rec.ID, s.st); err != nil {
 		if ctx.Err() != nil {
@@ -410,7 +386,7 @@ func (e *Engine) mayAct(ctx context.Context, s *turn) error {
 // (passive ones, which do not act, need no proof).
 func (e *Engine) recordStart(ctx context.Context, s *turn) error {
 	start := func(now time.Time) {
-		s.rec.State = checkpoint.StateStarted
+		s.rec.State = record.StateStarted
 		s.rec.Attempts++
 		e.tries[s.rec.ID]++
 		s.rec.StartedAt = &now
@@ -457,7 +433,7 @@ func (e *Engine) recheck(ctx context.Context, s *turn) (again bool, err error) {
 // with a write for the others (their "started" is on the server).
 func (e *Engine) undoStart(ctx context.Context, s *turn) error {
 	return e.apply(ctx, s.evident, func(time.Time) {
-		s.rec.State = checkpoint.StatePending
+		s.rec.State = record.StatePending
 		s.rec.StartedAt = nil
 		s.rec.Attempts--
 		e.tries[s.rec.ID]--
@@ -487,8 +463,8 @@ func (e *Engine) act(ctx, actx context.Context, s *turn) (again bool, err error)
 	if err == nil {
 		return false, nil
 	}
-	var rt *Retryable
-	var fatal *Fatal
+	var rt *pub.Retryable
+	var fatal *pub.Fatal
 	var refused *NotStarted
 	switch {
 	case errors.As(err, &refused):
@@ -504,7 +480,7 @@ func (e *Engine) act(ctx, actx context.Context, s *turn) (again bool, err error)
 	case e.transient(err):
 		e.recordError(ctx, s.rec, err)
 		if e.triesOf(s.rec.ID) >= e.MaxAttempts {
-			return false, &Fatal{Code: 4, Err: fmt.Errorf("%s: the API server keeps failing: %w", s.desc, err)}
+			return false, &pub.Fatal{Code: 4, Err: fmt.Errorf("%s: the API server keeps failing: %w", s.desc, err)}
 		}
 		return true, e.retryLater(ctx, s.rec.ID, fmt.Sprintf("%s: transient API error (attempt %d): %v; retrying", s.desc, s.rec.Attempts, err))
 	default:
@@ -515,10 +491,10 @@ func (e *Engine) act(ctx, actx context.Context, s *turn) (again bool, err error)
 
 // refused records an action refused before anything happened: the step is pending
 // again, with the refusal as its error, and the run stops with code.
-func (e *Engine) refused(ctx context.Context, rec *checkpoint.Step, err error, code int) error {
+func (e *Engine) refused(ctx context.Context, rec *record.Step, err error, code int) error {
 	e.Reporter.StepFailed(rec.ID, rec.ID, err)
 	if serr := e.commit(ctx, func(time.Time) {
-		rec.State = checkpoint.StatePending
+		rec.State = record.StatePending
 		rec.StartedAt = nil
 		rec.LastError = err.Error()
 		e.lastErr[rec.ID] = err.Error()
@@ -527,7 +503,7 @@ func (e *Engine) refused(ctx context.Context, rec *checkpoint.Step, err error, c
 		// refuses until it does. Say so rather than hide it.
 		e.Reporter.Warn(rec.ID, "could not record the refusal in the checkpoint (the step stays \"started\"): "+serr.Error())
 	}
-	return &Fatal{Code: code, Err: err}
+	return &pub.Fatal{Code: code, Err: err}
 }
 
 // retryLater warns that the action will be attempted again and waits a backoff first.
@@ -560,7 +536,7 @@ func (e *Engine) redo(s *turn, redo *Redo) (int, error) {
 	e.Reporter.Warn(s.rec.ID, fmt.Sprintf("%s; going back to %s", redo.Reason, redo.StepID))
 	e.mu.Lock()
 	for k := j; k <= s.i; k++ {
-		e.CP.Steps[k].State = checkpoint.StatePending
+		e.CP.Steps[k].State = record.StatePending
 	}
 	// The reason is the step's last error: markDone cleared the one its action met, and
 	// a later run must be able to name it.
@@ -599,7 +575,7 @@ func (e *Engine) fence(ctx context.Context, id string) error {
 		case errors.Is(err, checkpoint.ErrLost):
 			return e.lost(err)
 		case !e.transient(err) || attempt >= e.MaxAttempts:
-			return &Fatal{Code: 4, Err: fmt.Errorf("cannot prove this run still holds operation %s before %s: %w", e.CP.OperationID, id, err)}
+			return &pub.Fatal{Code: 4, Err: fmt.Errorf("cannot prove this run still holds operation %s before %s: %w", e.CP.OperationID, id, err)}
 		}
 		e.Reporter.Waiting(id, "cannot check the lock yet ("+err.Error()+"), retrying", 0)
 		if err := e.sleep(ctx, backoff(e.Poll, attempt)); err != nil {
@@ -610,11 +586,11 @@ func (e *Engine) fence(ctx context.Context, id string) error {
 
 // lost is the error that stops a run whose checkpoint another run took over.
 func (e *Engine) lost(err error) error {
-	return &Fatal{Code: 4, Err: fmt.Errorf("this run no longer holds operation %s and stopped before its next action: %w", e.CP.OperationID, err)}
+	return &pub.Fatal{Code: 4, Err: fmt.Errorf("this run no longer holds operation %s and stopped before its next action: %w", e.CP.OperationID, err)}
 }
 
 // safe asks Safe, retrying while the answer is a transient API error.
-func (e *Engine) safe(ctx context.Context, id string, st Step) error {
+func (e *Engine) safe(ctx context.Context, id string, st pub.Step) error {
 	for attempt := 1; ; attempt++ {
 		err := st.Safe(ctx)
 		if err == nil || !e.transient(err) || attempt >= e.MaxAttempts {
@@ -628,7 +604,7 @@ func (e *Engine) safe(ctx context.Context, id string, st Step) error {
 }
 
 // doneWithRetry asks Done until it answers, within StepTimeout. Unknown is never done.
-func (e *Engine) doneWithRetry(ctx context.Context, id string, st Step) (bool, error) {
+func (e *Engine) doneWithRetry(ctx context.Context, id string, st pub.Step) (bool, error) {
 	start := e.now()
 	for {
 		done, err := st.Done(ctx)
@@ -638,12 +614,12 @@ func (e *Engine) doneWithRetry(ctx context.Context, id string, st Step) (bool, e
 		if ctx.Err() != nil {
 			return false, ErrInterrupted
 		}
-		var fatal *Fatal
+		var fatal *pub.Fatal
 		if errors.As(err, &fatal) {
 			return false, err
 		}
 		if e.now().Sub(start) > e.StepTimeout {
-			return false, &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s: cannot tell whether %s is done: %w", e.StepTimeout, id, err)}
+			return false, &pub.Fatal{Code: 4, Err: fmt.Errorf("timed out after %s: cannot tell whether %s is done: %w", e.StepTimeout, id, err)}
 		}
 		e.Reporter.Waiting(id, "state unknown ("+err.Error()+"), reading again", e.now().Sub(start))
 		if err := e.sleep(ctx, e.Poll); err != nil {
@@ -653,7 +629,7 @@ func (e *Engine) doneWithRetry(ctx context.Context, id string, st Step) (bool, e
 }
 
 // wait blocks until the step's effect is visible.
-func (e *Engine) wait(ctx context.Context, id string, st Step) error {
+func (e *Engine) wait(ctx context.Context, id string, st pub.Step) error {
 	if r, ok := st.(Redoer); ok {
 		if redo := r.PendingRedo(); redo != nil {
 			return redo
@@ -664,7 +640,7 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 	if w, ok := st.(Waiter); ok {
 		err := w.Wait(wctx)
 		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
-			return &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s: %w", e.StepTimeout, id, err)}
+			return &pub.Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s: %w", e.StepTimeout, id, err)}
 		}
 		return err
 	}
@@ -678,7 +654,7 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 			return ErrInterrupted
 		}
 		if wctx.Err() != nil {
-			return &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)}
+			return &pub.Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)}
 		}
 		what := "waiting"
 		if err != nil {
@@ -689,7 +665,7 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 			if ctx.Err() != nil {
 				return ErrInterrupted
 			}
-			return &Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)}
+			return &pub.Fatal{Code: 4, Err: fmt.Errorf("timed out after %s waiting for %s", e.StepTimeout, id)}
 		}
 	}
 }
@@ -698,12 +674,12 @@ func (e *Engine) wait(ctx context.Context, id string, st Step) error {
 // "started", an error, a release, or clearing the checkpoint at the end) carries it. A
 // crash before that leaves the step "started", which resume re-checks in the real world
 // anyway — and the run saves one API write per step.
-func (e *Engine) markDone(rec *checkpoint.Step) {
+func (e *Engine) markDone(rec *record.Step) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if rec.State != checkpoint.StateDone {
+	if rec.State != record.StateDone {
 		now := e.now()
-		rec.State = checkpoint.StateDone
+		rec.State = record.StateDone
 		rec.FinishedAt = &now
 		rec.LastError = ""
 	}
@@ -711,7 +687,7 @@ func (e *Engine) markDone(rec *checkpoint.Step) {
 
 // recordError keeps the last error in the checkpoint (best effort: the run is stopping
 // or retrying anyway, and the step stays "started", which resume re-checks).
-func (e *Engine) recordError(ctx context.Context, rec *checkpoint.Step, err error) {
+func (e *Engine) recordError(ctx context.Context, rec *record.Step, err error) {
 	e.Reporter.StepFailed(rec.ID, rec.ID, err)
 	if serr := e.commit(ctx, func(time.Time) {
 		rec.LastError = err.Error()
@@ -759,9 +735,9 @@ func (e *Engine) commit(ctx context.Context, change func(now time.Time)) error {
 	if e.transient(err) {
 		// The last good checkpoint is on the server and nothing acted after it: stop
 		// like an interruption, resume continues.
-		return &Fatal{Code: 4, Err: fmt.Errorf("cannot write the checkpoint (the API server keeps failing): %w", err)}
+		return &pub.Fatal{Code: 4, Err: fmt.Errorf("cannot write the checkpoint (the API server keeps failing): %w", err)}
 	}
-	return &Fatal{Code: 1, Err: err}
+	return &pub.Fatal{Code: 1, Err: err}
 }
 
 // Amend changes the checkpoint in memory, serialized with its writes (a step that learnt
@@ -868,8 +844,8 @@ func backoff(poll time.Duration, attempt int) time.Duration {
 	return d
 }
 
-func describe(st Step, id string) string {
-	if d, ok := st.(Describer); ok {
+func describe(st pub.Step, id string) string {
+	if d, ok := st.(pub.Describer); ok {
 		return d.Describe()
 	}
 	return id
@@ -884,7 +860,7 @@ func (e *Engine) triesOf(id string) int {
 
 // lastError names the last real error of a step: the one this run met, else the reason
 // it is being redone, else the one the checkpoint kept.
-func (e *Engine) lastError(rec *checkpoint.Step, reason string) string {
+func (e *Engine) lastError(rec *record.Step, reason string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, s := range []string{e.lastErr[rec.ID], reason, rec.LastError} {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // fakeStore is a Saver whose checkpoint another run can take over (lost).
@@ -29,7 +31,7 @@ func (f *fakeStore) err() error {
 	return nil
 }
 
-func (f *fakeStore) Save(_ context.Context, cp *checkpoint.Checkpoint) error {
+func (f *fakeStore) Save(_ context.Context, cp *record.Checkpoint) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.saves++
@@ -40,7 +42,7 @@ func (f *fakeStore) Save(_ context.Context, cp *checkpoint.Checkpoint) error {
 	return f.err()
 }
 
-func (f *fakeStore) Fence(context.Context, *checkpoint.Checkpoint) error {
+func (f *fakeStore) Fence(context.Context, *record.Checkpoint) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.log = append(f.log, "fence")
@@ -94,12 +96,12 @@ func (nopReporter) Waiting(string, string, time.Duration) {}
 func (nopReporter) Warn(string, string)                   {}
 
 func newEngine(st *fakeStore, kinds ...string) (*Engine, *[]string) {
-	cp := &checkpoint.Checkpoint{OperationID: "op"}
-	steps := map[string]Step{}
+	cp := &record.Checkpoint{OperationID: "op"}
+	steps := map[string]operation.Step{}
 	log := &st.log
 	for i, k := range kinds {
 		id := fmt.Sprintf("%s%d", k, i)
-		cp.Steps = append(cp.Steps, checkpoint.Step{ID: id, State: checkpoint.StatePending})
+		cp.Steps = append(cp.Steps, record.Step{ID: id, State: record.StatePending})
 		s := &step{id: id, log: log, mu: &st.mu}
 		switch k {
 		case "evident":
@@ -136,7 +138,7 @@ func TestLostLockStopsBeforeNextAction(t *testing.T) {
 		first := e.Steps["evident0"].(evidentStep)
 		first.do = st.takeOver // host B takes over while this run acts
 		err := e.Run(context.Background())
-		var fatal *Fatal
+		var fatal *operation.Fatal
 		if !errors.As(err, &fatal) || fatal.Code != 4 || !errors.Is(err, checkpoint.ErrLost) || !strings.Contains(err.Error(), "host-b") {
 			t.Fatalf("%s: %v, want a code 4 Fatal naming host-b", next, err)
 		}
@@ -176,7 +178,7 @@ func TestFailedRenewalStops(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	err := e.Run(ctx)
-	var fatal *Fatal
+	var fatal *operation.Fatal
 	if !errors.As(err, &fatal) || fatal.Code != 4 || !errors.Is(err, checkpoint.ErrLost) {
 		t.Fatalf("%v, want a code 4 Fatal with ErrLost", err)
 	}

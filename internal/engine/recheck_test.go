@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // recheckStep fails its first Recheck (the world changed during the "started" write).
@@ -45,7 +45,7 @@ func TestRecheckFailureBackToSafe(t *testing.T) {
 	if rs.safes != 2 || e.CP.Steps[0].Attempts != 1 {
 		t.Fatalf("Safe asked %d times (want 2), attempts %d (want 1)", rs.safes, e.CP.Steps[0].Attempts)
 	}
-	if len(states) < 2 || states[1] != checkpoint.StatePending {
+	if len(states) < 2 || states[1] != record.StatePending {
 		t.Fatalf("checkpoint states written %v: want started, then pending", states)
 	}
 }
@@ -68,7 +68,7 @@ func TestGuardStopsBeforeAction(t *testing.T) {
 	if want := "save,do written0,fence"; strings.Join(*log, ",") != want {
 		t.Fatalf("history %s\nwant    %s", strings.Join(*log, ","), want)
 	}
-	if s := e.CP.Steps[1]; s.State != checkpoint.StatePending || s.Attempts != 0 {
+	if s := e.CP.Steps[1]; s.State != record.StatePending || s.Attempts != 0 {
 		t.Fatalf("step after the guard: %s, %d attempts", s.State, s.Attempts)
 	}
 }

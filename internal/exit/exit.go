@@ -13,10 +13,10 @@ import (
 
 // The documented exit codes.
 const (
-	OK          = 0
-	Error       = 1
-	Usage       = 2
-	Refused     = pub.ExitRefused
+	OK    = 0
+	Error = 1
+	Usage = 2
+
 	Interrupted = 4
 )
 
@@ -28,19 +28,15 @@ const Help = `Exit codes:
   3  refused by a precondition (unsafe, unsupported, or the cluster is busy), nothing changed
   4  interrupted or timed out; the checkpoint is saved, run "kubectl cassandra resume"`
 
-// CodedError is operation.CodedError: an exit code with an error (an operator's kind
-// refuses with it too, pkg/operation).
-type CodedError = pub.CodedError
-
 func wrap(code int, format string, a ...any) error {
-	return &CodedError{Code: code, Err: fmt.Errorf(format, a...)}
+	return &pub.CodedError{Code: code, Err: fmt.Errorf(format, a...)}
 }
 
 // Usagef is a bad-usage error (exit 2).
 func Usagef(format string, a ...any) error { return wrap(Usage, format, a...) }
 
 // Refusedf is a refusal by a precondition (exit 3).
-func Refusedf(format string, a ...any) error { return wrap(Refused, format, a...) }
+func Refusedf(format string, a ...any) error { return wrap(pub.ExitRefused, format, a...) }
 
 // Interruptedf is an interruption with the checkpoint saved (exit 4).
 func Interruptedf(format string, a ...any) error { return wrap(Interrupted, format, a...) }
@@ -50,7 +46,7 @@ func WithCode(code int, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &CodedError{Code: code, Err: err}
+	return &pub.CodedError{Code: code, Err: err}
 }
 
 // Code returns the exit code for err: 0 for nil, the attached code, else 1.
@@ -58,7 +54,7 @@ func Code(err error) int {
 	if err == nil {
 		return OK
 	}
-	var ce *CodedError
+	var ce *pub.CodedError
 	if errors.As(err, &ce) {
 		return ce.Code
 	}

@@ -1,11 +1,14 @@
 package nodetool
 
-import "testing"
+import (
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"testing"
+)
 
 // A member of the datacenter is accounted for by a pod at its address (IPv6 in either
 // form); members of other datacenters are not asked about.
 func TestUnaccounted(t *testing.T) {
-	r := Ring{Nodes: []Node{
+	r := nodetool.Ring{Nodes: []nodetool.Node{
 		{DC: "dc1", Status: "U", State: "N", Address: "10.0.0.1", HostID: "a"},
 		{DC: "dc1", Status: "D", State: "N", Address: "10.0.0.9", HostID: "gone"},
 		{DC: "dc1", Status: "U", State: "N", Address: "fd00:10:244:0:0:0:0:b", HostID: "v6"},

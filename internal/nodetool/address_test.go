@@ -3,6 +3,7 @@ package nodetool
 import (
 	"testing"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,12 +39,12 @@ func TestByAddressIPv6(t *testing.T) {
 }
 
 func TestSameAddress(t *testing.T) {
-	assert.True(t, SameAddress("10.244.0.5", "10.244.0.5"))
-	assert.True(t, SameAddress("::ffff:10.244.0.5", "10.244.0.5"), "IPv4-mapped")
-	assert.True(t, SameAddress("fe80:0:0:0:0:0:0:1%eth0", "fe80::1"), "zone ignored")
-	assert.False(t, SameAddress("10.244.0.5", "10.244.0.50"))
-	assert.False(t, SameAddress("", ""))
-	assert.True(t, SameAddress("not-an-ip", "not-an-ip"), "unparsable: compared as text")
+	assert.True(t, nodetool.SameAddress("10.244.0.5", "10.244.0.5"))
+	assert.True(t, nodetool.SameAddress("::ffff:10.244.0.5", "10.244.0.5"), "IPv4-mapped")
+	assert.True(t, nodetool.SameAddress("fe80:0:0:0:0:0:0:1%eth0", "fe80::1"), "zone ignored")
+	assert.False(t, nodetool.SameAddress("10.244.0.5", "10.244.0.50"))
+	assert.False(t, nodetool.SameAddress("", ""))
+	assert.True(t, nodetool.SameAddress("not-an-ip", "not-an-ip"), "unparsable: compared as text")
 }
 
 // TestParseStatusDuplicateIPv6: two spellings of one address are one address.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,7 +40,7 @@ func TestAuthPasswordOnStdin(t *testing.T) {
 	}}
 	n, err := c.Netstats(context.Background(), "p")
 	require.NoError(t, err)
-	require.Equal(t, ModeNormal, n.Mode)
+	require.Equal(t, nodetool.ModeNormal, n.Mode)
 	require.Equal(t, []string{"env", "LANG=C", "JAVA_TOOL_OPTIONS=-Dcom.sun.jndi.rmiURLParsing=legacy", "nodetool", "-u", "jmx", "-pwf", "/dev/stdin", "netstats"}, f.argv[0])
 	require.Equal(t, []string{"jmx pw-123\n"}, f.stdin)
 
@@ -57,7 +58,7 @@ func TestAuthPasswordOnStdin(t *testing.T) {
 func TestAuthRefusalIsNotUnreachable(t *testing.T) {
 	_, err := Client{Exec: &fakeStreamer{}}.Status(context.Background(), "p")
 	var auth *AuthError
-	var unreachable *UnreachableError
+	var unreachable *nodetool.UnreachableError
 	require.ErrorAs(t, err, &auth)
 	require.False(t, errors.As(err, &unreachable))
 	require.Contains(t, err.Error(), "--jmx-secret")

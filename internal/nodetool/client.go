@@ -65,10 +65,6 @@ func (c Client) read(ctx context.Context, pod string, args ...string) (string, s
 	}
 }
 
-// UnreachableError is nodetool.UnreachableError: nodetool ran but could not connect to
-// Cassandra's JMX port (Cassandra down, starting, or refusing to start).
-type UnreachableError = pub.UnreachableError
-
 func execFailure(pod, cmd, stdout, stderr string, err error) error {
 	for _, out := range []string{stderr, stdout} {
 		if i := strings.Index(out, "nodetool: Failed to connect"); i >= 0 {
@@ -77,7 +73,7 @@ func execFailure(pod, cmd, stdout, stderr string, err error) error {
 				// callers read as "its process is not running" (see AuthError).
 				return &AuthError{Pod: pod, Message: line}
 			}
-			return &UnreachableError{Pod: pod, Message: clientFirstLine(out[i:])}
+			return &pub.UnreachableError{Pod: pod, Message: clientFirstLine(out[i:])}
 		}
 	}
 	// Skip the JVM's own lines ("Picked up JAVA_TOOL_OPTIONS: ...") to reach the error.
@@ -92,7 +88,7 @@ func execFailure(pod, cmd, stdout, stderr string, err error) error {
 }
 
 // Status reads the ring as seen from pod.
-func (c Client) Status(ctx context.Context, pod string) (Ring, error) {
+func (c Client) Status(ctx context.Context, pod string) (pub.Ring, error) {
 	return readParsed(ctx, c, pod, "status", ParseStatus)
 }
 

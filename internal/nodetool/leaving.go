@@ -1,5 +1,7 @@
 package nodetool
 
+import "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+
 // SendsUnbootstrap reports whether netstats lists a decommission's stream plan
 // (Unbootstrap) that this node sends: the node is leaving. A receiving peer lists the
 // same plan with Receiving sessions, which does not count. Plans whose sessions could
@@ -25,7 +27,7 @@ func (n Netstats) SendsUnbootstrap() bool {
 // lists it (listed false: LEFT announced). On 5.0 the mode can read DECOMMISSION_FAILED
 // while the node is still leaving (CASSANDRA-21493, CASSANDRA-21583), so the mode alone
 // never says a decommission failed.
-func LeavingEvidence(ns Netstats, row Node, listed bool, reader string) string {
+func LeavingEvidence(ns Netstats, row nodetool.Node, listed bool, reader string) string {
 	switch {
 	case ns.SendsUnbootstrap():
 		return "its netstats list an Unbootstrap stream it sends"

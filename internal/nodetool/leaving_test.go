@@ -1,6 +1,7 @@
 package nodetool
 
 import (
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"reflect"
 	"testing"
 )
@@ -27,7 +28,7 @@ func TestSendsUnbootstrap(t *testing.T) {
 			t.Errorf("%s: SendsUnbootstrap = %v, want %v", tc.file, got, tc.want)
 		}
 	}
-	if !(Netstats{Mode: ModeDecommissionFailed, Streaming: true}).SendsUnbootstrap() {
+	if !(Netstats{Mode: nodetool.ModeDecommissionFailed, Streaming: true}).SendsUnbootstrap() {
 		t.Error("a listed plan with unreadable sessions must count as sending")
 	}
 }
@@ -39,14 +40,14 @@ func TestLeavingEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := Netstats{Mode: ModeDecommissionFailed}
-	un := Node{Status: "U", State: "N"}
-	ul := Node{Status: "U", State: "L"}
-	dl := Node{Status: "D", State: "L"}
+	failed := Netstats{Mode: nodetool.ModeDecommissionFailed}
+	un := nodetool.Node{Status: "U", State: "N"}
+	ul := nodetool.Node{Status: "U", State: "L"}
+	dl := nodetool.Node{Status: "D", State: "L"}
 	for _, tc := range []struct {
 		name   string
 		ns     Netstats
-		row    Node
+		row    nodetool.Node
 		listed bool
 		want   string
 	}{
@@ -54,7 +55,7 @@ func TestLeavingEvidence(t *testing.T) {
 		{"streaming", streaming, un, true, "its netstats list an Unbootstrap stream it sends"},
 		{"peer sees UL", failed, ul, true, "p-0 sees it UL (leaving)"},
 		{"peer sees DL", failed, dl, true, "p-0 sees it DL (leaving)"},
-		{"gone from the ring", failed, Node{}, false, "the ring read on p-0 no longer lists it (LEFT announced)"},
+		{"gone from the ring", failed, nodetool.Node{}, false, "the ring read on p-0 no longer lists it (LEFT announced)"},
 	} {
 		if got := LeavingEvidence(tc.ns, tc.row, tc.listed, "p-0"); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

@@ -3,6 +3,7 @@ package nodetool
 import (
 	"errors"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"strconv"
 	"strings"
 )
@@ -24,11 +25,7 @@ var (
 	netstatsSum4     = lazyRE(`^        (Sending|Receiving) (\d+) files, (\d+) bytes total\. Already (?:sent|received) (\d+) files \((?:[0-9.,]+|NaN)%\), (\d+) bytes total \((?:[0-9.,]+|NaN)%\)$`)
 	netstatsSum311   = lazyRE(`^        (Sending|Receiving) (\d+) files, (\d+) bytes total\. Already (?:sent|received) (\d+) files, (\d+) bytes total$`)
 
-	knownModes = map[Mode]bool{
-		ModeStarting: true, ModeNormal: true, ModeJoining: true, ModeJoiningFailed: true,
-		ModeLeaving: true, ModeDecommissioned: true, ModeDecommissionFailed: true,
-		ModeMoving: true, ModeDraining: true, ModeDrained: true,
-	}
+	knownModes = map[nodetool.Mode]bool{nodetool.ModeStarting: true, nodetool.ModeNormal: true, nodetool.ModeJoining: true, nodetool.ModeJoiningFailed: true, nodetool.ModeLeaving: true, nodetool.ModeDecommissioned: true, nodetool.ModeDecommissionFailed: true, nodetool.ModeMoving: true, nodetool.ModeDraining: true, nodetool.ModeDrained: true}
 )
 
 // ParseNetstats parses `nodetool netstats` of Cassandra 3.11 to 5.0. The first line must be
@@ -57,7 +54,7 @@ func ParseNetstats(out string) (Netstats, error) {
 		}
 		return Netstats{}, fmt.Errorf("netstats line %d: want \"Mode: <MODE>\", got %s", first+1, quote(line))
 	}
-	mode := Mode(m[1])
+	mode := nodetool.Mode(m[1])
 	if !knownModes[mode] {
 		return Netstats{}, fmt.Errorf("netstats line %d: unknown operation mode %q", first+1, m[1])
 	}

@@ -3,6 +3,7 @@ package nodetool
 import (
 	"testing"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -12,13 +13,13 @@ func TestParseNetstatsFixtures(t *testing.T) {
 		file string
 		want Netstats
 	}{
-		{"netstats-4.1-leaving-streaming.txt", Netstats{Mode: ModeLeaving, Streaming: true}},
-		{"netstats-4.1-normal-receiving.txt", Netstats{Mode: ModeNormal, Streaming: true}},
-		{"netstats-4.1-leaving-idle.txt", Netstats{Mode: ModeLeaving, Streaming: false}},
-		{"netstats-4.1-decommissioned.txt", Netstats{Mode: ModeDecommissioned, Streaming: false}},
-		{"netstats-5.0-decommission-failed.txt", Netstats{Mode: ModeDecommissionFailed, Streaming: false}},
-		{"netstats-4.1-starting.txt", Netstats{Mode: ModeStarting, Streaming: false}},
-		{"netstats-3.11-leaving-streaming.txt", Netstats{Mode: ModeLeaving, Streaming: true}},
+		{"netstats-4.1-leaving-streaming.txt", Netstats{Mode: nodetool.ModeLeaving, Streaming: true}},
+		{"netstats-4.1-normal-receiving.txt", Netstats{Mode: nodetool.ModeNormal, Streaming: true}},
+		{"netstats-4.1-leaving-idle.txt", Netstats{Mode: nodetool.ModeLeaving, Streaming: false}},
+		{"netstats-4.1-decommissioned.txt", Netstats{Mode: nodetool.ModeDecommissioned, Streaming: false}},
+		{"netstats-5.0-decommission-failed.txt", Netstats{Mode: nodetool.ModeDecommissionFailed, Streaming: false}},
+		{"netstats-4.1-starting.txt", Netstats{Mode: nodetool.ModeStarting, Streaming: false}},
+		{"netstats-3.11-leaving-streaming.txt", Netstats{Mode: nodetool.ModeLeaving, Streaming: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -72,8 +73,7 @@ func TestParseNetstatsProgressIgnoresHumanSizes(t *testing.T) {
 }
 
 func TestParseNetstatsAcceptsEveryMode(t *testing.T) {
-	for _, m := range []Mode{ModeStarting, ModeNormal, ModeJoining, ModeJoiningFailed, ModeLeaving,
-		ModeDecommissioned, ModeDecommissionFailed, ModeMoving, ModeDraining, ModeDrained} {
+	for _, m := range []nodetool.Mode{nodetool.ModeStarting, nodetool.ModeNormal, nodetool.ModeJoining, nodetool.ModeJoiningFailed, nodetool.ModeLeaving, nodetool.ModeDecommissioned, nodetool.ModeDecommissionFailed, nodetool.ModeMoving, nodetool.ModeDraining, nodetool.ModeDrained} {
 		t.Run(string(m), func(t *testing.T) {
 			got, err := ParseNetstats("Mode: " + string(m) + "\nNot sending any streams.\n")
 			require.NoError(t, err)
@@ -92,14 +92,14 @@ func TestParseNetstatsModeLineOnly(t *testing.T) {
 	} {
 		got, err := ParseNetstats(out)
 		require.NoError(t, err, "%q", out)
-		assert.Equal(t, Netstats{Mode: ModeDecommissioned}, got, "%q", out)
+		assert.Equal(t, Netstats{Mode: nodetool.ModeDecommissioned}, got, "%q", out)
 	}
 }
 
 func TestParseNetstatsOtherPlansCountAsStreaming(t *testing.T) {
 	got, err := ParseNetstats("Mode: NORMAL\nRebuild 2c3d4e5f-4e2b-11ef-a3c1-6f1d2b3c4d5e\n    /10.244.1.13\n")
 	require.NoError(t, err)
-	assert.Equal(t, Netstats{Mode: ModeNormal, Streaming: true}, Netstats{Mode: got.Mode, Streaming: got.Streaming})
+	assert.Equal(t, Netstats{Mode: nodetool.ModeNormal, Streaming: true}, Netstats{Mode: got.Mode, Streaming: got.Streaming})
 }
 
 func TestParseNetstatsRejects(t *testing.T) {

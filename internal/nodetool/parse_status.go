@@ -2,6 +2,7 @@ package nodetool
 
 import (
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"regexp"
 	"strconv"
 	"strings"
@@ -71,11 +72,11 @@ func parseStatusHeader(line string) (statusLayout, error) {
 	return l, nil
 }
 
-func (l statusLayout) parseRow(raw, dc string) (Node, error) {
+func (l statusLayout) parseRow(raw, dc string) (nodetool.Node, error) {
 	line := strings.TrimRight(raw, " \t")
 	m := l.row.FindStringSubmatchIndex(line)
 	if m == nil {
-		return Node{}, fmt.Errorf("cannot parse row %s", quote(line))
+		return nodetool.Node{}, fmt.Errorf("cannot parse row %s", quote(line))
 	}
 	cell := func(i int) string {
 		if m[2*i] < 0 {
@@ -83,7 +84,7 @@ func (l statusLayout) parseRow(raw, dc string) (Node, error) {
 		}
 		return line[m[2*i]:m[2*i+1]]
 	}
-	n := Node{
+	n := nodetool.Node{
 		DC:      dc,
 		Status:  cell(1),
 		State:   cell(2),
@@ -94,7 +95,7 @@ func (l statusLayout) parseRow(raw, dc string) (Node, error) {
 	if l.vnodes {
 		tokens, err := strconv.Atoi(cell(5))
 		if err != nil {
-			return Node{}, fmt.Errorf("row %s: token count %q: %w", quote(line), cell(5), err)
+			return nodetool.Node{}, fmt.Errorf("row %s: token count %q: %w", quote(line), cell(5), err)
 		}
 		n.Tokens, n.Owns, hostIDGroup, n.Rack = tokens, cell(6), 7, cell(8)
 	} else {
@@ -108,7 +109,7 @@ func (l statusLayout) parseRow(raw, dc string) (Node, error) {
 		// the Host ID column. Anything earlier is a row cut inside its Host ID or rack.
 		next := m[2*(hostIDGroup+1)]
 		if next < l.hostIDEnd {
-			return Node{}, fmt.Errorf("row %s: no host ID, and %q starts inside the Host ID column (truncated row?)",
+			return nodetool.Node{}, fmt.Errorf("row %s: no host ID, and %q starts inside the Host ID column (truncated row?)",
 				quote(line), cell(hostIDGroup+1))
 		}
 	default:
@@ -133,7 +134,7 @@ func (l statusLayout) parseRow(raw, dc string) (Node, error) {
 //
 // Rack names are single words (a rack with a space in its name fails the row). Output
 // cut inside the rack name of its very last row cannot be told from a shorter rack name.
-func ParseStatus(out string) (Ring, error) {
+func ParseStatus(out string) (nodetool.Ring, error) {
 	p := statusParser{dcs: map[string]bool{}, addresses: map[string]int{}, hostIDs: map[string]int{}}
 	for i, raw := range splitLines(out) {
 		n := i + 1
@@ -154,29 +155,29 @@ func ParseStatus(out string) (Ring, error) {
 			err = p.row(n, raw, line)
 		default:
 			if e := firstErrorLine(out); e != "" {
-				return Ring{}, fmt.Errorf("status: nodetool printed an error instead of a ring: %s", quote(e))
+				return nodetool.Ring{}, fmt.Errorf("status: nodetool printed an error instead of a ring: %s", quote(e))
 			}
-			return Ring{}, fmt.Errorf("status line %d: unexpected line %s", n, quote(line))
+			return nodetool.Ring{}, fmt.Errorf("status line %d: unexpected line %s", n, quote(line))
 		}
 		if err != nil {
-			return Ring{}, err
+			return nodetool.Ring{}, err
 		}
 	}
 	if err := p.endDC(); err != nil {
-		return Ring{}, err
+		return nodetool.Ring{}, err
 	}
 	if len(p.ring.Nodes) == 0 {
 		if p.dc != "" {
-			return Ring{}, fmt.Errorf("status: datacenter %q has no node rows: %w", p.dc, ErrEmpty)
+			return nodetool.Ring{}, fmt.Errorf("status: datacenter %q has no node rows: %w", p.dc, ErrEmpty)
 		}
-		return Ring{}, fmt.Errorf("status: no datacenter in %d bytes of output: %w", len(out), ErrEmpty)
+		return nodetool.Ring{}, fmt.Errorf("status: no datacenter in %d bytes of output: %w", len(out), ErrEmpty)
 	}
 	return p.ring, nil
 }
 
 // statusParser is ParseStatus's state between lines.
 type statusParser struct {
-	ring   Ring
+	ring   nodetool.Ring
 	dc     string // current datacenter, "" before the first "Datacenter:" line
 	dcLine int
 	dcRows int

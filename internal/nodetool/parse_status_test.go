@@ -7,27 +7,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // vn is a vnodes-layout row.
-func vn(dc, code, addr, load string, tokens int, owns, hostID, rack string) Node {
-	return Node{DC: dc, Rack: rack, Status: code[:1], State: code[1:], Address: addr, Load: load, Tokens: tokens, Owns: owns, HostID: hostID}
+func vn(dc, code, addr, load string, tokens int, owns, hostID, rack string) nodetool.Node {
+	return nodetool.Node{DC: dc, Rack: rack, Status: code[:1], State: code[1:], Address: addr, Load: load, Tokens: tokens, Owns: owns, HostID: hostID}
 }
 
 // st is a single-token-layout row.
-func st(dc, code, addr, load, owns, hostID, token, rack string) Node {
-	return Node{DC: dc, Rack: rack, Status: code[:1], State: code[1:], Address: addr, Load: load, Owns: owns, HostID: hostID, Token: token}
+func st(dc, code, addr, load, owns, hostID, token, rack string) nodetool.Node {
+	return nodetool.Node{DC: dc, Rack: rack, Status: code[:1], State: code[1:], Address: addr, Load: load, Owns: owns, HostID: hostID, Token: token}
 }
 
 // sixNodes is the CODE-RENDERED 6-node dc1 cluster with the given token count, owns and
 // codes (one per node, in the fixture order).
-func sixNodes(tokens int, owns string, loads [6]string, codes [6]string) []Node {
+func sixNodes(tokens int, owns string, loads [6]string, codes [6]string) []nodetool.Node {
 	addrs := [6]string{"10.244.1.12", "10.244.2.17", "10.244.3.9", "10.244.1.13", "10.244.2.18", "10.244.3.10"}
 	ids := [6]string{hid1, hid2, hid3, hid4, hid5, hid6}
 	racks := [6]string{"r1", "r2", "r3", "r1", "r2", "r3"}
-	nodes := make([]Node, 6)
+	nodes := make([]nodetool.Node, 6)
 	for i := range nodes {
 		nodes[i] = vn("dc1", codes[i], addrs[i], loads[i], tokens, owns, ids[i], racks[i])
 	}
@@ -39,7 +40,7 @@ var (
 	commaLoads   = [6]string{"1,2 GiB", "1,16 GiB", "1,24 GiB", "1,22 GiB", "1,18 GiB", "1,21 GiB"}
 	allUN        = [6]string{"UN", "UN", "UN", "UN", "UN", "UN"}
 	lastLeaving  = [6]string{"UN", "UN", "UN", "UN", "UN", "UL"}
-	twoDCNodes41 = []Node{
+	twoDCNodes41 = []nodetool.Node{
 		vn("dc1", "UN", "10.244.1.12", "1.2 GiB", 16, "100.0%", hid1, "r1"),
 		vn("dc1", "UN", "10.244.2.17", "1.16 GiB", 16, "100.0%", hid2, "r2"),
 		vn("dc1", "UN", "10.244.3.9", "1.24 GiB", 16, "100.0%", hid3, "r3"),
@@ -49,14 +50,14 @@ var (
 	}
 )
 
-func twoDC311(comma bool) []Node {
+func twoDC311(comma bool) []nodetool.Node {
 	l := func(s string) string {
 		if comma {
 			return strings.Replace(s, ".", ",", 1)
 		}
 		return s
 	}
-	return []Node{
+	return []nodetool.Node{
 		vn("dc1", "UN", "10.244.1.12", l("1.2 GiB"), 256, l("100.0%"), hid1, "r1"),
 		vn("dc1", "UN", "10.244.2.17", l("1.16 GiB"), 256, l("100.0%"), hid2, "r2"),
 		vn("dc1", "UN", "10.244.3.9", l("1.24 GiB"), 256, l("100.0%"), hid3, "r3"),
@@ -80,52 +81,52 @@ func TestParseStatusFixtures(t *testing.T) {
 
 	tests := []struct {
 		file string
-		want Ring
+		want nodetool.Ring
 	}{
 		// VERBATIM samples.
-		{"status-5.0-statustest-verbatim.txt", Ring{Nodes: []Node{
+		{"status-5.0-statustest-verbatim.txt", nodetool.Ring{Nodes: []nodetool.Node{
 			st("datacenter1", "UN", "localhost", "45.71 KiB", "100.0%", "0b1b5e91-ad3b-444e-9c24-50578486978a", "1849950853373272258", "rack1"),
 		}}},
-		{"status-5.0-doc-sloppy.txt", Ring{Nodes: []Node{
+		{"status-5.0-doc-sloppy.txt", nodetool.Ring{Nodes: []nodetool.Node{
 			vn("dc1", "UN", "127.0.1.1", "4.69 GiB", 1, "100.0%", "35ea8c9f-b7a2-40a7-b9c5-0ee8b91fdd0e", "r1"),
 			vn("dc1", "UN", "127.0.1.2", "4.71 GiB", 1, "100.0%", "752e278f-b7c5-4f58-974b-9328455af73f", "r2"),
 			vn("dc1", "UN", "127.0.1.3", "4.69 GiB", 1, "100.0%", "9dc1a293-2cc0-40fa-a6fd-9e6054da04a7", "r3"),
 		}}},
-		{"status-5.0-doc-dc2-down.txt", Ring{Nodes: []Node{
+		{"status-5.0-doc-dc2-down.txt", nodetool.Ring{Nodes: []nodetool.Node{
 			vn("dc2", "DN", "127.0.0.5", "105.73 KiB", 1, "33.3%", "df303ac7-61de-46e9-ac79-6e630115fd75", "r1"),
 		}}},
 		// 4.0/4.1/5.0 TableBuilder.
-		{"status-4.1-single-token.txt", Ring{Nodes: []Node{
+		{"status-4.1-single-token.txt", nodetool.Ring{Nodes: []nodetool.Node{
 			st("datacenter1", "UN", "127.0.0.1", "45.71 KiB", "100.0%", hid1, "1849950853373272258", "rack1"),
 		}}},
-		{"status-4.1-steady.txt", Ring{Nodes: sixNodes(16, "50.0%", steadyLoads, allUN)}},
-		{"status-4.1-leaving.txt", Ring{Nodes: sixNodes(16, "50.0%", steadyLoads, lastLeaving)}},
-		{"status-4.1-after-decommission.txt", Ring{Nodes: sixNodes(16, "60.0%",
+		{"status-4.1-steady.txt", nodetool.Ring{Nodes: sixNodes(16, "50.0%", steadyLoads, allUN)}},
+		{"status-4.1-leaving.txt", nodetool.Ring{Nodes: sixNodes(16, "50.0%", steadyLoads, lastLeaving)}},
+		{"status-4.1-after-decommission.txt", nodetool.Ring{Nodes: sixNodes(16, "60.0%",
 			[6]string{"1.44 GiB", "1.4 GiB", "1.48 GiB", "1.46 GiB", "1.42 GiB"}, allUN)[:5]}},
-		{"status-4.1-down-unknown-load.txt", Ring{Nodes: sixNodes(16, "50.0%", downLoads, downCodes)}},
-		{"status-4.1-owns-note.txt", Ring{
+		{"status-4.1-down-unknown-load.txt", nodetool.Ring{Nodes: sixNodes(16, "50.0%", downLoads, downCodes)}},
+		{"status-4.1-owns-note.txt", nodetool.Ring{
 			Nodes: sixNodes(16, "?", steadyLoads, allUN),
 			Notes: []string{"Note: Non-system keyspaces don't have the same replication settings, effective ownership information is meaningless"},
 		}},
-		{"status-4.1-2dc.txt", Ring{Nodes: twoDCNodes41}},
-		{"status-4.1-comma-decimal.txt", Ring{Nodes: sixNodes(16, "50,0%", commaLoads, allUN)}},
-		{"status-4.1-empty-hostid.txt", Ring{Nodes: emptyHostID}},
-		{"status-4.1-print-port.txt", Ring{Nodes: withPort}},
-		{"status-5.0-doc-dc2-down-comma-decimal.txt", Ring{Nodes: []Node{
+		{"status-4.1-2dc.txt", nodetool.Ring{Nodes: twoDCNodes41}},
+		{"status-4.1-comma-decimal.txt", nodetool.Ring{Nodes: sixNodes(16, "50,0%", commaLoads, allUN)}},
+		{"status-4.1-empty-hostid.txt", nodetool.Ring{Nodes: emptyHostID}},
+		{"status-4.1-print-port.txt", nodetool.Ring{Nodes: withPort}},
+		{"status-5.0-doc-dc2-down-comma-decimal.txt", nodetool.Ring{Nodes: []nodetool.Node{
 			vn("dc2", "DN", "127.0.0.5", "105,73 KiB", 1, "33,3%", "df303ac7-61de-46e9-ac79-6e630115fd75", "r1"),
 		}}},
 		// 3.x printf.
-		{"status-3.11-steady.txt", Ring{Nodes: sixNodes(256, "50.0%", steadyLoads, allUN)}},
-		{"status-3.11-leaving.txt", Ring{Nodes: sixNodes(256, "50.0%", steadyLoads, lastLeaving)}},
-		{"status-3.11-2dc.txt", Ring{Nodes: twoDC311(false)}},
-		{"status-3.11-2dc-comma-decimal.txt", Ring{Nodes: twoDC311(true)}},
-		{"status-3.11-null-hostid.txt", Ring{Nodes: []Node{
+		{"status-3.11-steady.txt", nodetool.Ring{Nodes: sixNodes(256, "50.0%", steadyLoads, allUN)}},
+		{"status-3.11-leaving.txt", nodetool.Ring{Nodes: sixNodes(256, "50.0%", steadyLoads, lastLeaving)}},
+		{"status-3.11-2dc.txt", nodetool.Ring{Nodes: twoDC311(false)}},
+		{"status-3.11-2dc-comma-decimal.txt", nodetool.Ring{Nodes: twoDC311(true)}},
+		{"status-3.11-null-hostid.txt", nodetool.Ring{Nodes: []nodetool.Node{
 			vn("dc1", "UN", "10.244.1.12", "1.2 GiB", 256, "50.0%", hid1, "r1"),
 			vn("dc1", "UN", "10.244.2.17", "1.16 GiB", 256, "50.0%", hid2, "r2"),
 			vn("dc1", "?N", "10.244.3.9", "?", 256, "?", hid3, "r3"),
 			vn("dc1", "DN", "10.244.3.10", "?", 256, "50.0%", "", "r3"),
 		}}},
-		{"status-3.0-kb-units.txt", Ring{Nodes: []Node{
+		{"status-3.0-kb-units.txt", nodetool.Ring{Nodes: []nodetool.Node{
 			vn("dc1", "UN", "10.244.1.12", "1.2 GB", 256, "33.3%", hid1, "r1"),
 			vn("dc1", "UN", "10.244.2.17", "512.5 MB", 256, "33.3%", hid2, "r2"),
 			vn("dc1", "UJ", "10.244.3.9", "103.25 KB", 256, "33.4%", hid3, "r3"),
@@ -163,7 +164,7 @@ func TestParseStatusRejectsBrokenOutput(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			got, err := ParseStatus(fixture(t, tt.file))
 			require.Error(t, err)
-			assert.Equal(t, Ring{}, got, "no partial ring on error")
+			assert.Equal(t, nodetool.Ring{}, got, "no partial ring on error")
 			assert.Equal(t, tt.empty, errors.Is(err, ErrEmpty), "errors.Is(err, ErrEmpty) for %v", err)
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
@@ -200,7 +201,7 @@ func TestParseStatusRejectsInlineGarbage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseStatus(tt.out)
 			require.Error(t, err)
-			assert.Equal(t, Ring{}, got)
+			assert.Equal(t, nodetool.Ring{}, got)
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
@@ -252,7 +253,7 @@ func FuzzParseStatus(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out string) {
 		r, err := ParseStatus(out)
 		if err != nil {
-			require.Equal(t, Ring{}, r, "partial ring returned with error %v", err)
+			require.Equal(t, nodetool.Ring{}, r, "partial ring returned with error %v", err)
 			return
 		}
 		require.NotEmpty(t, r.Nodes, "nil error with no node")

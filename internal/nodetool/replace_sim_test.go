@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
@@ -78,7 +79,7 @@ func TestReplacementAgainstSim(t *testing.T) {
 			require.NoError(t, err)
 			ns, err := ParseNetstats(out)
 			require.NoError(t, err)
-			assert.Equal(t, ModeJoining, ns.Mode)
+			assert.Equal(t, nodetool.ModeJoining, ns.Mode)
 			p, ok := ns.StreamProgress(PlanBootstrap, DirReceiving)
 			require.True(t, ok)
 			assert.Equal(t, 4, p.Peers, "one session per source replica")

@@ -3,11 +3,12 @@ package nodetool
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 )
 
 // StatusReader reads the ring as one pod sees it (Client has it).
 type StatusReader interface {
-	Status(ctx context.Context, pod string) (Ring, error)
+	Status(ctx context.Context, pod string) (nodetool.Ring, error)
 }
 
 // FirstRing asks pods in turn for `nodetool status` and returns the first ring that has
@@ -15,7 +16,7 @@ type StatusReader interface {
 // "no nodes" (cass-operator #973 took an empty answer for "left"): the next pod is
 // asked. When none answers, errs says why each failed ("from POD: …"); reading stops
 // early once ctx ends.
-func FirstRing(ctx context.Context, r StatusReader, pods []string) (ring Ring, reader int, errs []string) {
+func FirstRing(ctx context.Context, r StatusReader, pods []string) (ring nodetool.Ring, reader int, errs []string) {
 	for i, pod := range pods {
 		got, err := r.Status(ctx, pod)
 		if err == nil && len(got.Nodes) > 0 {
@@ -29,5 +30,5 @@ func FirstRing(ctx context.Context, r StatusReader, pods []string) (ring Ring, r
 			break
 		}
 	}
-	return Ring{}, -1, errs
+	return nodetool.Ring{}, -1, errs
 }

@@ -3,22 +3,23 @@ package nodetool
 import (
 	"context"
 	"errors"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"reflect"
 	"testing"
 )
 
-type rings map[string]Ring
+type rings map[string]nodetool.Ring
 
-func (r rings) Status(_ context.Context, pod string) (Ring, error) {
+func (r rings) Status(_ context.Context, pod string) (nodetool.Ring, error) {
 	if got, ok := r[pod]; ok {
 		return got, nil
 	}
-	return Ring{}, errors.New("exec failed")
+	return nodetool.Ring{}, errors.New("exec failed")
 }
 
 // TestFirstRing: a failed read and an empty ring are skipped, never taken for an answer.
 func TestFirstRing(t *testing.T) {
-	full := Ring{Nodes: []Node{{Address: "10.0.0.1"}}}
+	full := nodetool.Ring{Nodes: []nodetool.Node{{Address: "10.0.0.1"}}}
 	ring, i, errs := FirstRing(context.Background(), rings{"b": {}, "c": full}, []string{"a", "b", "c"})
 	if i != 2 || !reflect.DeepEqual(ring, full) || errs != nil {
 		t.Fatalf("FirstRing = %v, %d, %v", ring, i, errs)

@@ -10,9 +10,6 @@ import (
 // §1.1, §1.4, §1.8): 3.11/4.0 take one int of megabits/s and no flag; 4.1+ take an int
 // of megabits/s, or of MiB/s with -m, and -e for the entire-SSTable limiters.
 
-// maxInt is Java's Integer.MAX_VALUE, the bound of every value.
-const maxInt = math.MaxInt32
-
 // GetThroughputArgs is the read of limiter l on v. 4.1+ always read with -m or -e:
 // without a flag they fail on any value that is no whole number of megabits/s (§1.3).
 func GetThroughputArgs(v Version, l Limiter) ([]string, error) {
@@ -119,9 +116,9 @@ func wholeIn(t Throughput, u RateUnit, v Version) (int64, bool) {
 func settable(u RateUnit, l Limiter, v Version) int64 {
 	switch {
 	case !v.HasDataRates():
-		return maxInt + 1
+		return math.MaxInt32 + 1
 	case u == MiB && !l.entire():
-		return int64(math.Ceil(maxInt / 8.388608))
+		return int64(math.Ceil(math.MaxInt32 / 8.388608))
 	}
-	return maxInt
+	return math.MaxInt32
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
@@ -97,6 +98,6 @@ func TestThroughputSimQuirks(t *testing.T) {
 	// A node whose JVM is down: nodetool cannot connect.
 	require.NoError(t, s.SetFault("a", sim.Fault{Down: true}))
 	err = Client{Exec: simExec{s}}.SetThroughput(ctx, "a", Version{4, 1, 6}, LimiterStream, MiBPerSecond(48))
-	var ue *UnreachableError
+	var ue *nodetool.UnreachableError
 	assert.ErrorAs(t, err, &ue)
 }

@@ -16,38 +16,9 @@ import (
 // ErrEmpty is returned when nodetool printed nothing usable (no datacenter, no row).
 var ErrEmpty = errors.New("nodetool printed no ring")
 
-// The parsed facts are an operation kind's API (pkg/nodetool); these names keep the
-// plugin's code as it was.
-
-// Node is nodetool.Node: one row of `nodetool status`.
-type Node = pub.Node
-
-// Ring is nodetool.Ring: a parsed `nodetool status`.
-type Ring = pub.Ring
-
-// SameAddress is nodetool.SameAddress: whether two printed addresses name the same IP.
-func SameAddress(a, b string) bool { return pub.SameAddress(a, b) }
-
-// Mode is nodetool.Mode: StorageService's operation mode.
-type Mode = pub.Mode
-
-// The operation modes of Cassandra 3.11 to 5.0 (nodetool.ModeStarting, …).
-const (
-	ModeStarting           = pub.ModeStarting
-	ModeNormal             = pub.ModeNormal
-	ModeJoining            = pub.ModeJoining
-	ModeJoiningFailed      = pub.ModeJoiningFailed
-	ModeLeaving            = pub.ModeLeaving
-	ModeDecommissioned     = pub.ModeDecommissioned
-	ModeDecommissionFailed = pub.ModeDecommissionFailed
-	ModeMoving             = pub.ModeMoving
-	ModeDraining           = pub.ModeDraining
-	ModeDrained            = pub.ModeDrained
-)
-
 // Netstats is the part of `nodetool netstats` the plugin needs.
 type Netstats struct {
-	Mode Mode `json:"mode"`
+	Mode pub.Mode `json:"mode"`
 	// Streaming is true when at least one stream plan is listed (e.g. "Unbootstrap <id>").
 	Streaming bool `json:"streaming"`
 	// Streams are the sessions' summary lines, one per peer and direction.

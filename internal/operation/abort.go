@@ -3,11 +3,10 @@ package operation
 import (
 	"context"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // AbortReads is pkg/operation's AbortReads as the plugin's own kinds' assessments read
@@ -31,17 +30,17 @@ func ReadsOf(r pub.AbortReads) AbortReads {
 
 // WithPlanner is an assessment (Abort.Assess) or undo (Abort.Undo) of the plugin's own
 // kinds, which read through the Planner, as pkg/operation's Abort holds it.
-func WithPlanner[T any](f func(context.Context, AbortReads, *checkpoint.Checkpoint) (T, error)) func(context.Context, pub.AbortReads, *checkpoint.Checkpoint) (T, error) {
-	return func(ctx context.Context, r pub.AbortReads, cp *checkpoint.Checkpoint) (T, error) {
+func WithPlanner[T any](f func(context.Context, AbortReads, *record.Checkpoint) (T, error)) func(context.Context, pub.AbortReads, *record.Checkpoint) (T, error) {
+	return func(ctx context.Context, r pub.AbortReads, cp *record.Checkpoint) (T, error) {
 		return f(ctx, ReadsOf(r), cp)
 	}
 }
 
 // RefuseStarted is the assessment of a kind aborted only before it changed the cluster
 // (Abort.Assess nil): it refuses once any step past pausing the operator started.
-func RefuseStarted(cp *checkpoint.Checkpoint, resumeHint string) error {
+func RefuseStarted(cp *record.Checkpoint, resumeHint string) error {
 	for _, st := range cp.Steps {
-		if st.Kind == steps.StepPauseOperator || st.State == checkpoint.StatePending {
+		if st.Kind == record.StepPauseOperator || st.State == record.StatePending {
 			continue
 		}
 		return exit.Refusedf("operation %s (%s) has started changing the cluster (step %s is %s): abort cannot undo that; resume finishes it: %s",

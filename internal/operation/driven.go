@@ -7,9 +7,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -24,7 +25,7 @@ type DrivenScale struct {
 }
 
 // NewDrivenScale reads the request against the cluster and the operator's split.
-func NewDrivenScale(cl topology.Cluster, req Request, sc operator.Scaler) (DrivenScale, error) {
+func NewDrivenScale(cl topology.Cluster, req operation.Request, sc operator.Scaler) (DrivenScale, error) {
 	dc, size, wanted, err := DrivenTarget(cl, req, sc)
 	if err != nil {
 		return DrivenScale{}, err
@@ -44,8 +45,8 @@ func (d DrivenScale) NotSplit(rack string, n int, cluster string) error {
 }
 
 // Target is the checkpoint's target of the scale from the racks' counts now (from).
-func (d DrivenScale) Target(req Request, from map[string]int) checkpoint.Target {
-	return checkpoint.Target{DC: d.DC.Name, Racks: RackNames(d.Selected), Nodes: req.Nodes, From: from, RackNodes: d.Wanted, Size: d.Size}
+func (d DrivenScale) Target(req operation.Request, from map[string]int) record.Target {
+	return record.Target{DC: d.DC.Name, Racks: RackNames(d.Selected), Nodes: req.Nodes, From: from, RackNodes: d.Wanted, Size: d.Size}
 }
 
 // DrivenTarget is what a scale asks of an operator that keeps one size per datacenter
@@ -53,7 +54,7 @@ func (d DrivenScale) Target(req Request, from map[string]int) checkpoint.Target 
 // Without --rack, --nodes is the datacenter's size. With --rack R --nodes N it is the
 // size whose split gives R N nodes and leaves every other rack as the resource asks
 // now; when no size does, the request is refused naming the sizes that give R N nodes.
-func DrivenTarget(cl topology.Cluster, req Request, sc operator.Scaler) (topology.DC, int, map[string]int, error) {
+func DrivenTarget(cl topology.Cluster, req operation.Request, sc operator.Scaler) (topology.DC, int, map[string]int, error) {
 	dc, _, err := cl.Select(req.DC, req.Rack)
 	if err != nil {
 		return dc, 0, nil, exit.Usagef("%v", err)
@@ -96,8 +97,8 @@ func DrivenTarget(cl topology.Cluster, req Request, sc operator.Scaler) (topolog
 // DrivenAccess lists what a scale on an operator that acts uses: the resource (its
 // checkpoint and size), the pods (list, watch, nodetool), the StatefulSets and claims
 // read only. No Deployment is patched, no StatefulSet resized, no claim deleted.
-func DrivenAccess(ns string, cr schema.GroupResource, count string) []Access {
-	return []Access{
+func DrivenAccess(ns string, cr schema.GroupResource, count string) []operation.Access {
+	return []operation.Access{
 		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the datacenter, its progress and the checkpoint"},
 		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation and " + count},
 		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the racks' pods"},

@@ -11,11 +11,12 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/version"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Self identifies this run as a checkpoint holder.
-func Self() checkpoint.Holder {
-	h := checkpoint.Holder{PID: os.Getpid(), Version: version.Version, Session: rand.String(8), LeaseSeconds: int(checkpoint.DefaultLease / time.Second)}
+func Self() record.Holder {
+	h := record.Holder{PID: os.Getpid(), Version: version.Version, Session: rand.String(8), LeaseSeconds: int(checkpoint.DefaultLease / time.Second)}
 	h.Host, _ = os.Hostname()
 	h.Machine, h.ProcessStart = Machine(), ProcessStart(h.PID)
 	if u, err := user.Current(); err == nil {
@@ -63,7 +64,7 @@ func ProcessStart(pid int) string {
 // HolderAlive tells whether the process a holder on this machine names still runs: its
 // PID is alive and, when the holder recorded it, started when the holder's did (a PID
 // reused by another process is not the holder).
-func HolderAlive(h checkpoint.Holder) bool {
+func HolderAlive(h record.Holder) bool {
 	if !ProcessAlive(h.PID) {
 		return false
 	}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // TestHolderAlive: our own process is alive with its start time, and not with another
@@ -26,7 +26,7 @@ func TestHolderAlive(t *testing.T) {
 	if HolderAlive(reused) {
 		t.Fatal("a PID with another start time is taken for the holder")
 	}
-	if HolderAlive(checkpoint.Holder{PID: -1}) {
+	if HolderAlive(record.Holder{PID: -1}) {
 		t.Fatal("PID -1 is alive")
 	}
 }

@@ -20,31 +20,22 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
-
-// Request, Plan and ErrNothingToDo are an operator's kind's API too (pkg/operation);
-// these names keep the plugin's code as it was.
-
-// Request is operation.Request: what the user asked for.
-type Request = pub.Request
-
-// Plan is operation.Plan: a checkpoint ready to be written, plus what the user should
-// know about it.
-type Plan = pub.Plan
 
 // NodeInfo is what the planner asks Cassandra: a node's Host ID and mode, the ring,
 // keyspaces.
 type NodeInfo interface {
 	Info(ctx context.Context, pod string) (nodetool.Info, error)
 	Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
-	Status(ctx context.Context, pod string) (nodetool.Ring, error)
+	Status(ctx context.Context, pod string) (pubnodetool.Ring, error)
 	DescribeCluster(ctx context.Context, pod string) (nodetool.ClusterDescription, error)
 }
 
@@ -55,11 +46,8 @@ type Planner struct {
 	Nodetool NodeInfo
 	Clock    func() time.Time
 	// Holder identifies this run in the checkpoint (Self() when empty).
-	Holder checkpoint.Holder
+	Holder record.Holder
 }
-
-// ErrNothingToDo is operation.ErrNothingToDo: the racks already have the requested size.
-type ErrNothingToDo = pub.ErrNothingToDo
 
 // DataTemplate is the claim template of the Cassandra data volume ("data" in the
 // operators' StatefulSets).
@@ -131,7 +119,7 @@ func (st RackNow) PodProblem(ns, what string, i int) error {
 	if !ok {
 		return exit.Refusedf("pod %s-%d of StatefulSet %s does not exist; every pod must be Running and Ready before a %s; nothing changed", st.STS.Name, i, st.STS.Name, what)
 	}
-	if !steps.PodReady(&pod) || pod.DeletionTimestamp != nil {
+	if !kube.PodReady(&pod) || pod.DeletionTimestamp != nil {
 		return exit.Refusedf("pod %s is not Ready; every pod of rack %s must be Ready before a %s (check: kubectl describe pod -n %s %s); nothing changed", pod.Name, st.Rack.Name, what, ns, pod.Name)
 	}
 	return nil
@@ -148,7 +136,7 @@ func (p *Planner) ReadCheckedRack(ctx context.Context, ns string, r topology.Rac
 
 // ReadRing reads `nodetool status` from the first of the states' pods that answers, and
 // refuses unless every node of dc is Up/Normal (CheckUN).
-func (p *Planner) ReadRing(ctx context.Context, cl topology.Cluster, dc topology.DC, states []RackNow, what string) (nodetool.Ring, string, error) {
+func (p *Planner) ReadRing(ctx context.Context, cl topology.Cluster, dc topology.DC, states []RackNow, what string) (pubnodetool.Ring, string, error) {
 	var pods []string
 	for _, st := range states {
 		for i := 0; i < st.Cur; i++ {
@@ -167,7 +155,7 @@ func (p *Planner) ReadRing(ctx context.Context, cl topology.Cluster, dc topology
 }
 
 // CheckUN refuses unless every node of dc in the ring is Up/Normal.
-func CheckUN(r nodetool.Ring, cl topology.Cluster, dc topology.DC) error {
+func CheckUN(r pubnodetool.Ring, cl topology.Cluster, dc topology.DC) error {
 	var bad []string
 	dead := false
 	for _, n := range r.Nodes {
@@ -196,7 +184,7 @@ func deadHint(dead bool, cl topology.Cluster) string {
 // SelectRacks is the datacenter and racks a scale asks for. It refuses rack counts the
 // operator's spec cannot hold once scaled (CassKop keeps one count per datacenter, so
 // one rack of several cannot be scaled alone).
-func SelectRacks(cl topology.Cluster, req Request, counts operator.Counts) (topology.DC, []topology.Rack, error) {
+func SelectRacks(cl topology.Cluster, req pub.Request, counts operator.Counts) (topology.DC, []topology.Rack, error) {
 	dc, racks, err := cl.Select(req.DC, req.Rack)
 	if err != nil {
 		return dc, nil, exit.Usagef("%v", err)
@@ -216,13 +204,13 @@ func SelectRacks(cl topology.Cluster, req Request, counts operator.Counts) (topo
 
 // NewCheckpoint fills what every checkpoint of kind has; the caller adds target, nodes
 // and steps. idPrefix begins the operation's ID ("scale").
-func (p *Planner) NewCheckpoint(cl topology.Cluster, kind pub.Kind, idPrefix string, req Request) *checkpoint.Checkpoint {
+func (p *Planner) NewCheckpoint(cl topology.Cluster, kind pub.Kind, idPrefix string, req pub.Request) *record.Checkpoint {
 	now := p.Now()
 	holder := p.Holder
 	if holder.Host == "" {
 		holder = Self()
 	}
-	return &checkpoint.Checkpoint{
+	return &record.Checkpoint{
 		SchemaVersion:  kind.Info().Checkpoint.Version,
 		OperationID:    fmt.Sprintf("%s-%s-%s", idPrefix, now.Format("20060102-150405"), rand.String(5)),
 		Kind:           kind.Info().Name,
@@ -260,7 +248,7 @@ func SeedRefusal(a operator.Adapter, cl topology.Cluster, pod, entry string) str
 
 // PauseWarnings say what pausing the operator leaves unmanaged besides the cluster (a
 // plan shows them); kind names the cluster resource ("CassandraCluster").
-func PauseWarnings(pause *checkpoint.PausedOperator, kind string) []string {
+func PauseWarnings(pause *record.PausedOperator, kind string) []string {
 	if pause == nil {
 		return nil
 	}

@@ -15,15 +15,13 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
-// Access is operation.Access: one permission the plan needs.
-type Access = pub.Access
-
 // CheckAccess asks the API server (SelfSubjectAccessReview) for every permission, at
 // once, and refuses naming each one that is missing.
-func CheckAccess(ctx context.Context, kc kubernetes.Interface, needed []Access) error {
+func CheckAccess(ctx context.Context, kc kubernetes.Interface, needed []pub.Access) error {
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -32,7 +30,7 @@ func CheckAccess(ctx context.Context, kc kubernetes.Interface, needed []Access) 
 	)
 	for _, a := range needed {
 		wg.Add(1)
-		go func(a Access) {
+		go func(a pub.Access) {
 			defer wg.Done()
 			r, err := kc.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{
 				ResourceAttributes: &authv1.ResourceAttributes{Namespace: a.Namespace, Verb: a.Verb, Group: a.Group, Resource: a.Resource, Subresource: a.Subresource},
@@ -63,7 +61,7 @@ func CheckAccess(ctx context.Context, kc kubernetes.Interface, needed []Access) 
 // the nodes left after removing leaving nodes (NetworkTopologyStrategy per DC,
 // SimpleStrategy against the whole ring). ok is false when the keyspaces could not be
 // read (3.11 prints none in describecluster).
-func ReplicationCheck(desc nodetool.ClusterDescription, ring nodetool.Ring, dc string, leaving int) (problems []string, ok bool) {
+func ReplicationCheck(desc nodetool.ClusterDescription, ring pubnodetool.Ring, dc string, leaving int) (problems []string, ok bool) {
 	if len(desc.Keyspaces) == 0 {
 		return nil, false
 	}

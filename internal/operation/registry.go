@@ -8,24 +8,24 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // BuildSteps returns the implementations of the steps of the checkpoint of w, a
 // checkpoint of kind k, through the World as a kind sees it.
-func BuildSteps(k pub.Kind, w *steps.World) (map[string]engine.Step, error) {
+func BuildSteps(k pub.Kind, w *steps.World) (map[string]pub.Step, error) {
 	return k.BuildSteps(w.ForKind())
 }
 
 // CommonAccess is what every operation but a scale-down needs first: read the cluster
 // and write the checkpoint (patchWhy says what else the patch writes), list the pods,
 // run nodetool, read the StatefulSets.
-func CommonAccess(ns string, cr schema.GroupResource, patchWhy string) []Access {
-	return []Access{
+func CommonAccess(ns string, cr schema.GroupResource, patchWhy string) []pub.Access {
+	return []pub.Access{
 		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
 		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: patchWhy},
 		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
@@ -93,7 +93,7 @@ func (r Registry) MustKind(name string) pub.Kind {
 }
 
 // Of is the kind of checkpoint cp, or an error saying the build cannot run it.
-func (r Registry) Of(cp *checkpoint.Checkpoint) (pub.Kind, error) {
+func (r Registry) Of(cp *record.Checkpoint) (pub.Kind, error) {
 	if k, ok := r.kinds[cp.Kind]; ok {
 		return k, nil
 	}
@@ -122,7 +122,7 @@ func (r Registry) Names() []string {
 }
 
 // CountSteps counts the steps of kind in cp (for summaries).
-func CountSteps(cp *checkpoint.Checkpoint, kind string) int {
+func CountSteps(cp *record.Checkpoint, kind string) int {
 	n := 0
 	for _, s := range cp.Steps {
 		if s.Kind == kind {
@@ -134,9 +134,9 @@ func CountSteps(cp *checkpoint.Checkpoint, kind string) int {
 
 // PauseAccess is acc plus what pausing the operator Deployment needs, when one is
 // paused.
-func PauseAccess(acc []Access, pause *checkpoint.PausedOperator) []Access {
+func PauseAccess(acc []pub.Access, pause *record.PausedOperator) []pub.Access {
 	if pause != nil {
-		acc = append(acc, Access{Group: "apps", Resource: "deployments", Verb: "patch", Namespace: pause.Namespace, Why: "pause and restore the operator"})
+		acc = append(acc, pub.Access{Group: "apps", Resource: "deployments", Verb: "patch", Namespace: pause.Namespace, Why: "pause and restore the operator"})
 	}
 	return acc
 }
@@ -145,7 +145,7 @@ func PauseAccess(acc []Access, pause *checkpoint.PausedOperator) []Access {
 type Scale struct{}
 
 // Target implements pkg/operation's Kind: "datacenter DC racks R -> N nodes".
-func (Scale) Target(t checkpoint.Target) string {
+func (Scale) Target(t record.Target) string {
 	if t.Size > 0 {
 		return fmt.Sprintf("datacenter %s -> size %d (%s)", t.DC, t.Size, topology.CountsText(t.RackNodes))
 	}
@@ -153,7 +153,7 @@ func (Scale) Target(t checkpoint.Target) string {
 }
 
 // PlanLines implements pkg/operation's Kind: a line per rack, "rack R: FROM -> TO nodes".
-func (Scale) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
+func (Scale) PlanLines(cp *record.Checkpoint, _ []string) []string {
 	var lines []string
 	if t := cp.Target; t.Size > 0 {
 		// The operator splits a size over every rack: each rack's line.
@@ -175,10 +175,10 @@ func (Scale) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 
 // NewScalePlan starts the plan of a scale: the datacenter and racks the request selects,
 // once the operator said it can keep their new counts (SelectRacks).
-func (Scale) NewScalePlan(env *pub.Env) (*Plan, error) {
+func (Scale) NewScalePlan(env *pub.Env) (*pub.Plan, error) {
 	dc, racks, err := SelectRacks(env.Cluster, env.Request, env.Adapter)
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{Cluster: env.Cluster, DC: dc, Racks: racks}, nil
+	return &pub.Plan{Cluster: env.Cluster, DC: dc, Racks: racks}, nil
 }

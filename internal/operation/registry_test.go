@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // fakeKind is a kind with only a name.
@@ -29,7 +29,7 @@ func TestRegistry(t *testing.T) {
 	}
 	// A checkpoint of a kind this build does not know (a newer plugin wrote it): the
 	// error says what and what to do, nothing is run.
-	_, err := r.Of(&checkpoint.Checkpoint{OperationID: "op-1", Kind: "replace-node"})
+	_, err := r.Of(&record.Checkpoint{OperationID: "op-1", Kind: "replace-node"})
 	if err == nil || !strings.Contains(err.Error(), `"replace-node"`) || !strings.Contains(err.Error(), "upgrade the plugin") {
 		t.Fatalf("unknown kind: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Runner runs (or resumes) a checkpointed operation to its end.
@@ -44,7 +45,7 @@ func (r *Runner) CurrentStep() string {
 
 // Run executes the remaining steps of cp, then clears the checkpoint and records the
 // last operation.
-func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoint.LastOperation, error) {
+func (r *Runner) Run(ctx context.Context, cp *record.Checkpoint) (*checkpoint.LastOperation, error) {
 	w := r.World
 	if w == nil || w.Reporter == nil {
 		return nil, errors.New("a run needs the steps' world and its reporter")
@@ -83,7 +84,7 @@ func (r *Runner) Run(ctx context.Context, cp *checkpoint.Checkpoint) (*checkpoin
 		}
 	}
 	if err := r.eng.Run(ctx); err != nil {
-		var lost *engine.Fatal
+		var lost *pub.Fatal
 		if !(errors.As(err, &lost) && errors.Is(err, checkpoint.ErrLost)) {
 			if rerr := r.eng.Release(ctx); rerr != nil {
 				w.Reporter.Warn("", "could not mark the checkpoint as released: "+rerr.Error())

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
@@ -18,14 +19,14 @@ import (
 
 // ThroughputFlag registers --stream-throughput into req; streams says whose limit it
 // sets (the command's help).
-func ThroughputFlag(fs *pflag.FlagSet, req *Request, streams string) {
+func ThroughputFlag(fs *pflag.FlagSet, req *pub.Request, streams string) {
 	fs.StringVar(&req.StreamThroughput, "stream-throughput", "", "Set the stream throughput of "+streams+" to `RATE` while they stream (200MiB/s, 1600Mb/s; 0: no throttle), "+
 		"then put back the values recorded before. Only a sender's limit throttles a stream")
 }
 
 // ValidateThroughput refuses a --stream-throughput that is no rate (a usage error:
 // nothing changed).
-func ValidateThroughput(req Request, changed func(string) bool) error {
+func ValidateThroughput(req pub.Request, changed func(string) bool) error {
 	if !changed("stream-throughput") {
 		return nil
 	}
@@ -38,7 +39,7 @@ func ValidateThroughput(req Request, changed func(string) bool) error {
 // ThroughputSay is what resuming an operation says of a --stream-throughput given
 // again: the plan in flight keeps its own rate ("" when they agree). again is how to
 // plan anew ("scale again").
-func ThroughputSay(existing *checkpoint.Checkpoint, asked, again string) string {
+func ThroughputSay(existing *record.Checkpoint, asked, again string) string {
 	if asked == "" {
 		return ""
 	}
@@ -120,7 +121,7 @@ func ClusterVersion(ctx context.Context, env *pub.Env, reader, refusal string) (
 }
 
 // TotalLoad is the bytes of the ring's nodes of dc whose Load reads, and how many.
-func TotalLoad(r nodetool.Ring, dc string) (total int64, n int) {
+func TotalLoad(r pubnodetool.Ring, dc string) (total int64, n int) {
 	for _, row := range r.Nodes {
 		if row.DC != dc {
 			continue
@@ -134,7 +135,7 @@ func TotalLoad(r nodetool.Ring, dc string) (total int64, n int) {
 }
 
 // NodeLoad is the Load of the ring's node with hostID, if it reads.
-func NodeLoad(r nodetool.Ring, hostID string) (int64, bool) {
+func NodeLoad(r pubnodetool.Ring, hostID string) (int64, bool) {
 	row, ok := r.ByHostID(hostID)
 	if !ok {
 		return 0, false
@@ -148,7 +149,7 @@ func NodeLoad(r nodetool.Ring, hostID string) (int64, bool) {
 // the first step of a kind in from, restored right after the last of a kind in until.
 // The steps name no pod: they act on the plan's sources together. list comes back as it
 // is when it has no such span.
-func Throttled(list []checkpoint.Step, from, until []string) []checkpoint.Step {
+func Throttled(list []record.Step, from, until []string) []record.Step {
 	first, last := -1, -1
 	for i, s := range list {
 		if first < 0 && slices.Contains(from, s.Kind) {
@@ -161,19 +162,19 @@ func Throttled(list []checkpoint.Step, from, until []string) []checkpoint.Step {
 	if first < 0 || last < first {
 		return list
 	}
-	out := append([]checkpoint.Step{}, list[:first]...)
-	out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, ""), checkpoint.PendingStep(steps.StepSetThroughput, ""))
+	out := append([]record.Step{}, list[:first]...)
+	out = append(out, checkpoint.PendingStep(record.StepRecordThroughput, ""), checkpoint.PendingStep(record.StepSetThroughput, ""))
 	out = append(out, list[first:last+1]...)
-	out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, ""))
+	out = append(out, checkpoint.PendingStep(record.StepRestoreThroughput, ""))
 	return append(out, list[last+1:]...)
 }
 
 // ThroughputAccess is what --stream-throughput needs besides the kind's access: the
 // owner's mark written on each node's pod before its limit is set, and removed once it
 // is put back (steps.ThroughputMarkAnnotation).
-func ThroughputAccess(req Request, ns string) []Access {
+func ThroughputAccess(req pub.Request, ns string) []pub.Access {
 	if req.StreamThroughput == "" {
 		return nil
 	}
-	return []Access{{Resource: "pods", Verb: "patch", Namespace: ns, Why: "mark a node's pod with the operation that set its stream throughput"}}
+	return []pub.Access{{Resource: "pods", Verb: "patch", Namespace: ns, Why: "mark a node's pod with the operation that set its stream throughput"}}
 }

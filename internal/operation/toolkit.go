@@ -9,6 +9,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // The Planner's methods that make it pkg/operation's Toolkit, beside its reads
@@ -36,21 +38,21 @@ func (p *Planner) RingExcept(ctx context.Context, ns, selector, except string) (
 }
 
 // CommonAccess is the package's CommonAccess.
-func (*Planner) CommonAccess(ns string, cr schema.GroupResource, patchWhy string) []Access {
+func (*Planner) CommonAccess(ns string, cr schema.GroupResource, patchWhy string) []operation.Access {
 	return CommonAccess(ns, cr, patchWhy)
 }
 
 // PauseAccess is the package's PauseAccess.
-func (*Planner) PauseAccess(acc []Access, pause *checkpoint.PausedOperator) []Access {
+func (*Planner) PauseAccess(acc []operation.Access, pause *record.PausedOperator) []operation.Access {
 	return PauseAccess(acc, pause)
 }
 
 // PauseWarnings is the package's PauseWarnings.
-func (*Planner) PauseWarnings(pause *checkpoint.PausedOperator, kind string) []string {
+func (*Planner) PauseWarnings(pause *record.PausedOperator, kind string) []string {
 	return PauseWarnings(pause, kind)
 }
 
 // Paused is checkpoint.Paused.
-func (*Planner) Paused(pause bool, list []checkpoint.Step) []checkpoint.Step {
+func (*Planner) Paused(pause bool, list []record.Step) []record.Step {
 	return checkpoint.Paused(pause, list)
 }

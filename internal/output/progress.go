@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Progress display modes (--progress).
@@ -68,7 +68,7 @@ func eta(d time.Duration) string {
 
 // ProgressText is one progress report:
 // "decommission demo-dc1-rack1-3: 41.2 GiB / 96.0 GiB (43 %), 48 MiB/s, ETA 19m".
-func ProgressText(p checkpoint.Progress) string {
+func ProgressText(p record.Progress) string {
 	s := fmt.Sprintf("%s %s: %s / %s (%d %%)", p.Operation, p.Pod, Bytes(p.DoneBytes), Bytes(p.TotalBytes), p.Percent())
 	if p.BytesPerSecond <= 0 {
 		return s + ", rate not known yet"
@@ -77,7 +77,7 @@ func ProgressText(p checkpoint.Progress) string {
 }
 
 // bar draws a width-wide bar for p: "[=========>          ]".
-func bar(p checkpoint.Progress, width int) string {
+func bar(p record.Progress, width int) string {
 	n := p.Percent() * width / 100
 	n = min(max(n, 0), width)
 	head := ""
@@ -102,7 +102,7 @@ func (p *Progress) mode() string {
 // Progress implements engine.ProgressReporter: on a terminal (or --progress=bar) a bar
 // redrawn in place; otherwise a line when a step's progress is first seen and then
 // every PlainEvery, judged by the reads' own times (p.At), so tests need no clock.
-func (p *Progress) Progress(id string, pr checkpoint.Progress) {
+func (p *Progress) Progress(id string, pr record.Progress) {
 	switch p.mode() {
 	case ProgressNone:
 		return

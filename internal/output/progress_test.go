@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 func TestProgressFormats(t *testing.T) {
-	p := checkpoint.Progress{Operation: "decommission", Pod: "demo-dc1-rack1-3", DoneBytes: 44237863731, TotalBytes: 103079215104, BytesPerSecond: 48 << 20, ETASeconds: 19 * 60}
+	p := record.Progress{Operation: "decommission", Pod: "demo-dc1-rack1-3", DoneBytes: 44237863731, TotalBytes: 103079215104, BytesPerSecond: 48 << 20, ETASeconds: 19 * 60}
 	if got, want := ProgressText(p), "decommission demo-dc1-rack1-3: 41.2 GiB / 96.0 GiB (42 %), 48 MiB/s, ETA 19m"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -22,10 +22,10 @@ func TestProgressFormats(t *testing.T) {
 	if got := rate(2.5 * (1 << 20)); got != "2.5 MiB/s" {
 		t.Errorf("rate %q", got)
 	}
-	if got := bar(checkpoint.Progress{DoneBytes: 1, TotalBytes: 2}, 10); got != "[=====>    ]" {
+	if got := bar(record.Progress{DoneBytes: 1, TotalBytes: 2}, 10); got != "[=====>    ]" {
 		t.Errorf("bar %q", got)
 	}
-	if got := bar(checkpoint.Progress{DoneBytes: 2, TotalBytes: 2}, 10); got != "[==========]" {
+	if got := bar(record.Progress{DoneBytes: 2, TotalBytes: 2}, 10); got != "[==========]" {
 		t.Errorf("full bar %q", got)
 	}
 }
@@ -34,7 +34,7 @@ func TestProgressFormats(t *testing.T) {
 // prints every PlainEvery by the reads' own times, none prints nothing.
 func TestProgressModes(t *testing.T) {
 	at := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
-	p := checkpoint.Progress{Operation: "bootstrap", Pod: "p", DoneBytes: 1, TotalBytes: 4, At: at}
+	p := record.Progress{Operation: "bootstrap", Pod: "p", DoneBytes: 1, TotalBytes: 4, At: at}
 	clock := func() time.Time { return at }
 
 	var bar bytes.Buffer

@@ -9,10 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -27,7 +28,7 @@ type Read struct {
 	Kind, OperatorTitle string
 
 	// Checkpoint is the operation in flight (nil: none, or CheckpointErr).
-	Checkpoint    *checkpoint.Checkpoint
+	Checkpoint    *record.Checkpoint
 	CheckpointErr error
 	// Holder is what the reader made of the checkpoint's holder (checkpoint.Judge, the
 	// lock's rule: a holder elsewhere is stopped only once its record stayed unchanged
@@ -50,7 +51,7 @@ type Read struct {
 	// Nodetool is false when the ring was not to be read (--nodetool=false).
 	Nodetool bool
 	// Ring is the ring read from the first Ready pod that answered (nil: none did).
-	Ring *nodetool.Ring
+	Ring *pubnodetool.Ring
 	// RingErrs are the pods asked before one answered, with their errors.
 	RingErrs []PodError
 
@@ -162,7 +163,7 @@ func next(op *Operation, c Commands) string {
 }
 
 // operationOf is the operation in flight from its checkpoint (nil: none).
-func operationOf(cp *checkpoint.Checkpoint, err error, holder checkpoint.Liveness) *Operation {
+func operationOf(cp *record.Checkpoint, err error, holder checkpoint.Liveness) *Operation {
 	if cp == nil {
 		if err != nil {
 			return &Operation{Error: err.Error()}
@@ -173,10 +174,10 @@ func operationOf(cp *checkpoint.Checkpoint, err error, holder checkpoint.Livenes
 		StartedAt: cp.StartedAt.Format(timeFormat), UpdatedAt: cp.UpdatedAt.Format(timeFormat), StepsTotal: len(cp.Steps),
 		Running: !holder.Stopped, Judged: holder.Why}
 	for _, st := range cp.Steps {
-		if st.State == checkpoint.StateDone {
+		if st.State == record.StateDone {
 			op.StepsDone++
 		}
-		if st.Progress != nil && st.State != checkpoint.StateDone && (op.Progress == nil || st.Progress.At.After(op.Progress.At)) {
+		if st.Progress != nil && st.State != record.StateDone && (op.Progress == nil || st.Progress.At.After(op.Progress.At)) {
 			op.Progress = st.Progress
 		}
 	}
@@ -194,12 +195,12 @@ func operationOf(cp *checkpoint.Checkpoint, err error, holder checkpoint.Livenes
 const timeFormat = "2006-01-02T15:04:05Z07:00"
 
 // keepsOperatorPaused: the operation paused the operator and has not resumed it yet.
-func keepsOperatorPaused(cp *checkpoint.Checkpoint) bool {
-	if cp.PausedOperator == nil || !cp.Started(steps.StepPauseOperator) {
+func keepsOperatorPaused(cp *record.Checkpoint) bool {
+	if cp.PausedOperator == nil || !cp.Started(record.StepPauseOperator) {
 		return false
 	}
 	for _, st := range cp.Steps {
-		if st.Kind == steps.StepResumeOperator && st.State != checkpoint.StateDone {
+		if st.Kind == record.StepResumeOperator && st.State != record.StateDone {
 			return true
 		}
 	}
@@ -261,7 +262,7 @@ func rack(r Read, rk topology.Rack, st *appsv1.StatefulSet, nodes int) Rack {
 
 // pods are the pods of StatefulSet sts, by ordinal, with their nodes in ring (nil: not
 // read).
-func pods(all []corev1.Pod, sts string, ring *nodetool.Ring, podState func(map[string]string) string) []Pod {
+func pods(all []corev1.Pod, sts string, ring *pubnodetool.Ring, podState func(map[string]string) string) []Pod {
 	ps := []Pod{}
 	for i := range all {
 		p := &all[i]
@@ -269,7 +270,7 @@ func pods(all []corev1.Pod, sts string, ring *nodetool.Ring, podState func(map[s
 		if !ok {
 			continue
 		}
-		sp := Pod{Name: p.Name, Ordinal: n, Phase: string(p.Status.Phase), Ready: steps.PodReady(p), Terminating: p.DeletionTimestamp != nil, IP: p.Status.PodIP, NodeState: "?"}
+		sp := Pod{Name: p.Name, Ordinal: n, Phase: string(p.Status.Phase), Ready: kube.PodReady(p), Terminating: p.DeletionTimestamp != nil, IP: p.Status.PodIP, NodeState: "?"}
 		if podState != nil {
 			sp.OperatorState = podState(p.Labels)
 		}

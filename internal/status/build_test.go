@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -33,7 +33,7 @@ func idle() Read {
 			Racks: []topology.Rack{{DC: "dc1", Name: "r1", StatefulSet: "demo-dc1-r1", Nodes: 3}}}}},
 		Kind: "CassandraCluster", OperatorTitle: "CassKop", Nodetool: true,
 		StatefulSets: []appsv1.StatefulSet{sts},
-		Ring:         &nodetool.Ring{},
+		Ring:         &pubnodetool.Ring{},
 		Commands:     Commands{Resume: "resume", Wait: "status --wait", Start: "scale", Inspect: "get"},
 	}
 	for _, i := range []string{"2", "0", "1"} {
@@ -46,21 +46,21 @@ func idle() Read {
 		c.Status.Phase = corev1.ClaimBound
 		c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}
 		r.PVCs = append(r.PVCs, c)
-		r.Ring.Nodes = append(r.Ring.Nodes, nodetool.Node{Status: "U", State: "N", Address: p.Status.PodIP, Load: "1 GiB", Owns: "33.3%", HostID: "h" + i})
+		r.Ring.Nodes = append(r.Ring.Nodes, pubnodetool.Node{Status: "U", State: "N", Address: p.Status.PodIP, Load: "1 GiB", Owns: "33.3%", HostID: "h" + i})
 	}
 	return r
 }
 
 func TestBuild(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	inFlight := &checkpoint.Checkpoint{OperationID: "op1", Kind: checkpoint.KindScaleDown, StartedAt: at, UpdatedAt: at,
-		PausedOperator: &checkpoint.PausedOperator{Namespace: "ops", Name: "casskop", Replicas: 1},
-		Steps: []checkpoint.Step{
-			{ID: "pause", Kind: steps.StepPauseOperator, State: checkpoint.StateDone},
-			{ID: "old", State: checkpoint.StateDone, Progress: &checkpoint.Progress{Pod: "done", At: at.Add(time.Hour)}},
-			{ID: "dec", State: checkpoint.StateStarted, Attempts: 2, Progress: &checkpoint.Progress{Pod: "a", At: at}},
-			{ID: "next", State: checkpoint.StatePending, Progress: &checkpoint.Progress{Pod: "b", At: at.Add(time.Minute)}},
-			{ID: "resume", Kind: steps.StepResumeOperator, State: checkpoint.StatePending},
+	inFlight := &record.Checkpoint{OperationID: "op1", Kind: checkpoint.KindScaleDown, StartedAt: at, UpdatedAt: at,
+		PausedOperator: &record.PausedOperator{Namespace: "ops", Name: "casskop", Replicas: 1},
+		Steps: []record.Step{
+			{ID: "pause", Kind: record.StepPauseOperator, State: record.StateDone},
+			{ID: "old", State: record.StateDone, Progress: &record.Progress{Pod: "done", At: at.Add(time.Hour)}},
+			{ID: "dec", State: record.StateStarted, Attempts: 2, Progress: &record.Progress{Pod: "a", At: at}},
+			{ID: "next", State: record.StatePending, Progress: &record.Progress{Pod: "b", At: at.Add(time.Minute)}},
+			{ID: "resume", Kind: record.StepResumeOperator, State: record.StatePending},
 		}}
 	tests := []struct {
 		name  string
@@ -166,13 +166,13 @@ func TestBuildKeepsOperatorPausedOnlyBetweenPauseAndResume(t *testing.T) {
 		pause, resume string
 		want          bool
 	}{
-		{checkpoint.StatePending, checkpoint.StatePending, false},
-		{checkpoint.StateDone, checkpoint.StatePending, true},
-		{checkpoint.StateDone, checkpoint.StateDone, false},
+		{record.StatePending, record.StatePending, false},
+		{record.StateDone, record.StatePending, true},
+		{record.StateDone, record.StateDone, false},
 	} {
 		r := idle()
-		r.Checkpoint = &checkpoint.Checkpoint{PausedOperator: &checkpoint.PausedOperator{Name: "casskop"}, Steps: []checkpoint.Step{
-			{Kind: steps.StepPauseOperator, State: tt.pause}, {Kind: steps.StepResumeOperator, State: tt.resume}}}
+		r.Checkpoint = &record.Checkpoint{PausedOperator: &record.PausedOperator{Name: "casskop"}, Steps: []record.Step{
+			{Kind: record.StepPauseOperator, State: tt.pause}, {Kind: record.StepResumeOperator, State: tt.resume}}}
 		if got := Build(r).Operation.PausedOperator != nil; got != tt.want {
 			t.Errorf("pause %s, resume %s: paused %v, want %v", tt.pause, tt.resume, got, tt.want)
 		}

@@ -5,7 +5,10 @@
 // and Lines render a Report. The JSON and YAML forms are the Report itself.
 package status
 
-import "github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+import (
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+)
 
 // Report is the JSON/YAML form of `status`.
 type Report struct {
@@ -109,24 +112,24 @@ type PVC struct {
 
 // Operation is the operation in flight, from its checkpoint.
 type Operation struct {
-	ID        string            `json:"id"`
-	Kind      string            `json:"kind"`
-	Target    checkpoint.Target `json:"target"`
-	StartedBy checkpoint.Holder `json:"startedBy"`
-	Holder    checkpoint.Holder `json:"holder"`
-	StartedAt string            `json:"startedAt"`
-	UpdatedAt string            `json:"updatedAt"`
+	ID        string        `json:"id"`
+	Kind      string        `json:"kind"`
+	Target    record.Target `json:"target"`
+	StartedBy record.Holder `json:"startedBy"`
+	Holder    record.Holder `json:"holder"`
+	StartedAt string        `json:"startedAt"`
+	UpdatedAt string        `json:"updatedAt"`
 	// Running says a live run holds the operation; false when its holder stopped
 	// (released, its process gone, its lease expired). Judged says which, in words.
-	Running     bool             `json:"running"`
-	Judged      string           `json:"judged,omitempty"`
-	StepsDone   int              `json:"stepsDone"`
-	StepsTotal  int              `json:"stepsTotal"`
-	CurrentStep *checkpoint.Step `json:"currentStep,omitempty"`
+	Running     bool         `json:"running"`
+	Judged      string       `json:"judged,omitempty"`
+	StepsDone   int          `json:"stepsDone"`
+	StepsTotal  int          `json:"stepsTotal"`
+	CurrentStep *record.Step `json:"currentStep,omitempty"`
 	// Progress is the last streaming progress recorded by the run (the newest of the
 	// steps not done), so another machine sees how far a decommission or bootstrap is.
-	Progress *checkpoint.Progress `json:"progress,omitempty"`
+	Progress *record.Progress `json:"progress,omitempty"`
 	// PausedOperator is set while the operation keeps the operator paused.
-	PausedOperator *checkpoint.PausedOperator `json:"pausedOperator,omitempty"`
-	Error          string                     `json:"error,omitempty"`
+	PausedOperator *record.PausedOperator `json:"pausedOperator,omitempty"`
+	Error          string                 `json:"error,omitempty"`
 }

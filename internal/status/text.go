@@ -7,15 +7,15 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Style is how Text words and colours a report.
 type Style struct {
 	Paint output.Painter
 	// Target says an operation's target in words (internal/operation/lifecycle, OperationTarget).
-	Target func(kind string, t checkpoint.Target) string
+	Target func(kind string, t record.Target) string
 }
 
 // Text writes rep as `kubectl cassandra status` prints it: the resource, the operation

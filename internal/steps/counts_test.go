@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -43,7 +43,7 @@ func TestUpdateClusterRacksDifferByOne(t *testing.T) {
 	spec := &rackSpec{counts: map[string]int{"r1": 3, "r2": 3, "r3": 3}}
 	racks := []topology.Rack{{DC: "dc1", Name: "r1", StatefulSet: "c-dc1-r1"}, {DC: "dc1", Name: "r2", StatefulSet: "c-dc1-r2"}, {DC: "dc1", Name: "r3", StatefulSet: "c-dc1-r3"}}
 	want := map[string]int{"r1": 3, "r2": 2, "r3": 2}
-	cp := &checkpoint.Checkpoint{Namespace: "ns", Cluster: "c", Target: checkpoint.Target{DC: "dc1", Racks: []string{"r2", "r3"}, Nodes: 2, RackNodes: want}}
+	cp := &record.Checkpoint{Namespace: "ns", Cluster: "c", Target: record.Target{DC: "dc1", Racks: []string{"r2", "r3"}, Nodes: 2, RackNodes: want}}
 	w := &World{Kube: kube, Namespace: "ns", CP: cp, Racks: racks, Spec: spec, Reporter: nopReporter{}}
 	w.obs.SetUncached(true)
 	st := newUpdateCluster(w)
@@ -72,7 +72,7 @@ func TestUpdateClusterRacksDifferByOne(t *testing.T) {
 // TestTargetWantedLegacy: a checkpoint without per-rack counts (every one written so far)
 // wants Nodes of every rack of the DC, as before.
 func TestTargetWantedLegacy(t *testing.T) {
-	got := checkpoint.Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 2}.Wanted([]string{"r1", "r2"})
+	got := record.Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 2}.Wanted([]string{"r1", "r2"})
 	if !sameCounts(got, map[string]int{"r1": 2, "r2": 2}) || len(got) != 2 {
 		t.Fatalf("Wanted = %v", got)
 	}
@@ -90,10 +90,10 @@ func TestRestoreAfterRepairWhileScaleUnfinished(t *testing.T) {
 	kube := fake.NewSimpleClientset(statefulSet("c-dc1-r1", 2), statefulSet("c-dc1-r2", 3))
 	spec := &rackSpec{counts: map[string]int{"r1": 1, "r2": 1}}
 	racks := []topology.Rack{{DC: "dc1", Name: "r1", StatefulSet: "c-dc1-r1"}, {DC: "dc1", Name: "r2", StatefulSet: "c-dc1-r2"}}
-	cp := &checkpoint.Checkpoint{Namespace: "ns", Cluster: "c", Target: checkpoint.Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 1}}
+	cp := &record.Checkpoint{Namespace: "ns", Cluster: "c", Target: record.Target{DC: "dc1", Racks: []string{"r1"}, Nodes: 1}}
 	w := &World{Kube: kube, Namespace: "ns", CP: cp, Racks: racks, Spec: spec, Reporter: nopReporter{}}
 	w.obs.SetUncached(true)
-	op := checkpoint.PausedOperator{Namespace: "ns", Name: "op", Replicas: 1}
+	op := record.PausedOperator{Namespace: "ns", Name: "op", Replicas: 1}
 	if err := (&resumeOperator{operatorStep{w: w, op: op}}).Recheck(ctx); err == nil {
 		t.Fatal("the restore ending a scale went ahead while the StatefulSets differ from the spec")
 	}

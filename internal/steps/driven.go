@@ -6,31 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
-)
-
-// The steps of an operation on an operator that scales its datacenters itself
-// (operator.Scaler, cass-operator): the operator acts, the plugin asks it for one node
-// at a time and verifies each step in the world. The operator is never paused, no
-// StatefulSet is resized and no claim deleted by these steps.
-const (
-	// StepRequestRemoval lowers the datacenter's size by one (a write that tests the
-	// current value): the operator decommissions and removes the planned node.
-	StepRequestRemoval = record.StepRequestRemoval
-	// StepWaitLeaving waits until the node is leaving (or has left) the ring.
-	StepWaitLeaving = record.StepWaitLeaving
-	// StepWaitClaimsGone waits until the operator deleted the removed pod's claims.
-	StepWaitClaimsGone = record.StepWaitClaimsGone
-	// StepWaitReleased waits until the operator's status no longer lists the removed
-	// pod and its scale-down is over.
-	StepWaitReleased = record.StepWaitReleased
-	// StepRequestGrowth raises the datacenter's size by one: the operator creates the
-	// planned pod, whose node then joins (wait-joined).
-	StepRequestGrowth = record.StepRequestGrowth
 )
 
 // scaler is the operator that acts, or an error saying this world has none.
@@ -64,7 +43,7 @@ func (w *World) operatorMayAct(ctx context.Context, pod string) (operator.Progre
 	}
 	switch {
 	case p.Stopped:
-		return p, "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("datacenter %s is stopped (spec.stopped): nothing is asked of the operator while it is; start it again, then resume", w.CP.Target.DC)}
+		return p, "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("datacenter %s is stopped (spec.stopped): nothing is asked of the operator while it is; start it again, then resume", w.CP.Target.DC)}
 	case p.Blocked != "":
 		return p, "the operator says it cannot go on: " + p.Blocked, nil
 	case p.ScalingDown || p.ScalingUp:
@@ -115,9 +94,9 @@ func (s *sizeRequest) from() int {
 
 func (s *sizeRequest) id() string {
 	if s.down {
-		return checkpoint.StepID(StepRequestRemoval, s.n.Pod)
+		return record.StepID(record.StepRequestRemoval, s.n.Pod)
 	}
-	return checkpoint.StepID(StepRequestGrowth, s.n.Pod)
+	return record.StepID(record.StepRequestGrowth, s.n.Pod)
 }
 
 // Done: the resource asks for the planned size already (or beyond it, in the
@@ -155,12 +134,12 @@ func (s *sizeRequest) Do(ctx context.Context) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, operator.ErrNotYet):
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	case errors.Is(err, operator.ErrSizeMoved):
-		return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("%w: the plan asked for size %d -> %d; someone else changed the datacenter's size. Nothing was written; see: kubectl cassandra status -n %s %s",
+		return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("%w: the plan asked for size %d -> %d; someone else changed the datacenter's size. Nothing was written; see: kubectl cassandra status -n %s %s",
 			err, s.from(), s.n.Size, s.w.CP.Namespace, s.w.CP.Cluster)}
 	}
-	return &engine.Retryable{Err: err}
+	return &operation.Retryable{Err: err}
 }
 
 // Wait: right after the request the resource asks for the planned size (Done). When it
@@ -175,7 +154,7 @@ func (s *sizeRequest) Wait(ctx context.Context) error {
 			if s.reached(p.Size) {
 				return nil
 			}
-			return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the datacenter's %s is %d right after this run set it %d -> %d: someone else changed it since. Nothing more was asked of the operator. "+
+			return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("the datacenter's %s is %d right after this run set it %d -> %d: someone else changed it since. Nothing more was asked of the operator. "+
 				"See: kubectl cassandra status -n %s %s; then resume (it asks for %d again, only while the size is %d) or abort",
 				s.w.countWords(), p.Size, s.from(), s.n.Size, s.w.CP.Namespace, s.w.CP.Cluster, s.n.Size, s.from())}
 		}
@@ -189,7 +168,7 @@ func (s *sizeRequest) Wait(ctx context.Context) error {
 // requestRemoval lowers the size by one so that the operator removes the planned node.
 type requestRemoval struct{ sizeRequest }
 
-func (*requestRemoval) kind() string { return StepRequestRemoval }
+func (*requestRemoval) kind() string { return record.StepRequestRemoval }
 
 // Describe implements engine.Describer.
 func (s *requestRemoval) Describe() string {
@@ -216,7 +195,7 @@ func (s *requestRemoval) Safe(ctx context.Context) error {
 		case err != nil:
 			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
 		case gone:
-			return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("pod %s is not the planned one any more (planned UID %s): nothing asked; see: kubectl cassandra status -n %s %s", s.n.Pod, s.w.podUID(s.n), s.w.CP.Namespace, s.w.CP.Cluster)}
+			return "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("pod %s is not the planned one any more (planned UID %s): nothing asked; see: kubectl cassandra status -n %s %s", s.n.Pod, s.w.podUID(s.n), s.w.CP.Namespace, s.w.CP.Cluster)}
 		case p.DeletionTimestamp != nil:
 			return "pod " + s.n.Pod + " is being deleted", nil
 		}
@@ -225,7 +204,7 @@ func (s *requestRemoval) Safe(ctx context.Context) error {
 			return "cannot read StatefulSet " + s.n.StatefulSet + ": " + err.Error(), nil
 		}
 		if r := replicasOf(sts); r != s.n.Ordinal+1 {
-			return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("StatefulSet %s has %d replicas, so the operator would not remove %s next: the world changed since the plan; nothing asked. Plan again: kubectl cassandra abort, then scale",
+			return "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("StatefulSet %s has %d replicas, so the operator would not remove %s next: the world changed since the plan; nothing asked. Plan again: kubectl cassandra abort, then scale",
 				s.n.StatefulSet, r, s.n.Pod)}
 		}
 		return s.w.ringSafeAt(ctx, id, s.n.DC, "", "")
@@ -243,7 +222,7 @@ func (s *requestRemoval) Evident() {}
 // requestGrowth raises the size by one so that the operator creates the planned pod.
 type requestGrowth struct{ sizeRequest }
 
-func (*requestGrowth) kind() string { return StepRequestGrowth }
+func (*requestGrowth) kind() string { return record.StepRequestGrowth }
 
 // Describe implements engine.Describer.
 func (s *requestGrowth) Describe() string {
@@ -269,7 +248,7 @@ func (s *requestGrowth) Safe(ctx context.Context) error {
 			return "cannot read StatefulSet " + s.n.StatefulSet + ": " + err.Error(), nil
 		}
 		if r := replicasOf(sts); r != s.n.Ordinal {
-			return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not the next one the operator creates (the world changed since the plan); nothing asked",
+			return "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("StatefulSet %s has %d replicas, expected %d: pod %s is not the next one the operator creates (the world changed since the plan); nothing asked",
 				s.n.StatefulSet, r, s.n.Ordinal, s.n.Pod)}
 		}
 		for _, tpl := range sts.Spec.VolumeClaimTemplates {
@@ -279,7 +258,7 @@ func (s *requestGrowth) Safe(ctx context.Context) error {
 				return "cannot read PVC " + name + ": " + err.Error(), nil
 			}
 			if pvc != nil {
-				return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("PVC %s already exists: the new pod would start on its old data (a decommissioned node refuses to start; cass-operator leaves such a claim when it is killed between its StatefulSet shrink and its claim delete). Nothing asked. Run: kubectl cassandra repair-operator-state -n %s %s",
+				return "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("PVC %s already exists: the new pod would start on its old data (a decommissioned node refuses to start; cass-operator leaves such a claim when it is killed between its StatefulSet shrink and its claim delete). Nothing asked. Run: kubectl cassandra repair-operator-state -n %s %s",
 					name, s.w.CP.Namespace, s.w.CP.Cluster)}
 			}
 		}
@@ -340,7 +319,7 @@ func (s driven) poll(ctx context.Context, id string, keys []string, done func() 
 // reached Cassandra.
 type waitLeaving struct{ driven }
 
-func (*waitLeaving) kind() string { return StepWaitLeaving }
+func (*waitLeaving) kind() string { return record.StepWaitLeaving }
 
 // Describe implements engine.Describer.
 func (s *waitLeaving) Describe() string {
@@ -355,7 +334,7 @@ func (s *waitLeaving) Done(ctx context.Context) (bool, error) {
 
 // Wait polls the node, and says when the operator reports it cannot go on.
 func (s *waitLeaving) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(StepWaitLeaving, s.n.Pod)
+	id := record.StepID(record.StepWaitLeaving, s.n.Pod)
 	// The operator labels the pod Decommissioning when it starts the decommission.
 	return s.poll(ctx, id, []string{keyResource, keyPod(s.n.Pod)}, func() (bool, string, error) {
 		if ok, err := s.Done(ctx); ok && err == nil {
@@ -366,7 +345,7 @@ func (s *waitLeaving) Wait(ctx context.Context) error {
 			return false, "cannot read the operator's progress: " + err.Error(), nil
 		}
 		if p.Blocked != "" {
-			return false, "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the operator does not remove %s: %s. Fix the cause (the operator goes on by itself), then: kubectl cassandra resume -n %s %s",
+			return false, "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("the operator does not remove %s: %s. Fix the cause (the operator goes on by itself), then: kubectl cassandra resume -n %s %s",
 				s.n.Pod, p.Blocked, s.w.CP.Namespace, s.w.CP.Cluster)}
 		}
 		return false, "waiting for the operator to decommission " + s.n.Pod, nil
@@ -375,13 +354,13 @@ func (s *waitLeaving) Wait(ctx context.Context) error {
 
 // variant: for an operator that acts, the wait also watches what keeps it from
 // creating and starting the pod (Driven).
-func (s *waitJoined) variant(v Variant) engine.Step {
+func (s *waitJoined) variant(v Variant) operation.Step {
 	return whenDriven(v, s, &waitOperatorAdds{s})
 }
 
 // whenDriven is the step for an operator that acts (Variant.Driven): driven, the wait
 // that also watches the operator; plain otherwise.
-func whenDriven(v Variant, plain, driven engine.Step) engine.Step {
+func whenDriven(v Variant, plain, driven operation.Step) operation.Step {
 	if v.Driven {
 		return driven
 	}
@@ -397,11 +376,11 @@ type waitOperatorAdds struct {
 
 // Wait waits as wait-joined does, with the guard.
 func (s *waitOperatorAdds) Wait(ctx context.Context) error {
-	return s.wait(ctx, s.w.guardStall(checkpoint.StepID(s.kind(), s.n.Pod), s.n))
+	return s.wait(ctx, s.w.guardStall(record.StepID(s.kind(), s.n.Pod), s.n))
 }
 
 // variant: for an operator that acts, the wait also watches the operator (Driven).
-func (s *waitPodGone) variant(v Variant) engine.Step {
+func (s *waitPodGone) variant(v Variant) operation.Step {
 	return whenDriven(v, s, &waitOperatorRemoves{s})
 }
 
@@ -418,7 +397,7 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stuck := make(chan error, 1)
-	guard := s.w.guardStall(checkpoint.StepID(StepWaitPodGone, s.n.Pod), s.n)
+	guard := s.w.guardStall(record.StepID(record.StepWaitPodGone, s.n.Pod), s.n)
 	go func() {
 		start := s.w.now()
 		for {
@@ -440,7 +419,7 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 			if p.PodState == "" {
 				continue // the pod is going
 			}
-			err = &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator stopped removing %s: its node left the ring, but the pod was never marked leaving (node-state %s) and the operator's scale-down is over "+
+			err = &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator stopped removing %s: its node left the ring, but the pod was never marked leaving (node-state %s) and the operator's scale-down is over "+
 				"(cass-operator killed while its decommission call ran: it waits on the pod for ever). Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node left, un-sticks the operator, then carries this operation on)",
 				s.n.Pod, p.PodState, s.w.CP.Namespace, s.w.CP.Cluster)}
 			stuck <- err
@@ -464,7 +443,7 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 // operator deletes them right after the StatefulSet shrink.
 type waitClaimsGone struct{ driven }
 
-func (*waitClaimsGone) kind() string { return StepWaitClaimsGone }
+func (*waitClaimsGone) kind() string { return record.StepWaitClaimsGone }
 
 // Describe implements engine.Describer.
 func (s *waitClaimsGone) Describe() string {
@@ -483,7 +462,7 @@ func (s *waitClaimsGone) Done(ctx context.Context) (bool, error) {
 // Wait polls the claims; claims left while the operator says it is settled are its
 // stuck state (FACTS §8 C/D: killed between its shrink and its claim delete).
 func (s *waitClaimsGone) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(StepWaitClaimsGone, s.n.Pod)
+	id := record.StepID(record.StepWaitClaimsGone, s.n.Pod)
 	start := s.w.now()
 	keys := []string{keyResource}
 	for _, c := range s.w.current(s.n).PVCs {
@@ -506,7 +485,7 @@ func (s *waitClaimsGone) Wait(ctx context.Context) error {
 }
 
 func (s *waitClaimsGone) orphaned() error {
-	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but left the PVCs of %s (killed between its StatefulSet shrink and its claim delete); a later scale-up would start on them and crash-loop. "+
+	return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but left the PVCs of %s (killed between its StatefulSet shrink and its claim delete); a later scale-up would start on them and crash-loop. "+
 		"Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node is out of the ring first, then carries this operation on)",
 		s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster)}
 }
@@ -515,7 +494,7 @@ func (s *waitClaimsGone) orphaned() error {
 // its scale-down is over: the next removal may be asked.
 type waitReleased struct{ driven }
 
-func (*waitReleased) kind() string { return StepWaitReleased }
+func (*waitReleased) kind() string { return record.StepWaitReleased }
 
 // Describe implements engine.Describer.
 func (s *waitReleased) Describe() string {
@@ -533,7 +512,7 @@ func (s *waitReleased) Done(ctx context.Context) (bool, error) {
 
 // Wait polls the operator; an entry kept while it reports Ready is stale (FACTS §8 C/D).
 func (s *waitReleased) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(StepWaitReleased, s.n.Pod)
+	id := record.StepID(record.StepWaitReleased, s.n.Pod)
 	start := s.w.now()
 	return s.poll(ctx, id, []string{keyResource, keyPod(s.n.Pod)}, func() (bool, string, error) {
 		p, err := s.w.progress(ctx, s.n.Pod)
@@ -544,7 +523,7 @@ func (s *waitReleased) Wait(ctx context.Context) error {
 			return true, "", nil
 		}
 		if p.Tracked && p.Ready && !p.ScalingDown && s.w.now().Sub(start) >= 2*s.w.poll() {
-			return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but its status still lists %s (a stale nodeStatuses entry). Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node left, then carries this operation on)",
+			return false, "", &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but its status still lists %s (a stale nodeStatuses entry). Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node left, then carries this operation on)",
 				s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster)}
 		}
 		return false, "waiting for the operator to finish removing " + s.n.Pod, nil

@@ -10,9 +10,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // A driven wait (the operator acts, the plugin watches) that does not end has causes
@@ -112,7 +112,7 @@ func (w *World) inRacks(pod string) bool {
 
 // ringWords reads the ring now, from a Ready pod other than n's, and says which nodes
 // are not as they should be (n's own left out), or that it cannot be read: unknown.
-func (w *World) ringWords(ctx context.Context, n checkpoint.Node) string {
+func (w *World) ringWords(ctx context.Context, n record.Node) string {
 	r, reader, err := w.ringExcept(ctx, n.Pod)
 	if err != nil {
 		return "the ring cannot be read (" + err.Error() + "): its state is unknown"
@@ -125,7 +125,7 @@ func (w *World) ringWords(ctx context.Context, n checkpoint.Node) string {
 
 // stateWords says where the operator stands with n: the size asked, what it is doing,
 // its mark on n's pod.
-func (w *World) stateWords(ctx context.Context, n checkpoint.Node) string {
+func (w *World) stateWords(ctx context.Context, n record.Node) string {
 	p, err := w.progress(ctx, n.Pod)
 	if err != nil {
 		return "the operator's progress cannot be read (" + err.Error() + "): unknown"
@@ -155,7 +155,7 @@ func (w *World) drivenNext() string {
 
 // explainStall is what a driven wait for n says when it gives up: what it read now that
 // explains the stall (or that nothing did), the ring, and the operator's state.
-func (w *World) explainStall(ctx context.Context, n checkpoint.Node) string {
+func (w *World) explainStall(ctx context.Context, n record.Node) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), explainRead)
 	defer cancel()
 	cause := w.stallCause(ctx, n.Pod)
@@ -175,7 +175,7 @@ func timedOut(ctx context.Context) bool {
 type stallGuard struct {
 	w  *World
 	id string
-	n  checkpoint.Node
+	n  record.Node
 	// next is when the causes are read again; since is when the unbroken run of reads
 	// that each saw a cause began (zero: the last read saw none); cause the last seen.
 	next, since time.Time
@@ -187,7 +187,7 @@ type stallGuard struct {
 }
 
 // guardStall starts watching the wait id for node n.
-func (w *World) guardStall(id string, n checkpoint.Node) *stallGuard {
+func (w *World) guardStall(id string, n record.Node) *stallGuard {
 	return &stallGuard{w: w, id: id, n: n}
 }
 
@@ -256,7 +256,7 @@ func (g *stallGuard) judge(ctx context.Context, now time.Time, cause string) (st
 	case g.since.IsZero():
 		g.since = now
 	case now.Sub(g.since) >= g.stallAfter():
-		return g.cause, &engine.Fatal{Code: exit.Interrupted, Err: fmt.Errorf("stopped waiting for %s after %s: %s; %s; %s. %s",
+		return g.cause, &operation.Fatal{Code: exit.Interrupted, Err: fmt.Errorf("stopped waiting for %s after %s: %s; %s; %s. %s",
 			g.id, roundWait(now.Sub(g.since)), g.cause, g.w.ringWords(ctx, g.n), g.w.stateWords(ctx, g.n), g.w.drivenNext())}
 	}
 	return g.cause, nil

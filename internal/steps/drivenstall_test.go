@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -40,7 +40,7 @@ func TestStallGuard(t *testing.T) {
 		if !strings.Contains(cause, wantCause) || (wantCause == "" && cause != "") {
 			t.Fatalf("after %s: cause %q, want %q", d, cause, wantCause)
 		}
-		var fatal *engine.Fatal
+		var fatal *operation.Fatal
 		if stopped := errors.As(err, &fatal); stopped != wantStop || (stopped && (fatal.Code != exit.Interrupted || !strings.Contains(err.Error(), "Deployment ops/cass-operator at 0 replicas"))) {
 			t.Fatalf("after %s: %v, want stop %v", d, err, wantStop)
 		}

@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // changedBy names who changed a StatefulSet the shrink expected at its count (grew: it
@@ -27,7 +27,7 @@ func (w *World) changedBy(ctx context.Context, grew bool) string {
 
 // grownCause is changedBy's words: op is the operator the plan holds paused, running
 // with replicas (nil: none, or not known to run).
-func grownCause(cp *checkpoint.Checkpoint, op *checkpoint.PausedOperator, replicas int32) string {
+func grownCause(cp *record.Checkpoint, op *record.PausedOperator, replicas int32) string {
 	if op == nil || replicas == 0 {
 		return "someone changed it"
 	}

@@ -8,14 +8,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
 // TestGrownCause: the shrink names the paused operator only when it runs again.
 func TestGrownCause(t *testing.T) {
-	cp := &checkpoint.Checkpoint{Namespace: "cassandra", Cluster: "demo"}
-	op := &checkpoint.PausedOperator{Namespace: "ops", Name: "fake-operator"}
+	cp := &record.Checkpoint{Namespace: "cassandra", Cluster: "demo"}
+	op := &record.PausedOperator{Namespace: "ops", Name: "fake-operator"}
 	if got := grownCause(cp, op, 0); got != "someone changed it" {
 		t.Errorf("paused operator: %q", got)
 	}
@@ -33,7 +33,7 @@ func TestGrownCause(t *testing.T) {
 func TestShrinkNamesRunningOperator(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	sw.CP.PausedOperator = &checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName}
+	sw.CP.PausedOperator = &record.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName}
 	addOperator(t, w, 1)
 	if err := (&decommission{node: node{sw, n}}).Do(ctx); err != nil {
 		t.Fatal(err)

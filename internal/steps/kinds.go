@@ -11,11 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // maintainer is the nodetool the scale-up and restart steps need besides Nodetool
@@ -24,10 +24,6 @@ type maintainer interface {
 	Drain(ctx context.Context, pod string) error
 	Cleanup(ctx context.Context, pod string) error
 }
-
-// OperatorState reads and repairs the operator's per-rack operation status
-// (repair-operator-state; pkg/operator).
-type OperatorState = operator.OperatorState
 
 // Variant is how an operation kind's steps differ from the same steps in other kinds
 // (each kind's package passes its own: internal/operation/*).
@@ -47,14 +43,9 @@ type Variant struct {
 	Driven bool
 }
 
-// PlanTexter is operation.PlanTexter: a step that says more in a plan, before it runs,
-// than its Describe says in progress lines. The plan shows PlanText when a step has it,
-// else Describe.
-type PlanTexter = operation.PlanTexter
-
 // Build returns the implementations of the checkpoint's steps, one per step record.
-func Build(w *World, v Variant) (map[string]engine.Step, error) {
-	out := map[string]engine.Step{}
+func Build(w *World, v Variant) (map[string]operation.Step, error) {
+	out := map[string]operation.Step{}
 	for _, s := range w.CP.Steps {
 		st, err := BuildOne(w, v, s)
 		if err != nil {
@@ -67,26 +58,26 @@ func Build(w *World, v Variant) (map[string]engine.Step, error) {
 
 // BuildOne returns the implementation of one step record of the library (a kind that
 // owns steps of its own builds the rest: its BuildSteps).
-func BuildOne(w *World, v Variant, s checkpoint.Step) (engine.Step, error) {
+func BuildOne(w *World, v Variant, s record.Step) (operation.Step, error) {
 	v.Driven = v.Driven || w.Scaler != nil
 	w.variant = v
 	switch s.Kind {
-	case StepPauseOperator:
+	case record.StepPauseOperator:
 		return &pauseOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
-	case StepResumeOperator:
+	case record.StepResumeOperator:
 		if v.Repair {
 			return &resumeAfterRepair{resumeOperator: &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}}, nil
 		}
 		return &resumeOperator{operatorStep{w, *w.CP.PausedOperator}}, nil
 	case StepUpdateCluster:
 		return newUpdateCluster(w), nil
-	case StepCreateTask:
+	case record.StepCreateTask:
 		return &createTask{w}, nil
-	case StepWaitTaskDone:
+	case record.StepWaitTaskDone:
 		return &waitTaskDone{taskWait{w}}, nil
-	case StepDeleteLeftoverPVCs:
+	case record.StepDeleteLeftoverPVCs:
 		return newLeftoverStep(w, s.Pod)
-	case StepRecordThroughput, StepSetThroughput, StepRestoreThroughput:
+	case record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput:
 		return newThroughputStep(w, s)
 	}
 	n, ok := w.CP.Node(s.Pod)
@@ -99,14 +90,15 @@ func BuildOne(w *World, v Variant, s checkpoint.Step) (engine.Step, error) {
 // node is what every node step holds: the World and the planned node it is about.
 type node struct {
 	w *World
-	n checkpoint.Node
+	n record.Node
 }
 
 // nodeStep is a step about one planned node. Each type says which checkpoint step kind
 // it implements, next to its Describe, so a step's kind, wording and logic are in one
 // place.
 type nodeStep interface {
-	engine.Step
+	operation.Step
+
 	kind() string
 }
 
@@ -123,11 +115,11 @@ func nodeSteps(on node) []nodeStep {
 // varies is a node step that differs by operation kind (Variant): it returns the step
 // to run for v.
 type varies interface {
-	variant(v Variant) engine.Step
+	variant(v Variant) operation.Step
 }
 
 // newNodeStep is the implementation of a step of kind about node n.
-func newNodeStep(w *World, v Variant, kind string, n checkpoint.Node) (engine.Step, error) {
+func newNodeStep(w *World, v Variant, kind string, n record.Node) (operation.Step, error) {
 	for _, s := range nodeSteps(node{w, n}) {
 		if s.kind() != kind {
 			continue
@@ -162,13 +154,13 @@ func (s *resumeAfterRepair) PlanText() string {
 // recordDone reports whether the checkpoint records step id as done.
 func (w *World) recordDone(id string) bool {
 	s, ok := w.CP.Step(id)
-	return ok && s.State == checkpoint.StateDone
+	return ok && s.State == record.StateDone
 }
 
 // restoreStarted reports whether the checkpoint records the operator's restore as
 // started or done (pauseOperator.Done: the pause then stays done, for every kind).
 func (w *World) restoreStarted() bool {
-	return w.CP.Started(StepResumeOperator)
+	return w.CP.Started(record.StepResumeOperator)
 }
 
 func (w *World) maintenance() (maintainer, error) {
@@ -184,7 +176,7 @@ func (w *World) maintenance() (maintainer, error) {
 // it returns. A failed or cut call proves nothing, so it is retried (the step's Done
 // decides what happened); cmd names the command in the error.
 func (s node) runMaintenance(ctx context.Context, kind, cmd string, call func(maintainer) error) error {
-	if err := s.w.refuseDeleting(checkpoint.StepID(kind, s.n.Pod)); err != nil {
+	if err := s.w.refuseDeleting(record.StepID(kind, s.n.Pod)); err != nil {
 		return err
 	}
 	m, err := s.w.maintenance()
@@ -195,17 +187,17 @@ func (s node) runMaintenance(ctx context.Context, kind, cmd string, call func(ma
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	var unreachable *nodetool.UnreachableError
+	var unreachable *pubnodetool.UnreachableError
 	if errors.As(err, &unreachable) {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
-	return &engine.Retryable{Err: fmt.Errorf("nodetool %s on %s failed: %w", cmd, s.n.Pod, err)}
+	return &operation.Retryable{Err: fmt.Errorf("nodetool %s on %s failed: %w", cmd, s.n.Pod, err)}
 }
 
 // ringExcept reads `nodetool status` from a Ready pod of the cluster other than except
 // (the pod the step is about), trying each in turn. Only a successful, non-empty read
 // counts; an unreadable ring is "unknown".
-func (w *World) ringExcept(ctx context.Context, except string) (nodetool.Ring, string, error) {
+func (w *World) ringExcept(ctx context.Context, except string) (pubnodetool.Ring, string, error) {
 	r, reader, failed, err := RingExcept(ctx, w.Kube, w.Nodetool, w.Namespace, w.ClusterSelector, except)
 	switch {
 	case err != nil:
@@ -250,15 +242,12 @@ func (w *World) notReadyWords(ctx context.Context, except string) string {
 	return " (" + strings.Join(bad, "; ") + ")"
 }
 
-// RingReader reads the ring as one node sees it (`nodetool status`).
-type RingReader = nodetool.StatusReader
-
 // RingExcept is the one way the plugin reads the ring from any node: from the Ready,
 // not terminating pods selected by selector other than except, in name order, the
 // first successful, non-empty read (nodetool.FirstRing). reader is "" when none
 // answered; failed then says why each candidate failed (none: there was no candidate).
 // err is a failed pod list.
-func RingExcept(ctx context.Context, kube kubernetes.Interface, nt RingReader, ns, selector, except string) (r nodetool.Ring, reader string, failed []string, err error) {
+func RingExcept(ctx context.Context, kube kubernetes.Interface, nt nodetool.StatusReader, ns, selector, except string) (r pubnodetool.Ring, reader string, failed []string, err error) {
 	pods, err := readyPods(ctx, kube, ns, selector, func(pod string) bool { return pod == except })
 	if err != nil {
 		return r, "", nil, err
@@ -272,14 +261,14 @@ func RingExcept(ctx context.Context, kube kubernetes.Interface, nt RingReader, n
 
 // readyPods lists, sorted, the Ready pods selected by selector, not being deleted, that
 // skip does not leave out: the pods a ring may be read from.
-func readyPods(ctx context.Context, kube kubernetes.Interface, ns, selector string, skip func(pod string) bool) ([]string, error) {
-	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+func readyPods(ctx context.Context, client kubernetes.Interface, ns, selector string, skip func(pod string) bool) ([]string, error) {
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, p := range pods.Items {
-		if !skip(p.Name) && p.DeletionTimestamp == nil && PodReady(&p) {
+		if !skip(p.Name) && p.DeletionTimestamp == nil && kube.PodReady(&p) {
 			names = append(names, p.Name)
 		}
 	}
@@ -313,7 +302,7 @@ func podState(p *corev1.Pod) string {
 			return fmt.Sprintf("container %s waiting (%s, %d restarts)", cs.Name, cs.State.Waiting.Reason, cs.RestartCount)
 		}
 	}
-	if !PodReady(p) {
+	if !kube.PodReady(p) {
 		return string(p.Status.Phase) + ", not Ready"
 	}
 	return ""

@@ -14,6 +14,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
@@ -53,10 +55,10 @@ func (r *warnings) all() string {
 }
 
 // kindWorld is a fake world and the steps' World for a checkpoint of kind with nodes.
-func kindWorld(t *testing.T, o fakeworld.Opts, kind string, nodes ...checkpoint.Node) (*fakeworld.World, *World) {
+func kindWorld(t *testing.T, o fakeworld.Opts, kind string, nodes ...record.Node) (*fakeworld.World, *World) {
 	t.Helper()
 	w := fakeworld.New(t, o)
-	cp := &checkpoint.Checkpoint{Kind: kind, Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: o.Nodes}, Nodes: nodes}
+	cp := &record.Checkpoint{Kind: kind, Namespace: w.NS, Cluster: w.Name, Target: record.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: o.Nodes}, Nodes: nodes}
 	a := w.Adapter()
 	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: a.ClusterSelector(w.Name),
 		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Container: a.Container(), CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
@@ -71,26 +73,26 @@ func kindWorld(t *testing.T, o fakeworld.Opts, kind string, nodes ...checkpoint.
 }
 
 // existing describes a pod of the initial world.
-func existing(w *fakeworld.World, ordinal int) checkpoint.Node {
+func existing(w *fakeworld.World, ordinal int) record.Node {
 	pod := w.Pod("rack1", ordinal)
 	nv, _ := w.Cass.Node(pod)
-	return checkpoint.Node{Pod: pod, PodUID: w.PodUID(pod), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
-		HostID: nv.HostID, Address: nv.Address, PVCs: []checkpoint.PVC{{Name: "storage-" + pod, UID: "pvc-storage-" + pod}}}
+	return record.Node{Pod: pod, PodUID: w.PodUID(pod), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
+		HostID: nv.HostID, Address: nv.Address, PVCs: []record.PVC{{Name: "storage-" + pod, UID: "pvc-storage-" + pod}}}
 }
 
-func newNode(ordinal int) checkpoint.Node {
+func newNode(ordinal int) record.Node {
 	sts := fakeadapter.StatefulSetName("demo", "dc1", "rack1")
-	return checkpoint.Node{Pod: fmt.Sprintf("%s-%d", sts, ordinal), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: sts, New: true}
+	return record.Node{Pod: fmt.Sprintf("%s-%d", sts, ordinal), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: sts, New: true}
 }
 
-func mustSafe(t *testing.T, st engine.Step) {
+func mustSafe(t *testing.T, st operation.Step) {
 	t.Helper()
 	if err := st.Safe(context.Background()); err != nil {
 		t.Fatalf("%T.Safe: %v", st, err)
 	}
 }
 
-func mustUnsafe(t *testing.T, st engine.Step, want string) {
+func mustUnsafe(t *testing.T, st operation.Step, want string) {
 	t.Helper()
 	// A step with a Recheck (engine.Rechecker) checks the ring there, right before it
 	// acts: Safe, then Recheck, is what the engine asks.
@@ -103,7 +105,7 @@ func mustUnsafe(t *testing.T, st engine.Step, want string) {
 	}
 }
 
-func mustDo(t *testing.T, st engine.Step) {
+func mustDo(t *testing.T, st operation.Step) {
 	t.Helper()
 	if err := st.Do(context.Background()); err != nil {
 		t.Fatalf("%T.Do: %v", st, err)
@@ -163,7 +165,7 @@ func TestWaitJoinedStep(t *testing.T) {
 	_, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	mustDo(t, &growStatefulSet{node: node{sw2, n}})
 	err := (&waitJoined{waiting{node{sw2, n}}}).Wait(ctx)
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	if !asFatal(err, &fatal) || !strings.Contains(err.Error(), "JOINING_FAILED") || !strings.Contains(err.Error(), "kubectl logs -n cassandra fake-demo-dc1-rack1-1 -c server") {
 		t.Fatalf("failed join: %v", err)
 	}
@@ -201,8 +203,8 @@ func TestCleanupStep(t *testing.T) {
 	ctx := context.Background()
 	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 2}, "scale-up")
 	n := existing(w, 0)
-	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCleanup, n.Pod)}
+	sw.CP.Nodes = []record.Node{n}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(StepCleanup, n.Pod)}
 	st := &cleanup{node: node{sw, n}}
 	mustDone(t, st, false)
 	mustSafe(t, st)
@@ -212,7 +214,7 @@ func TestCleanupStep(t *testing.T) {
 	}
 	// Nothing in the real world tells: done only once the checkpoint says so.
 	mustDone(t, st, false)
-	sw.CP.Steps[0].State = checkpoint.StateDone
+	sw.CP.Steps[0].State = record.StateDone
 	mustDone(t, st, true)
 	if nv, _ := w.Cass.Node(n.Pod); nv.Cleanups != 1 {
 		t.Fatalf("cleanups %d", nv.Cleanups)
@@ -229,7 +231,7 @@ func TestCleanupStep(t *testing.T) {
 	w2, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1, JoinTime: time.Hour}, "scale-up")
 	mustDo(t, &growStatefulSet{node: node{sw2, newNode(1)}}) // joins for an hour
 	err := (&cleanup{node: node{sw2, existing(w2, 0)}}).Do(ctx)
-	if _, ok := err.(*engine.Retryable); !ok || !strings.Contains(err.Error(), "Not safe to run cleanup") {
+	if _, ok := err.(*operation.Retryable); !ok || !strings.Contains(err.Error(), "Not safe to run cleanup") {
 		t.Fatalf("cleanup during a join: %v", err)
 	}
 }
@@ -335,7 +337,7 @@ func startPod(t *testing.T, w *fakeworld.World, pod string) {
 // decommissioned and gone (StatefulSet shrunk), its PVC left, the operator's status
 // showing its operation on the pod unfinished. How CassKop's own status reads and is
 // written (with and without a /status subresource) is tested in plugins/casskop.
-func stuck370(t *testing.T) (*fakeworld.World, *World, checkpoint.Node) {
+func stuck370(t *testing.T) (*fakeworld.World, *World, record.Node) {
 	t.Helper()
 	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, repairKind)
 	n := existing(w, 2)
@@ -344,8 +346,8 @@ func stuck370(t *testing.T) (*fakeworld.World, *World, checkpoint.Node) {
 	w.Cass.Run(context.Background(), n.Pod, []string{"decommission"}, &out, &errb)
 	w.SetReplicas("rack1", 2)
 	w.SetOperations(fakeadapter.Operation{Datacenter: "dc1", Rack: "rack1", Pod: n.Pod, Phase: fakeadapter.PhaseRunning})
-	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDeletePVCs, n.Pod)}
+	sw.CP.Nodes = []record.Node{n}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepDeletePVCs, n.Pod)}
 	return w, sw, n
 }
 
@@ -357,12 +359,12 @@ func TestRepairDeletePVCsStep(t *testing.T) {
 
 func TestBuildKinds(t *testing.T) {
 	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 1, Operator: true}, "scale-up")
-	op := checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: fakeworld.OperatorUID, Replicas: 1}
+	op := record.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: fakeworld.OperatorUID, Replicas: 1}
 	sw.CP.PausedOperator = &op
 	n := newNode(1)
 	old := existing(w, 0)
-	sw.CP.Nodes = []checkpoint.Node{old, n}
-	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]checkpoint.Node{n}, StepGrowSTS, StepWaitJoined), checkpoint.PendingStep(StepUpdateCluster, "")), checkpoint.NodeSteps([]checkpoint.Node{old}, StepCleanup)...)
+	sw.CP.Nodes = []record.Node{old, n}
+	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]record.Node{n}, StepGrowSTS, record.StepWaitJoined), checkpoint.PendingStep(StepUpdateCluster, "")), checkpoint.NodeSteps([]record.Node{old}, StepCleanup)...)
 	impl, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)
@@ -374,15 +376,15 @@ func TestBuildKinds(t *testing.T) {
 	}
 	// Once the operator is restored, the pause stays done (a late resume must not pause
 	// it again).
-	pause := impl[StepPauseOperator]
+	pause := impl[record.StepPauseOperator]
 	mustDone(t, pause, false)
-	sw.CP.Steps[len(sw.CP.Steps)-2].State = checkpoint.StateDone // resume-operator
+	sw.CP.Steps[len(sw.CP.Steps)-2].State = record.StateDone // resume-operator
 	mustDone(t, pause, true)
 	// A repair restores the operator without waiting for CR and StatefulSets to agree.
 	sw.CP.Kind = repairKind
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepResumeOperator, "")}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepResumeOperator, "")}
 	impl, _ = Build(sw, Variant{Repair: true})
-	mustSafe(t, impl[StepResumeOperator])
+	mustSafe(t, impl[record.StepResumeOperator])
 }
 
 // repairKind is an operator's own repair kind (as CassKop's repair-operator-state,
@@ -394,23 +396,23 @@ const repairKind = "repair-fake-status"
 func TestBuildNodeStepVariants(t *testing.T) {
 	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, checkpoint.KindScaleDown)
 	n := existing(w, 2)
-	sw.CP.Nodes = []checkpoint.Node{n}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepDecommission, n.Pod), checkpoint.PendingStep(StepDeletePVCs, n.Pod)}
+	sw.CP.Nodes = []record.Node{n}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepDecommission, n.Pod), checkpoint.PendingStep(record.StepDeletePVCs, n.Pod)}
 	for _, repair := range []bool{false, true} {
 		impl, err := Build(sw, Variant{Repair: repair})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, ok := impl[checkpoint.StepID(StepDecommission, n.Pod)].(*decommission)
+		d, ok := impl[record.StepID(record.StepDecommission, n.Pod)].(*decommission)
 		if !ok || d.refire != repair {
 			t.Fatalf("repair %v: decommission %#v", repair, impl)
 		}
-		_, wrapped := impl[checkpoint.StepID(StepDeletePVCs, n.Pod)].(*repairDeletePVCs)
+		_, wrapped := impl[record.StepID(record.StepDeletePVCs, n.Pod)].(*repairDeletePVCs)
 		if wrapped != repair {
-			t.Fatalf("repair %v: delete-pvcs %T", repair, impl[checkpoint.StepID(StepDeletePVCs, n.Pod)])
+			t.Fatalf("repair %v: delete-pvcs %T", repair, impl[record.StepID(record.StepDeletePVCs, n.Pod)])
 		}
 	}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep("no-such-step", n.Pod)}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep("no-such-step", n.Pod)}
 	if _, err := Build(sw, Variant{}); err == nil || err.Error() != `unknown step kind "no-such-step" in a scale-down` {
 		t.Fatalf("unknown kind: %v", err)
 	}

@@ -18,9 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -38,7 +39,7 @@ type shrinkStatefulSet struct {
 	record string
 }
 
-func (*shrinkStatefulSet) kind() string { return StepShrinkSTS }
+func (*shrinkStatefulSet) kind() string { return record.StepShrinkSTS }
 
 // Describe implements engine.Describer.
 func (s *shrinkStatefulSet) Describe() string {
@@ -174,7 +175,7 @@ func (s *shrinkStatefulSet) Do(ctx context.Context) error {
 		return nil // Wait goes back to the decommission
 	case s.record != "":
 		// Nothing acted: the retry's write records the claims, then Safe looks again.
-		return &engine.Retryable{Err: errors.New(s.record)}
+		return &operation.Retryable{Err: errors.New(s.record)}
 	}
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
@@ -193,7 +194,7 @@ func (s *shrinkStatefulSet) Do(ctx context.Context) error {
 			if r, rerr := s.replicas(ctx); rerr == nil && r <= s.n.Ordinal {
 				return nil // shrunk already (a previous Do): idempotent
 			}
-			return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s no longer has %d replicas (changed while shrinking it: %s): %w", s.n.StatefulSet, s.n.Ordinal+1, s.w.changedBy(ctx, true), err)}
+			return &operation.Retryable{Err: fmt.Errorf("StatefulSet %s no longer has %d replicas (changed while shrinking it: %s): %w", s.n.StatefulSet, s.n.Ordinal+1, s.w.changedBy(ctx, true), err)}
 		}
 		return err
 	}
@@ -211,7 +212,7 @@ func (w *World) setReplicasAt(ctx context.Context, sts *appsv1.StatefulSet, repl
 	})
 	_, err := w.Kube.AppsV1().StatefulSets(w.Namespace).Patch(ctx, sts.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
 	if apierrors.IsConflict(err) {
-		return &engine.Retryable{Err: fmt.Errorf("StatefulSet %s changed while %s it: %w", sts.Name, doing, err)}
+		return &operation.Retryable{Err: fmt.Errorf("StatefulSet %s changed while %s it: %w", sts.Name, doing, err)}
 	}
 	return err
 }
@@ -224,7 +225,7 @@ func (w *World) deletePodUID(ctx context.Context, name, uid string) error {
 	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
-	return &engine.Retryable{Err: fmt.Errorf("cannot delete pod %s: %w", name, err)}
+	return &operation.Retryable{Err: fmt.Errorf("cannot delete pod %s: %w", name, err)}
 }
 
 // isUnprocessable: the API server answers 422 when a JSON patch's test fails.
@@ -250,7 +251,7 @@ func (s *shrinkStatefulSet) PendingRedo() *engine.Redo {
 	}
 	why := s.redo
 	s.redo = ""
-	return &engine.Redo{StepID: checkpoint.StepID(StepDecommission, s.n.Pod), Reason: why}
+	return &engine.Redo{StepID: record.StepID(record.StepDecommission, s.n.Pod), Reason: why}
 }
 
 // waitPodGone waits, with a watch, until the pod (its planned UID) no longer exists.
@@ -260,7 +261,7 @@ type waitPodGone struct {
 	open watch.Interface
 }
 
-func (*waitPodGone) kind() string { return StepWaitPodGone }
+func (*waitPodGone) kind() string { return record.StepWaitPodGone }
 
 // Describe implements engine.Describer.
 func (s *waitPodGone) Describe() string { return "wait until pod " + s.n.Pod + " is gone" }
@@ -294,7 +295,7 @@ func (s *waitPodGone) reincarnated(ctx context.Context, p *corev1.Pod) error {
 		s.w.adopt(s.n, string(p.UID), fmt.Sprintf("StatefulSet %s has %d replicas, so its controller removes it", s.n.StatefulSet, r))
 		return nil
 	}
-	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s, planned %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.w.podUID(s.n), s.n.StatefulSet)}
+	return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("pod %s was re-created (UID %s, planned %s): StatefulSet %s was grown again, probably by a running operator", s.n.Pod, p.UID, s.w.podUID(s.n), s.n.StatefulSet)}
 }
 
 // read returns the pod as this pause already saw it, or else from a watch that starts
@@ -342,7 +343,7 @@ func (s *waitPodGone) Evident() {}
 
 // Wait watches the pod until it is deleted (re-opening the watch if the server closes it).
 func (s *waitPodGone) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(StepWaitPodGone, s.n.Pod)
+	id := record.StepID(record.StepWaitPodGone, s.n.Pod)
 	start := s.w.now()
 	tick := time.NewTicker(progressEvery(s.w))
 	defer tick.Stop()
@@ -429,10 +430,10 @@ func (s *waitPodGone) watch(ctx context.Context, w watch.Interface, id string, s
 // UID precondition, once the pod is gone and the node confirmed out of the ring.
 type deletePVCs struct{ node }
 
-func (*deletePVCs) kind() string { return StepDeletePVCs }
+func (*deletePVCs) kind() string { return record.StepDeletePVCs }
 
 // variant: a repair deletes the claims only while no pod mounts them (repairDeletePVCs).
-func (s *deletePVCs) variant(v Variant) engine.Step {
+func (s *deletePVCs) variant(v Variant) operation.Step {
 	if v.Repair {
 		return &repairDeletePVCs{s}
 	}
@@ -466,7 +467,7 @@ func (s *deletePVCs) remaining(ctx context.Context) ([]corev1.PersistentVolumeCl
 }
 
 // claimsLeft lists the planned claims that still exist with their planned UID.
-func (w *World) claimsLeft(ctx context.Context, planned []checkpoint.PVC) ([]corev1.PersistentVolumeClaim, error) {
+func (w *World) claimsLeft(ctx context.Context, planned []record.PVC) ([]corev1.PersistentVolumeClaim, error) {
 	var left []corev1.PersistentVolumeClaim
 	for _, c := range planned {
 		pvc, err := w.getPVC(ctx, c.Name)
@@ -552,7 +553,7 @@ func (s *deletePVCs) Do(ctx context.Context) error {
 	defer cancel()
 	left, err := s.remaining(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	return s.w.deleteClaims(ctx, left)
 }
@@ -581,7 +582,7 @@ func (w *World) deleteClaims(ctx context.Context, left []corev1.PersistentVolume
 		case apierrors.IsConflict(err):
 			// Another claim of that name (another UID): ours is gone; read again.
 		default:
-			return &engine.Retryable{Err: fmt.Errorf("cannot delete PVC %s: %w", pvc.Name, err)}
+			return &operation.Retryable{Err: fmt.Errorf("cannot delete PVC %s: %w", pvc.Name, err)}
 		}
 	}
 	return nil
@@ -657,7 +658,7 @@ func (s *updateCluster) Do(ctx context.Context) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	if err := s.w.Spec.SetRackNodes(ctx, s.want); err != nil {
-		return &engine.Retryable{Err: fmt.Errorf("cannot update the cluster resource: %w", err)}
+		return &operation.Retryable{Err: fmt.Errorf("cannot update the cluster resource: %w", err)}
 	}
 	return nil
 }

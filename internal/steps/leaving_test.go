@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -48,7 +49,7 @@ func (r *recorder) warnings() []string {
 // leavingButFailed starts a decommission of n's node whose 5.0 mode then reads
 // DECOMMISSION_FAILED while it goes on (CASSANDRA-21493/21583): peers see it UL, and
 // held (a short decommission) it streams out too.
-func leavingButFailed(t *testing.T, streaming bool) (*fakeworld.World, *World, checkpoint.Node) {
+func leavingButFailed(t *testing.T, streaming bool) (*fakeworld.World, *World, record.Node) {
 	t.Helper()
 	opts := fakeworld.Opts{Nodes: 3, Version: "5.0", DecommissionTime: time.Hour}
 	if streaming {
@@ -157,7 +158,7 @@ func TestDecommissionFailedStreamRetried(t *testing.T) {
 	w, sw, n := setup(t, "5.0")
 	_ = w.Cass.SetFault(n.Pod, sim.Fault{StreamFailures: 1})
 	dec := &decommission{node: node{sw, n}}
-	var retry *engine.Retryable
+	var retry *operation.Retryable
 	if err := dec.Do(ctx); !errors.As(err, &retry) {
 		t.Fatalf("Do: %v, want a retryable failure", err)
 	}
@@ -177,10 +178,10 @@ func TestDecommissionFailedStreamRetried(t *testing.T) {
 }
 
 // withSteps gives the plan n's decommission and verify-left records.
-func withSteps(sw *World, n checkpoint.Node) {
-	sw.CP.Steps = []checkpoint.Step{
-		{ID: checkpoint.StepID(StepDecommission, n.Pod), Kind: StepDecommission, Pod: n.Pod, State: checkpoint.StatePending},
-		{ID: checkpoint.StepID(StepVerifyLeft, n.Pod), Kind: StepVerifyLeft, Pod: n.Pod, State: checkpoint.StatePending},
+func withSteps(sw *World, n record.Node) {
+	sw.CP.Steps = []record.Step{
+		{ID: record.StepID(record.StepDecommission, n.Pod), Kind: record.StepDecommission, Pod: n.Pod, State: record.StatePending},
+		{ID: record.StepID(record.StepVerifyLeft, n.Pod), Kind: record.StepVerifyLeft, Pod: n.Pod, State: record.StatePending},
 	}
 }
 
@@ -266,12 +267,12 @@ func TestWasUnderway(t *testing.T) {
 	if sw.wasUnderway(n.Pod) {
 		t.Fatal("pending, no progress: not under way")
 	}
-	sw.CP.Steps[1].Progress = &checkpoint.Progress{Operation: "decommission", Pod: n.Pod}
+	sw.CP.Steps[1].Progress = &record.Progress{Operation: "decommission", Pod: n.Pod}
 	if !sw.wasUnderway(n.Pod) {
 		t.Fatal("verify-left kept streaming progress")
 	}
 	sw.CP.Steps[1].Progress = nil
-	sw.CP.Steps[0].State = checkpoint.StateDone
+	sw.CP.Steps[0].State = record.StateDone
 	if !sw.wasUnderway(n.Pod) {
 		t.Fatal("decommission recorded done")
 	}

@@ -9,10 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // deleteLeftoverPVCs deletes the claims a removed pod left behind when the record of its
@@ -22,11 +22,11 @@ import (
 // the world again right before it deletes, after the proof of the lock (Recheck).
 type deleteLeftoverPVCs struct {
 	w *World
-	l checkpoint.Leftover
+	l record.Leftover
 }
 
 func (s *deleteLeftoverPVCs) id() string {
-	return checkpoint.StepID(StepDeleteLeftoverPVCs, s.l.Pod)
+	return record.StepID(record.StepDeleteLeftoverPVCs, s.l.Pod)
 }
 
 func (s *deleteLeftoverPVCs) names() []string {
@@ -104,7 +104,7 @@ func (s *deleteLeftoverPVCs) Recheck(ctx context.Context) error {
 	if why == "" {
 		return nil
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("not deleting the claims of %s: %s; nothing deleted. "+
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("not deleting the claims of %s: %s; nothing deleted. "+
 		"Find out why, then run `kubectl cassandra resume -n %s %s`, or end the operation with `kubectl cassandra abort -n %s %s`",
 		s.l.Pod, why, s.w.CP.Namespace, s.w.CP.Cluster, s.w.CP.Namespace, s.w.CP.Cluster)}
 }
@@ -113,7 +113,7 @@ func (s *deleteLeftoverPVCs) Recheck(ctx context.Context) error {
 // pod uses one, the StatefulSet wants the pod again (replicas above its ordinal), or a
 // ring member of dc (read from reader) runs at no pod's address, which may be the node
 // whose data is on them.
-func JudgeLeftover(l checkpoint.Leftover, dc string, r nodetool.Ring, reader string, replicas int, pods []corev1.Pod) string {
+func JudgeLeftover(l record.Leftover, dc string, r pubnodetool.Ring, reader string, replicas int, pods []corev1.Pod) string {
 	var why []string
 	for _, c := range l.PVCs {
 		for _, p := range ClaimUsers(pods, c.Name) {
@@ -146,7 +146,7 @@ func ClaimUsers(pods []corev1.Pod, claim string) []string {
 
 // Unaccounted names the ring members of dc at no pod's address ("ADDRESS (Host ID
 // ID, CODE)"): nodes whose pod is gone while they are still in the ring.
-func Unaccounted(r nodetool.Ring, dc string, pods []corev1.Pod) []string {
+func Unaccounted(r pubnodetool.Ring, dc string, pods []corev1.Pod) []string {
 	var ips []string
 	for _, p := range pods {
 		ips = append(ips, p.Status.PodIP)
@@ -164,7 +164,7 @@ func (s *deleteLeftoverPVCs) Do(ctx context.Context) error {
 	defer cancel()
 	left, err := s.w.claimsLeft(ctx, s.l.PVCs)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	return s.w.deleteClaims(ctx, left)
 }
@@ -176,10 +176,10 @@ func (s *deleteLeftoverPVCs) KeepsObservations() {}
 func (s *deleteLeftoverPVCs) Evident() {}
 
 // newLeftoverStep is the step deleting the left-over claims of pod.
-func newLeftoverStep(w *World, pod string) (engine.Step, error) {
+func newLeftoverStep(w *World, pod string) (operation.Step, error) {
 	l, ok := w.CP.Leftover(pod)
 	if !ok {
-		return nil, errors.New("step " + checkpoint.StepID(StepDeleteLeftoverPVCs, pod) + " names pod " + pod + ", which has no left-over claims in the plan")
+		return nil, errors.New("step " + record.StepID(record.StepDeleteLeftoverPVCs, pod) + " names pod " + pod + ", which has no left-over claims in the plan")
 	}
 	return &deleteLeftoverPVCs{w: w, l: l}, nil
 }

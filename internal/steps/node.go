@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // decommission runs `nodetool decommission` on the node. It is done as soon as the node
@@ -22,10 +23,10 @@ type decommission struct {
 	refire bool
 }
 
-func (*decommission) kind() string { return StepDecommission }
+func (*decommission) kind() string { return record.StepDecommission }
 
 // variant: in a repair, the operator already fired the decommission (refire).
-func (s *decommission) variant(v Variant) engine.Step {
+func (s *decommission) variant(v Variant) operation.Step {
 	s.refire = v.Repair
 	return s
 }
@@ -53,10 +54,10 @@ func (s *decommission) Done(ctx context.Context) (bool, error) {
 	ns, nerr := s.w.netstats(ctx, s.n.Pod)
 	if nerr == nil {
 		switch ns.Mode {
-		case nodetool.ModeLeaving, nodetool.ModeDecommissioned:
+		case pubnodetool.ModeLeaving, pubnodetool.ModeDecommissioned:
 			s.w.noteUnderway(s.n.Pod)
 			return true, nil
-		case nodetool.ModeDecommissionFailed:
+		case pubnodetool.ModeDecommissionFailed:
 			why, err := s.w.stillLeaving(ctx, s.n, ns)
 			if err != nil {
 				return false, err // neither failed nor leaving: unknown
@@ -89,7 +90,7 @@ func (s *decommission) Done(ctx context.Context) (bool, error) {
 // harmless (4.0+). While the world is not there yet the step waits, and stops with
 // exit 4 after StallAfter.
 func (s *decommission) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(StepDecommission, s.n.Pod)
+	id := record.StepID(record.StepDecommission, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		// Any member may read the ring here, the node itself too (it is not leaving yet).
 		if what, err := s.w.ringSafeAt(ctx, id, s.n.DC, s.n.HostID, ""); what != "" || err != nil {
@@ -111,21 +112,21 @@ func (s *decommission) Safe(ctx context.Context) error {
 			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error() + s.w.deadWords(ctx, s.n, err), nil
 		}
 		switch ns.Mode {
-		case nodetool.ModeNormal:
+		case pubnodetool.ModeNormal:
 			// NORMAL after being seen leaving: the node restarted under its
 			// decommission, and this one resumes it (resumed.go).
 			if s.w.wasUnderway(s.n.Pod) {
 				s.w.markResumed(s.n.Pod)
 			}
 			return "", nil
-		case nodetool.ModeDecommissionFailed:
+		case pubnodetool.ModeDecommissionFailed:
 			return "", nil
-		case nodetool.ModeLeaving:
+		case pubnodetool.ModeLeaving:
 			if s.w.reissueSafe() {
 				return "", nil
 			}
 			return "", fmt.Errorf("node %s is LEAVING and Cassandra %s has no guard against a second decommission", s.n.Pod, s.w.ServerVersion)
-		case nodetool.ModeStarting, nodetool.ModeJoining:
+		case pubnodetool.ModeStarting, pubnodetool.ModeJoining:
 			return fmt.Sprintf("node %s is %s", s.n.Pod, ns.Mode), nil
 		default:
 			return "", fmt.Errorf("node %s is in mode %s; decommission needs NORMAL", s.n.Pod, ns.Mode)
@@ -135,7 +136,7 @@ func (s *decommission) Safe(ctx context.Context) error {
 
 // Recheck implements engine.Rechecker: the ring, read right before the decommission.
 func (s *decommission) Recheck(ctx context.Context) error {
-	return s.w.recheckRing(ctx, checkpoint.StepID(StepDecommission, s.n.Pod), s.n.DC, s.n.HostID, "")
+	return s.w.recheckRing(ctx, record.StepID(record.StepDecommission, s.n.Pod), s.n.DC, s.n.HostID, "")
 }
 
 // KeepsObservations implements engine.ObservationKeeper: Do forgets what was read
@@ -144,7 +145,7 @@ func (s *decommission) KeepsObservations() {}
 
 // Do calls decommission and blocks while it runs, reporting the node's mode meanwhile.
 func (s *decommission) Do(ctx context.Context) error {
-	if err := s.w.refuseDeleting(checkpoint.StepID(StepDecommission, s.n.Pod)); err != nil {
+	if err := s.w.refuseDeleting(record.StepID(record.StepDecommission, s.n.Pod)); err != nil {
 		return err
 	}
 	s.w.setFailed(s.n.Pod, "")
@@ -164,15 +165,15 @@ func (s *decommission) Do(ctx context.Context) error {
 		// Cassandra refused before anything happened (docs/how-it-works/nodetool.md E1, E5-E9, E13). The
 		// node itself confirms it: still a member that is not leaving. Unreadable or
 		// leaving is "the node's state decides", as for any other outcome.
-		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err != nil || ns.Mode == nodetool.ModeLeaving || ns.Mode == nodetool.ModeDecommissioned {
+		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err != nil || ns.Mode == pubnodetool.ModeLeaving || ns.Mode == pubnodetool.ModeDecommissioned {
 			return nil
 		}
-		return &engine.NotStarted{Code: exit.Refused, Err: &RefusedError{Pod: s.n.Pod, Msg: msg}}
+		return &engine.NotStarted{Code: operation.ExitRefused, Err: &RefusedError{Pod: s.n.Pod, Msg: msg}}
 	case nodetool.OutcomeFailed:
 		s.w.setFailed(s.n.Pod, msg)
-		return &engine.Retryable{Err: fmt.Errorf("decommission of %s failed: %s", s.n.Pod, msg)}
+		return &operation.Retryable{Err: fmt.Errorf("decommission of %s failed: %s", s.n.Pod, msg)}
 	case nodetool.OutcomeUnreachable:
-		return &engine.Retryable{Err: fmt.Errorf("nodetool cannot reach Cassandra on %s: %s", s.n.Pod, msg)}
+		return &operation.Retryable{Err: fmt.Errorf("nodetool cannot reach Cassandra on %s: %s", s.n.Pod, msg)}
 	}
 	// Returned, already running, already decommissioned, or unknown (the exec broke):
 	// the node's state decides.
@@ -184,7 +185,7 @@ func (s *decommission) Do(ctx context.Context) error {
 // nothing showing it still leaving (Done asks) gets the decommission again; on 3.11,
 // where a second call would run a duplicate, NORMAL must last much longer before that.
 func (s *decommission) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(StepDecommission, s.n.Pod)
+	id := record.StepID(record.StepDecommission, s.n.Pod)
 	grace := 3 * s.w.poll()
 	if !s.w.reissueSafe() && grace < 30*time.Second {
 		grace = 30 * time.Second
@@ -204,10 +205,10 @@ func (s *decommission) Wait(ctx context.Context) error {
 			what = "state unknown: " + err.Error()
 		} else if ns, nerr := s.w.netstats(ctx, s.n.Pod); nerr == nil {
 			switch ns.Mode {
-			case nodetool.ModeDecommissionFailed:
+			case pubnodetool.ModeDecommissionFailed:
 				// Done found no stream out and a ring that shows it not leaving.
 				return &engine.Redo{StepID: id, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED, no stream out, the ring shows it not leaving)", s.n.Pod)}
-			case nodetool.ModeNormal:
+			case pubnodetool.ModeNormal:
 				if normalSince.IsZero() {
 					normalSince = s.w.now()
 				}
@@ -251,7 +252,7 @@ func (w *World) reportBounds() readBounds {
 func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
 	b := s.w.reportBounds()
-	id := checkpoint.StepID(StepDecommission, s.n.Pod)
+	id := record.StepID(record.StepDecommission, s.n.Pod)
 	var meter StreamMeter
 	for {
 		wait := nextRead(streamLook{Since: s.w.now().Sub(start), EndSignalled: true}, b)
@@ -260,7 +261,7 @@ func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 		}
 		what := "nodetool decommission running"
 		if ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod); err == nil {
-			if ns.Mode == nodetool.ModeLeaving || ns.SendsUnbootstrap() {
+			if ns.Mode == pubnodetool.ModeLeaving || ns.SendsUnbootstrap() {
 				s.w.noteUnderway(s.n.Pod)
 			}
 			what += fmt.Sprintf("; node mode %s", ns.Mode)
@@ -318,7 +319,7 @@ func (e *RefusedError) Error() string {
 // absent from a successful, non-empty ring read on a remaining node.
 type verifyLeft struct{ node }
 
-func (*verifyLeft) kind() string { return StepVerifyLeft }
+func (*verifyLeft) kind() string { return record.StepVerifyLeft }
 
 // Describe implements engine.Describer.
 func (s *verifyLeft) Describe() string { return "verify " + s.n.Pod + " left the ring" }
@@ -341,16 +342,16 @@ func (s *verifyLeft) Done(ctx context.Context) (bool, error) {
 // The node is asked first (right after a decommission its answer is already known); the
 // pod is read only when the node cannot answer or is not DECOMMISSIONED (another
 // incarnation's answer says nothing of the planned node).
-func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
+func (s *verifyLeft) check(ctx context.Context) (bool, pubnodetool.Mode, error) {
 	if s.w.removedDead(s.n.Pod) {
 		return s.deadLeft(ctx)
 	}
-	var mode nodetool.Mode
+	var mode pubnodetool.Mode
 	ns, modeErr := s.w.netstats(ctx, s.n.Pod)
-	if modeErr == nil && ns.Mode == nodetool.ModeLeaving {
+	if modeErr == nil && ns.Mode == pubnodetool.ModeLeaving {
 		s.w.noteUnderway(s.n.Pod)
 	}
-	if modeErr != nil || ns.Mode != nodetool.ModeDecommissioned {
+	if modeErr != nil || ns.Mode != pubnodetool.ModeDecommissioned {
 		_, gone, err := s.w.pod(ctx, s.n)
 		if err != nil {
 			return false, mode, err
@@ -376,7 +377,7 @@ func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 	// The node cannot answer but no longer is a member: a decommissioned node whose
 	// process restarted refuses to start (docs/how-it-works/nodetool.md §8.3). Any other failure to read
 	// its mode is "unknown".
-	var unreachable *nodetool.UnreachableError
+	var unreachable *pubnodetool.UnreachableError
 	if modeErr != nil && !errors.As(modeErr, &unreachable) {
 		return false, mode, modeErr
 	}
@@ -388,7 +389,7 @@ func (s *verifyLeft) check(ctx context.Context) (bool, nodetool.Mode, error) {
 
 // deadLeft is check for a dead node removed with removenode: its nodetool never
 // answers, so a ring read on a live node alone decides.
-func (s *verifyLeft) deadLeft(ctx context.Context) (bool, nodetool.Mode, error) {
+func (s *verifyLeft) deadLeft(ctx context.Context) (bool, pubnodetool.Mode, error) {
 	r, _, err := s.w.ring(ctx)
 	if err != nil {
 		return false, "", err
@@ -404,7 +405,7 @@ func (s *verifyLeft) deadLeft(ctx context.Context) (bool, nodetool.Mode, error) 
 func (s *verifyLeft) Safe(context.Context) error { return nil }
 
 // nodeLeft is verifyLeft's confirmation, remembered for the rest of this run once given.
-func (w *World) nodeLeft(ctx context.Context, n checkpoint.Node) (bool, error) {
+func (w *World) nodeLeft(ctx context.Context, n record.Node) (bool, error) {
 	if left, _ := w.left.get(n.Pod); left {
 		return true, nil
 	}
@@ -423,8 +424,8 @@ func (s *verifyLeft) Evident() {}
 // Wait polls until the node left, and asks for the decommission to be redone when the
 // node shows it is not leaving any more: restarted (NORMAL), or failed (leaving).
 func (s *verifyLeft) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(StepVerifyLeft, s.n.Pod)
-	decomm := checkpoint.StepID(StepDecommission, s.n.Pod)
+	id := record.StepID(record.StepVerifyLeft, s.n.Pod)
+	decomm := record.StepID(record.StepDecommission, s.n.Pod)
 	start := s.w.now()
 	var stalledSince, endedSince time.Time
 	var meter StreamMeter
@@ -442,14 +443,14 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 		switch {
 		case err != nil:
 			what = "state unknown: " + err.Error()
-		case mode == nodetool.ModeNormal:
+		case mode == pubnodetool.ModeNormal:
 			return &engine.Redo{StepID: s.w.restartedRedo(s.n.Pod, decomm), Reason: fmt.Sprintf("node %s is NORMAL again (restarted?)", s.n.Pod)}
-		case mode == nodetool.ModeLeaving || mode == nodetool.ModeDecommissionFailed:
+		case mode == pubnodetool.ModeLeaving || mode == pubnodetool.ModeDecommissionFailed:
 			var redo *engine.Redo
 			if what, redo = s.leaving(ctx, mode, &stalledSince, &meter); redo != nil {
 				return redo
 			}
-		case mode == nodetool.ModeDecommissioned:
+		case mode == pubnodetool.ModeDecommissioned:
 			what = "node " + s.n.Pod + " is DECOMMISSIONED; waiting for the ring to drop it"
 		case mode != "":
 			what = fmt.Sprintf("node %s is in mode %s", s.n.Pod, mode)
@@ -461,9 +462,9 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 		wait := s.w.poll()
 		switch l, ok := meter.look(); {
 		case err != nil:
-		case mode == nodetool.ModeLeaving && ok:
+		case mode == pubnodetool.ModeLeaving && ok:
 			wait = nextRead(l, s.w.endBounds())
-		case mode == nodetool.ModeDecommissioned:
+		case mode == pubnodetool.ModeDecommissioned:
 			// The node has left; the ring drops it at once or nearly.
 			if endedSince.IsZero() {
 				endedSince = s.w.now()
@@ -494,8 +495,8 @@ func (w *World) endBounds() readBounds {
 // missing stream tells it from one still running; a second call answers "still
 // decommissioning" if it runs). Else it says what the wait is for. stalledSince and meter
 // carry over between looks.
-func (s *verifyLeft) leaving(ctx context.Context, mode nodetool.Mode, stalledSince *time.Time, meter *StreamMeter) (string, *engine.Redo) {
-	decomm := checkpoint.StepID(StepDecommission, s.n.Pod)
+func (s *verifyLeft) leaving(ctx context.Context, mode pubnodetool.Mode, stalledSince *time.Time, meter *StreamMeter) (string, *engine.Redo) {
+	decomm := record.StepID(record.StepDecommission, s.n.Pod)
 	if f, _ := s.w.failed.get(s.n.Pod); f != "" {
 		return "", &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("decommission of %s failed: %s", s.n.Pod, f)}
 	}
@@ -506,8 +507,8 @@ func (s *verifyLeft) leaving(ctx context.Context, mode nodetool.Mode, stalledSin
 		return "node " + s.n.Pod + " is " + string(mode) + "; state unknown: " + err.Error(), nil
 	}
 	// The read the stall check makes anyway: no extra nodetool call.
-	s.w.reportStream(checkpoint.StepID(StepVerifyLeft, s.n.Pod), "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, meter)
-	if mode == nodetool.ModeDecommissionFailed {
+	s.w.reportStream(record.StepID(record.StepVerifyLeft, s.n.Pod), "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, meter)
+	if mode == pubnodetool.ModeDecommissionFailed {
 		why, err := s.w.stillLeaving(ctx, s.n, ns)
 		switch {
 		case err != nil:
@@ -540,9 +541,9 @@ func (s *verifyLeft) leaving(ctx context.Context, mode nodetool.Mode, stalledSin
 // while the node still leaves (CASSANDRA-21493, CASSANDRA-21583): calling that a
 // failure would issue the decommission again under a running one. An unreadable ring is
 // an error: unknown, never "failed".
-func (w *World) stillLeaving(ctx context.Context, n checkpoint.Node, ns nodetool.Netstats) (string, error) {
+func (w *World) stillLeaving(ctx context.Context, n record.Node, ns nodetool.Netstats) (string, error) {
 	if ns.SendsUnbootstrap() {
-		return nodetool.LeavingEvidence(ns, nodetool.Node{}, true, ""), nil
+		return nodetool.LeavingEvidence(ns, pubnodetool.Node{}, true, ""), nil
 	}
 	r, reader, err := w.ring(ctx)
 	if err != nil {

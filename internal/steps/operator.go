@@ -11,9 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // pauseOperator scales the operator's Deployment to 0 and waits until its pods are gone,
@@ -25,7 +24,7 @@ type pauseOperator struct{ operatorStep }
 // Deployment as planned.
 type operatorStep struct {
 	w  *World
-	op checkpoint.PausedOperator
+	op record.PausedOperator
 }
 
 // deployment names the operator's Deployment in messages.
@@ -35,7 +34,7 @@ func (s operatorStep) deployment() string {
 
 // done is the pause's and the restore's Done: a Deployment that is gone leaves nothing
 // to pause or restore; otherwise test decides from it and its holders.
-func (s operatorStep) done(ctx context.Context, test func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (bool, error)) (bool, error) {
+func (s operatorStep) done(ctx context.Context, test func(d *appsv1.Deployment, holders []record.PauseHolder) (bool, error)) (bool, error) {
 	d, holders, err := readOperator(ctx, s.w, s.op)
 	if d == nil || err != nil {
 		return d == nil && err == nil, err
@@ -63,8 +62,8 @@ func (s *pauseOperator) Done(ctx context.Context) (bool, error) {
 	if s.w.restoreStarted() {
 		return true, nil
 	}
-	return s.done(ctx, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (bool, error) {
-		if checkpoint.HolderIndex(holders, s.w.CP.OperationID) < 0 {
+	return s.done(ctx, func(d *appsv1.Deployment, holders []record.PauseHolder) (bool, error) {
+		if record.HolderIndex(holders, s.w.CP.OperationID) < 0 {
 			return false, nil
 		}
 		if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
@@ -101,7 +100,7 @@ func (s *pauseOperator) Safe(ctx context.Context) error {
 		return fmt.Errorf("Deployment %s/%s was re-created (UID %s, planned %s) and is not recognised as the operator", s.op.Namespace, s.op.Name, d.UID, s.op.UID)
 	}
 	if s.w.Reporter != nil {
-		s.w.Reporter.Warn(StepPauseOperator, fmt.Sprintf("%s was re-created (UID %s, planned %s); it is the operator: pausing it", s.deployment(), d.UID, s.op.UID))
+		s.w.Reporter.Warn(record.StepPauseOperator, fmt.Sprintf("%s was re-created (UID %s, planned %s); it is the operator: pausing it", s.deployment(), d.UID, s.op.UID))
 	}
 	uid := string(d.UID)
 	s.w.amend(func() {
@@ -117,7 +116,7 @@ func (s *pauseOperator) Safe(ctx context.Context) error {
 // paused records the first holder's replicas (the count from before any pause).
 func (s *pauseOperator) Do(ctx context.Context) error {
 	dropped, err := pauseDeployment(ctx, s.w, s.op)
-	reportDropped(s.w, StepPauseOperator, s.op, dropped)
+	reportDropped(s.w, record.StepPauseOperator, s.op, dropped)
 	return err
 }
 
@@ -139,8 +138,8 @@ func (s *resumeOperator) PlanText() string {
 // another operation that still stands holds it (or the Deployment is gone). Holders
 // whose operation is gone do not count: Do removes them.
 func (s *resumeOperator) Done(ctx context.Context) (bool, error) {
-	return s.done(ctx, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (bool, error) {
-		if checkpoint.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
+	return s.done(ctx, func(d *appsv1.Deployment, holders []record.PauseHolder) (bool, error) {
+		if record.HolderIndex(holders, s.w.CP.OperationID) >= 0 {
 			return false, nil
 		}
 		if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
@@ -189,7 +188,7 @@ func (s *resumeOperator) editedSpec(now, want string, have []string) error {
 	if len(have) == 0 {
 		have = []string{fmt.Sprintf("every StatefulSet has %s", want)}
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("not restoring %s: %s of %s is now %s in the cluster resource, but the StatefulSets have %s (%s): someone edited it, and the operator would change the StatefulSets to follow. "+
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("not restoring %s: %s of %s is now %s in the cluster resource, but the StatefulSets have %s (%s): someone edited it, and the operator would change the StatefulSets to follow. "+
 		"The operator stays paused. Put %s of %s back to %s and run `kubectl cassandra resume -n %s %s`, or run `kubectl cassandra abort -n %s %s`, which sets %s to the StatefulSets' replicas and restores the operator",
 		s.deployment(), field, dc, now, want, strings.Join(have, ", "), field, dc, want, ns, cl, ns, cl, field)}
 }
@@ -207,7 +206,7 @@ func subset(m, keys map[string]int) map[string]int {
 // holds it.
 func (s *resumeOperator) Do(ctx context.Context) error {
 	dropped, err := RestoreOperator(ctx, s.w, s.op, true)
-	reportDropped(s.w, StepResumeOperator, s.op, dropped)
+	reportDropped(s.w, record.StepResumeOperator, s.op, dropped)
 	return err
 }
 
@@ -219,7 +218,7 @@ func (s *resumeOperator) Do(ctx context.Context) error {
 // another operation still holds it, or if it already runs. pausedByUs says this
 // operation's pause ran: only then is an operator at 0 with no holder list its own (a
 // plugin version before the list paused it). dropped lists the stale holders removed.
-func RestoreOperator(ctx context.Context, w *World, op checkpoint.PausedOperator, pausedByUs bool) (dropped []StaleHolder, err error) {
+func RestoreOperator(ctx context.Context, w *World, op record.PausedOperator, pausedByUs bool) (dropped []StaleHolder, err error) {
 	stale, err := judgeOperator(ctx, w, op)
 	if err != nil {
 		return nil, err
@@ -230,24 +229,24 @@ func RestoreOperator(ctx context.Context, w *World, op checkpoint.PausedOperator
 // ReleaseStale is RestoreOperator for a caller that has just judged op's holders
 // itself (stale, with no operation of its own): it spares a second read and judgement
 // of every holder. The write is still guarded by the Deployment's resourceVersion.
-func ReleaseStale(ctx context.Context, w *World, op checkpoint.PausedOperator, stale []StaleHolder) ([]StaleHolder, error) {
+func ReleaseStale(ctx context.Context, w *World, op record.PausedOperator, stale []StaleHolder) ([]StaleHolder, error) {
 	return restoreJudged(ctx, w, op, false, stale)
 }
 
 // restoreJudged is RestoreOperator's write, with the holders judged already.
-func restoreJudged(ctx context.Context, w *World, op checkpoint.PausedOperator, pausedByUs bool, stale []StaleHolder) (dropped []StaleHolder, err error) {
-	err = writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
+func restoreJudged(ctx context.Context, w *World, op record.PausedOperator, pausedByUs bool, stale []StaleHolder) (dropped []StaleHolder, err error) {
+	err = writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []record.PauseHolder) ([]record.PauseHolder, *int32, bool) {
 		replicas := op.Replicas
-		i := checkpoint.HolderIndex(holders, w.CP.OperationID)
+		i := record.HolderIndex(holders, w.CP.OperationID)
 		if i >= 0 {
 			replicas = holders[i].Replicas
 		} else if len(holders) > 0 {
 			replicas = holders[0].Replicas
 		}
-		var kept []checkpoint.PauseHolder
+		var kept []record.PauseHolder
 		kept, dropped = dropStale(holders, stale, w.CP.Namespace, w.CP.Cluster)
-		if j := checkpoint.HolderIndex(kept, w.CP.OperationID); j >= 0 {
-			kept = append(append([]checkpoint.PauseHolder{}, kept[:j]...), kept[j+1:]...)
+		if j := record.HolderIndex(kept, w.CP.OperationID); j >= 0 {
+			kept = append(append([]record.PauseHolder{}, kept[:j]...), kept[j+1:]...)
 		}
 		switch {
 		case len(kept) > 0:
@@ -265,7 +264,7 @@ func restoreJudged(ctx context.Context, w *World, op checkpoint.PausedOperator, 
 
 // judgeOperator judges the holders of op's Deployment as they are now (none when it is
 // gone or its list unreadable: writeDeployment says so).
-func judgeOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) ([]StaleHolder, error) {
+func judgeOperator(ctx context.Context, w *World, op record.PausedOperator) ([]StaleHolder, error) {
 	if w.Judge == nil {
 		return nil, nil
 	}
@@ -280,16 +279,16 @@ func judgeOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) 
 // Holders whose operation is gone are removed in the same write (this operation takes
 // over a stale pause of its own cluster); the replicas to restore are still the first
 // holder's, the count from before any pause.
-func pauseDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator) ([]StaleHolder, error) {
+func pauseDeployment(ctx context.Context, w *World, op record.PausedOperator) ([]StaleHolder, error) {
 	stale, err := judgeOperator(ctx, w, op)
 	if err != nil {
 		return nil, err
 	}
 	var dropped []StaleHolder
-	err = writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) ([]checkpoint.PauseHolder, *int32, bool) {
+	err = writeDeployment(ctx, w, op, func(d *appsv1.Deployment, holders []record.PauseHolder) ([]record.PauseHolder, *int32, bool) {
 		zero := int32(0)
 		running := d.Spec.Replicas == nil || *d.Spec.Replicas != 0
-		me := checkpoint.PauseHolder{OperationID: w.CP.OperationID, Namespace: w.CP.Namespace, Cluster: w.CP.Cluster, Replicas: op.Replicas}
+		me := record.PauseHolder{OperationID: w.CP.OperationID, Namespace: w.CP.Namespace, Cluster: w.CP.Cluster, Replicas: op.Replicas}
 		switch {
 		case len(holders) > 0:
 			me.Replicas = holders[0].Replicas
@@ -298,9 +297,9 @@ func pauseDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator
 		case *d.Spec.Replicas > 0:
 			me.Replicas = *d.Spec.Replicas
 		}
-		var kept []checkpoint.PauseHolder
+		var kept []record.PauseHolder
 		kept, dropped = dropStale(holders, stale, w.CP.Namespace, w.CP.Cluster)
-		if i := checkpoint.HolderIndex(kept, w.CP.OperationID); i >= 0 {
+		if i := record.HolderIndex(kept, w.CP.OperationID); i >= 0 {
 			return kept, &zero, running || len(dropped) > 0
 		}
 		return append(kept, me), &zero, true
@@ -311,8 +310,8 @@ func pauseDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator
 // writeDeployment reads the operator Deployment, lets change decide its new holder
 // list and replicas (nil: unchanged), and writes both in one merge patch with a
 // resourceVersion precondition; a conflict is retried from a fresh read.
-func writeDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator,
-	change func(d *appsv1.Deployment, holders []checkpoint.PauseHolder) (newHolders []checkpoint.PauseHolder, replicas *int32, write bool)) error {
+func writeDeployment(ctx context.Context, w *World, op record.PausedOperator,
+	change func(d *appsv1.Deployment, holders []record.PauseHolder) (newHolders []record.PauseHolder, replicas *int32, write bool)) error {
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	d, err := w.Kube.AppsV1().Deployments(op.Namespace).Get(ctx, op.Name, metav1.GetOptions{})
@@ -320,9 +319,9 @@ func writeDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator
 		return nil
 	}
 	if err != nil {
-		return &engine.Retryable{Err: fmt.Errorf("cannot read Deployment %s/%s: %w", op.Namespace, op.Name, err)}
+		return &operation.Retryable{Err: fmt.Errorf("cannot read Deployment %s/%s: %w", op.Namespace, op.Name, err)}
 	}
-	holders, err := checkpoint.PauseHolders(d.Annotations)
+	holders, err := record.PauseHolders(d.Annotations)
 	if err != nil {
 		return fmt.Errorf("Deployment %s/%s: %w; whether another operation holds it paused is unknown: fix or remove the annotation", op.Namespace, op.Name, err)
 	}
@@ -337,7 +336,7 @@ func writeDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator
 	}
 	patch := map[string]any{"metadata": map[string]any{
 		"resourceVersion": d.ResourceVersion,
-		"annotations":     map[string]any{checkpoint.PausedByAnnotation: ann},
+		"annotations":     map[string]any{record.PausedByAnnotation: ann},
 	}}
 	if replicas != nil {
 		patch["spec"] = map[string]any{"replicas": *replicas}
@@ -345,14 +344,14 @@ func writeDeployment(ctx context.Context, w *World, op checkpoint.PausedOperator
 	body, _ := json.Marshal(patch)
 	_, err = w.Kube.AppsV1().Deployments(op.Namespace).Patch(ctx, op.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
 	if apierrors.IsConflict(err) {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	return err
 }
 
 // readOperator reads the operator's Deployment and who holds it paused; a nil
 // Deployment and no error when it is gone (then there is nothing to pause or restore).
-func readOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) (*appsv1.Deployment, []checkpoint.PauseHolder, error) {
+func readOperator(ctx context.Context, w *World, op record.PausedOperator) (*appsv1.Deployment, []record.PauseHolder, error) {
 	d, err := w.Kube.AppsV1().Deployments(op.Namespace).Get(ctx, op.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil, nil
@@ -360,7 +359,7 @@ func readOperator(ctx context.Context, w *World, op checkpoint.PausedOperator) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot read Deployment %s/%s: %w", op.Namespace, op.Name, err)
 	}
-	holders, err := checkpoint.PauseHolders(d.Annotations)
+	holders, err := record.PauseHolders(d.Annotations)
 	if err != nil {
 		return nil, nil, fmt.Errorf("Deployment %s/%s: %w", op.Namespace, op.Name, err)
 	}

@@ -8,34 +8,35 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
 // sharedWorld is the steps' world of operation id on cluster ns/name, pausing the
 // fake world's operator Deployment.
-func sharedWorld(w *fakeworld.World, id, ns, name string) (*World, checkpoint.PausedOperator) {
-	op := checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: fakeworld.OperatorUID, Replicas: 1}
-	cp := &checkpoint.Checkpoint{OperationID: id, Namespace: ns, Cluster: name, PausedOperator: &op}
+func sharedWorld(w *fakeworld.World, id, ns, name string) (*World, record.PausedOperator) {
+	op := record.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: fakeworld.OperatorUID, Replicas: 1}
+	cp := &record.Checkpoint{OperationID: id, Namespace: ns, Cluster: name, PausedOperator: &op}
 	sw := &World{Kube: w.Kube, Namespace: ns, CP: cp, Reporter: nopReporter{}}
 	sw.obs.SetUncached(true)
 	return sw, op
 }
 
-func holders(t *testing.T, w *fakeworld.World) ([]checkpoint.PauseHolder, int32) {
+func holders(t *testing.T, w *fakeworld.World) ([]record.PauseHolder, int32) {
 	t.Helper()
 	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, fakeworld.OperatorName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := obj.(*appsv1.Deployment)
-	hs, err := checkpoint.PauseHolders(d.Annotations)
+	hs, err := record.PauseHolders(d.Annotations)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return hs, *d.Spec.Replicas
 }
 
-func ids(hs []checkpoint.PauseHolder) []string {
+func ids(hs []record.PauseHolder) []string {
 	var out []string
 	for _, h := range hs {
 		out = append(out, h.OperationID)
@@ -109,10 +110,10 @@ func TestPauseStaysDoneAfterRestore(t *testing.T) {
 	for _, kind := range []string{checkpoint.KindScaleDown, "scale-up", "restart"} {
 		sw, op := sharedWorld(w, "op-"+kind, w.NS, w.Name)
 		sw.CP.Kind = kind
-		sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepPauseOperator, ""), checkpoint.PendingStep(StepResumeOperator, "")}
+		sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepPauseOperator, ""), checkpoint.PendingStep(record.StepResumeOperator, "")}
 		pause := &pauseOperator{operatorStep{w: sw, op: op}}
 		mustDone(t, pause, false) // running, not paused by this operation
-		sw.CP.Steps[1].State = checkpoint.StateStarted
+		sw.CP.Steps[1].State = record.StateStarted
 		mustDone(t, pause, true)
 	}
 }
@@ -122,7 +123,7 @@ func TestPauseStaysDoneAfterRestore(t *testing.T) {
 func TestPausedByUnreadable(t *testing.T) {
 	ctx := context.Background()
 	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Operator: true})
-	w.SetDeploymentAnnotation(fakeworld.OperatorName, checkpoint.PausedByAnnotation, "{not json")
+	w.SetDeploymentAnnotation(fakeworld.OperatorName, record.PausedByAnnotation, "{not json")
 	a, op := sharedWorld(w, "op-a", w.NS, w.Name)
 	for _, err := range []error{(&pauseOperator{operatorStep{w: a, op: op}}).Do(ctx), func() error { _, err := RestoreOperator(ctx, a, op, true); return err }()} {
 		if err == nil {

@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // OperatorGuard checks, right before every action while the plan holds the operator
@@ -25,7 +25,7 @@ import (
 // is reopened) the state is unknown and Check reads the Deployment.
 type OperatorGuard struct {
 	w  *World
-	op checkpoint.PausedOperator
+	op record.PausedOperator
 
 	mu       sync.Mutex
 	watch    watch.Interface
@@ -85,7 +85,7 @@ func (g *OperatorGuard) Check(ctx context.Context, id string) error {
 		case apierrors.IsNotFound(err):
 			return nil // nothing left to fight the change
 		case err != nil:
-			return &engine.Fatal{Code: exit.Interrupted, Err: fmt.Errorf("cannot read operator Deployment %s/%s before %s (it must still be paused): %w; nothing was done by this step. Run `kubectl cassandra resume -n %s %s` to continue",
+			return &operation.Fatal{Code: exit.Interrupted, Err: fmt.Errorf("cannot read operator Deployment %s/%s before %s (it must still be paused): %w; nothing was done by this step. Run `kubectl cassandra resume -n %s %s` to continue",
 				g.op.Namespace, g.op.Name, id, err, g.w.CP.Namespace, g.w.CP.Cluster)}
 		}
 		g.replicas = deploymentReplicas(d)
@@ -94,7 +94,7 @@ func (g *OperatorGuard) Check(ctx context.Context, id string) error {
 	if g.replicas == 0 {
 		return nil
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("operator Deployment %s/%s was scaled to %d replicas by someone while this operation held it paused; it would fight the change. "+
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("operator Deployment %s/%s was scaled to %d replicas by someone while this operation held it paused; it would fight the change. "+
 		"Nothing was done by %s. Run `kubectl cassandra resume -n %s %s` to pause it again and continue, or `kubectl cassandra abort -n %s %s`",
 		g.op.Namespace, g.op.Name, g.replicas, id, g.w.CP.Namespace, g.w.CP.Cluster, g.w.CP.Namespace, g.w.CP.Cluster)}
 }
@@ -104,13 +104,13 @@ func (g *OperatorGuard) holds(id string) bool {
 	var paused, restoring bool
 	for _, s := range g.w.CP.Steps {
 		switch s.Kind {
-		case StepPauseOperator:
-			paused = s.State == checkpoint.StateDone
+		case record.StepPauseOperator:
+			paused = s.State == record.StateDone
 			if s.ID == id {
 				return false
 			}
-		case StepResumeOperator:
-			restoring = s.State != checkpoint.StatePending
+		case record.StepResumeOperator:
+			restoring = s.State != record.StatePending
 			if s.ID == id {
 				return false
 			}

@@ -9,9 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
@@ -23,10 +22,10 @@ func TestOperatorGuard(t *testing.T) {
 	ctx := context.Background()
 	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Operator: true})
 	sw, op := sharedWorld(w, "op-a", "cassandra", "demo")
-	sw.CP.Steps = []checkpoint.Step{
-		{ID: "pause-operator", Kind: StepPauseOperator, State: checkpoint.StatePending},
-		{ID: "decommission/x", Kind: StepDecommission, State: checkpoint.StatePending},
-		{ID: "resume-operator", Kind: StepResumeOperator, State: checkpoint.StatePending},
+	sw.CP.Steps = []record.Step{
+		{ID: "pause-operator", Kind: record.StepPauseOperator, State: record.StatePending},
+		{ID: "decommission/x", Kind: record.StepDecommission, State: record.StatePending},
+		{ID: "resume-operator", Kind: record.StepResumeOperator, State: record.StatePending},
 	}
 	g := NewOperatorGuard(ctx, sw)
 	defer g.Stop()
@@ -37,7 +36,7 @@ func TestOperatorGuard(t *testing.T) {
 	if err := (&pauseOperator{operatorStep{w: sw, op: op}}).Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sw.CP.Steps[0].State = checkpoint.StateDone
+	sw.CP.Steps[0].State = record.StateDone
 	w.Kube.ClearActions()
 	if err := g.Check(ctx, "decommission/x"); err != nil {
 		t.Fatalf("paused: %v", err)
@@ -47,9 +46,9 @@ func TestOperatorGuard(t *testing.T) {
 	}
 	scale(t, w, 2)
 	err := g.Check(ctx, "decommission/x")
-	var fatal *engine.Fatal
-	if !errors.As(err, &fatal) || fatal.Code != exit.Refused {
-		t.Fatalf("scaled up: %v, want exit %d", err, exit.Refused)
+	var fatal *operation.Fatal
+	if !errors.As(err, &fatal) || fatal.Code != operation.ExitRefused {
+		t.Fatalf("scaled up: %v, want exit %d", err, operation.ExitRefused)
 	}
 	for _, want := range []string{"operator Deployment " + w.NS + "/fake-operator was scaled to 2 replicas by someone", "resume -n cassandra demo", "abort -n cassandra demo"} {
 		if !strings.Contains(err.Error(), want) {
@@ -73,7 +72,7 @@ func TestOperatorGuard(t *testing.T) {
 	if acts := w.Kube.Actions(); len(acts) == 0 || len(acts) > 2 || acts[0].GetVerb() != "watch" {
 		t.Fatalf("after a closed watch: %v, want a watch (and at most one GET)", acts)
 	}
-	sw.CP.Steps[2].State = checkpoint.StateStarted
+	sw.CP.Steps[2].State = record.StateStarted
 	scale(t, w, 1)
 	if err := g.Check(ctx, "decommission/x"); err != nil {
 		t.Fatalf("restore started: %v", err)
@@ -102,7 +101,7 @@ func scale(t *testing.T, w *fakeworld.World, to int32) {
 func TestRestoreRecheckNamesEdit(t *testing.T) {
 	ctx := context.Background()
 	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3, Operator: true}, "restart")
-	st := &resumeOperator{operatorStep{w: sw, op: checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, Replicas: 1}}}
+	st := &resumeOperator{operatorStep{w: sw, op: record.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, Replicas: 1}}}
 	if err := st.Recheck(ctx); err != nil {
 		t.Fatalf("agreeing: %v", err)
 	}
@@ -113,9 +112,9 @@ func TestRestoreRecheckNamesEdit(t *testing.T) {
 		t.Fatalf("Safe leaves the check to Recheck: %v", err)
 	}
 	err := st.Recheck(ctx)
-	var fatal *engine.Fatal
-	if !errors.As(err, &fatal) || fatal.Code != exit.Refused {
-		t.Fatalf("edited: %v, want exit %d", err, exit.Refused)
+	var fatal *operation.Fatal
+	if !errors.As(err, &fatal) || fatal.Code != operation.ExitRefused {
+		t.Fatalf("edited: %v, want exit %d", err, operation.ExitRefused)
 	}
 	for _, want := range []string{"members of dc1 is now 4", "the StatefulSets have 3", "back to 3", "resume -n " + w.NS + " demo", "abort -n " + w.NS + " demo", "sets members to the StatefulSets' replicas"} {
 		if !strings.Contains(err.Error(), want) {

@@ -8,7 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 )
 
 // Steps whose Do does nothing: they wait for what the step before set off, so the engine
@@ -57,7 +57,7 @@ func (s waiting) doneBack(ctx context.Context, test backTest) (bool, error) {
 
 // nodeUN reads the ring from a pod other than the step's and tells whether its node
 // (found by find) is UN, else why not; absent says it is missing, with %s for the reader.
-func (s waiting) nodeUN(ctx context.Context, find func(nodetool.Ring) (nodetool.Node, bool), absent string) (bool, string, error) {
+func (s waiting) nodeUN(ctx context.Context, find func(pubnodetool.Ring) (pubnodetool.Node, bool), absent string) (bool, string, error) {
 	pod := s.n.Pod
 	r, reader, err := s.w.ringExcept(ctx, pod)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // HolderVerdict is what the world says of one operation holding an operator paused
@@ -30,12 +30,13 @@ const (
 // PauseJudge reads the world behind a pause holder (internal/cli implements it with the
 // operator's adapter). why says what was found, for the messages.
 type PauseJudge interface {
-	JudgeHolder(ctx context.Context, h checkpoint.PauseHolder) (v HolderVerdict, why string, err error)
+	JudgeHolder(ctx context.Context, h record.PauseHolder) (v HolderVerdict, why string, err error)
 }
 
 // StaleHolder is a holder found stale, with what was found.
 type StaleHolder struct {
-	checkpoint.PauseHolder
+	record.PauseHolder
+
 	Verdict HolderVerdict
 	Why     string
 }
@@ -45,7 +46,7 @@ func (s StaleHolder) String() string { return s.PauseHolder.String() + " (" + s.
 
 // JudgeHolders asks judge about every holder other than self; the stale ones are
 // returned. A holder that cannot be judged (nil judge, a read error) is live.
-func JudgeHolders(ctx context.Context, judge PauseJudge, holders []checkpoint.PauseHolder, self string) []StaleHolder {
+func JudgeHolders(ctx context.Context, judge PauseJudge, holders []record.PauseHolder, self string) []StaleHolder {
 	if judge == nil {
 		return nil
 	}
@@ -67,7 +68,7 @@ func JudgeHolders(ctx context.Context, judge PauseJudge, holders []checkpoint.Pa
 // HolderStaleUnsettled one only when it is of the cluster ns/cluster (the operation on
 // that cluster adopts it: it brings the cluster to agree before it restores). dropped
 // lists what went.
-func dropStale(holders []checkpoint.PauseHolder, stale []StaleHolder, ns, cluster string) (kept []checkpoint.PauseHolder, dropped []StaleHolder) {
+func dropStale(holders []record.PauseHolder, stale []StaleHolder, ns, cluster string) (kept []record.PauseHolder, dropped []StaleHolder) {
 	gone := map[string]StaleHolder{}
 	for _, s := range stale {
 		if s.Verdict == HolderStale || (s.Namespace == ns && s.Cluster == cluster) {
@@ -94,7 +95,7 @@ func StaleText(stale []StaleHolder) string {
 }
 
 // reportDropped tells the run's reporter which stale holders a write removed.
-func reportDropped(w *World, id string, op checkpoint.PausedOperator, dropped []StaleHolder) {
+func reportDropped(w *World, id string, op record.PausedOperator, dropped []StaleHolder) {
 	if len(dropped) == 0 || w.Reporter == nil {
 		return
 	}

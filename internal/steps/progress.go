@@ -3,22 +3,17 @@ package steps
 import (
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
-
-// rateWindow is how far apart the two reads a rate is measured between should be:
-// zero-copy transfers move in jumps and sessions start one after another, so shorter
-// windows are noisy (docs/how-it-works/streaming.md §2.4 step 3).
-const rateWindow = time.Minute
 
 // StreamMeter turns successive netstats reads of one stream plan into progress with
 // rate and ETA.
 type StreamMeter struct {
 	samples []streamSample
 	// last is the last read's progress (nil: that read listed no stream).
-	last *checkpoint.Progress
+	last *record.Progress
 }
 
 type streamSample struct {
@@ -35,7 +30,7 @@ func (m *StreamMeter) add(at time.Time, t nodetool.StreamTotals) float64 {
 	}
 	m.samples = append(m.samples, streamSample{at: at, done: t.DoneBytes})
 	// Keep the newest sample at least rateWindow old, and everything after it.
-	for len(m.samples) > 2 && at.Sub(m.samples[1].at) >= rateWindow {
+	for len(m.samples) > 2 && at.Sub(m.samples[1].at) >= time.Minute {
 		m.samples = m.samples[1:]
 	}
 	first, last := m.samples[0], m.samples[len(m.samples)-1]
@@ -49,13 +44,13 @@ func (m *StreamMeter) add(at time.Time, t nodetool.StreamTotals) float64 {
 // Sample reads the progress of plan in direction dir out of ns, read at at, for
 // operation op ("decommission", "bootstrap") of pod. ok is false when the plan is not
 // listed (not started yet, or over).
-func (m *StreamMeter) Sample(at time.Time, ns nodetool.Netstats, op, pod, plan, dir string) (checkpoint.Progress, bool) {
+func (m *StreamMeter) Sample(at time.Time, ns nodetool.Netstats, op, pod, plan, dir string) (record.Progress, bool) {
 	m.last = nil
 	t, ok := ns.StreamProgress(plan, dir)
 	if !ok {
-		return checkpoint.Progress{}, false
+		return record.Progress{}, false
 	}
-	p := checkpoint.Progress{Operation: op, Pod: pod, DoneBytes: t.DoneBytes, TotalBytes: t.TotalBytes, Peers: t.Peers, At: at.UTC()}
+	p := record.Progress{Operation: op, Pod: pod, DoneBytes: t.DoneBytes, TotalBytes: t.TotalBytes, Peers: t.Peers, At: at.UTC()}
 	if rate := m.add(at, t); rate > 0 {
 		p.BytesPerSecond = rate
 		p.ETASeconds = int64(float64(max(t.TotalBytes-t.DoneBytes, 0))/rate + 0.5)

@@ -14,9 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // The kinds of reads the run keeps until it next waits (World.obs).
@@ -30,7 +31,7 @@ const (
 
 // ringRead is one read of the ring and the pod that answered it.
 type ringRead struct {
-	r      nodetool.Ring
+	r      pubnodetool.Ring
 	reader string
 }
 
@@ -239,7 +240,7 @@ func (w *World) prefetchNext(ctx context.Context, pod string) {
 // asks first: each planned claim (Done) and the StatefulSet (Safe's guard), at once
 // instead of one after the other. Read after the pod is gone, they are as fresh as reads
 // made inside the step.
-func (w *World) prefetchClaims(ctx context.Context, n checkpoint.Node) {
+func (w *World) prefetchClaims(ctx context.Context, n record.Node) {
 	var reads []func(context.Context)
 	for _, c := range n.PVCs {
 		reads = append(reads, observation.Ahead(&w.obs, pvcKind, c.Name, w.readPVC(c.Name)))
@@ -260,7 +261,7 @@ func (w *World) nextDecommission(pod string) string {
 		switch {
 		case st.Pod == pod:
 			after = true
-		case after && st.Kind == StepDecommission:
+		case after && st.Kind == record.StepDecommission:
 			return st.Pod
 		}
 	}

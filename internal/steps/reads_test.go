@@ -15,9 +15,11 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -114,7 +116,7 @@ func TestShrinkFromLastSeenCount(t *testing.T) {
 	sw.Forget() // a decommission later
 	// verify-left's read of the node, kept for the shrink: DECOMMISSIONED, so the pod
 	// needs no judging (regrown.go).
-	observation.Keep(&sw.obs, netstatsKind, n.Pod, nodetool.Netstats{Mode: nodetool.ModeDecommissioned})
+	observation.Keep(&sw.obs, netstatsKind, n.Pod, nodetool.Netstats{Mode: pubnodetool.ModeDecommissioned})
 	setReplicas(t, w, n.StatefulSet, 4)
 	st := &shrinkStatefulSet{node: node{sw, n}}
 	w.Kube.ClearActions()
@@ -126,7 +128,7 @@ func TestShrinkFromLastSeenCount(t *testing.T) {
 		t.Fatalf("Done+Safe made %d requests, want 0 (count last seen)", got)
 	}
 	err := st.Do(ctx)
-	var rt *engine.Retryable
+	var rt *operation.Retryable
 	if !errors.As(err, &rt) || !strings.Contains(err.Error(), "no longer has 3 replicas") {
 		t.Fatalf("Do over a changed count: %v, want a retryable 'no longer has 3 replicas'", err)
 	}
@@ -170,7 +172,7 @@ func TestWaitPodGoneRequests(t *testing.T) {
 			defer cancel()
 			w := fakeworld.New(t, fakeworld.Opts{Nodes: 3, NoWatchList: noWatchList})
 			sw := &World{Kube: w.Kube, Namespace: w.NS, Reporter: nopReporter{}, Poll: time.Millisecond}
-			n := checkpoint.Node{Pod: w.Pod("rack1", 2), PodUID: "pod-" + w.Pod("rack1", 2)}
+			n := record.Node{Pod: w.Pod("rack1", 2), PodUID: "pod-" + w.Pod("rack1", 2)}
 			st := &waitPodGone{node: node{sw, n}}
 			w.Kube.ClearActions()
 			mustDone(t, st, false)
@@ -255,7 +257,7 @@ func TestReadUnderWayIsJoined(t *testing.T) {
 	sw.obs.SetUncached(false)
 	g := &gateExec{inner: w, gate: make(chan struct{})}
 	sw.Nodetool = nodetool.Client{Exec: g}
-	sw.CP.Steps = append(checkpoint.NodeSteps(append([]checkpoint.Node{{Pod: w.Pod("rack1", 3)}}, sw.CP.Nodes...), StepDecommission, StepVerifyLeft, StepShrinkSTS, StepWaitPodGone, StepDeletePVCs), checkpoint.PendingStep(StepUpdateCluster, ""))
+	sw.CP.Steps = append(checkpoint.NodeSteps(append([]record.Node{{Pod: w.Pod("rack1", 3)}}, sw.CP.Nodes...), record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs), checkpoint.PendingStep(StepUpdateCluster, ""))
 	if got := sw.nextDecommission(w.Pod("rack1", 3)); got != n.Pod {
 		t.Fatalf("next decommission after rack1-3: %q, want %s", got, n.Pod)
 	}

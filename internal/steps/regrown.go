@@ -8,9 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // A planned pod's name may come back with another pod while the plan runs. Re-created
@@ -42,27 +42,27 @@ const (
 // pod of the cluster, claims the claims now under the names rec records (nil: none).
 // A ring member at no pod's address could be the pod's node (a broadcast address of
 // its own): then nobody can tell, and it is an error.
-func judgeRegrown(rec checkpoint.Node, p *corev1.Pod, r nodetool.Ring, podIPs []string, claims map[string]*corev1.PersistentVolumeClaim) (regrowth, nodetool.Node, error) {
+func judgeRegrown(rec record.Node, p *corev1.Pod, r pubnodetool.Ring, podIPs []string, claims map[string]*corev1.PersistentVolumeClaim) (regrowth, pubnodetool.Node, error) {
 	if row, ok := r.ByAddress(p.Status.PodIP); ok {
 		return regrowJoined, row, nil
 	}
 	for _, row := range r.Nodes {
 		if !anyAddress(row.Address, podIPs) {
-			return regrowNone, nodetool.Node{}, fmt.Errorf("node %s (Host ID %s) is in the ring at an address no pod of the cluster has: whether it runs on pod %s (re-created, UID %s) cannot be told",
+			return regrowNone, pubnodetool.Node{}, fmt.Errorf("node %s (Host ID %s) is in the ring at an address no pod of the cluster has: whether it runs on pod %s (re-created, UID %s) cannot be told",
 				row.Address, row.HostID, p.Name, p.UID)
 		}
 	}
 	for _, c := range rec.PVCs {
 		if now := claims[c.Name]; now != nil && string(now.UID) != c.UID {
-			return regrowUnrecorded, nodetool.Node{}, nil
+			return regrowUnrecorded, pubnodetool.Node{}, nil
 		}
 	}
-	return regrowOut, nodetool.Node{}, nil
+	return regrowOut, pubnodetool.Node{}, nil
 }
 
 func anyAddress(a string, list []string) bool {
 	for _, b := range list {
-		if nodetool.SameAddress(a, b) {
+		if pubnodetool.SameAddress(a, b) {
 			return true
 		}
 	}
@@ -75,15 +75,15 @@ func anyAddress(a string, list []string) bool {
 type regrown struct {
 	what   regrowth
 	pod    *corev1.Pod
-	row    nodetool.Node
+	row    pubnodetool.Node
 	claims map[string]*corev1.PersistentVolumeClaim
 	reader string
 }
 
 // judgeRegrownPod reads what judgeRegrown needs about n's pod. Unknown (an unreadable
 // ring or pod list) is an error: the shrink must not remove what nobody can tell.
-func (w *World) judgeRegrownPod(ctx context.Context, n checkpoint.Node) (regrown, error) {
-	if ns, ok := observation.Kept(&w.obs, netstatsKind, n.Pod); ok && ns.Mode == nodetool.ModeDecommissioned {
+func (w *World) judgeRegrownPod(ctx context.Context, n record.Node) (regrown, error) {
+	if ns, ok := observation.Kept(&w.obs, netstatsKind, n.Pod); ok && ns.Mode == pubnodetool.ModeDecommissioned {
 		// The node on the pod said DECOMMISSIONED in this pause (verify-left's read, at no
 		// cost): it left the ring, and nothing on the pod joins it again.
 		return regrown{}, nil
@@ -120,7 +120,7 @@ func (w *World) judgeRegrownPod(ctx context.Context, n checkpoint.Node) (regrown
 
 // current is n as the checkpoint records it now: a regrown pod's new claims, Host ID
 // and address are recorded in it during the run (the steps hold n as planned).
-func (w *World) current(n checkpoint.Node) checkpoint.Node {
+func (w *World) current(n record.Node) record.Node {
 	if w.CP != nil {
 		if c, ok := w.CP.Node(n.Pod); ok {
 			return c
@@ -131,18 +131,18 @@ func (w *World) current(n checkpoint.Node) checkpoint.Node {
 
 // claimsNow are the claims recorded under n's names as g read them (name and UID), the
 // ones that no longer exist left out.
-func (g regrown) claimsNow(n checkpoint.Node) []checkpoint.PVC {
-	var out []checkpoint.PVC
+func (g regrown) claimsNow(n record.Node) []record.PVC {
+	var out []record.PVC
 	for _, c := range n.PVCs {
 		if now := g.claims[c.Name]; now != nil {
-			out = append(out, checkpoint.PVC{Name: c.Name, UID: string(now.UID)})
+			out = append(out, record.PVC{Name: c.Name, UID: string(now.UID)})
 		}
 	}
 	return out
 }
 
 // claimText lists claims with their UIDs, for messages.
-func claimText(claims []checkpoint.PVC) string {
+func claimText(claims []record.PVC) string {
 	var s []string
 	for _, c := range claims {
 		s = append(s, c.Name+" (UID "+c.UID+")")
@@ -154,7 +154,7 @@ func claimText(claims []checkpoint.PVC) string {
 }
 
 // amendNode changes the checkpoint's record of pod; the next write carries it.
-func (w *World) amendNode(pod string, change func(n *checkpoint.Node)) {
+func (w *World) amendNode(pod string, change func(n *record.Node)) {
 	apply := func() {
 		for i := range w.CP.Nodes {
 			if w.CP.Nodes[i].Pod == pod {
@@ -172,12 +172,12 @@ func (w *World) amendNode(pod string, change func(n *checkpoint.Node)) {
 // recordJoined makes the new node on n's pod the one the plan removes: its pod UID is
 // adopted, its Host ID, address and claims recorded. The decommission gone back to
 // writes them with its start, before it acts.
-func (w *World) recordJoined(n checkpoint.Node, g regrown) string {
+func (w *World) recordJoined(n record.Node, g regrown) string {
 	claims := g.claimsNow(w.current(n))
 	why := fmt.Sprintf("it runs a new node (Host ID %s, %s in the ring read from %s) on %s: it is decommissioned before the StatefulSet removes it",
 		g.row.HostID, g.row.Code(), g.reader, claimText(claims))
 	w.adopt(n, string(g.pod.UID), why)
-	w.amendNode(n.Pod, func(r *checkpoint.Node) {
+	w.amendNode(n.Pod, func(r *record.Node) {
 		r.HostID, r.Address, r.PVCs = g.row.HostID, g.pod.Status.PodIP, claims
 	})
 	return fmt.Sprintf("the new node on pod %s (Host ID %s) joined the ring: it is decommissioned before the StatefulSet removes it", n.Pod, g.row.HostID)
@@ -186,10 +186,10 @@ func (w *World) recordJoined(n checkpoint.Node, g regrown) string {
 // recordUnjoined records the claims of the pod on n's name whose node never joined the
 // ring, as the ones the plan deletes (the planned ones are gone); the pod's UID is not
 // adopted (its node has no Host ID: the steps before the shrink judge it by the ring).
-func (w *World) recordUnjoined(n checkpoint.Node, g regrown) string {
+func (w *World) recordUnjoined(n record.Node, g regrown) string {
 	was := w.current(n).PVCs
 	claims := g.claimsNow(w.current(n))
-	w.amendNode(n.Pod, func(r *checkpoint.Node) { r.PVCs = claims })
+	w.amendNode(n.Pod, func(r *record.Node) { r.PVCs = claims })
 	return fmt.Sprintf("pod %s was re-created (UID %s) on new PVCs (%s; planned %s) and its node never joined the ring (read from %s): "+
 		"a new, empty node; its PVCs are recorded in the checkpoint before the StatefulSet removes it", n.Pod, g.pod.UID, claimText(claims), claimText(was), g.reader)
 }

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // TestJudgeRegrown: a pod re-created at a planned node's name is a node of the ring
@@ -17,14 +17,14 @@ import (
 // another pod; unknown when a member is on no pod; its claims new when their UIDs are not
 // the recorded ones.
 func TestJudgeRegrown(t *testing.T) {
-	rec := checkpoint.Node{Pod: "p-3", PVCs: []checkpoint.PVC{{Name: "data-p-3", UID: "old"}}}
+	rec := record.Node{Pod: "p-3", PVCs: []record.PVC{{Name: "data-p-3", UID: "old"}}}
 	pod := func(ip string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p-3", UID: "new-pod"}, Status: corev1.PodStatus{PodIP: ip}}
 	}
 	claim := func(uid string) map[string]*corev1.PersistentVolumeClaim {
 		return map[string]*corev1.PersistentVolumeClaim{"data-p-3": {ObjectMeta: metav1.ObjectMeta{Name: "data-p-3", UID: k8stypes.UID(uid)}}}
 	}
-	ring := nodetool.Ring{Nodes: []nodetool.Node{
+	ring := pubnodetool.Ring{Nodes: []pubnodetool.Node{
 		{Address: "10.0.0.1", HostID: "h1", Status: "U", State: "N"},
 		{Address: "10.0.0.4", HostID: "h4", Status: "U", State: "J"},
 	}}
@@ -32,7 +32,7 @@ func TestJudgeRegrown(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		p       *corev1.Pod
-		ring    nodetool.Ring
+		ring    pubnodetool.Ring
 		ips     []string
 		claims  map[string]*corev1.PersistentVolumeClaim
 		want    regrowth

@@ -9,10 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -52,7 +54,7 @@ func (s *removeNode) PlanText() string {
 func (s *removeNode) coordinator() string { return CoordinatorOf(s.n) }
 
 // CoordinatorOf is the pod that removes n (removeNode.coordinator).
-func CoordinatorOf(n checkpoint.Node) string {
+func CoordinatorOf(n record.Node) string {
 	if n.Ordinal == 0 {
 		return topology.PodName(n.StatefulSet, 1)
 	}
@@ -74,7 +76,7 @@ func (s *removeNode) Done(ctx context.Context) (bool, error) {
 // coordinator's pod is Running and Ready. Otherwise the step waits, and stops with
 // exit 4 after StallAfter; a node that is up again stops the run (it is not dead).
 func (s *removeNode) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(StepRemoveNode, s.n.Pod)
+	id := record.StepID(StepRemoveNode, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		if what, err := s.w.ringSafeAt(ctx, id, s.n.DC, s.n.HostID, s.n.Pod); what != "" || err != nil {
 			return what, err
@@ -93,7 +95,7 @@ func (s *removeNode) Safe(ctx context.Context) error {
 // Recheck implements engine.Rechecker: the ring and the node's death, read right
 // before the removal.
 func (s *removeNode) Recheck(ctx context.Context) error {
-	id := checkpoint.StepID(StepRemoveNode, s.n.Pod)
+	id := record.StepID(StepRemoveNode, s.n.Pod)
 	if err := s.w.recheckRing(ctx, id, s.n.DC, s.n.HostID, s.n.Pod); err != nil {
 		return err
 	}
@@ -121,7 +123,7 @@ func (s *removeNode) stillDead(ctx context.Context) (string, error) {
 		return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
 	}
 	var ntErr error
-	var mode nodetool.Mode
+	var mode pubnodetool.Mode
 	if ContainerRunning(p, s.w.Container) {
 		var ns nodetool.Netstats
 		ns, ntErr = s.w.netstats(ctx, s.n.Pod)
@@ -157,7 +159,7 @@ func NodetoolSilent(p *corev1.Pod, container string, ntErr error) (silent bool, 
 	if !ContainerRunning(p, container) {
 		return true, ""
 	}
-	var unreachable *nodetool.UnreachableError
+	var unreachable *pubnodetool.UnreachableError
 	switch {
 	case ntErr == nil:
 		return false, ""
@@ -172,12 +174,12 @@ func NodetoolSilent(p *corev1.Pod, container string, ntErr error) (silent bool, 
 // error: the node is not dead and must be decommissioned instead; unknown states and a
 // nodetool that answers (a JVM starting) are waited for. A node the ring no longer
 // lists is left (Done tells).
-func deadNow(pod string, row nodetool.Node, listed bool, reader string, silent bool, mode nodetool.Mode) (string, error) {
+func deadNow(pod string, row pubnodetool.Node, listed bool, reader string, silent bool, mode pubnodetool.Mode) (string, error) {
 	switch {
 	case !listed:
 		return "", nil
 	case row.Status == "U":
-		return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("node %s (Host ID %s) is %s again on %s: it is not dead, and removenode is only for a dead node. "+
+		return "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("node %s (Host ID %s) is %s again on %s: it is not dead, and removenode is only for a dead node. "+
 			"Stop this operation (kubectl cassandra abort) and scale again without --remove-dead: a live node is decommissioned", pod, row.HostID, row.Code(), reader)}
 	case row.Status != "D":
 		return fmt.Sprintf("node %s is %s on %s (state unknown)", pod, row.Code(), reader), nil
@@ -202,7 +204,7 @@ const (
 // operation never issued (someone else's); after an attempt of this operation (issued
 // before: the coordinator restarted and dropped it, peers keep it DL) it is issued
 // again.
-func removalNext(st nodetool.RemovalStatus, row nodetool.Node, listed, issuedBefore bool) (removalMove, string) {
+func removalNext(st nodetool.RemovalStatus, row pubnodetool.Node, listed, issuedBefore bool) (removalMove, string) {
 	switch {
 	case !listed:
 		return removalGone, "the node is gone from the ring"
@@ -243,7 +245,7 @@ func (w *World) issuedBefore(id string) bool {
 // meanwhile. Only Cassandra's refusals are judged here: anything else is the world's
 // to tell (Wait).
 func (s *removeNode) Do(ctx context.Context) error {
-	id := checkpoint.StepID(StepRemoveNode, s.n.Pod)
+	id := record.StepID(StepRemoveNode, s.n.Pod)
 	if err := s.w.refuseDeleting(id); err != nil {
 		return err
 	}
@@ -253,11 +255,11 @@ func (s *removeNode) Do(ctx context.Context) error {
 	}
 	st, err := rm.RemovalStatus(ctx, s.coordinator())
 	if err != nil {
-		return &engine.Retryable{Err: fmt.Errorf("cannot read the removal status on %s (whether a removal runs is unknown): %w", s.coordinator(), err)}
+		return &operation.Retryable{Err: fmt.Errorf("cannot read the removal status on %s (whether a removal runs is unknown): %w", s.coordinator(), err)}
 	}
 	r, _, err := s.w.ring(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	row, listed := r.ByHostID(s.n.HostID)
 	if move, why := removalNext(st, row, listed, s.w.issuedBefore(id)); move != removalIssue {
@@ -276,15 +278,15 @@ func (s *removeNode) Do(ctx context.Context) error {
 func (s *removeNode) judge(outcome nodetool.RemoveOutcome, msg string) error {
 	switch outcome {
 	case nodetool.RemoveAlive:
-		return &engine.NotStarted{Code: exit.Refused, Err: fmt.Errorf("cassandra refused to remove %s: %s. The node is alive: it is decommissioned, not removed; "+
+		return &engine.NotStarted{Code: operation.ExitRefused, Err: fmt.Errorf("cassandra refused to remove %s: %s. The node is alive: it is decommissioned, not removed; "+
 			"stop this operation (kubectl cassandra abort) and scale again without --remove-dead", s.n.Pod, msg)}
 	case nodetool.RemoveGenerationChanged:
-		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the removal of %s failed: %s. The node restarted while it was being removed; %s keeps the removal in process "+
+		return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("the removal of %s failed: %s. The node restarted while it was being removed; %s keeps the removal in process "+
 			"until `nodetool removenode force` runs there. Check the node (kubectl cassandra status): if it is alive, finish the removal with force and decommission it instead", s.n.Pod, msg, s.coordinator())}
 	case nodetool.RemoveSelf, nodetool.RemoveInvalidID, nodetool.RemoveUsage:
-		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("removenode %s on %s was rejected: %s", s.n.HostID, s.coordinator(), msg)}
+		return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("removenode %s on %s was rejected: %s", s.n.HostID, s.coordinator(), msg)}
 	case nodetool.RemoveUnreachable:
-		return &engine.Retryable{Err: fmt.Errorf("nodetool cannot reach Cassandra on %s: %s", s.coordinator(), msg)}
+		return &operation.Retryable{Err: fmt.Errorf("nodetool cannot reach Cassandra on %s: %s", s.coordinator(), msg)}
 	}
 	// Returned, not found, not a member, busy (a removal in process), or unknown (the
 	// exec broke): the ring and the coordinator decide.
@@ -301,7 +303,7 @@ func (s *removeNode) KeepsObservations() {}
 // (Redo) once that lasted a grace, or StallAfter while the node is DL (peers keep a
 // dropped removal's DL; a removal starting elsewhere gets that long to show itself).
 func (s *removeNode) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(StepRemoveNode, s.n.Pod)
+	id := record.StepID(StepRemoveNode, s.n.Pod)
 	rm, err := s.w.remover()
 	if err != nil {
 		return err
@@ -365,7 +367,7 @@ func (s *removeNode) progress(ctx context.Context, rm remover, done <-chan struc
 	if s.w.SampleEvery > 0 {
 		every = s.w.SampleEvery // tests
 	}
-	id := checkpoint.StepID(StepRemoveNode, s.n.Pod)
+	id := record.StepID(StepRemoveNode, s.n.Pod)
 	ticks(ctx, done, every, func() {
 		what := "nodetool removenode running on " + s.coordinator()
 		if st, err := rm.RemovalStatus(ctx, s.coordinator()); err == nil && st.Removing {
@@ -381,15 +383,15 @@ func (w *World) removedDead(pod string) bool {
 	if w.CP == nil {
 		return false
 	}
-	_, ok := w.CP.Step(checkpoint.StepID(StepRemoveNode, pod))
+	_, ok := w.CP.Step(record.StepID(StepRemoveNode, pod))
 	return ok
 }
 
 // deadWords is what a decommission waiting on a node whose nodetool cannot connect
 // (ntErr) adds when a ring read on a live node shows it DN: if it stays dead, it cannot
 // be decommissioned, and the way out ("" when not shown).
-func (w *World) deadWords(ctx context.Context, n checkpoint.Node, ntErr error) string {
-	var unreachable *nodetool.UnreachableError
+func (w *World) deadWords(ctx context.Context, n record.Node, ntErr error) string {
+	var unreachable *pubnodetool.UnreachableError
 	if !errors.As(ntErr, &unreachable) {
 		return ""
 	}

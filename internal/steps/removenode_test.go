@@ -7,18 +7,19 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 func TestRemovenodeNext(t *testing.T) {
-	dn := nodetool.Node{Status: "D", State: "N"}
-	dl := nodetool.Node{Status: "D", State: "L"}
+	dn := pubnodetool.Node{Status: "D", State: "N"}
+	dl := pubnodetool.Node{Status: "D", State: "L"}
 	busy := nodetool.RemovalStatus{Removing: true, Token: "-42", Waiting: []string{"10.0.0.2"}}
 	cases := []struct {
 		name         string
 		st           nodetool.RemovalStatus
-		row          nodetool.Node
+		row          pubnodetool.Node
 		listed, was  bool
 		want         removalMove
 		wantWordsHas string
@@ -39,17 +40,17 @@ func TestRemovenodeNext(t *testing.T) {
 }
 
 func TestRemovenodeDeadNow(t *testing.T) {
-	dn := nodetool.Node{Status: "D", State: "N", HostID: "h"}
+	dn := pubnodetool.Node{Status: "D", State: "N", HostID: "h"}
 	if what, err := deadNow("p", dn, true, "r", true, ""); what != "" || err != nil {
 		t.Errorf("DN and silent: %q %v", what, err)
 	}
-	if what, err := deadNow("p", dn, true, "r", false, nodetool.ModeStarting); what == "" || err != nil {
+	if what, err := deadNow("p", dn, true, "r", false, pubnodetool.ModeStarting); what == "" || err != nil {
 		t.Errorf("DN but nodetool answers: want a wait, got %q %v", what, err)
 	}
-	if _, err := deadNow("p", nodetool.Node{Status: "U", State: "N"}, true, "r", false, nodetool.ModeNormal); err == nil || !strings.Contains(err.Error(), "not dead") {
+	if _, err := deadNow("p", pubnodetool.Node{Status: "U", State: "N"}, true, "r", false, pubnodetool.ModeNormal); err == nil || !strings.Contains(err.Error(), "not dead") {
 		t.Errorf("UN again: want an error, got %v", err)
 	}
-	if what, err := deadNow("p", nodetool.Node{Status: "?", State: "N"}, true, "r", true, ""); what == "" || err != nil {
+	if what, err := deadNow("p", pubnodetool.Node{Status: "?", State: "N"}, true, "r", true, ""); what == "" || err != nil {
 		t.Errorf("unknown status: want a wait, got %q %v", what, err)
 	}
 	if what, err := deadNow("p", dn, false, "r", false, ""); what != "" || err != nil {
@@ -72,7 +73,7 @@ func TestRemovenodeNodetoolSilent(t *testing.T) {
 	}{
 		{"no pod", nil, nil, true, false},
 		{"container not running (a sidecar runs)", crashing, nil, true, false},
-		{"JMX unreachable", running, &nodetool.UnreachableError{Pod: "p", Message: "Failed to connect"}, true, false},
+		{"JMX unreachable", running, &pubnodetool.UnreachableError{Pod: "p", Message: "Failed to connect"}, true, false},
 		{"answers", running, nil, false, false},
 		{"exec broke: unknown", running, errors.New("exec: timeout"), false, true},
 	}
@@ -85,7 +86,7 @@ func TestRemovenodeNodetoolSilent(t *testing.T) {
 }
 
 func TestRemovenodeCoordinatorIsOutsideThePlan(t *testing.T) {
-	if got := CoordinatorOf(checkpoint.Node{StatefulSet: "demo-dc1-rack1", Ordinal: 2}); got != "demo-dc1-rack1-0" {
+	if got := CoordinatorOf(record.Node{StatefulSet: "demo-dc1-rack1", Ordinal: 2}); got != "demo-dc1-rack1-0" {
 		t.Errorf("coordinator %s", got)
 	}
 }

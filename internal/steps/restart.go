@@ -7,13 +7,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // replaced reports whether the planned pod (its UID) no longer exists: gone, or
 // re-created under the same name with another UID.
-func (w *World) replaced(ctx context.Context, n checkpoint.Node) (bool, error) {
+func (w *World) replaced(ctx context.Context, n record.Node) (bool, error) {
 	p, err := w.getPod(ctx, n.Pod)
 	if err != nil {
 		return false, err
@@ -45,14 +45,14 @@ func (s *drain) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return ns.Mode == nodetool.ModeDrained, nil
+	return ns.Mode == pubnodetool.ModeDrained, nil
 }
 
 // Safe: right now the planned pod is Running and Ready, and every node of the datacenter
 // is UN and none of the cluster leaving, joining or moving (read from another node):
 // one node down at a time. Otherwise the step waits (safenow.go).
 func (s *drain) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(StepDrain, s.n.Pod)
+	id := record.StepID(StepDrain, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		if what, err := s.podRunning(ctx, true); what != "" || err != nil {
 			return what, err
@@ -63,7 +63,7 @@ func (s *drain) Safe(ctx context.Context) error {
 
 // Recheck implements engine.Rechecker: the ring, read right before the drain.
 func (s *drain) Recheck(ctx context.Context) error {
-	return s.w.recheckRing(ctx, checkpoint.StepID(StepDrain, s.n.Pod), s.n.DC, "", s.n.Pod)
+	return s.w.recheckRing(ctx, record.StepID(StepDrain, s.n.Pod), s.n.DC, "", s.n.Pod)
 }
 
 // Do drains the node. A drain that failed or was cut proves nothing: the node's mode
@@ -90,13 +90,13 @@ func (s *deletePod) Done(ctx context.Context) (bool, error) { return s.w.replace
 // NORMAL again (restarted since the drain) is drained again by resume.
 func (s *deletePod) Safe(ctx context.Context) error {
 	ns, err := s.w.Nodetool.Netstats(ctx, s.n.Pod)
-	var unreachable *nodetool.UnreachableError
+	var unreachable *pubnodetool.UnreachableError
 	switch {
 	case errors.As(err, &unreachable):
 		return nil
 	case err != nil:
 		return err
-	case ns.Mode != nodetool.ModeDrained:
+	case ns.Mode != pubnodetool.ModeDrained:
 		return fmt.Errorf("node %s is %s, not DRAINED (restarted since the drain?); run resume to drain it again", s.n.Pod, ns.Mode)
 	}
 	return nil
@@ -128,7 +128,7 @@ func (s *waitRestarted) back(ctx context.Context, p *corev1.Pod) (bool, string, 
 	if st := podState(p); st != "" {
 		return false, "pod " + s.n.Pod + ": " + st, nil
 	}
-	return s.nodeUN(ctx, func(r nodetool.Ring) (nodetool.Node, bool) {
+	return s.nodeUN(ctx, func(r pubnodetool.Ring) (pubnodetool.Node, bool) {
 		if node, ok := r.ByHostID(s.n.HostID); ok {
 			return node, true
 		}
@@ -148,6 +148,6 @@ func (s *waitRestarted) hint() string {
 
 // Wait polls until the pod is back and its node UN, warning once after StallAfter.
 func (s *waitRestarted) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(s.kind(), s.n.Pod)
+	id := record.StepID(s.kind(), s.n.Pod)
 	return s.waitBack(ctx, id, "pod "+s.n.Pod+" is not back", s.hint(), s.back, nil, nil)
 }

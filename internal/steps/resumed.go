@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // A node restarted in the middle of its decommission comes back NORMAL, and the step
@@ -40,9 +40,9 @@ func (w *World) wasUnderway(pod string) bool {
 				continue
 			}
 			switch s.Kind {
-			case StepDecommission:
-				recorded = recorded || s.State == checkpoint.StateDone || s.Progress != nil
-			case StepVerifyLeft:
+			case record.StepDecommission:
+				recorded = recorded || s.State == record.StateDone || s.Progress != nil
+			case record.StepVerifyLeft:
 				recorded = recorded || s.Progress != nil
 			}
 		}
@@ -53,7 +53,7 @@ func (w *World) wasUnderway(pod string) bool {
 // markResumed records in pod's decommission record that it resumes after a restart;
 // the "started" write before the call carries it.
 func (w *World) markResumed(pod string) {
-	id := checkpoint.StepID(StepDecommission, pod)
+	id := record.StepID(record.StepDecommission, pod)
 	w.amend(func() {
 		for i := range w.CP.Steps {
 			if w.CP.Steps[i].ID == id {
@@ -65,7 +65,7 @@ func (w *World) markResumed(pod string) {
 
 // resumedAfterRestart: pod's decommission record says it resumed after a restart.
 func (w *World) resumedAfterRestart(pod string) bool {
-	id := checkpoint.StepID(StepDecommission, pod)
+	id := record.StepID(record.StepDecommission, pod)
 	resumed := false
 	w.amend(func() {
 		s, ok := w.CP.Step(id)
@@ -77,7 +77,7 @@ func (w *World) resumedAfterRestart(pod string) bool {
 // adviseRepair, once node n is confirmed removed, says to repair when its decommission
 // resumed after a restart: the keyspaces with replicas in its datacenter, read with
 // describecluster on reader (a remaining node), or every keyspace when that fails.
-func (w *World) adviseRepair(ctx context.Context, n checkpoint.Node, reader string) {
+func (w *World) adviseRepair(ctx context.Context, n record.Node, reader string) {
 	if !w.resumedAfterRestart(n.Pod) {
 		return
 	}
@@ -89,7 +89,7 @@ func (w *World) adviseRepair(ctx context.Context, n checkpoint.Node, reader stri
 	}
 	advice := repairAdvice(n.Pod, n.DC, w.Namespace, reader, keyspaces)
 	w.advice.set(n.Pod, advice)
-	w.Reporter.Warn(checkpoint.StepID(StepVerifyLeft, n.Pod), advice)
+	w.Reporter.Warn(record.StepID(record.StepVerifyLeft, n.Pod), advice)
 }
 
 // repairAdvice is what the run says about pod, removed after its decommission resumed

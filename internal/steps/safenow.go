@@ -9,11 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Safe means safe now: the steps that act on Cassandra or grow the ring (decommission,
@@ -52,7 +53,7 @@ func (w *World) waitSafe(ctx context.Context, id string, c check) error {
 		}
 		elapsed := w.now().Sub(start)
 		if elapsed >= stall {
-			return &engine.Fatal{Code: exit.Interrupted, Err: fmt.Errorf("stopped before %s after waiting %s: %s; nothing was done by this step. "+
+			return &operation.Fatal{Code: exit.Interrupted, Err: fmt.Errorf("stopped before %s after waiting %s: %s; nothing was done by this step. "+
 				"Check the ring (kubectl cassandra status -n %s %s, or nodetool status on a node): every node of datacenter %s must be UN and none leaving, joining or moving",
 				id, roundWait(elapsed), what, w.CP.Namespace, w.CP.Cluster, w.CP.Target.DC)}
 		}
@@ -83,7 +84,7 @@ func (w *World) ringSafe(ctx context.Context, dc, self, except string) (string, 
 // keeping the answer like ring() does, when the kind has them (Variant.RingReaders);
 // when they cannot answer (the one remaining node is down) or it has none, any Ready
 // pod but except reads it.
-func (w *World) freshRing(ctx context.Context, except string) (nodetool.Ring, string, error) {
+func (w *World) freshRing(ctx context.Context, except string) (pubnodetool.Ring, string, error) {
 	if w.variant.RingReaders {
 		if k, err := w.readRing(ctx); err == nil {
 			observation.Keep(&w.obs, ringKind, "", k)
@@ -94,7 +95,7 @@ func (w *World) freshRing(ctx context.Context, except string) (nodetool.Ring, st
 }
 
 // ringProblems lists the nodes that make acting unsafe, named by pod when planned.
-func (w *World) ringProblems(r nodetool.Ring, dc, self string) []string {
+func (w *World) ringProblems(r pubnodetool.Ring, dc, self string) []string {
 	names := map[string]string{}
 	if w.CP != nil {
 		for _, n := range w.CP.Nodes {
@@ -122,7 +123,7 @@ func (w *World) ringProblems(r nodetool.Ring, dc, self string) []string {
 }
 
 // codeWords spells out a two-letter ring state.
-func codeWords(n nodetool.Node) string {
+func codeWords(n pubnodetool.Node) string {
 	s := map[string]string{"U": "up", "D": "down", "?": "state unknown"}[n.Status]
 	m := map[string]string{"N": "normal", "L": "leaving", "J": "joining", "M": "moving"}[n.State]
 	return s + ", " + m
@@ -130,7 +131,7 @@ func codeWords(n nodetool.Node) string {
 
 // podUID is the UID the planned node's pod has now: the planned one, or the one of the
 // pod that replaced it with the same node (adopt).
-func (w *World) podUID(n checkpoint.Node) string {
+func (w *World) podUID(n record.Node) string {
 	if uid, ok := w.adopted.get(n.Pod); ok {
 		return uid
 	}
@@ -140,7 +141,7 @@ func (w *World) podUID(n checkpoint.Node) string {
 // sameNode reports whether pod p (another incarnation of n's pod: evicted, its
 // Kubernetes node drained) runs n's node: a ring read lists the pod's address with n's
 // Host ID. Such a pod started on n's data claim, so it is the same Cassandra node.
-func (w *World) sameNode(ctx context.Context, n checkpoint.Node, p *corev1.Pod) (bool, error) {
+func (w *World) sameNode(ctx context.Context, n record.Node, p *corev1.Pod) (bool, error) {
 	if n.HostID == "" || p.Status.PodIP == "" {
 		return false, nil
 	}
@@ -158,7 +159,7 @@ func (w *World) sameNode(ctx context.Context, n checkpoint.Node, p *corev1.Pod) 
 
 // adopt carries on with the pod that replaced n's planned pod: later checks compare
 // with its UID, and the checkpoint records it (nodes[].podUID) with its next write.
-func (w *World) adopt(n checkpoint.Node, uid string, why string) {
+func (w *World) adopt(n record.Node, uid string, why string) {
 	if old, had := w.adopted.set(n.Pod, uid); had && old == uid {
 		return
 	}
@@ -170,7 +171,7 @@ func (w *World) adopt(n checkpoint.Node, uid string, why string) {
 		}
 	}
 	w.amend(change)
-	w.Reporter.Warn(checkpoint.StepID(StepDecommission, n.Pod), fmt.Sprintf("pod %s was re-created (UID %s, planned %s): %s; carrying on with it", n.Pod, uid, n.PodUID, why))
+	w.Reporter.Warn(record.StepID(record.StepDecommission, n.Pod), fmt.Sprintf("pod %s was re-created (UID %s, planned %s): %s; carrying on with it", n.Pod, uid, n.PodUID, why))
 }
 
 // refuseDeleting stops the run before step id acts when the cluster resource was last
@@ -179,7 +180,7 @@ func (w *World) refuseDeleting(id string) error {
 	if w.Deleting == nil || !w.Deleting() {
 		return nil
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the cluster resource %s/%s is being deleted (metadata.deletionTimestamp is set): stopped before %s, which did nothing. "+
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("the cluster resource %s/%s is being deleted (metadata.deletionTimestamp is set): stopped before %s, which did nothing. "+
 		"Nothing more will be done to a cluster being deleted; if the deletion was a mistake and it is held by a finalizer, remove the deletion's cause first",
 		w.CP.Namespace, w.CP.Cluster, id)}
 }

@@ -7,10 +7,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // growStatefulSet sets the rack's StatefulSet replicas to the new node's ordinal + 1, so
@@ -45,7 +46,7 @@ func (s *growStatefulSet) Done(ctx context.Context) (bool, error) {
 // node of the datacenter is UN and none of the cluster leaving, joining or moving (one
 // node joins at a time, into a healthy ring; otherwise the step waits, safenow.go).
 func (s *growStatefulSet) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(StepGrowSTS, s.n.Pod)
+	id := record.StepID(StepGrowSTS, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		sts, r, err := s.sts(ctx)
 		if err != nil {
@@ -78,19 +79,19 @@ func (s *growStatefulSet) Safe(ctx context.Context) error {
 
 // Recheck implements engine.Rechecker: the ring, read right before the grow.
 func (s *growStatefulSet) Recheck(ctx context.Context) error {
-	return s.w.recheckRing(ctx, checkpoint.StepID(StepGrowSTS, s.n.Pod), s.n.DC, "", "")
+	return s.w.recheckRing(ctx, record.StepID(StepGrowSTS, s.n.Pod), s.n.DC, "", "")
 }
 
 // Do patches replicas with the resourceVersion just read as a precondition.
 func (s *growStatefulSet) Do(ctx context.Context) error {
-	if err := s.w.refuseDeleting(checkpoint.StepID(StepGrowSTS, s.n.Pod)); err != nil {
+	if err := s.w.refuseDeleting(record.StepID(StepGrowSTS, s.n.Pod)); err != nil {
 		return err
 	}
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
 	sts, r, err := s.sts(ctx)
 	if err != nil {
-		return &engine.Retryable{Err: err}
+		return &operation.Retryable{Err: err}
 	}
 	if r > s.n.Ordinal {
 		return nil
@@ -105,7 +106,7 @@ func (s *growStatefulSet) Do(ctx context.Context) error {
 // read from another node: its bootstrap finished.
 type waitJoined struct{ waiting }
 
-func (*waitJoined) kind() string { return StepWaitJoined }
+func (*waitJoined) kind() string { return record.StepWaitJoined }
 
 // Describe implements engine.Describer.
 func (s *waitJoined) Describe() string {
@@ -120,7 +121,7 @@ func (s *waitJoined) back(ctx context.Context, p *corev1.Pod) (bool, string, err
 	if p.Status.PodIP == "" {
 		return false, "pod " + s.n.Pod + " has no IP yet", nil
 	}
-	return s.nodeUN(ctx, func(r nodetool.Ring) (nodetool.Node, bool) {
+	return s.nodeUN(ctx, func(r pubnodetool.Ring) (pubnodetool.Node, bool) {
 		return r.ByAddress(p.Status.PodIP)
 	}, fmt.Sprintf("(%s) is not in the ring read from %%s yet", p.Status.PodIP))
 }
@@ -146,7 +147,7 @@ func (s *waitJoined) Wait(ctx context.Context) error {
 // wait is Wait, with guard (nil: none) watching what keeps an operator that acts from
 // creating and starting the pod (driven.go).
 func (s *waitJoined) wait(ctx context.Context, guard *stallGuard) error {
-	id := checkpoint.StepID(s.kind(), s.n.Pod)
+	id := record.StepID(s.kind(), s.n.Pod)
 	var meter StreamMeter
 	// The pod runs and its node is not UN yet: did its bootstrap fail (5.0)?
 	bootstrap := func() error {
@@ -154,8 +155,8 @@ func (s *waitJoined) wait(ctx context.Context, guard *stallGuard) error {
 		if err != nil {
 			return nil // unknown: the wait goes on
 		}
-		if ns.Mode == nodetool.ModeJoiningFailed {
-			return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
+		if ns.Mode == pubnodetool.ModeJoiningFailed {
+			return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("node %s failed to bootstrap (mode JOINING_FAILED); %s", s.n.Pod, s.hint())}
 		}
 		// 4.0+ receivers count right; on 3.11 the joiner's done bytes undercount
 		// (docs/how-it-works/streaming.md §2.2): a pessimistic figure, never an optimistic one.
@@ -184,7 +185,7 @@ func (s *cleanup) PlanText() string {
 
 // Done: recorded done in the checkpoint (nothing in the real world tells).
 func (s *cleanup) Done(context.Context) (bool, error) {
-	return s.w.recordDone(checkpoint.StepID(StepCleanup, s.n.Pod)), nil
+	return s.w.recordDone(record.StepID(StepCleanup, s.n.Pod)), nil
 }
 
 // Safe: right now the pod is Running and Ready, its node NORMAL, every node of the
@@ -193,7 +194,7 @@ func (s *cleanup) Done(context.Context) (bool, error) {
 // incarnation of the pod (restarted meanwhile) is the same node on the same data:
 // cleaning it is right. While the world is not there yet the step waits.
 func (s *cleanup) Safe(ctx context.Context) error {
-	id := checkpoint.StepID(StepCleanup, s.n.Pod)
+	id := record.StepID(StepCleanup, s.n.Pod)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		if what, err := s.podRunning(ctx, false); what != "" || err != nil {
 			return what, err
@@ -205,7 +206,7 @@ func (s *cleanup) Safe(ctx context.Context) error {
 		if err != nil {
 			return "cannot read the mode of node " + s.n.Pod + ": " + err.Error(), nil
 		}
-		if ns.Mode != nodetool.ModeNormal {
+		if ns.Mode != pubnodetool.ModeNormal {
 			return fmt.Sprintf("node %s is in mode %s; cleanup needs NORMAL", s.n.Pod, ns.Mode), nil
 		}
 		return "", nil
@@ -214,7 +215,7 @@ func (s *cleanup) Safe(ctx context.Context) error {
 
 // Recheck implements engine.Rechecker: the ring, read right before the cleanup.
 func (s *cleanup) Recheck(ctx context.Context) error {
-	return s.w.recheckRing(ctx, checkpoint.StepID(StepCleanup, s.n.Pod), s.n.DC, "", s.n.Pod)
+	return s.w.recheckRing(ctx, record.StepID(StepCleanup, s.n.Pod), s.n.DC, "", s.n.Pod)
 }
 
 // Do runs the cleanup and blocks until it returns.
@@ -230,7 +231,7 @@ func (s *cleanup) Do(ctx context.Context) error {
 func (s *cleanup) progress(ctx context.Context, done <-chan struct{}) {
 	start := s.w.now()
 	ticks(ctx, done, progressEvery(s.w), func() {
-		s.w.Reporter.Waiting(checkpoint.StepID(StepCleanup, s.n.Pod), "nodetool cleanup running on "+s.n.Pod, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(record.StepID(StepCleanup, s.n.Pod), "nodetool cleanup running on "+s.n.Pod, s.w.now().Sub(start))
 	})
 }
 

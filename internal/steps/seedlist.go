@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // SeedLister is implemented by cluster specs whose operator names its seeds by pod
@@ -21,7 +20,7 @@ type SeedLister interface {
 // notSeed refuses to create n's pod while the operator lists it as a seed: a seed does
 // not bootstrap, so the new node would show UN with no data, and a cleanup after it
 // would drop the only copies of its ranges (data loss at RF 1).
-func (w *World) notSeed(ctx context.Context, n checkpoint.Node) error {
+func (w *World) notSeed(ctx context.Context, n record.Node) error {
 	sl, ok := w.Spec.(SeedLister)
 	if !ok {
 		return nil
@@ -33,5 +32,5 @@ func (w *World) notSeed(ctx context.Context, n checkpoint.Node) error {
 	if e == "" {
 		return nil
 	}
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("%s", sl.SeedRefusal(w.CP.Namespace, w.CP.Cluster, n.Pod, e)+"; StatefulSet "+n.StatefulSet+" was not grown")}
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("%s", sl.SeedRefusal(w.CP.Namespace, w.CP.Cluster, n.Pod, e)+"; StatefulSet "+n.StatefulSet+" was not grown")}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // A driven operation is done once the operator that carried it out agrees: its own
@@ -28,7 +28,7 @@ func AwaitSettled(ctx context.Context, w *World) error {
 	what := "state unknown"
 	// What keeps the operator from settling (it does not run, a pod is not Ready) stops
 	// the wait once it lasted StallAfter, as in the driven waits (drivenstall.go).
-	guard := w.guardStall(settleID, checkpoint.Node{})
+	guard := w.guardStall(settleID, record.Node{})
 	for {
 		since := w.markEvidence()
 		why, err := w.Settler.Unsettled(ctx, w.CP.Namespace, w.CP.Cluster, w.CP.Target.DC)
@@ -37,7 +37,7 @@ func AwaitSettled(ctx context.Context, w *World) error {
 			return nil
 		case ctx.Err() != nil:
 			if timedOut(ctx) {
-				what += "; read now: " + w.explainStall(ctx, checkpoint.Node{})
+				what += "; read now: " + w.explainStall(ctx, record.Node{})
 			}
 			return fmt.Errorf("every step is done, but the operator has not settled datacenter %s: %s. Nothing more is asked of it; once it settled: kubectl cassandra resume -n %s %s (it ends the operation)",
 				w.CP.Target.DC, what, w.CP.Namespace, w.CP.Cluster)

@@ -11,9 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
@@ -28,13 +30,13 @@ func (nopReporter) Waiting(string, string, time.Duration) {}
 func (nopReporter) Warn(string, string)                   {}
 
 // setup builds a 3-node rack and a plan removing pod 2 (ordinal 2).
-func setup(t *testing.T, version string) (*fakeworld.World, *World, checkpoint.Node) {
+func setup(t *testing.T, version string) (*fakeworld.World, *World, record.Node) {
 	t.Helper()
 	return setupWith(t, fakeworld.Opts{Nodes: 3, Version: version})
 }
 
 // setupWith is setup in a world made with opts (3 nodes at least).
-func setupWith(t *testing.T, opts fakeworld.Opts) (*fakeworld.World, *World, checkpoint.Node) {
+func setupWith(t *testing.T, opts fakeworld.Opts) (*fakeworld.World, *World, record.Node) {
 	t.Helper()
 	w := fakeworld.New(t, opts)
 	version := opts.Version
@@ -44,9 +46,9 @@ func setupWith(t *testing.T, opts fakeworld.Opts) (*fakeworld.World, *World, che
 		t.Fatal(err)
 	}
 	a := w.Adapter()
-	n := checkpoint.Node{Pod: pod, PodUID: "pod-" + pod, Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
-		HostID: nv.HostID, PVCs: []checkpoint.PVC{{Name: "storage-" + pod, UID: "pvc-storage-" + pod}}}
-	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, Nodes: []checkpoint.Node{n}}
+	n := record.Node{Pod: pod, PodUID: "pod-" + pod, Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
+		HostID: nv.HostID, PVCs: []record.PVC{{Name: "storage-" + pod, UID: "pvc-storage-" + pod}}}
+	cp := &record.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: record.Target{DC: "dc1", Nodes: 2}, Nodes: []record.Node{n}}
 	sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: a.ClusterSelector(w.Name),
 		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Container: a.Container(), CP: cp, Reporter: nopReporter{}, Poll: time.Millisecond, ServerVersion: version + ".0",
 		Spec: a.DCSpec(w.NS, w.Name, "dc1"), variant: Variant{RingReaders: true}}
@@ -54,7 +56,7 @@ func setupWith(t *testing.T, opts fakeworld.Opts) (*fakeworld.World, *World, che
 	return w, sw, n
 }
 
-func mustDone(t *testing.T, st engine.Step, want bool) {
+func mustDone(t *testing.T, st operation.Step, want bool) {
 	t.Helper()
 	got, err := st.Done(context.Background())
 	if err != nil {
@@ -114,11 +116,11 @@ func TestDecommissionStep(t *testing.T) {
 type leavingNodetool struct{ nodetool.Client }
 
 func (leavingNodetool) Netstats(context.Context, string) (nodetool.Netstats, error) {
-	return nodetool.Netstats{Mode: nodetool.ModeLeaving}, nil
+	return nodetool.Netstats{Mode: pubnodetool.ModeLeaving}, nil
 }
 
-func asFatal(err error, f **engine.Fatal) bool {
-	if e, ok := err.(*engine.Fatal); ok {
+func asFatal(err error, f **operation.Fatal) bool {
+	if e, ok := err.(*operation.Fatal); ok {
 		*f = e
 		return true
 	}
@@ -245,7 +247,7 @@ func TestDeletePVCsStep(t *testing.T) {
 	}
 	// Decommissioned, STS shrunk, pod gone: safe, deleted with a UID precondition.
 	w2, sw2, n2 := setup(t, "4.1")
-	for _, s := range []engine.Step{&decommission{node: node{sw2, n2}}, &shrinkStatefulSet{node: node{sw2, n2}}} {
+	for _, s := range []operation.Step{&decommission{node: node{sw2, n2}}, &shrinkStatefulSet{node: node{sw2, n2}}} {
 		if err := s.Do(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +280,7 @@ func TestUpdateClusterStep(t *testing.T) {
 	if err := st.Safe(ctx); err == nil || !strings.Contains(err.Error(), "fake-demo-dc1-rack1 has 3") {
 		t.Fatalf("Safe before the shrink: %v", err)
 	}
-	for _, s := range []engine.Step{&decommission{node: node{sw, n}}, &shrinkStatefulSet{node: node{sw, n}}} {
+	for _, s := range []operation.Step{&decommission{node: node{sw, n}}, &shrinkStatefulSet{node: node{sw, n}}} {
 		if err := s.Do(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -303,8 +305,8 @@ func TestOperatorSteps(t *testing.T) {
 	w := fakeworld.New(t, fakeworld.Opts{Nodes: 2, Operator: true})
 	obj, _ := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, fakeworld.OperatorName)
 	d := obj.(*appsv1.Deployment)
-	op := checkpoint.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: string(d.UID), Replicas: 1}
-	cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, PausedOperator: &op}
+	op := record.PausedOperator{Namespace: w.NS, Name: fakeworld.OperatorName, UID: string(d.UID), Replicas: 1}
+	cp := &record.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: record.Target{DC: "dc1", Nodes: 2}, PausedOperator: &op}
 	a := w.Adapter()
 	sw := &World{Kube: w.Kube, Namespace: w.NS, CP: cp, Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Reporter: nopReporter{},
 		Spec: a.DCSpec(w.NS, w.Name, "dc1")}

@@ -7,35 +7,19 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
-// The steps of an operation the operator runs as a task of its own (operator.Tasks,
-// cass-operator's CassandraTask): the plugin creates the task under a name derived from
-// the operation ID (a resumed run finds it by name, never creates a second one), then
-// verifies in the world what the task does (a restart: each pod re-created, Ready, its
-// node UN; a cleanup: each pod's own status in the task), and finally that the task
-// finished without failing. Never the task's word alone.
-const (
-	// StepCreateTask creates the operation's task (checkpoint step without a pod).
-	StepCreateTask = record.StepCreateTask
-	// StepWaitCleaned waits until the cleanup task reports the pod COMPLETED.
-	StepWaitCleaned = record.StepWaitCleaned
-	// StepWaitTaskDone waits until the task finished, Complete and not Failed.
-	StepWaitTaskDone = record.StepWaitTaskDone
-)
-
 // TaskStepKinds are the step kinds above, for the schemas of the kinds that use them.
-var TaskStepKinds = []string{StepCreateTask, StepWaitCleaned, StepWaitTaskDone}
+var TaskStepKinds = []string{record.StepCreateTask, record.StepWaitCleaned, record.StepWaitTaskDone}
 
 // TaskOf is the task checkpoint cp's operation creates: a restart when its steps wait
 // for restarted pods (restart args.rack when it restarts one rack), else a cleanup. It
 // is derived from the checkpoint alone, so every run asks for the same task.
-func TaskOf(cp *checkpoint.Checkpoint) operator.TaskSpec {
+func TaskOf(cp *record.Checkpoint) operator.TaskSpec {
 	t := operator.TaskSpec{Command: operator.TaskCleanup, DC: cp.Cluster, OperationID: cp.OperationID}
 	for _, s := range cp.Steps {
 		if s.Kind == StepWaitRestarted {
@@ -51,8 +35,8 @@ func TaskOf(cp *checkpoint.Checkpoint) operator.TaskSpec {
 }
 
 // hasTask reports whether cp's operation runs through a task of the operator.
-func hasTask(cp *checkpoint.Checkpoint) bool {
-	_, ok := cp.Step(StepCreateTask)
+func hasTask(cp *record.Checkpoint) bool {
+	_, ok := cp.Step(record.StepCreateTask)
 	return ok
 }
 
@@ -85,7 +69,7 @@ func (w *World) taskResource() string {
 
 // foreign is the error for a task of the planned name that is not the operation's.
 func (w *World) foreign(t *operator.Task) error {
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("a task named %s exists in namespace %s, but it is not operation %s's (label %s=%q): nothing was created. "+
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("a task named %s exists in namespace %s, but it is not operation %s's (label %s=%q): nothing was created. "+
 		"Look at it (kubectl get %s -n %s %s -o yaml); abort this operation and plan again",
 		t.Name, w.CP.Namespace, w.CP.OperationID, operator.TaskOperationLabel, t.OperationID, w.taskResource(), w.CP.Namespace, t.Name)}
 }
@@ -109,7 +93,7 @@ func podsText(t *operator.Task) string {
 
 // failedTask is the error for a task that failed.
 func (w *World) failedTask(t *operator.Task) error {
-	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator's task %s failed (%s); %s. See: kubectl get %s -n %s %s -o yaml; fix the cause, then abort this operation and plan again",
+	return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator's task %s failed (%s); %s. See: kubectl get %s -n %s %s -o yaml; fix the cause, then abort this operation and plan again",
 		t.Name, t.Message, podsText(t), w.taskResource(), w.CP.Namespace, t.Name)}
 }
 
@@ -119,7 +103,7 @@ type createTask struct {
 	w *World
 }
 
-func (s *createTask) id() string { return StepCreateTask }
+func (s *createTask) id() string { return record.StepCreateTask }
 
 // Describe implements engine.Describer.
 func (s *createTask) Describe() string {
@@ -190,7 +174,7 @@ func (s *createTask) restartedSincePlan(ctx context.Context) (bool, error) {
 
 // allRecreated reports whether every node's pod has a UID (uids: pod -> UID now, absent
 // when the pod is gone) other than its planned one; false when nothing is planned.
-func allRecreated(nodes []checkpoint.Node, uids map[string]string) bool {
+func allRecreated(nodes []record.Node, uids map[string]string) bool {
 	for _, n := range nodes {
 		uid, ok := uids[n.Pod]
 		if !ok || n.PodUID == "" || uid == n.PodUID {
@@ -245,7 +229,7 @@ func (s *createTask) Do(ctx context.Context) error {
 	if err == nil || errors.Is(err, operator.ErrTaskExists) {
 		return nil
 	}
-	return &engine.Retryable{Err: err}
+	return &operation.Retryable{Err: err}
 }
 
 // Evident implements engine.Evident: the task's existence shows the create.
@@ -296,12 +280,12 @@ func (s *waitTaskDone) judge(t *operator.Task) (bool, error) {
 	switch {
 	case t == nil:
 		for _, st := range s.w.CP.Steps {
-			if st.Kind != StepWaitTaskDone && st.State != checkpoint.StateDone {
-				return false, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) before step %s was done: what the operator did is unknown; see: kubectl cassandra status -n %s %s",
+			if st.Kind != record.StepWaitTaskDone && st.State != record.StateDone {
+				return false, &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) before step %s was done: what the operator did is unknown; see: kubectl cassandra status -n %s %s",
 					TaskOf(s.w.CP).Name, st.ID, s.w.CP.Namespace, s.w.CP.Cluster)}
 			}
 		}
-		s.w.Reporter.Warn(StepWaitTaskDone, fmt.Sprintf("task %s is gone (deleted after its TTL?); every pod was verified before it went", TaskOf(s.w.CP).Name))
+		s.w.Reporter.Warn(record.StepWaitTaskDone, fmt.Sprintf("task %s is gone (deleted after its TTL?); every pod was verified before it went", TaskOf(s.w.CP).Name))
 		return true, nil
 	case t.OperationID != s.w.CP.OperationID:
 		return false, s.w.foreign(t)
@@ -331,7 +315,7 @@ func (s *waitTaskDone) Wait(ctx context.Context) error {
 				what += " (not started: the operator runs one task at a time)"
 			}
 		}
-		s.w.Reporter.Waiting(StepWaitTaskDone, what, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(record.StepWaitTaskDone, what, s.w.now().Sub(start))
 		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.unknownDue(what, 0), keyTask(TaskOf(s.w.CP).Name)); err != nil {
 			return err
 		}
@@ -343,7 +327,7 @@ func (s *waitTaskDone) Wait(ctx context.Context) error {
 // checkRackCompletion).
 type waitCleaned struct{ driven }
 
-func (*waitCleaned) kind() string { return StepWaitCleaned }
+func (*waitCleaned) kind() string { return record.StepWaitCleaned }
 
 // Describe implements engine.Describer.
 func (s *waitCleaned) Describe() string {
@@ -363,7 +347,7 @@ func (s *waitCleaned) cleaned(ctx context.Context) (bool, string, error) {
 	case err != nil:
 		return false, "cannot read the task: " + err.Error(), nil
 	case t == nil:
-		return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) before it reported %s cleaned up; see: kubectl cassandra status -n %s %s", spec.Name, s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster)}
+		return false, "", &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) before it reported %s cleaned up; see: kubectl cassandra status -n %s %s", spec.Name, s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster)}
 	case t.OperationID != s.w.CP.OperationID:
 		return false, "", s.w.foreign(t)
 	}
@@ -372,11 +356,11 @@ func (s *waitCleaned) cleaned(ctx context.Context) (bool, string, error) {
 	case st.Status == operator.TaskPodCompleted:
 		return true, "", nil
 	case st.Status == operator.TaskPodError:
-		return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s failed on %s: %s; %s. Run a cleanup on it again once the cause is fixed", t.Name, s.n.Pod, st.Error, podsText(t))}
+		return false, "", &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s failed on %s: %s; %s. Run a cleanup on it again once the cause is fixed", t.Name, s.n.Pod, st.Error, podsText(t))}
 	case t.Failed:
 		return false, "", s.w.failedTask(t)
 	case t.Finished:
-		return false, "", &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s finished without cleaning up %s (%s): the pod was not in the datacenter when the task ran? Run a cleanup on it", t.Name, s.n.Pod, podsText(t))}
+		return false, "", &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s finished without cleaning up %s (%s): the pod was not in the datacenter when the task ran? Run a cleanup on it", t.Name, s.n.Pod, podsText(t))}
 	case st.Status == "":
 		return false, "task " + t.Name + " has not reached " + s.n.Pod + " yet", nil
 	}
@@ -394,11 +378,11 @@ func (s *waitCleaned) Done(ctx context.Context) (bool, error) {
 
 // Wait polls the task.
 func (s *waitCleaned) Wait(ctx context.Context) error {
-	return s.poll(ctx, checkpoint.StepID(StepWaitCleaned, s.n.Pod), []string{keyTask(TaskOf(s.w.CP).Name)}, func() (bool, string, error) { return s.cleaned(ctx) })
+	return s.poll(ctx, record.StepID(record.StepWaitCleaned, s.n.Pod), []string{keyTask(TaskOf(s.w.CP).Name)}, func() (bool, string, error) { return s.cleaned(ctx) })
 }
 
 // variant: a restart the operator runs as a task also watches the task (hasTask).
-func (s *waitRestarted) variant(Variant) engine.Step {
+func (s *waitRestarted) variant(Variant) operation.Step {
 	if hasTask(s.w.CP) {
 		return &waitTaskRestarted{s}
 	}
@@ -427,7 +411,7 @@ func (s *waitTaskRestarted) taskStops(ctx context.Context) error {
 	old := p != nil && string(p.UID) == s.n.PodUID
 	switch {
 	case t == nil && old:
-		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) and pod %s still has its planned UID %s: it was not restarted; see: kubectl cassandra status -n %s %s",
+		return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) and pod %s still has its planned UID %s: it was not restarted; see: kubectl cassandra status -n %s %s",
 			spec.Name, s.n.Pod, s.n.PodUID, s.w.CP.Namespace, s.w.CP.Cluster)}
 	case t == nil:
 		return nil
@@ -436,7 +420,7 @@ func (s *waitTaskRestarted) taskStops(ctx context.Context) error {
 	case t.Failed:
 		return s.w.failedTask(t)
 	case t.Finished && old:
-		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s says it finished (Complete), but pod %s still has its planned UID %s: the operator did not restart it. "+
+		return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s says it finished (Complete), but pod %s still has its planned UID %s: the operator did not restart it. "+
 			"Look at the StatefulSet %s (updateStrategy, status) and the task (kubectl get %s -n %s %s -o yaml); abort this operation and plan again",
 			t.Name, s.n.Pod, s.n.PodUID, s.n.StatefulSet, s.w.taskResource(), s.w.CP.Namespace, t.Name)}
 	}
@@ -446,7 +430,7 @@ func (s *waitTaskRestarted) taskStops(ctx context.Context) error {
 // Wait reads the pod and its node as wait-restarted does, and the task between rounds,
 // again as soon as the pod or the task changes (awaitEvidence).
 func (s *waitTaskRestarted) Wait(ctx context.Context) error {
-	id := checkpoint.StepID(s.kind(), s.n.Pod)
+	id := record.StepID(s.kind(), s.n.Pod)
 	start := s.w.now()
 	stall := &stallWatch{w: s.w, id: id, start: start}
 	for {

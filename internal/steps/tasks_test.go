@@ -14,7 +14,9 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // fakeTasks is operator.Tasks in memory.
@@ -86,7 +88,7 @@ func (f *fakeTasks) set(name string, change func(t *operator.Task)) {
 
 // taskSetup is setup with a restart of pod 2 through a task: create-task,
 // wait-restarted, wait-task-done.
-func taskSetup(t *testing.T, restart bool) (*fakeTasks, *World, checkpoint.Node, map[string]engine.Step) {
+func taskSetup(t *testing.T, restart bool) (*fakeTasks, *World, record.Node, map[string]operation.Step) {
 	t.Helper()
 	_, sw, n := setup(t, "4.1")
 	ft := &fakeTasks{}
@@ -95,9 +97,9 @@ func taskSetup(t *testing.T, restart bool) (*fakeTasks, *World, checkpoint.Node,
 	sw.CP.Target.Racks = []string{"rack1"}
 	wait := StepWaitRestarted
 	if !restart {
-		wait = StepWaitCleaned
+		wait = record.StepWaitCleaned
 	}
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, ""), checkpoint.PendingStep(wait, n.Pod), checkpoint.PendingStep(StepWaitTaskDone, "")}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(wait, n.Pod), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
 	steps, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)
@@ -125,8 +127,8 @@ func TestTaskOf(t *testing.T) {
 func TestCreateTaskDoneAfterCrash(t *testing.T) {
 	ctx := context.Background()
 	ft, sw, _, steps := taskSetup(t, true)
-	st := steps[StepCreateTask]
-	if _, ok := st.(engine.Evident); !ok {
+	st := steps[record.StepCreateTask]
+	if _, ok := st.(operation.Evident); !ok {
 		t.Fatal("create-task should be Evident")
 	}
 	mustDone(t, st, false)
@@ -138,14 +140,14 @@ func TestCreateTaskDoneAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustDone(t, steps2[StepCreateTask], true)
+	mustDone(t, steps2[record.StepCreateTask], true)
 	// Even a repeated Do makes no second task.
-	if err := steps2[StepCreateTask].Do(ctx); err != nil || ft.creates != 1 {
+	if err := steps2[record.StepCreateTask].Do(ctx); err != nil || ft.creates != 1 {
 		t.Fatalf("second Do: %v, creates %d", err, ft.creates)
 	}
 	// Someone else's task under the planned name.
 	ft.set(TaskOf(sw.CP).Name, func(t *operator.Task) { t.OperationID = "other" })
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	if _, err := st.Done(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "not operation") {
 		t.Fatalf("foreign task: %v", err)
 	}
@@ -158,16 +160,16 @@ func TestWaitRestartedRefusesCompleteTask(t *testing.T) {
 	ctx := context.Background()
 	ft, sw, n, steps := taskSetup(t, true)
 	w := sw
-	st := steps[checkpoint.StepID(StepWaitRestarted, n.Pod)]
+	st := steps[record.StepID(StepWaitRestarted, n.Pod)]
 	if _, ok := st.(*waitTaskRestarted); !ok {
 		t.Fatalf("wait-restarted of a task is %T", st)
 	}
-	if err := steps[StepCreateTask].Do(ctx); err != nil {
+	if err := steps[record.StepCreateTask].Do(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ft.set(TaskOf(w.CP).Name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
 	mustDone(t, st, false)
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	err := st.(engine.Waiter).Wait(ctx)
 	if !errors.As(err, &fatal) || !strings.Contains(err.Error(), "did not restart it") || !strings.Contains(err.Error(), n.Pod) {
 		t.Fatalf("Wait: %v", err)
@@ -187,17 +189,17 @@ func TestWaitRestartedDoneInWorld(t *testing.T) {
 	ft := &fakeTasks{}
 	sw.Tasks = ft
 	sw.CP.OperationID = "restart-1"
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, ""), checkpoint.PendingStep(StepWaitRestarted, n.Pod), checkpoint.PendingStep(StepWaitTaskDone, "")}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(StepWaitRestarted, n.Pod), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
 	n.PodUID = w.PodUID(n.Pod)
 	sw.CP.Nodes[0] = n
 	steps, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := steps[StepCreateTask].Do(ctx); err != nil {
+	if err := steps[record.StepCreateTask].Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st := steps[checkpoint.StepID(StepWaitRestarted, n.Pod)]
+	st := steps[record.StepID(StepWaitRestarted, n.Pod)]
 	mustDone(t, st, false)
 	w.RecreatePod(n.Pod)
 	if err := st.(engine.Waiter).Wait(ctx); err != nil {
@@ -205,7 +207,7 @@ func TestWaitRestartedDoneInWorld(t *testing.T) {
 	}
 	mustDone(t, st, true)
 	// The task's end: Complete; Failed is an error.
-	done := steps[StepWaitTaskDone]
+	done := steps[record.StepWaitTaskDone]
 	mustDone(t, done, false)
 	ft.set(TaskOf(sw.CP).Name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
 	mustDone(t, done, true)
@@ -213,7 +215,7 @@ func TestWaitRestartedDoneInWorld(t *testing.T) {
 		t.Failed, t.Message, t.Pods = true, "1 pods failed during processing", map[string]operator.TaskPod{"p": {Status: "ERROR", Error: "boom"}}
 	})
 	mustDone(t, done, false)
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	if err := done.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "p ERROR (boom)") {
 		t.Fatalf("failed task: %v", err)
 	}
@@ -224,8 +226,8 @@ func TestWaitRestartedDoneInWorld(t *testing.T) {
 func TestWaitCleaned(t *testing.T) {
 	ctx := context.Background()
 	ft, sw, n, steps := taskSetup(t, false)
-	st := steps[checkpoint.StepID(StepWaitCleaned, n.Pod)]
-	if err := steps[StepCreateTask].Do(ctx); err != nil {
+	st := steps[record.StepID(record.StepWaitCleaned, n.Pod)]
+	if err := steps[record.StepCreateTask].Do(ctx); err != nil {
 		t.Fatal(err)
 	}
 	name := TaskOf(sw.CP).Name
@@ -234,7 +236,7 @@ func TestWaitCleaned(t *testing.T) {
 	mustDone(t, st, false)
 	ft.set(name, func(t *operator.Task) { t.Pods[n.Pod] = operator.TaskPod{Status: operator.TaskPodCompleted} })
 	mustDone(t, st, true)
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	ft.set(name, func(t *operator.Task) {
 		t.Pods[n.Pod] = operator.TaskPod{Status: operator.TaskPodError, Error: "no space"}
 	})
@@ -290,7 +292,7 @@ func TestOtherTaskHoldsTheOperator(t *testing.T) {
 // TestAllRecreated: a restart task gone counts as run only when every planned pod was
 // re-created since the plan.
 func TestAllRecreated(t *testing.T) {
-	nodes := []checkpoint.Node{{Pod: "a-0", PodUID: "u0"}, {Pod: "a-1", PodUID: "u1"}}
+	nodes := []record.Node{{Pod: "a-0", PodUID: "u0"}, {Pod: "a-1", PodUID: "u1"}}
 	for _, c := range []struct {
 		uids map[string]string
 		want bool
@@ -304,7 +306,7 @@ func TestAllRecreated(t *testing.T) {
 			t.Errorf("allRecreated(%v) = %v, want %v", c.uids, got, c.want)
 		}
 	}
-	if allRecreated(nil, nil) || allRecreated([]checkpoint.Node{{Pod: "a-0"}}, map[string]string{"a-0": "v"}) {
+	if allRecreated(nil, nil) || allRecreated([]record.Node{{Pod: "a-0"}}, map[string]string{"a-0": "v"}) {
 		t.Error("nothing planned, or no planned UID, counts as re-created")
 	}
 }
@@ -331,7 +333,7 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 	rep := waitReporter{waiting: make(chan string, 100)}
 	sw.Tasks, sw.Scaler, sw.Reporter, sw.Poll = ft, readyScaler{}, rep, time.Hour
 	sw.CP.OperationID = "restart-20261206-101010-abcde"
-	sw.CP.Steps = []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, ""), checkpoint.PendingStep(StepWaitRestarted, n.Pod), checkpoint.PendingStep(StepWaitTaskDone, "")}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(StepWaitRestarted, n.Pod), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
 	n.PodUID = w.PodUID(n.Pod)
 	sw.CP.Nodes[0] = n
 	steps, err := Build(sw, Variant{})
@@ -345,7 +347,7 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 		t.Fatal("no feed")
 	}
 	defer feed.Stop()
-	if err := steps[StepCreateTask].Do(ctx); err != nil {
+	if err := steps[record.StepCreateTask].Do(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// waitFor runs the Wait of step id until it reports waiting (it read the world and
@@ -369,7 +371,7 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 
 	// The pod comes back (re-created by the StatefulSet controller): its watch event
 	// ends the wait.
-	back := checkpoint.StepID(StepWaitRestarted, n.Pod)
+	back := record.StepID(StepWaitRestarted, n.Pod)
 	if err := waitFor(back, func() { w.RecreatePod(n.Pod) }); err != nil {
 		t.Fatalf("wait-restarted after the pod came back: %v", err)
 	}
@@ -377,7 +379,7 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 
 	// The operator writes the task's end: the task's watch event ends the wait.
 	name := TaskOf(sw.CP).Name
-	if err := waitFor(StepWaitTaskDone, func() {
+	if err := waitFor(record.StepWaitTaskDone, func() {
 		ft.set(name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
 		u := &unstructured.Unstructured{}
 		u.SetName(name)
@@ -385,5 +387,5 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("wait-task-done after the task finished: %v", err)
 	}
-	mustDone(t, steps[StepWaitTaskDone], true)
+	mustDone(t, steps[record.StepWaitTaskDone], true)
 }

@@ -8,29 +8,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
-// The stream throughput steps (--stream-throughput): a node's outbound stream limiters
-// are per node, in its JVM only (a restart brings its cassandra.yaml value back), and
-// only the sender's throttle a stream (docs/how-it-works/streaming.md §1.5, §1.7). Before
-// a node streams, its values are read and recorded in the checkpoint (record), then the
-// rate is set (set); once its streaming is over the recorded values go back (restore).
-// Each is in the checkpoint before it acts: set is written "started" with the record it
-// needs, so a crash or an abort never leaves a node unthrottled without a record of
-// what it had.
-const (
-	StepRecordThroughput  = record.StepRecordThroughput
-	StepSetThroughput     = record.StepSetThroughput
-	StepRestoreThroughput = record.StepRestoreThroughput
-)
-
 // ThroughputKinds are the three step kinds, for the kinds' checkpoint schemas.
-var ThroughputKinds = []string{StepRecordThroughput, StepSetThroughput, StepRestoreThroughput}
+var ThroughputKinds = []string{record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput}
 
 // throttler is the nodetool the throughput steps need besides Nodetool
 // (nodetool.Client has it).
@@ -48,12 +34,12 @@ const throughputKind observation.Kind[nodetool.Throughput] = "throughput"
 // to a joining node).
 type throughputStep struct {
 	w    *World
-	rec  checkpoint.Step
+	rec  record.Step
 	pods []string
 }
 
 // newThroughputStep is the implementation of a throughput step record.
-func newThroughputStep(w *World, s checkpoint.Step) (engine.Step, error) {
+func newThroughputStep(w *World, s record.Step) (operation.Step, error) {
 	if w.CP.Throughput == nil {
 		return nil, fmt.Errorf("step %s: the checkpoint has no streamThroughput record", s.ID)
 	}
@@ -62,11 +48,11 @@ func newThroughputStep(w *World, s checkpoint.Step) (engine.Step, error) {
 		b.pods = w.CP.Throughput.Sources
 	}
 	switch s.Kind {
-	case StepRecordThroughput:
+	case record.StepRecordThroughput:
 		return &recordThroughput{b}, nil
-	case StepSetThroughput:
+	case record.StepSetThroughput:
 		return &setThroughput{b}, nil
-	case StepRestoreThroughput:
+	case record.StepRestoreThroughput:
 		return &restoreThroughput{b}, nil
 	}
 	return nil, fmt.Errorf("unknown step kind %q", s.Kind)
@@ -93,7 +79,7 @@ func (s throughputStep) who() string {
 
 // receivers names who the sources of a plan stream to: a replace's replacement, a
 // scale-up's new nodes.
-func receivers(cp *checkpoint.Checkpoint) string {
+func receivers(cp *record.Checkpoint) string {
 	if cp.Replace != nil {
 		return "the replacement"
 	}
@@ -140,7 +126,7 @@ func (s throughputStep) limits(ctx context.Context, pod string, v nodetool.Versi
 func (s throughputStep) gone(ctx context.Context, pod string) (string, error) {
 	ns, nerr := s.w.netstats(ctx, pod)
 	if nerr == nil {
-		if ns.Mode == nodetool.ModeDecommissioned {
+		if ns.Mode == pubnodetool.ModeDecommissioned {
 			return "node " + pod + " has left the ring (DECOMMISSIONED)", nil
 		}
 		return "", nil
@@ -167,7 +153,7 @@ func jvmGone(pod string, p *corev1.Pod, container string, ntErr error) string {
 	if !ContainerRunning(p, container) {
 		return "the Cassandra container of pod " + pod + " is not running (the limits set in its JVM went with it)"
 	}
-	var unreachable *nodetool.UnreachableError
+	var unreachable *pubnodetool.UnreachableError
 	if errors.As(ntErr, &unreachable) && strings.Contains(unreachable.Message, "Connection refused") {
 		return "the JMX connection to " + pod + " is refused (" + unreachable.Message + "): its JVM is down, and the limits set in it went with it"
 	}
@@ -188,7 +174,7 @@ func recordedLimiters(r record.RecordedThroughput) []nodetool.Limiter {
 // stepState is the recorded state of the step of kind about pod ("" for the step
 // without one), "" when the plan has none.
 func (w *World) stepState(kind, pod string) string {
-	st, ok := w.CP.Step(checkpoint.StepID(kind, pod))
+	st, ok := w.CP.Step(record.StepID(kind, pod))
 	if !ok {
 		return ""
 	}
@@ -233,7 +219,7 @@ func RateThroughput(r record.Rate) nodetool.Throughput {
 // restarted) goes back to: its set of the stream throughput when the plan has one (the
 // restart brought its cassandra.yaml value back), else decomm.
 func (w *World) restartedRedo(pod, decomm string) string {
-	id := checkpoint.StepID(StepSetThroughput, pod)
+	id := record.StepID(record.StepSetThroughput, pod)
 	if _, ok := w.CP.Step(id); ok {
 		return id
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // What an operation ended before its restore steps ran (abort, or a plan replaced by
@@ -13,16 +13,16 @@ import (
 // ThroughputToRestore are cp's restore steps not done whose set may have acted (it is
 // recorded started or done: the engine writes "started" before it acts, so a set still
 // pending never did). skip leaves out the pods another plan takes over (nil: none).
-func ThroughputToRestore(cp *checkpoint.Checkpoint, skip func(pod string) bool) []checkpoint.Step {
+func ThroughputToRestore(cp *record.Checkpoint, skip func(pod string) bool) []record.Step {
 	if cp.Throughput == nil {
 		return nil
 	}
-	var out []checkpoint.Step
+	var out []record.Step
 	for _, st := range cp.Steps {
-		if st.Kind != StepRestoreThroughput || st.State == checkpoint.StateDone || skip != nil && skip(st.Pod) {
+		if st.Kind != record.StepRestoreThroughput || st.State == record.StateDone || skip != nil && skip(st.Pod) {
 			continue
 		}
-		if set, ok := cp.Step(checkpoint.StepID(StepSetThroughput, st.Pod)); ok && set.State != checkpoint.StatePending {
+		if set, ok := cp.Step(record.StepID(record.StepSetThroughput, st.Pod)); ok && set.State != record.StatePending {
 			out = append(out, st)
 		}
 	}
@@ -30,7 +30,7 @@ func ThroughputToRestore(cp *checkpoint.Checkpoint, skip func(pod string) bool) 
 }
 
 // ThroughputNotes say what abort puts back before it stops cp (ThroughputToRestore).
-func ThroughputNotes(cp *checkpoint.Checkpoint) []string {
+func ThroughputNotes(cp *record.Checkpoint) []string {
 	var out []string
 	for _, st := range ThroughputToRestore(cp, nil) {
 		who := st.Pod
@@ -72,10 +72,10 @@ func RestoreThroughput(ctx context.Context, w *World, skip func(pod string) bool
 }
 
 // markStarted records step id started in cp (in memory).
-func markStarted(cp *checkpoint.Checkpoint, id string) {
+func markStarted(cp *record.Checkpoint, id string) {
 	for i := range cp.Steps {
 		if cp.Steps[i].ID == id {
-			cp.Steps[i].State = checkpoint.StateStarted
+			cp.Steps[i].State = record.StateStarted
 		}
 	}
 }
@@ -84,14 +84,14 @@ func markStarted(cp *checkpoint.Checkpoint, id string) {
 // the records from holds of the nodes to sets again: what a node had before the first
 // plan set it stays what goes back. It returns the pods whose restore to now owns, which
 // from's own restore must skip.
-func CarryThroughput(from, to *checkpoint.Checkpoint) func(pod string) bool {
+func CarryThroughput(from, to *record.Checkpoint) func(pod string) bool {
 	carried := map[string]bool{}
 	if from.Throughput == nil || to.Throughput == nil {
 		return func(string) bool { return false }
 	}
 	restores := map[string]bool{}
 	for _, st := range to.Steps {
-		if st.Kind != StepRestoreThroughput {
+		if st.Kind != record.StepRestoreThroughput {
 			continue
 		}
 		if st.Pod != "" {
@@ -128,9 +128,9 @@ func CarryThroughput(from, to *checkpoint.Checkpoint) func(pod string) bool {
 
 // setMayHaveActed: cp's set of pod's limits (its own step, or the one of the sources)
 // is recorded started or done.
-func setMayHaveActed(cp *checkpoint.Checkpoint, pod string) bool {
+func setMayHaveActed(cp *record.Checkpoint, pod string) bool {
 	for _, st := range cp.Steps {
-		if st.Kind == StepSetThroughput && (st.Pod == pod || st.Pod == "") && st.State != checkpoint.StatePending {
+		if st.Kind == record.StepSetThroughput && (st.Pod == pod || st.Pod == "") && st.State != record.StatePending {
 			return true
 		}
 	}
@@ -138,11 +138,11 @@ func setMayHaveActed(cp *checkpoint.Checkpoint, pod string) bool {
 }
 
 // markSetStarted records cp's pending set of pod's limits started.
-func markSetStarted(cp *checkpoint.Checkpoint, pod string) {
+func markSetStarted(cp *record.Checkpoint, pod string) {
 	for i := range cp.Steps {
 		st := &cp.Steps[i]
-		if st.Kind == StepSetThroughput && (st.Pod == pod || st.Pod == "") && st.State == checkpoint.StatePending {
-			st.State = checkpoint.StateStarted
+		if st.Kind == record.StepSetThroughput && (st.Pod == pod || st.Pod == "") && st.State == record.StatePending {
+			st.State = record.StateStarted
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
@@ -81,33 +81,33 @@ func TestStreamTimeText(t *testing.T) {
 }
 
 // throughputCP is a scale-down checkpoint of pod p with the throughput steps in states.
-func throughputCP(set, restore string) *checkpoint.Checkpoint {
-	return &checkpoint.Checkpoint{
+func throughputCP(set, restore string) *record.Checkpoint {
+	return &record.Checkpoint{
 		Throughput: &record.StreamThroughput{Rate: record.Rate{Value: 200, Unit: "MiB/s"},
 			Recorded: []record.RecordedThroughput{{Pod: "p", Version: "4.1.6", Limiters: map[string]record.Rate{"stream": {Value: 24, Unit: "MiB/s"}}}}},
-		Steps: []checkpoint.Step{
-			{ID: "record-throughput/p", Kind: StepRecordThroughput, Pod: "p", State: checkpoint.StateDone},
-			{ID: "set-throughput/p", Kind: StepSetThroughput, Pod: "p", State: set},
-			{ID: "decommission/p", Kind: StepDecommission, Pod: "p", State: checkpoint.StatePending},
-			{ID: "restore-throughput/p", Kind: StepRestoreThroughput, Pod: "p", State: restore},
+		Steps: []record.Step{
+			{ID: "record-throughput/p", Kind: record.StepRecordThroughput, Pod: "p", State: record.StateDone},
+			{ID: "set-throughput/p", Kind: record.StepSetThroughput, Pod: "p", State: set},
+			{ID: "decommission/p", Kind: record.StepDecommission, Pod: "p", State: record.StatePending},
+			{ID: "restore-throughput/p", Kind: record.StepRestoreThroughput, Pod: "p", State: restore},
 		},
 	}
 }
 
 func TestThroughputToRestore(t *testing.T) {
-	p, s, d := checkpoint.StatePending, checkpoint.StateStarted, checkpoint.StateDone
+	p, s, d := record.StatePending, record.StateStarted, record.StateDone
 	assert.Empty(t, ThroughputToRestore(throughputCP(p, p), nil), "a set never started never acted")
 	assert.Len(t, ThroughputToRestore(throughputCP(s, p), nil), 1, "a set started may have acted")
 	assert.Len(t, ThroughputToRestore(throughputCP(d, s), nil), 1)
 	assert.Empty(t, ThroughputToRestore(throughputCP(d, d), nil))
 	assert.Empty(t, ThroughputToRestore(throughputCP(d, p), func(pod string) bool { return pod == "p" }), "another plan restores it")
-	assert.Empty(t, ThroughputToRestore(&checkpoint.Checkpoint{}, nil))
+	assert.Empty(t, ThroughputToRestore(&record.Checkpoint{}, nil))
 	assert.Equal(t, []string{"the stream throughput this operation set on p (200 MiB/s) goes back to what was recorded before it (unless the node left the ring meanwhile)"}, ThroughputNotes(throughputCP(d, p)))
 }
 
 func TestCarryThroughput(t *testing.T) {
-	from := throughputCP(checkpoint.StateDone, checkpoint.StatePending)
-	to := throughputCP(checkpoint.StatePending, checkpoint.StatePending)
+	from := throughputCP(record.StateDone, record.StatePending)
+	to := throughputCP(record.StatePending, record.StatePending)
 	to.Throughput.Recorded = nil
 	skip := CarryThroughput(from, to)
 	r, ok := to.Throughput.RecordOf("p")
@@ -116,9 +116,9 @@ func TestCarryThroughput(t *testing.T) {
 	assert.True(t, skip("p"))
 	assert.False(t, skip("q"))
 	st, _ := to.Step("set-throughput/p")
-	assert.Equal(t, checkpoint.StateStarted, st.State, "the first plan set it: the new plan's set is as far")
+	assert.Equal(t, record.StateStarted, st.State, "the first plan set it: the new plan's set is as far")
 
-	none := CarryThroughput(from, &checkpoint.Checkpoint{})
+	none := CarryThroughput(from, &record.Checkpoint{})
 	assert.False(t, none("p"), "a plan without a rate restores nothing: the old plan's restore must run")
 }
 
@@ -129,8 +129,8 @@ func TestJVMGone(t *testing.T) {
 		{Name: "cassandra", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 	stopped := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
 		{Name: "cassandra", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}
-	refused := &nodetool.UnreachableError{Pod: "p", Message: "nodetool: Failed to connect to '127.0.0.1:7199' - ConnectException: 'Connection refused'."}
-	timedOut := &nodetool.UnreachableError{Pod: "p", Message: "nodetool: Failed to connect to '127.0.0.1:7199' - ConnectException: 'Connection timed out'."}
+	refused := &pubnodetool.UnreachableError{Pod: "p", Message: "nodetool: Failed to connect to '127.0.0.1:7199' - ConnectException: 'Connection refused'."}
+	timedOut := &pubnodetool.UnreachableError{Pod: "p", Message: "nodetool: Failed to connect to '127.0.0.1:7199' - ConnectException: 'Connection timed out'."}
 	for _, c := range []struct {
 		name string
 		pod  *corev1.Pod

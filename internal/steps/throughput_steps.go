@@ -8,11 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
@@ -60,31 +59,31 @@ func (s *recordThroughput) Do(ctx context.Context) error {
 			if why, gerr := s.gone(ctx, pod); gerr == nil && why != "" {
 				continue
 			}
-			return &engine.Retryable{Err: fmt.Errorf("cannot read the Cassandra version of %s: %w", pod, err)}
+			return &operation.Retryable{Err: fmt.Errorf("cannot read the Cassandra version of %s: %w", pod, err)}
 		}
 		order := nodetool.Limiters(v, s.w.CP.Throughput.InterDC)
 		// A mark left on the pod says what the node had before an operation set the
 		// rate it may still read: that value is what it had, never the rate.
 		p, err := s.w.getPod(ctx, pod)
 		if err != nil {
-			return &engine.Retryable{Err: err}
+			return &operation.Retryable{Err: err}
 		}
 		var mark ThroughputMark
 		marked := false
 		if p != nil {
 			if mark, marked, err = markOf(p); err != nil {
-				return &engine.NotStarted{Code: exit.Refused, Err: fmt.Errorf("%w: remove it, or set it right, then run again", err)}
+				return &engine.NotStarted{Code: operation.ExitRefused, Err: fmt.Errorf("%w: remove it, or set it right, then run again", err)}
 			}
 		}
 		read, err := s.limits(ctx, pod, v, order)
 		if err != nil {
-			return &engine.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
+			return &operation.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
 		}
 		r := record.RecordedThroughput{Pod: pod, Version: v.String(), Limiters: map[string]record.Rate{}, At: s.w.now().UTC()}
 		for _, l := range order {
 			had := hadFromMark(mark, marked, l, read[l], v)
 			if err := restorable(pod, v, l, had); err != nil {
-				return &engine.NotStarted{Code: exit.Refused, Err: err}
+				return &engine.NotStarted{Code: operation.ExitRefused, Err: err}
 			}
 			r.Limiters[string(l)] = RecordRate(had)
 		}
@@ -149,7 +148,7 @@ func (s *setThroughput) PlanText() string {
 // started or done) the set is over: a resume asks every step again, and a node already
 // put back, or half, must not be set to the rate a second time.
 func (s *setThroughput) Done(ctx context.Context) (bool, error) {
-	if st := s.w.stepState(StepRestoreThroughput, s.rec.Pod); st == checkpoint.StateStarted || st == checkpoint.StateDone {
+	if st := s.w.stepState(record.StepRestoreThroughput, s.rec.Pod); st == record.StateStarted || st == record.StateDone {
 		return true, nil
 	}
 	for _, pod := range s.pods {
@@ -225,7 +224,7 @@ func (s *setThroughput) Do(ctx context.Context) error {
 		}
 		read, err := s.limits(ctx, pod, v, recordedLimiters(r))
 		if err != nil {
-			return &engine.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
+			return &operation.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
 		}
 		change := toSet(recordedLimiters(r), read, s.target(), v)
 		if len(change) == 0 {
@@ -233,7 +232,7 @@ func (s *setThroughput) Do(ctx context.Context) error {
 		}
 		// The owner's mark first: a limit is never set without it (throughput_mark.go).
 		if err := s.markPod(ctx, pod, r); err != nil {
-			return &engine.Retryable{Err: err}
+			return &operation.Retryable{Err: err}
 		}
 		for _, l := range change {
 			if err := s.set(ctx, t, pod, v, l, s.target()); err != nil {
@@ -263,11 +262,11 @@ func (s throughputStep) set(ctx context.Context, t throttler, pod string, v node
 	case err == nil:
 		return nil
 	case errors.As(err, &inexpressible):
-		return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("%s runs Cassandra %s: %w", pod, v, err)}
+		return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("%s runs Cassandra %s: %w", pod, v, err)}
 	case ctx.Err() != nil:
 		return err
 	}
-	return &engine.Retryable{Err: err}
+	return &operation.Retryable{Err: err}
 }
 
 // restoreThroughput puts back the values recorded before the operation set them, once
@@ -328,7 +327,7 @@ func (s *restoreThroughput) restoreWork(ctx context.Context, pod string) ([]node
 	var back []nodetool.Limiter
 	for _, l := range order {
 		set, warning := judgeRestore(restoreLook{Pod: pod, Limiter: l, Now: read[l], Recorded: RateThroughput(r.Limiters[string(l)]), Target: s.target(), Version: v,
-			SetDone: s.w.stepState(StepSetThroughput, s.rec.Pod) == checkpoint.StateDone, RestoreStarted: s.w.stepState(StepRestoreThroughput, s.rec.Pod) != checkpoint.StatePending})
+			SetDone: s.w.stepState(record.StepSetThroughput, s.rec.Pod) == record.StateDone, RestoreStarted: s.w.stepState(record.StepRestoreThroughput, s.rec.Pod) != record.StatePending})
 		if warning != "" {
 			s.w.warnOnce("restore/"+pod+"/"+string(l), s.rec.ID, warning)
 		}
@@ -351,7 +350,7 @@ func (s *restoreThroughput) Do(ctx context.Context) error {
 	for _, pod := range s.pods {
 		back, v, err := s.restoreWork(ctx, pod)
 		if err != nil {
-			return &engine.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
+			return &operation.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
 		}
 		r, _ := s.w.CP.Throughput.RecordOf(pod)
 		for _, l := range back {
@@ -364,7 +363,7 @@ func (s *restoreThroughput) Do(ctx context.Context) error {
 				err = s.w.writeMark(ctx, pod, nil)
 			}
 			if err != nil {
-				return &engine.Retryable{Err: err}
+				return &operation.Retryable{Err: err}
 			}
 		}
 	}

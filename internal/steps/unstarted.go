@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // A scale-up's new pod that never started (never scheduled, or no container of it ever
@@ -23,7 +23,7 @@ import (
 
 // Unstarted is a new pod of the plan that abort may take away.
 type Unstarted struct {
-	Node checkpoint.Node
+	Node record.Node
 	// UID is the pod's, as judged (the shrink's wait and nothing else keys on it).
 	UID types.UID
 	// Why is the pod's state in words ("Pending, not scheduled: Unschedulable").
@@ -37,7 +37,7 @@ type Unstarted struct {
 // has (that node could be this pod's): otherwise it is an error, and abort takes
 // nothing away.
 func UnstartedNewPods(ctx context.Context, w *World) ([]Unstarted, error) {
-	byST := map[string][]checkpoint.Node{}
+	byST := map[string][]record.Node{}
 	for _, n := range w.CP.Nodes {
 		if n.New {
 			byST[n.StatefulSet] = append(byST[n.StatefulSet], n)
@@ -122,7 +122,7 @@ func notInRing(ctx context.Context, w *World, us []Unstarted) error {
 // NoNodeOn confirms from ring r (read on reader) that no node runs on the never-started
 // pods mine, among pods (every pod of the cluster): none at the address of one of them,
 // and none at an address no other pod has (that node could be one of them).
-func NoNodeOn(r nodetool.Ring, reader string, pods []corev1.Pod, mine []string) error {
+func NoNodeOn(r pubnodetool.Ring, reader string, pods []corev1.Pod, mine []string) error {
 	if len(mine) == 0 {
 		return nil
 	}
@@ -155,7 +155,7 @@ func NoNodeOn(r nodetool.Ring, reader string, pods []corev1.Pod, mine []string) 
 // scale-down's never-started node n still holds nothing: its pod, if any, never
 // started, and the ring has no node on it (NoNodeOn). An operator that scales itself
 // (operator.Scaler) acts on its StatefulSets alone: never for it.
-func (w *World) recheckUnstarted(ctx context.Context, n checkpoint.Node) error {
+func (w *World) recheckUnstarted(ctx context.Context, n record.Node) error {
 	if w.Scaler != nil {
 		return fmt.Errorf("pod %s: the operator scales its StatefulSets itself, the plugin never shrinks one", n.Pod)
 	}
@@ -249,7 +249,7 @@ func TakeAwayUnstarted(ctx context.Context, w *World, us []Unstarted, wait time.
 
 // deleteTemplateClaims deletes the claims the StatefulSet's templates give n's pod, each
 // with a UID precondition, once no pod of that name exists.
-func deleteTemplateClaims(ctx context.Context, w *World, n checkpoint.Node) error {
+func deleteTemplateClaims(ctx context.Context, w *World, n record.Node) error {
 	sts, err := w.Kube.AppsV1().StatefulSets(w.Namespace).Get(ctx, n.StatefulSet, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("cannot read StatefulSet %s: %w", n.StatefulSet, err)

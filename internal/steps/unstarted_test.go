@@ -9,9 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
@@ -48,7 +49,7 @@ func TestNoNodeOn(t *testing.T) {
 	pod := func(name, ip string) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{PodIP: ip}}
 	}
-	ring := nodetool.Ring{Nodes: []nodetool.Node{{Address: "10.0.0.1", HostID: "h1"}, {Address: "10.0.0.2", HostID: "h2"}}}
+	ring := pubnodetool.Ring{Nodes: []pubnodetool.Node{{Address: "10.0.0.1", HostID: "h1"}, {Address: "10.0.0.2", HostID: "h2"}}}
 	for _, tc := range []struct {
 		name string
 		pods []corev1.Pod
@@ -77,12 +78,12 @@ func TestUnstartedSteps(t *testing.T) {
 	ctx := context.Background()
 	const name = "fake-demo-dc1-rack1-2"
 	// Two nodes; rack1 grown to 3, whose new pod stays Pending (never scheduled).
-	mk := func(t *testing.T) (*fakeworld.World, *World, checkpoint.Node) {
+	mk := func(t *testing.T) (*fakeworld.World, *World, record.Node) {
 		w := fakeworld.New(t, fakeworld.Opts{Nodes: 2, Version: "4.1", PendingPods: []string{name}})
 		w.SetReplicas("rack1", 3)
-		n := checkpoint.Node{Pod: name, PodUID: w.PodUID(name), Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
-			PVCs: []checkpoint.PVC{{Name: "storage-" + name, UID: "pvc-storage-" + name}}, Unstarted: true}
-		cp := &checkpoint.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: checkpoint.Target{DC: "dc1", Nodes: 2}, Nodes: []checkpoint.Node{n}}
+		n := record.Node{Pod: name, PodUID: w.PodUID(name), Ordinal: 2, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
+			PVCs: []record.PVC{{Name: "storage-" + name, UID: "pvc-storage-" + name}}, Unstarted: true}
+		cp := &record.Checkpoint{Namespace: w.NS, Cluster: w.Name, Target: record.Target{DC: "dc1", Nodes: 2}, Nodes: []record.Node{n}}
 		a := w.Adapter()
 		sw := &World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: a.ClusterSelector(w.Name),
 			Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Container: a.Container(), CP: cp,

@@ -19,31 +19,27 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // Nodetool is what the steps ask Cassandra.
 type Nodetool interface {
-	Status(ctx context.Context, pod string) (nodetool.Ring, error)
+	Status(ctx context.Context, pod string) (pubnodetool.Ring, error)
 	Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
 	Decommission(ctx context.Context, pod string, force bool) (nodetool.Outcome, string)
 }
-
-// ClusterSpec is the operator's cluster resource, as far as the final step needs it:
-// the rack counts of the target DC (pkg/operator).
-type ClusterSpec = operator.DCSpec
 
 // World is what the steps share: clients, the plan, and how to wait.
 type World struct {
 	Kube      kubernetes.Interface
 	Nodetool  Nodetool
-	Spec      ClusterSpec
+	Spec      operator.DCSpec
 	Namespace string
 	// ClusterSelector selects every pod of the cluster (to find ring readers).
 	ClusterSelector string
@@ -54,7 +50,7 @@ type World struct {
 	// ResourceKind the cluster resource ("CassandraCluster"; operator.Resource).
 	// Container is the Cassandra container of the pods (operator.Pods).
 	CountWords, ResourceKind, Container string
-	CP                                  *checkpoint.Checkpoint
+	CP                                  *record.Checkpoint
 	Reporter                            engine.Reporter
 	Poll                                time.Duration
 	// StallAfter: a node LEAVING with no stream for this long is probed by issuing the
@@ -65,7 +61,7 @@ type World struct {
 	ServerVersion string
 	Now           func() time.Time
 	// Operator reads and repairs the operator's per-rack status (repair-operator-state).
-	Operator OperatorState
+	Operator operator.OperatorState
 	// Amend changes the checkpoint in memory, serialized with its writes (the engine's
 	// Amend); the next write carries the change. Nil: changed directly (tests).
 	Amend func(change func())
@@ -81,7 +77,7 @@ type World struct {
 	// (engine.Engine.NoteProgress); SampleEvery and SampleMax are the shortest and
 	// longest intervals between two progress reads while a decommission call runs
 	// (default 5 s and 3 min, node.go).
-	NoteProgress           func(id string, p checkpoint.Progress)
+	NoteProgress           func(id string, p record.Progress)
 	SampleEvery, SampleMax time.Duration
 	// Scaler is the operator when it scales the datacenter itself (operator.Scaler):
 	// the driven steps ask it and read its progress (driven.go); nil otherwise.
@@ -208,7 +204,7 @@ func (w *World) setFailed(pod, msg string) {
 // incarnation (another UID) that does not run the planned node. A pod re-created with
 // the planned node (same Host ID at its address: evicted, its Kubernetes node drained)
 // is the same node: it is adopted and the checkpoint records its UID.
-func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone bool, err error) {
+func (w *World) pod(ctx context.Context, n record.Node) (p *corev1.Pod, gone bool, err error) {
 	p, err = w.getPod(ctx, n.Pod)
 	if err != nil {
 		return nil, false, err
@@ -233,7 +229,7 @@ func (w *World) pod(ctx context.Context, n checkpoint.Node) (p *corev1.Pod, gone
 // ring reads `nodetool status` from a pod that is not planned for removal, trying each
 // Ready candidate in turn. Only a successful, non-empty read is returned: an unreadable
 // ring is "unknown", never "the node left" (cass-operator #973).
-func (w *World) ring(ctx context.Context) (nodetool.Ring, string, error) {
+func (w *World) ring(ctx context.Context) (pubnodetool.Ring, string, error) {
 	// One entry: a read started ahead (by the decommission) is joined like any other.
 	k, err := observation.Get(ctx, &w.obs, ringKind, "", w.readRing)
 	return k.r, k.reader, err
@@ -271,15 +267,12 @@ func (w *World) readRing(ctx context.Context) (ringRead, error) {
 }
 
 // inRing reports whether the planned node is still a ring member.
-func inRing(r nodetool.Ring, n checkpoint.Node) (nodetool.Node, bool) {
+func inRing(r pubnodetool.Ring, n record.Node) (pubnodetool.Node, bool) {
 	if n.HostID != "" {
 		return r.ByHostID(n.HostID)
 	}
 	return r.ByAddress(n.Address)
 }
-
-// PodReady reports the pod's Ready condition (kube.PodReady).
-func PodReady(p *corev1.Pod) bool { return kube.PodReady(p) }
 
 // amend changes the checkpoint in memory through Amend (directly without one).
 func (w *World) amend(change func()) {

@@ -21,8 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	cassop "github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
@@ -132,17 +132,17 @@ func drivenLine(kind, pod string) *regexp.Regexp {
 	q := regexp.QuoteMeta(pod)
 	var re string
 	switch kind {
-	case steps.StepRequestRemoval:
+	case record.StepRequestRemoval:
 		re = `ask the operator to remove ` + q + ` `
-	case steps.StepWaitLeaving:
+	case record.StepWaitLeaving:
 		re = `wait until the operator's decommission of ` + q + ` is under way`
 	case "verify-left":
 		re = `verify ` + q + ` left the ring`
 	case "wait-pod-gone":
 		re = `wait until pod ` + q + ` is gone`
-	case steps.StepWaitClaimsGone:
+	case record.StepWaitClaimsGone:
 		re = `wait until the operator deleted the PVCs of ` + q
-	case steps.StepWaitReleased:
+	case record.StepWaitReleased:
 		re = `wait until the operator's status lets go of ` + q
 	default:
 		panic("no progress line known for " + kind)
@@ -367,7 +367,7 @@ func testCassOpScaleKills(t *testing.T) {
 	hold := func(on bool) {
 		require.NoError(t, dc.Sim.UpdateFault(pod2, func(f *sim.Fault) { f.HoldStreaming = on }))
 	}
-	scaleKillingAt(t, dc, 2, pod2, []killStage{{kind: steps.StepRequestRemoval}, {kind: steps.StepWaitLeaving, prepare: func() { hold(true) }}, {kind: "verify-left"}},
+	scaleKillingAt(t, dc, 2, pod2, []killStage{{kind: record.StepRequestRemoval}, {kind: record.StepWaitLeaving, prepare: func() { hold(true) }}, {kind: "verify-left"}},
 		func() { hold(false) })
 	assertDCAt(t, dc, 2)
 	t.Logf("3 -> 2 converged in %s", time.Since(t0).Round(time.Millisecond))
@@ -384,8 +384,8 @@ func testCassOpScaleKills(t *testing.T) {
 			releasePod = holdPod(t, ns, pod1)
 			releaseShrink = op.HoldAfter(coop.ActShrinkStatefulSet)
 		}},
-		{kind: steps.StepWaitClaimsGone, prepare: func() { releasePod() }},
-		{kind: steps.StepWaitReleased, prepare: func() {
+		{kind: record.StepWaitClaimsGone, prepare: func() { releasePod() }},
+		{kind: record.StepWaitReleased, prepare: func() {
 			releaseDelete = op.HoldAfter(coop.ActDeletePVCs)
 			releaseShrink()
 		}},

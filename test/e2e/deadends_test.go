@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -46,7 +47,7 @@ func testFaultRefusalThenAbort(t *testing.T, crd *fixture.CRDInfo) {
 	require.NoError(t, err)
 	for _, s := range full.Steps {
 		if s.ID == "decommission/"+refused {
-			assert.Equal(t, checkpoint.StatePending, s.State, "the refused decommission is recorded as not started")
+			assert.Equal(t, record.StatePending, s.State, "the refused decommission is recorded as not started")
 			assert.Contains(t, s.LastError, "Not enough live nodes", "the refusal is the step's last error")
 		}
 	}

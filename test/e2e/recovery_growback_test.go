@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -75,7 +75,7 @@ func testRacksAtDifferentSizesGrowBack(t *testing.T, crd *fixture.CRDInfo) {
 	assertOperatorRestored(t, ns, d.Name)
 	dep, err := kc.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Empty(t, dep.Annotations[checkpoint.PausedByAnnotation], "no operation holds the operator paused")
+	assert.Empty(t, dep.Annotations[record.PausedByAnnotation], "no operation holds the operator paused")
 
 	// rack1's regrown pod runs a new node (on new claims) that joined; nothing else moved.
 	assert.Equal(t, []string{removed}, sc.Added(), "nodes added to the ring")

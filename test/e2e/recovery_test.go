@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
 )
 
@@ -87,6 +87,6 @@ func testRecordWipedThenScaleAgain(t *testing.T, crd *fixture.CRDInfo) {
 	assertOperatorRestored(t, ns, d.Name)
 	dep, err := suite.clients.Kube.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Empty(t, dep.Annotations[checkpoint.PausedByAnnotation], "no operation holds the operator paused")
+	assert.Empty(t, dep.Annotations[record.PausedByAnnotation], "no operation holds the operator paused")
 	summary.markConverged(t)
 }

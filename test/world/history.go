@@ -12,6 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Event is one side effect a plugin process had on the world: a write that took effect
@@ -353,7 +354,7 @@ func unionKeys[V any, W any](a map[string]V, b map[string]W) []string {
 }
 
 // marshalHolders is the paused-by annotation value for hs (tests that set it up).
-func marshalHolders(hs []checkpoint.PauseHolder) string {
+func marshalHolders(hs []record.PauseHolder) string {
 	b, _ := json.Marshal(hs)
 	return string(b)
 }
@@ -382,9 +383,9 @@ func (w *World) SetDeploymentAnnotation(name, key, value string) {
 
 // PauseDeployment puts a Deployment at 0 replicas held by the given operations, as
 // another run of the plugin (on another cluster) would have; not a side effect.
-func (w *World) PauseDeployment(name string, hs []checkpoint.PauseHolder) {
+func (w *World) PauseDeployment(name string, hs []record.PauseHolder) {
 	w.t.Helper()
-	w.SetDeploymentAnnotation(name, checkpoint.PausedByAnnotation, marshalHolders(hs))
+	w.SetDeploymentAnnotation(name, record.PausedByAnnotation, marshalHolders(hs))
 	obj, _ := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, name)
 	d := obj.(*appsv1.Deployment).DeepCopy()
 	zero := int32(0)

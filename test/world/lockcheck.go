@@ -7,6 +7,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // The lock check of the changing world. A run proves it holds the lock with a
@@ -31,7 +32,7 @@ func (w *World) proved(session string) {
 // checkLock records a violation when the acting run held the checkpoint once and the
 // stored one (holder, as it was before the action) is not its own any more, beyond the
 // one in-flight action. Called with w.mu held.
-func (w *World) checkLock(what string, holder *checkpoint.Holder) {
+func (w *World) checkLock(what string, holder *record.Holder) {
 	a := w.chg.actor
 	if a == "" || !w.chg.held[a] {
 		return

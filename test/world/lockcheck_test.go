@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // TestLockCheckInFlight: after a takeover, a run's one action whose proof (its
 // checkpoint write) came right before the takeover is the unclosable gap and passes; a
 // second action, or an action after an action with no proof between, is a violation.
 func TestLockCheckInFlight(t *testing.T) {
-	me, other := &checkpoint.Holder{Session: "a"}, &checkpoint.Holder{Session: "b", Host: "laptop-b"}
+	me, other := &record.Holder{Session: "a"}, &record.Holder{Session: "b", Host: "laptop-b"}
 	run := func(events ...string) []string {
 		w := &World{}
 		w.chg.actor, w.chg.held = "a", map[string]bool{"a": true}

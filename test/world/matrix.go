@@ -11,6 +11,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
@@ -78,8 +79,8 @@ func (w *World) Acting(session string) {
 
 // actionSnap is what beforeAction saw of the world before a write.
 type actionSnap struct {
-	holder   *checkpoint.Holder // the stored checkpoint's holder, nil when none
-	replicas int32              // a StatefulSet's or Deployment's replicas before the write
+	holder   *record.Holder // the stored checkpoint's holder, nil when none
+	replicas int32          // a StatefulSet's or Deployment's replicas before the write
 }
 
 // kinds are the operation kinds the checkpoint is read with. A run that acts (Acting:
@@ -94,7 +95,7 @@ func (w *World) kinds() checkpoint.Schemas {
 }
 
 // storedHolder is the holder of the checkpoint on the cluster resource, nil when none.
-func (w *World) storedHolder() *checkpoint.Holder {
+func (w *World) storedHolder() *record.Holder {
 	obj, err := w.Dyn.Tracker().Get(w.crGVR(), w.NS, w.crName())
 	if err != nil {
 		return nil
@@ -106,7 +107,7 @@ func (w *World) storedHolder() *checkpoint.Holder {
 	}
 	cp, err := checkpoint.Decode(v, string(u.GetUID()), w.kinds())
 	if err != nil {
-		return &checkpoint.Holder{Host: "(unreadable checkpoint)"}
+		return &record.Holder{Host: "(unreadable checkpoint)"}
 	}
 	return &cp.Holder
 }
@@ -563,9 +564,9 @@ func (w *World) setNodesPerRack(n int) {
 
 // TakeoverHolder is the identity of the run that Takeover makes the holder: another
 // machine, whose clock is skew off ours.
-func TakeoverHolder(host string, skew time.Duration) checkpoint.Holder {
+func TakeoverHolder(host string, skew time.Duration) record.Holder {
 	renewed := time.Now().Add(skew).UTC()
-	return checkpoint.Holder{User: "bob", Host: host, PID: 4242, Session: "takeover-" + host, LeaseSeconds: 60, RenewedAt: &renewed}
+	return record.Holder{User: "bob", Host: host, PID: 4242, Session: "takeover-" + host, LeaseSeconds: 60, RenewedAt: &renewed}
 }
 
 // Takeover: another run, on host with its clock skew off ours, takes the checkpoint over
@@ -593,7 +594,7 @@ func Takeover(host string, skew time.Duration) Change {
 		}
 		b := TakeoverHolder(host, skew)
 		now := *b.RenewedAt
-		cp.Takeovers = append(cp.Takeovers, checkpoint.Takeover{From: cp.Holder, By: b, At: now, Reason: "lease of " + cp.Holder.String() + " expired"})
+		cp.Takeovers = append(cp.Takeovers, record.Takeover{From: cp.Holder, By: b, At: now, Reason: "lease of " + cp.Holder.String() + " expired"})
 		cp.Holder = b
 		cp.Seq++
 		w.chg.ev++

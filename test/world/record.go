@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Changes that make the record and the world part ways (issue 23): the checkpoint
@@ -112,7 +113,7 @@ func OperatorRecreated(name string) Change {
 	return Change{Name: "operator-recreated", apply: func(w *World) ([]string, func(), bool) {
 		// Only while an operation holds it paused: re-created at 0 after the restore is
 		// an operator someone else stopped, which no operation of ours is to restore.
-		if obj, err := w.Kube.Tracker().Get(deployGVR, w.NS, name); err != nil || obj.(*appsv1.Deployment).Annotations[checkpoint.PausedByAnnotation] == "" {
+		if obj, err := w.Kube.Tracker().Get(deployGVR, w.NS, name); err != nil || obj.(*appsv1.Deployment).Annotations[record.PausedByAnnotation] == "" {
 			return nil, nil, false
 		}
 		return []string{"re-created"}, nil, w.recreateDeployment(name, 0) == nil
@@ -163,13 +164,13 @@ func (w *World) DeadEnd(operator string) []string {
 }
 
 // PausedBy is the operator Deployment's pause holders (none when absent).
-func (w *World) PausedBy(name string) []checkpoint.PauseHolder {
+func (w *World) PausedBy(name string) []record.PauseHolder {
 	w.t.Helper()
 	obj, err := w.Kube.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), w.NS, name)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	hs, err := checkpoint.PauseHolders(obj.(*appsv1.Deployment).Annotations)
+	hs, err := record.PauseHolders(obj.(*appsv1.Deployment).Annotations)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // DefaultBatch is how long step transitions wait to be written together.
@@ -167,7 +167,7 @@ func (r *Reporter) StepFailed(id, desc string, err error) {
 
 // Progress forwards streaming progress to Inner when it shows it (not recorded: too
 // frequent; the checkpoint keeps the last one).
-func (r *Reporter) Progress(id string, p checkpoint.Progress) {
+func (r *Reporter) Progress(id string, p record.Progress) {
 	if pr, ok := r.Inner.(engine.ProgressReporter); ok {
 		pr.Progress(id, p)
 	}

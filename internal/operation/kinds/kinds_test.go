@@ -11,13 +11,14 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // extra stands for a kind an operator offers (CassKop's repair-operator-state).
 type extra struct{ scaledown.Kind }
 
 func (extra) Info() pub.Info {
-	return pub.Info{Name: "extra", Checkpoint: checkpoint.Schema{Version: 2, Steps: []string{steps.StepDrain}},
+	return pub.Info{Name: "extra", Checkpoint: record.Schema{Version: 2, Steps: []string{steps.StepDrain}},
 		StepsHeader: "Steps:", ConfirmWord: "Extra"}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // AbortFlags are abort's settings: a run's (abort --grow-back and the finishing of a
@@ -30,7 +31,7 @@ type Aborted struct {
 // set to what the racks have, the operator restored, the checkpoint cleared; a node
 // half removed is finished first, racks the operator cannot keep are refused or, with
 // GrowBack, grown back.
-func (l *Lifecycle) Abort(ctx context.Context, cp *checkpoint.Checkpoint, f AbortFlags) (*Aborted, error) {
+func (l *Lifecycle) Abort(ctx context.Context, cp *record.Checkpoint, f AbortFlags) (*Aborted, error) {
 	self := l.Self()
 	cp, reason, err := l.acquire(ctx, cp, self, f.ForceTakeover)
 	if err != nil {
@@ -78,8 +79,8 @@ func (l *Lifecycle) Abort(ctx context.Context, cp *checkpoint.Checkpoint, f Abor
 // abortTaken is abort once the checkpoint is its own. Safe now: the world is read
 // again (time passed while the question was asked); each node found half removed is
 // finished, once; then the cluster is left consistent and the checkpoint cleared.
-func (l *Lifecycle) abortTaken(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder, reason string,
-	assess func(context.Context, *checkpoint.Checkpoint) (*abortPoint, error), f AbortFlags) (*Aborted, error) {
+func (l *Lifecycle) abortTaken(ctx context.Context, cp *record.Checkpoint, self record.Holder, reason string,
+	assess func(context.Context, *record.Checkpoint) (*abortPoint, error), f AbortFlags) (*Aborted, error) {
 	var ff *operation.FinishFirst
 	finished := map[string]bool{}
 	var point *abortPoint
@@ -127,7 +128,7 @@ func (l *Lifecycle) abortTaken(ctx context.Context, cp *checkpoint.Checkpoint, s
 // undoAbort leaves the cluster consistent: the stream throughput the operation set put
 // back, the cluster resource's count set to what the racks' StatefulSets have, the
 // operator restored if the operation paused it.
-func (l *Lifecycle) undoAbort(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
+func (l *Lifecycle) undoAbort(ctx context.Context, cp *record.Checkpoint, self record.Holder, point *abortPoint) error {
 	// A cluster being deleted takes its nodes' settings with it.
 	if !point.deleting && len(steps.ThroughputToRestore(cp, nil)) > 0 {
 		if err := l.fenceAbort(ctx, cp, self); err != nil {
@@ -163,7 +164,7 @@ func (l *Lifecycle) undoAbort(ctx context.Context, cp *checkpoint.Checkpoint, se
 		if err := l.fenceAbort(ctx, cp, self); err != nil {
 			return err
 		}
-		dropped, err := steps.RestoreOperator(ctx, l.stepWorld(cp), *cp.PausedOperator, cp.Started(steps.StepPauseOperator))
+		dropped, err := steps.RestoreOperator(ctx, l.stepWorld(cp), *cp.PausedOperator, cp.Started(record.StepPauseOperator))
 		if err != nil {
 			l.releaseAbort(ctx, cp)
 			return fmt.Errorf("cannot restore operator Deployment %s/%s: %w; the checkpoint is kept, run abort again", cp.PausedOperator.Namespace, cp.PausedOperator.Name, err)
@@ -179,7 +180,7 @@ func (l *Lifecycle) undoAbort(ctx context.Context, cp *checkpoint.Checkpoint, se
 // runs on a cluster being deleted too: what it takes back is not the cluster's (a
 // user's ConfigMap) and outlives it. There a failure is said and abort goes on, since
 // the deletion waits for the operator.
-func (l *Lifecycle) undoKind(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder, point *abortPoint) error {
+func (l *Lifecycle) undoKind(ctx context.Context, cp *record.Checkpoint, self record.Holder, point *abortPoint) error {
 	k, err := l.Kinds.Of(cp)
 	if err != nil || k.Info().Abort.Undo == nil {
 		return nil
@@ -204,7 +205,7 @@ func (l *Lifecycle) undoKind(ctx context.Context, cp *checkpoint.Checkpoint, sel
 
 // describeAbort says where the operation stands and what abort will change; hold is
 // what the operation's pause of the operator is now (operatorHold).
-func (l *Lifecycle) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint, hold string) {
+func (l *Lifecycle) describeAbort(cp *record.Checkpoint, p *abortPoint, hold string) {
 	where := "nothing in the cluster was changed yet"
 	switch {
 	case p.Done > 0:
@@ -231,7 +232,7 @@ func (l *Lifecycle) describeAbort(cp *checkpoint.Checkpoint, p *abortPoint, hold
 // pauses: restore it, or release this operation's hold while others keep it paused.
 // Empty when the operation does not hold it (its pause never ran, the Deployment is
 // gone or unreadable): abort then leaves it as it is, and says nothing false.
-func (l *Lifecycle) operatorHold(ctx context.Context, cp *checkpoint.Checkpoint) string {
+func (l *Lifecycle) operatorHold(ctx context.Context, cp *record.Checkpoint) string {
 	op := cp.PausedOperator
 	if op == nil {
 		return ""
@@ -240,18 +241,18 @@ func (l *Lifecycle) operatorHold(ctx context.Context, cp *checkpoint.Checkpoint)
 	if err != nil {
 		return ""
 	}
-	holders, err := checkpoint.PauseHolders(d.Annotations)
+	holders, err := record.PauseHolders(d.Annotations)
 	if err != nil {
 		return ""
 	}
-	i := checkpoint.HolderIndex(holders, cp.OperationID)
+	i := record.HolderIndex(holders, cp.OperationID)
 	paused := d.Spec.Replicas != nil && *d.Spec.Replicas == 0
 	switch {
 	case i >= 0 && len(holders) > 1:
 		return fmt.Sprintf("Operation %s's hold on the operator Deployment %s/%s will be released; %d other operation(s) still hold it paused.", cp.OperationID, op.Namespace, op.Name, len(holders)-1)
 	case i >= 0:
 		return fmt.Sprintf("The operator Deployment %s/%s will be restored to %d replicas.", op.Namespace, op.Name, holders[i].Replicas)
-	case len(holders) == 0 && paused && cp.Started(steps.StepPauseOperator):
+	case len(holders) == 0 && paused && cp.Started(record.StepPauseOperator):
 		// Paused by a plugin version before the holder list (steps.RestoreOperator).
 		return fmt.Sprintf("The operator Deployment %s/%s will be restored to %d replicas.", op.Namespace, op.Name, op.Replicas)
 	}
@@ -262,7 +263,7 @@ func (l *Lifecycle) operatorHold(ctx context.Context, cp *checkpoint.Checkpoint)
 // operation, held by this session at the seq this run wrote (checkpoint.Lock says
 // Mine). Otherwise another run took it over, and abort stops with nothing more changed.
 // The re-read also gives the store the resourceVersion the next guarded write tests.
-func (l *Lifecycle) fenceAbort(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder) error {
+func (l *Lifecycle) fenceAbort(ctx context.Context, cp *record.Checkpoint, self record.Holder) error {
 	fresh, err := l.Store.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot re-read the checkpoint before acting: %w; run abort again", err)
@@ -279,7 +280,7 @@ func (l *Lifecycle) fenceAbort(ctx context.Context, cp *checkpoint.Checkpoint, s
 
 // releaseAbort marks the checkpoint released after abort refused or failed past its
 // takeover, so the next run takes over at once (best effort).
-func (l *Lifecycle) releaseAbort(ctx context.Context, cp *checkpoint.Checkpoint) {
+func (l *Lifecycle) releaseAbort(ctx context.Context, cp *record.Checkpoint) {
 	now := l.Now().UTC()
 	cp.Holder.ReleasedAt = &now
 	if err := l.Store.Save(ctx, cp); err != nil {
@@ -291,7 +292,7 @@ func (l *Lifecycle) releaseAbort(ctx context.Context, cp *checkpoint.Checkpoint)
 // nodes are doing, nothing of the operation will survive, and a finalizer may wait for
 // the operator the operation paused. So abort sets no count and only releases the
 // operator, so that the deletion can complete, and clears the checkpoint.
-func (l *Lifecycle) deletingPoint(_ context.Context, cp *checkpoint.Checkpoint) (*abortPoint, error) {
+func (l *Lifecycle) deletingPoint(_ context.Context, cp *record.Checkpoint) (*abortPoint, error) {
 	kind, err := l.Kinds.Of(cp)
 	if err != nil {
 		return nil, err

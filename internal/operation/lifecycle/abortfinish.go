@@ -7,11 +7,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	puboperation "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // finishPlan is what abort runs for a node half removed (operation.FinishFirst): the
@@ -20,28 +21,28 @@ import (
 // on a node it did not find half removed), and abort refuses with ff.Err.
 type finishPlan struct {
 	ff    *operation.FinishFirst
-	steps []checkpoint.Step
+	steps []record.Step
 	last  string
 }
 
 // planFinish is finishPlan's decision over the checkpoint. An earlier node the
 // assessment found removed in full counts as done whatever its steps record (the world,
 // not the record: an evident step's done mark rides on a later write).
-func planFinish(cp *checkpoint.Checkpoint, ff *operation.FinishFirst) finishPlan {
+func planFinish(cp *record.Checkpoint, ff *operation.FinishFirst) finishPlan {
 	p := finishPlan{ff: ff}
-	first := slices.IndexFunc(cp.Steps, func(st checkpoint.Step) bool { return st.Pod == ff.Pod })
+	first := slices.IndexFunc(cp.Steps, func(st record.Step) bool { return st.Pod == ff.Pod })
 	if first < 0 {
 		return p
 	}
 	for _, st := range cp.Steps[:first] {
-		if st.Pod != "" && st.State != checkpoint.StateDone && !slices.Contains(ff.Removed, st.Pod) {
+		if st.Pod != "" && st.State != record.StateDone && !slices.Contains(ff.Removed, st.Pod) {
 			return p
 		}
 	}
 	for _, st := range cp.Steps[first:] {
 		if st.Pod == ff.Pod {
 			p.last = st.ID
-			if st.State != checkpoint.StateDone {
+			if st.State != record.StateDone {
 				p.steps = append(p.steps, st)
 			}
 		}
@@ -55,7 +56,7 @@ func planFinish(cp *checkpoint.Checkpoint, ff *operation.FinishFirst) finishPlan
 // forbid refuses, right before it acts, any step abort must not take while finishing:
 // one that starts a removal (the node stopped leaving since: it stays a member), or one
 // of another node.
-func (p finishPlan) forbid(cp *checkpoint.Checkpoint) func(id string) error {
+func (p finishPlan) forbid(cp *record.Checkpoint) func(id string) error {
 	return func(id string) error {
 		st, ok := cp.Step(id)
 		switch {
@@ -72,7 +73,7 @@ func (p finishPlan) forbid(cp *checkpoint.Checkpoint) func(id string) error {
 }
 
 // describeFinish says what abort does first, before it asks.
-func (l *Lifecycle) describeFinish(cp *checkpoint.Checkpoint, p finishPlan) {
+func (l *Lifecycle) describeFinish(cp *record.Checkpoint, p finishPlan) {
 	ids := make([]string, len(p.steps))
 	for i, st := range p.steps {
 		ids[i] = st.ID
@@ -84,7 +85,7 @@ func (l *Lifecycle) describeFinish(cp *checkpoint.Checkpoint, p finishPlan) {
 
 // finishNode runs p's steps under this abort's hold (the checkpoint taken over): the
 // run ends once the node's last step is done, and abort assesses again.
-func (l *Lifecycle) finishNode(ctx context.Context, cp *checkpoint.Checkpoint, p finishPlan, f RunFlags) error {
+func (l *Lifecycle) finishNode(ctx context.Context, cp *record.Checkpoint, p finishPlan, f RunFlags) error {
 	if _, acts := l.Adapter.(operator.Scaler); acts {
 		// The operator finishes the removal it was asked for: it must run.
 		if err := l.requireActingOperator(ctx, ""); err != nil {
@@ -106,7 +107,7 @@ func (l *Lifecycle) finishNode(ctx context.Context, cp *checkpoint.Checkpoint, p
 			return exit.Interruptedf("abort interrupted while finishing the removal of node %s, during %s; the checkpoint is saved and the operation not aborted yet. run abort again: %s", p.ff.Pod, step, l.abortHint())
 		}
 		code := exit.Code(err)
-		var fatal *engine.Fatal
+		var fatal *puboperation.Fatal
 		if errors.As(err, &fatal) && fatal.Code != 0 {
 			code = fatal.Code
 		}

@@ -3,20 +3,20 @@ package lifecycle
 import (
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // TestAbortFinishTakesRemovedNodesFromTheWorld: planFinish acts on the half-removed node
 // when an earlier node's steps are recorded not done but the assessment found it
 // removed in full; it refuses (no steps) when the earlier node was not found removed.
 func TestAbortFinishTakesRemovedNodesFromTheWorld(t *testing.T) {
-	cp := &checkpoint.Checkpoint{Steps: []checkpoint.Step{
-		{ID: "request-removal/p3", Kind: "request-removal", Pod: "p3", State: checkpoint.StatePending},
-		{ID: "wait-pvcs-gone/p3", Kind: "wait-pvcs-gone", Pod: "p3", State: checkpoint.StatePending},
-		{ID: "request-removal/p2", Kind: "request-removal", Pod: "p2", State: checkpoint.StatePending},
-		{ID: "wait-pvcs-gone/p2", Kind: "wait-pvcs-gone", Pod: "p2", State: checkpoint.StatePending},
-		{ID: "request-removal/p1", Kind: "request-removal", Pod: "p1", State: checkpoint.StatePending},
+	cp := &record.Checkpoint{Steps: []record.Step{
+		{ID: "request-removal/p3", Kind: "request-removal", Pod: "p3", State: record.StatePending},
+		{ID: "wait-pvcs-gone/p3", Kind: "wait-pvcs-gone", Pod: "p3", State: record.StatePending},
+		{ID: "request-removal/p2", Kind: "request-removal", Pod: "p2", State: record.StatePending},
+		{ID: "wait-pvcs-gone/p2", Kind: "wait-pvcs-gone", Pod: "p2", State: record.StatePending},
+		{ID: "request-removal/p1", Kind: "request-removal", Pod: "p1", State: record.StatePending},
 	}}
 	if p := planFinish(cp, &operation.FinishFirst{Pod: "p2"}); p.last != "" {
 		t.Errorf("p3 not found removed: planned %v, want a refusal", p.steps)
@@ -31,7 +31,7 @@ func TestAbortFinishTakesRemovedNodesFromTheWorld(t *testing.T) {
 // step of another node or one that would start a removal again, and lets the node's
 // other steps (and steps of no node) run.
 func TestAbortFinishForbids(t *testing.T) {
-	cp := &checkpoint.Checkpoint{Steps: []checkpoint.Step{
+	cp := &record.Checkpoint{Steps: []record.Step{
 		{ID: "decommission/p2", Kind: "decommission", Pod: "p2"},
 		{ID: "wait-pvcs-gone/p2", Kind: "wait-pvcs-gone", Pod: "p2"},
 		{ID: "decommission/p1", Kind: "decommission", Pod: "p1"},

@@ -7,12 +7,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -54,7 +54,7 @@ func (p *abortPoint) summary() string {
 // one, before any step past pausing the operator started. Then, unless the kind keeps
 // the count, the operator must be able to keep each rack's StatefulSet replicas as its
 // count (assessRacks).
-func (l *Lifecycle) assessAbort(ctx context.Context, cp *checkpoint.Checkpoint) (*abortPoint, error) {
+func (l *Lifecycle) assessAbort(ctx context.Context, cp *record.Checkpoint) (*abortPoint, error) {
 	kind, err := l.Kinds.Of(cp)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func (l *Lifecycle) abortReads() pub.AbortReads {
 // assessRacks reads every rack's StatefulSet of the datacenter and the cluster
 // resource's counts: abort sets each rack's count to its replicas, which the operator
 // must be able to keep (operator.Counts.CheckRackNodes; CassKop: equal racks).
-func (l *Lifecycle) assessRacks(ctx context.Context, cp *checkpoint.Checkpoint, p *abortPoint) error {
+func (l *Lifecycle) assessRacks(ctx context.Context, cp *record.Checkpoint, p *abortPoint) error {
 	cl, u, err := l.Adapter.Get(ctx, cp.Namespace, cp.Cluster)
 	if err != nil {
 		return fmt.Errorf("cannot read %s %s/%s: %w; nothing changed", l.Adapter.Kind(), cp.Namespace, cp.Cluster, err)
@@ -152,7 +152,7 @@ func (u *unequalRacks) Unwrap() error { return u.err }
 // rackToFinish is the rack an operation must finish before abort can set counts the
 // operator keeps: the first of the plan (in its order) not at the target yet, or else
 // the first of the smallest racks.
-func rackToFinish(t checkpoint.Target, racks []topology.Rack, counts map[string]int) string {
+func rackToFinish(t record.Target, racks []topology.Rack, counts map[string]int) string {
 	for _, r := range t.Racks {
 		if counts[r] != t.Nodes {
 			return r

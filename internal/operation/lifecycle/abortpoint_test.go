@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -13,7 +13,7 @@ import (
 // the first of the smallest racks; counts are said as one number when the racks agree.
 func TestRackToFinish(t *testing.T) {
 	racks := []topology.Rack{{Name: "r1"}, {Name: "r2"}, {Name: "r3"}}
-	plan := checkpoint.Target{Racks: []string{"r2", "r3"}, Nodes: 2}
+	plan := record.Target{Racks: []string{"r2", "r3"}, Nodes: 2}
 	if got := rackToFinish(plan, racks, map[string]int{"r1": 3, "r2": 2, "r3": 3}); got != "r3" {
 		t.Errorf("plan rack not at target: got %s, want r3", got)
 	}

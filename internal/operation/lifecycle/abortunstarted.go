@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // unstartedWait bounds abort's wait for a never-started pod to go once its StatefulSet
@@ -18,7 +18,7 @@ const unstartedWait = 2 * time.Minute
 // and sets p's counts below them: abort takes them away rather than keep a pod that
 // will never run (or refuse racks the pod alone makes unequal). When that cannot be
 // confirmed, abort keeps them, as before, and a note says why.
-func (l *Lifecycle) unstartedPods(ctx context.Context, cp *checkpoint.Checkpoint, p *abortPoint) {
+func (l *Lifecycle) unstartedPods(ctx context.Context, cp *record.Checkpoint, p *abortPoint) {
 	if _, driven := l.Adapter.(operator.Scaler); driven {
 		return // the operator acts on its StatefulSets, never the plugin (operator.Scaler)
 	}
@@ -37,7 +37,7 @@ func (l *Lifecycle) unstartedPods(ctx context.Context, cp *checkpoint.Checkpoint
 
 // takeAwayUnstarted removes the never-started pods the assessment found, before abort
 // sets the counts below them.
-func (l *Lifecycle) takeAwayUnstarted(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder, p *abortPoint) error {
+func (l *Lifecycle) takeAwayUnstarted(ctx context.Context, cp *record.Checkpoint, self record.Holder, p *abortPoint) error {
 	if len(p.unstarted) == 0 {
 		return nil
 	}

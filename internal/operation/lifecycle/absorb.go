@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // absorb plans a command that carries the operation in flight on (pub.InFlight
@@ -14,7 +14,7 @@ import (
 // met it): the plan is made from the world with the old checkpoint in hand, shown,
 // confirmed, and replaces the old one under its ID (a guarded write), then runs. A dry
 // run changes nothing.
-func (l *Lifecycle) Absorb(ctx context.Context, existing *checkpoint.Checkpoint, k pub.Kind, req operation.Request, f StartFlags) error {
+func (l *Lifecycle) Absorb(ctx context.Context, existing *record.Checkpoint, k pub.Kind, req pub.Request, f StartFlags) error {
 	env := &pub.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter, Request: req, InFlight: existing}
 	acc, err := k.Access(ctx, env)
 	if err != nil {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
@@ -20,7 +20,7 @@ type Order struct {
 	Name    string
 	Kind    pub.Kind
 	Command pub.Command
-	Request operation.Request
+	Request pub.Request
 	Flags   StartFlags
 }
 
@@ -40,7 +40,7 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 	}
 	// The checks below only read; each pair runs at once and is judged in order, so the
 	// refusal is the same as one after the other.
-	toPause := future.Start(func() (*checkpoint.PausedOperator, error) {
+	toPause := future.Start(func() (*record.PausedOperator, error) {
 		return l.OperatorToPause(ctx, st.Flags.Operator, st.Flags.Pause)
 	})
 	var busyErr error
@@ -72,7 +72,7 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 	if _, aerr := access(); aerr != nil {
 		return aerr
 	}
-	var nothing *operation.ErrNothingToDo
+	var nothing *pub.ErrNothingToDo
 	if errors.As(err, &nothing) {
 		return l.UI.NothingToDo(nothing.Msg)
 	}
@@ -88,7 +88,7 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 
 // inFlight answers an operation in flight as the command says: resume it, plan it
 // again, or refuse.
-func (l *Lifecycle) inFlight(ctx context.Context, existing *checkpoint.Checkpoint, st Order) error {
+func (l *Lifecycle) inFlight(ctx context.Context, existing *record.Checkpoint, st Order) error {
 	asked := pub.Asked{Request: st.Request, DC: st.Request.DC, Racks: []string{st.Request.Rack}, ResumeHint: l.ResumeHint()}
 	if dc, racks, err := l.Cluster.Select(st.Request.DC, st.Request.Rack); err == nil {
 		asked.DC, asked.Racks, asked.Selected = dc.Name, operation.RackNames(racks), true
@@ -115,7 +115,7 @@ func (l *Lifecycle) inFlight(ctx context.Context, existing *checkpoint.Checkpoin
 }
 
 // refuseOtherInFlight refuses a new operation while another is in flight.
-func (l *Lifecycle) refuseOtherInFlight(cp *checkpoint.Checkpoint) error {
+func (l *Lifecycle) refuseOtherInFlight(cp *record.Checkpoint) error {
 	return exit.Refusedf("operation %s (%s, %s, started by %s at %s) is in flight on %s; finish it first: %s",
 		cp.OperationID, cp.Kind, l.target(cp), cp.StartedBy, cp.StartedAt.Format(time.RFC3339), l.Cluster.Name, l.ResumeHint())
 }

@@ -10,7 +10,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	puboperation "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
@@ -29,7 +29,7 @@ func TestBeginDryRunThenInFlight(t *testing.T) {
 	})
 	l, ui, errOut := newLifecycle(t, w)
 	k, _ := l.Kinds.Kind("scale-up")
-	order := Order{Name: "grow", Kind: k, Request: operation.Request{Nodes: 2}, Flags: StartFlags{DryRun: true}}
+	order := Order{Name: "grow", Kind: k, Request: puboperation.Request{Nodes: 2}, Flags: StartFlags{DryRun: true}}
 	if err := l.Begin(ctx, order); err != nil {
 		t.Fatalf("dry run: %v\n%s", err, errOut)
 	}
@@ -43,7 +43,7 @@ func TestBeginDryRunThenInFlight(t *testing.T) {
 	}
 	order.Flags.DryRun = false
 	err := l.Begin(ctx, order)
-	if exit.Code(err) != exit.Refused || !strings.Contains(err.Error(), "operation "+cp.OperationID) || !strings.Contains(err.Error(), "is in flight") {
+	if exit.Code(err) != puboperation.ExitRefused || !strings.Contains(err.Error(), "operation "+cp.OperationID) || !strings.Contains(err.Error(), "is in flight") {
 		t.Fatalf("another operation in flight: exit %d: %v", exit.Code(err), err)
 	}
 	if got, _ := l.Store.Load(ctx); got == nil || got.OperationID != cp.OperationID || got.Seq != cp.Seq {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -18,7 +18,7 @@ import (
 // planned from the world, which replaces the checkpoint under the same operation ID (it
 // keeps the operation's hold on a paused operator, and its restore gives the operator
 // back at the end). Nothing is decommissioned.
-func (l *Lifecycle) growBack(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder, reason string, u *unequalRacks, f RunFlags) error {
+func (l *Lifecycle) growBack(ctx context.Context, cp *record.Checkpoint, self record.Holder, reason string, u *unequalRacks, f RunFlags) error {
 	k, g := l.grower()
 	if g == nil {
 		return exit.Refusedf("this build cannot grow racks (no scale-up kind); nothing changed: %v", u)
@@ -62,7 +62,7 @@ func (l *Lifecycle) growBack(ctx context.Context, cp *checkpoint.Checkpoint, sel
 // grower is a kind that grows a datacenter's racks to a size (scale-up): abort
 // --grow-back plans with it.
 type grower interface {
-	GrowRequest(dc string, nodes int) operation.Request
+	GrowRequest(dc string, nodes int) pub.Request
 }
 
 // grower is the first registered kind that grows racks (nil: none).
@@ -79,7 +79,7 @@ func (l *Lifecycle) grower() (pub.Kind, grower) {
 // it lists as a seed (steps.SeedLister: such a pod would skip bootstrap, and the
 // grow-back's plan refuses it); "" when there is none, or the list cannot be read (the
 // plan reads it again).
-func (l *Lifecycle) growBackSeed(ctx context.Context, cp *checkpoint.Checkpoint, racks []topology.Rack, counts map[string]int, largest int) string {
+func (l *Lifecycle) growBackSeed(ctx context.Context, cp *record.Checkpoint, racks []topology.Rack, counts map[string]int, largest int) string {
 	sl, ok := l.stepWorld(cp).Spec.(steps.SeedLister)
 	if !ok {
 		return ""

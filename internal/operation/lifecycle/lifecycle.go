@@ -18,12 +18,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -42,8 +42,8 @@ type Deps struct {
 	// whether the process a holder on this machine names still runs; After the timer of
 	// lease waits (tests pass a clock that jumps).
 	Now   func() time.Time
-	Self  func() checkpoint.Holder
-	Alive func(checkpoint.Holder) bool
+	Self  func() record.Holder
+	Alive func(record.Holder) bool
 	After func(d time.Duration) <-chan time.Time
 	// ErrOut takes what the lifecycle says while it acts (progress, notes, warnings);
 	// UI asks and shows what a command shows.
@@ -75,7 +75,7 @@ type UI interface {
 type Shown struct {
 	Title              string
 	Kind               pub.Kind
-	CP                 *checkpoint.Checkpoint
+	CP                 *record.Checkpoint
 	Texts              map[string]string
 	Warnings, Findings []string
 	Next               string
@@ -114,7 +114,7 @@ func New(d Deps) *Lifecycle {
 // words and readers are handed to them: the checkpoint, the racks of its DC, how to
 // read and change the world, and the operator's words. A plan shows the steps' own
 // text from it; a run (execute) adds the run's own settings.
-func (l *Lifecycle) stepWorld(cp *checkpoint.Checkpoint) *steps.World {
+func (l *Lifecycle) stepWorld(cp *record.Checkpoint) *steps.World {
 	a := l.Adapter
 	dc, _ := l.Cluster.DC(cp.Target.DC)
 	w := &steps.World{
@@ -148,7 +148,7 @@ func (l *Lifecycle) stepWorld(cp *checkpoint.Checkpoint) *steps.World {
 
 // operatorState is the operator's per-rack status of cp's cluster, for the steps that
 // repair it (nil when the operator keeps none).
-func operatorState(a operator.Adapter, cp *checkpoint.Checkpoint, now func() time.Time) operator.OperatorState {
+func operatorState(a operator.Adapter, cp *record.Checkpoint, now func() time.Time) operator.OperatorState {
 	if r, ok := a.(operator.StatusRepair); ok {
 		return r.OperatorStatus(cp.Namespace, cp.Cluster, now)
 	}
@@ -177,14 +177,14 @@ func (l *Lifecycle) StatusHint() string {
 
 // OperationTarget says what an operation does to which racks, for status and refusals
 // (the kind's Target; a kind this build does not know is said as a scale).
-func OperationTarget(kinds operation.Registry, kind string, t checkpoint.Target) string {
+func OperationTarget(kinds operation.Registry, kind string, t record.Target) string {
 	if k, ok := kinds.Kind(kind); ok {
 		return k.Target(t)
 	}
 	return operation.Scale{}.Target(t)
 }
 
-func (l *Lifecycle) target(cp *checkpoint.Checkpoint) string {
+func (l *Lifecycle) target(cp *record.Checkpoint) string {
 	return OperationTarget(l.Kinds, cp.Kind, cp.Target)
 }
 
@@ -192,7 +192,7 @@ func (l *Lifecycle) target(cp *checkpoint.Checkpoint) string {
 // steps as a run would, on the world a run starts from (stepWorld), and each says what
 // it does (steps.PlanTexter, else engine.Describer; its ID when it says nothing).
 // Describing a step reads nothing.
-func (l *Lifecycle) StepTexts(k pub.Kind, cp *checkpoint.Checkpoint) map[string]string {
+func (l *Lifecycle) StepTexts(k pub.Kind, cp *record.Checkpoint) map[string]string {
 	impl, _ := operation.BuildSteps(k, l.stepWorld(cp))
 	texts := map[string]string{}
 	for _, s := range cp.Steps {
@@ -202,18 +202,18 @@ func (l *Lifecycle) StepTexts(k pub.Kind, cp *checkpoint.Checkpoint) map[string]
 }
 
 // stepText is what a step says it does in a plan (its ID when it says nothing).
-func stepText(st engine.Step, id string) string {
-	if t, ok := st.(steps.PlanTexter); ok {
+func stepText(st pub.Step, id string) string {
+	if t, ok := st.(pub.PlanTexter); ok {
 		return t.PlanText()
 	}
-	if d, ok := st.(engine.Describer); ok {
+	if d, ok := st.(pub.Describer); ok {
 		return d.Describe()
 	}
 	return id
 }
 
 // shown is plan as the UI shows it, under title ("": "Plan").
-func (l *Lifecycle) shown(title string, k pub.Kind, plan *operation.Plan, next string) Shown {
+func (l *Lifecycle) shown(title string, k pub.Kind, plan *pub.Plan, next string) Shown {
 	if title == "" {
 		title = "Plan"
 	}
@@ -221,6 +221,6 @@ func (l *Lifecycle) shown(title string, k pub.Kind, plan *operation.Plan, next s
 }
 
 // show shows plan before it is confirmed.
-func (l *Lifecycle) show(title string, k pub.Kind, plan *operation.Plan, next string) {
+func (l *Lifecycle) show(title string, k pub.Kind, plan *pub.Plan, next string) {
 	l.UI.ShowPlan(l.shown(title, k, plan, next))
 }

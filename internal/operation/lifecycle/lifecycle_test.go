@@ -8,9 +8,9 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/kinds"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
@@ -47,11 +47,11 @@ func newLifecycle(t *testing.T, w *fakeworld.World) (*Lifecycle, *fakeUI, *bytes
 	reg := kinds.Registry()
 	now := func() time.Time { return time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC) }
 	ui, errOut := &fakeUI{}, &bytes.Buffer{}
-	self := checkpoint.Holder{Host: "here", PID: 1, Session: "s1", LeaseSeconds: 60}
+	self := record.Holder{Host: "here", PID: 1, Session: "s1", LeaseSeconds: 60}
 	return New(Deps{
 		Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Adapter: a, Cluster: cl, Kinds: reg,
 		Store: &checkpoint.Store{Obj: a.Object(w.NS, w.Name), Kinds: reg.Schemas(), Operator: a.Name(), Now: now},
-		Now:   now, Self: func() checkpoint.Holder { return self }, Alive: func(checkpoint.Holder) bool { return true },
+		Now:   now, Self: func() record.Holder { return self }, Alive: func(record.Holder) bool { return true },
 		ErrOut: errOut, UI: ui,
 	}), ui, errOut
 }
@@ -64,7 +64,7 @@ func TestStartDryRunThenAbortUnstarted(t *testing.T) {
 	w := fakeworld.New(t, fakeworld.Opts{Nodes: 1, Racks: []string{"r1", "r2"}})
 	l, ui, errOut := newLifecycle(t, w)
 	k, _ := l.Kinds.Kind("scale-up")
-	plan, err := k.Plan(ctx, &pub.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter, Request: operation.Request{Nodes: 2}})
+	plan, err := k.Plan(ctx, &pub.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter, Request: pub.Request{Nodes: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // OperatorToPause finds the operator Deployment the plan must pause: the one named with
@@ -19,7 +19,7 @@ import (
 // operations hold paused (this one then joins them: the operator is restored only when
 // the last one ends, checkpoint.PausedByAnnotation). With pause disabled a running (or
 // held) operator is refused instead.
-func (l *Lifecycle) OperatorToPause(ctx context.Context, named string, pause bool) (*checkpoint.PausedOperator, error) {
+func (l *Lifecycle) OperatorToPause(ctx context.Context, named string, pause bool) (*record.PausedOperator, error) {
 	if _, acts := l.Adapter.(operator.Scaler); acts {
 		return nil, l.requireActingOperator(ctx, named)
 	}
@@ -47,10 +47,10 @@ func (l *Lifecycle) OperatorToPause(ctx context.Context, named string, pause boo
 	if err != nil {
 		return nil, fmt.Errorf("cannot read operator Deployment %s/%s: %w", ns, name, err)
 	}
-	holders, err := checkpoint.PauseHolders(d.Annotations)
+	holders, err := record.PauseHolders(d.Annotations)
 	if err != nil {
 		return nil, exit.Refusedf("operator Deployment %s/%s: %v; whether another operation holds it paused is unknown: fix or remove the annotation (kubectl annotate deployment -n %s %s %s-); nothing changed",
-			ns, name, err, ns, name, checkpoint.PausedByAnnotation)
+			ns, name, err, ns, name, record.PausedByAnnotation)
 	}
 	replicas := int32(1)
 	if d.Spec.Replicas != nil {
@@ -62,7 +62,7 @@ func (l *Lifecycle) OperatorToPause(ctx context.Context, named string, pause boo
 	if !pause {
 		return nil, l.refuseRunningOperator(ctx)
 	}
-	p := &checkpoint.PausedOperator{Namespace: ns, Name: name, UID: string(d.UID), Replicas: replicas}
+	p := &record.PausedOperator{Namespace: ns, Name: name, UID: string(d.UID), Replicas: replicas}
 	if len(holders) > 0 {
 		// Joining: restore what the operator had before the first pause. A holder of this
 		// cluster whose operation is gone is taken over instead (the pause step drops it).

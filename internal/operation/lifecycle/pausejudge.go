@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -32,7 +33,7 @@ func (l *Lifecycle) pauseJudge() pauseJudge {
 
 // JudgeHolder implements steps.PauseJudge. Whatever cannot be read or decoded leaves
 // the holder standing (unknown is never "gone").
-func (j pauseJudge) JudgeHolder(ctx context.Context, h checkpoint.PauseHolder) (steps.HolderVerdict, string, error) {
+func (j pauseJudge) JudgeHolder(ctx context.Context, h record.PauseHolder) (steps.HolderVerdict, string, error) {
 	cl, _, err := j.a.Get(ctx, h.Namespace, h.Cluster)
 	if apierrors.IsNotFound(err) {
 		return steps.HolderStale, fmt.Sprintf("%s %s/%s is gone", j.a.Kind(), h.Namespace, h.Cluster), nil

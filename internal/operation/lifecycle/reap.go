@@ -3,7 +3,7 @@ package lifecycle
 import (
 	"context"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // ReapGone takes out what operations that are gone left in the world, each found by the
@@ -12,7 +12,7 @@ import (
 // on pods (stalethroughput.go). cp is the checkpoint standing now (nil: none), whose
 // marks are kept; pauseScope limits the pause reaping to one cluster ("" = the namespace).
 // Every failure is a warning: the next command tries again.
-func (l *Lifecycle) ReapGone(ctx context.Context, cp *checkpoint.Checkpoint, pauseScope string) {
+func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseScope string) {
 	l.reapStalePauses(ctx, l.Cluster.Namespace, pauseScope)
 	l.reapStaleBlocks(ctx, false)
 	l.reapStaleThroughput(ctx, cp)

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // refusalNext says where an operation stands after Cassandra refused a step (the step
 // is pending again, nothing was started by it) and the ways forward: resume once the
 // cause is fixed, the kind's retry when it has one (scale: the same scale with
 // --force, re-planned by Replan in replan.go), or abort.
-func (l *Lifecycle) refusalNext(kind pub.Kind, cp *checkpoint.Checkpoint, step string) string {
+func (l *Lifecycle) refusalNext(kind pub.Kind, cp *record.Checkpoint, step string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The operation stopped at step %s, which is pending again (nothing was started); the checkpoint is kept. Check with: %s. Then either:\n", step, l.StatusHint())
 	fmt.Fprintf(&b, "  - fix the cause, then run: %s\n", l.ResumeHint())

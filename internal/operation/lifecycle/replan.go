@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Replan answers a scale with the same target as the scale-down in flight but
@@ -21,7 +22,7 @@ import (
 //
 // The check is the kind's abort assessment: a kind whose command answers Replan must
 // have one that refuses while a node is in the middle of a change.
-func (l *Lifecycle) Replan(ctx context.Context, existing *checkpoint.Checkpoint, down pub.Kind, busy bool, req operation.Request, f StartFlags) error {
+func (l *Lifecycle) Replan(ctx context.Context, existing *record.Checkpoint, down pub.Kind, busy bool, req pub.Request, f StartFlags) error {
 	assess := down.Info().Abort.Assess
 	if assess == nil {
 		return exit.Refusedf("operation %s cannot be planned again (a %s has no safe point but its start); nothing changed. Finish it first: %s",
@@ -39,7 +40,7 @@ func (l *Lifecycle) Replan(ctx context.Context, existing *checkpoint.Checkpoint,
 			existing.OperationID, was, want, err, was)
 	}
 	pause := existing.PausedOperator
-	if pause == nil || !existing.Started(steps.StepPauseOperator) {
+	if pause == nil || !existing.Started(record.StepPauseOperator) {
 		if pause, err = l.OperatorToPause(ctx, f.Operator, f.Pause); err != nil {
 			return err
 		}
@@ -62,7 +63,7 @@ func (l *Lifecycle) Replan(ctx context.Context, existing *checkpoint.Checkpoint,
 		return err
 	}
 	plan, err := down.Plan(ctx, env)
-	var nothing *operation.ErrNothingToDo
+	var nothing *pub.ErrNothingToDo
 	if errors.As(err, &nothing) || (err == nil && len(plan.CP.Nodes) == 0) {
 		// Every node already left: only the end of the old plan remains, which
 		// decommissions nothing (a plan settling the racks would forget its nodes).
@@ -90,7 +91,7 @@ func (l *Lifecycle) Replan(ctx context.Context, existing *checkpoint.Checkpoint,
 // replacePlan takes the operation in flight over (a guarded write: it fails if anyone
 // changed it since it was read), then replaces it by cp, the same operation planned
 // again (why says so in its takeovers), at the next seq.
-func (l *Lifecycle) replacePlan(ctx context.Context, existing, cp *checkpoint.Checkpoint, self checkpoint.Holder, reason, why string) (*checkpoint.Checkpoint, error) {
+func (l *Lifecycle) replacePlan(ctx context.Context, existing, cp *record.Checkpoint, self record.Holder, reason, why string) (*record.Checkpoint, error) {
 	now := l.Now().UTC()
 	existing.TakeOver(self, now, reason)
 	if err := l.Store.Save(ctx, existing); err != nil {
@@ -108,7 +109,7 @@ func (l *Lifecycle) replacePlan(ctx context.Context, existing, cp *checkpoint.Ch
 	// (kubectl-cassandra.io/paused-by, internal/checkpoint/pausedby.go).
 	cp.OperationID = existing.OperationID
 	cp.Seq = existing.Seq
-	cp.Takeovers = append(existing.Takeovers, checkpoint.Takeover{From: existing.Holder, By: self, At: now, Reason: why})
+	cp.Takeovers = append(existing.Takeovers, record.Takeover{From: existing.Holder, By: self, At: now, Reason: why})
 	if err := l.Store.Save(ctx, cp); err != nil {
 		if errors.Is(err, checkpoint.ErrLost) {
 			return nil, exit.Refusedf("another run took operation %s over first: %v; nothing changed", existing.OperationID, err)

@@ -9,18 +9,19 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	puboperation "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Resume continues operation cp: it shows what is left, takes the checkpoint over and
 // runs it.
-func (l *Lifecycle) Resume(ctx context.Context, cp *checkpoint.Checkpoint, f RunFlags) error {
+func (l *Lifecycle) Resume(ctx context.Context, cp *record.Checkpoint, f RunFlags) error {
 	return l.resume(ctx, cp, f)
 }
 
 // resume shows what is left, takes over the checkpoint and runs it.
-func (l *Lifecycle) resume(ctx context.Context, cp *checkpoint.Checkpoint, f RunFlags) error {
+func (l *Lifecycle) resume(ctx context.Context, cp *record.Checkpoint, f RunFlags) error {
 	if err := l.refuseDeleting("resume operation " + cp.OperationID); err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func (l *Lifecycle) resume(ctx context.Context, cp *checkpoint.Checkpoint, f Run
 		return err
 	}
 	l.show(fmt.Sprintf("Resuming operation %s (started by %s at %s)", cp.OperationID, cp.StartedBy, cp.StartedAt.Format(time.RFC3339)),
-		kind, &operation.Plan{CP: cp}, l.ResumeHint()+" --yes")
+		kind, &puboperation.Plan{CP: cp}, l.ResumeHint()+" --yes")
 	if err := l.UI.Confirm("Resume"); err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (l *Lifecycle) resume(ctx context.Context, cp *checkpoint.Checkpoint, f Run
 // neither shortens nor stretches the wait — or at once with --force-takeover (the
 // displaced run then stops before its next action: every action is fenced, see
 // internal/engine).
-func (l *Lifecycle) acquire(ctx context.Context, cp *checkpoint.Checkpoint, self checkpoint.Holder, force bool) (*checkpoint.Checkpoint, string, error) {
+func (l *Lifecycle) acquire(ctx context.Context, cp *record.Checkpoint, self record.Holder, force bool) (*record.Checkpoint, string, error) {
 	state, lease, reason := checkpoint.Lock(cp, self, l.Now().UTC(), l.Alive)
 	switch state {
 	case checkpoint.Mine, checkpoint.Free:

@@ -14,10 +14,11 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // execute runs the checkpoint to its end and maps the outcome to output and exit code.
-func (l *Lifecycle) execute(ctx context.Context, cp *checkpoint.Checkpoint, f RunFlags) error {
+func (l *Lifecycle) execute(ctx context.Context, cp *record.Checkpoint, f RunFlags) error {
 	kind, err := l.Kinds.Of(cp)
 	if err != nil {
 		return err
@@ -31,14 +32,14 @@ func (l *Lifecycle) execute(ctx context.Context, cp *checkpoint.Checkpoint, f Ru
 		if errors.Is(err, engine.ErrInterrupted) {
 			return exit.Interruptedf("interrupted during %s; the checkpoint is saved. run: %s", nonEmptyStep(step), l.ResumeHint())
 		}
-		var fatal *engine.Fatal
+		var fatal *pub.Fatal
 		code := exit.Error
 		if errors.As(err, &fatal) && fatal.Code != 0 {
 			code = fatal.Code
 		}
 		var refused *steps.RefusedError
 		if errors.As(err, &refused) {
-			return exit.WithCode(exit.Refused, fmt.Errorf("%w\n%s", err, l.refusalNext(kind, cp, nonEmptyStep(step))))
+			return exit.WithCode(pub.ExitRefused, fmt.Errorf("%w\n%s", err, l.refusalNext(kind, cp, nonEmptyStep(step))))
 		}
 		if errors.Is(err, checkpoint.ErrRemoved) {
 			// Nobody holds it: the world is as the steps left it, and a command run again
@@ -52,7 +53,7 @@ func (l *Lifecycle) execute(ctx context.Context, cp *checkpoint.Checkpoint, f Ru
 			return exit.WithCode(exit.Interrupted, fmt.Errorf("%w\nAnother run holds operation %s now; this run stopped at step %s and changed nothing after it lost the lock. Check with: %s",
 				err, cp.OperationID, nonEmptyStep(step), l.StatusHint()))
 		}
-		if code == exit.Refused {
+		if code == pub.ExitRefused {
 			// Not "nothing changed": earlier steps may have run. Keep exit 3 for scripts
 			// but say where things stand.
 			return exit.WithCode(code, fmt.Errorf("%w\nThe operation stopped at step %s; the checkpoint is kept. Check with: %s; then run: %s", err, nonEmptyStep(step), l.StatusHint(), l.ResumeHint()))
@@ -64,7 +65,7 @@ func (l *Lifecycle) execute(ctx context.Context, cp *checkpoint.Checkpoint, f Ru
 
 // newRunner is the runner of cp's steps with the run's progress display and events
 // (flush sends the events still buffered).
-func (l *Lifecycle) newRunner(cp *checkpoint.Checkpoint, f RunFlags, kind pub.Kind) (*operation.Runner, *output.Progress, func()) {
+func (l *Lifecycle) newRunner(cp *record.Checkpoint, f RunFlags, kind pub.Kind) (*operation.Runner, *output.Progress, func()) {
 	progress := output.NewProgress(l.ErrOut, l.Color)
 	progress.Now = l.Now
 	progress.Mode, progress.PlainEvery = f.Progress, l.ProgressEvery

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // reapStalePauses is what every command that acts does first with the operators that
@@ -41,8 +41,8 @@ func (l *Lifecycle) reapStalePauses(ctx context.Context, ns, adopting string) {
 
 // releaseStale removes op's stale holders that may go and restores it if none remain.
 func (l *Lifecycle) releaseStale(ctx context.Context, op operator.Controller, stale []steps.StaleHolder, adopting string) {
-	w := &steps.World{Kube: l.Kube, CP: &checkpoint.Checkpoint{}}
-	paused := checkpoint.PausedOperator{Namespace: op.Namespace, Name: op.Name, Replicas: op.PausedBy[0].Replicas}
+	w := &steps.World{Kube: l.Kube, CP: &record.Checkpoint{}}
+	paused := record.PausedOperator{Namespace: op.Namespace, Name: op.Name, Replicas: op.PausedBy[0].Replicas}
 	// The holders were judged a moment ago (reapStalePauses): not read and judged again.
 	dropped, err := steps.ReleaseStale(ctx, w, paused, stale)
 	if err != nil {
@@ -71,7 +71,7 @@ func (l *Lifecycle) releaseStale(ctx context.Context, op operator.Controller, st
 
 // StalePauses says which of holders, an operator's pause holders, hold it for
 // operations that are gone ("" when none; status says so and changes nothing).
-func (l *Lifecycle) StalePauses(ctx context.Context, holders []checkpoint.PauseHolder) string {
+func (l *Lifecycle) StalePauses(ctx context.Context, holders []record.PauseHolder) string {
 	if stale := steps.JudgeHolders(ctx, l.pauseJudge(), holders, ""); len(stale) > 0 {
 		return steps.StaleText(stale)
 	}

@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
@@ -26,7 +26,7 @@ func TestReapPauseOfGoneCluster(t *testing.T) {
 	}
 	zero := int32(0)
 	d.Spec.Replicas = &zero
-	d.Annotations = map[string]string{checkpoint.PausedByAnnotation: `[{"operationID":"op-gone","namespace":"` + w.NS + `","cluster":"gone","replicas":1}]`}
+	d.Annotations = map[string]string{record.PausedByAnnotation: `[{"operationID":"op-gone","namespace":"` + w.NS + `","cluster":"gone","replicas":1}]`}
 	if _, err := deps.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestReapPauseOfGoneCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hs, _ := checkpoint.PauseHolders(d.Annotations); len(hs) != 0 {
+	if hs, _ := record.PauseHolders(d.Annotations); len(hs) != 0 {
 		t.Errorf("holders left: %v", hs)
 	}
 	said := errOut.String()

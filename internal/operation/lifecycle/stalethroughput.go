@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // reapStaleThroughput is what every command that acts does first with the cluster's
@@ -15,13 +15,13 @@ import (
 // (steps.ReapThroughputMarks). inFlight is the cluster's operation in flight (nil:
 // none), whose marks stay. Failures are warnings: the command goes on, and the next one
 // tries again.
-func (l *Lifecycle) reapStaleThroughput(ctx context.Context, inFlight *checkpoint.Checkpoint) {
+func (l *Lifecycle) reapStaleThroughput(ctx context.Context, inFlight *record.Checkpoint) {
 	keep := ""
 	if inFlight != nil {
 		keep = inFlight.OperationID
 	}
 	w := &steps.World{Kube: l.Kube, Nodetool: l.Nodetool, Namespace: l.Cluster.Namespace, ClusterSelector: l.Adapter.ClusterSelector(l.Cluster.Name),
-		Container: l.Adapter.Container(), CP: &checkpoint.Checkpoint{}}
+		Container: l.Adapter.Container(), CP: &record.Checkpoint{}}
 	done, err := steps.ReapThroughputMarks(ctx, w, keep)
 	for _, line := range done {
 		fmt.Fprintf(l.ErrOut, "Stream throughput left by an operation that is gone: %s.\n", line)

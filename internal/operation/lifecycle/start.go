@@ -7,14 +7,14 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	puboperation "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // Start starts a fresh plan: with DryRun it is only shown (UI.DryRun, nothing
 // changed); else it is shown, confirmed, its checkpoint written (a create: it fails if
 // another operation got there first) and its steps run. next is the command that runs
 // it, for the dry run to say.
-func (l *Lifecycle) Start(ctx context.Context, plan *operation.Plan, f StartFlags, next string) error {
+func (l *Lifecycle) Start(ctx context.Context, plan *puboperation.Plan, f StartFlags, next string) error {
 	k, err := l.Kinds.Of(plan.CP)
 	if err != nil {
 		return err

@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/output"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // putBackThroughput restores, outside a run, the stream throughput cp's steps set and
 // did not put back yet (abort; a plan replaced by another, skip leaving out the nodes
 // the new plan restores itself). The caller has proved it holds the lock.
-func (l *Lifecycle) putBackThroughput(ctx context.Context, cp *checkpoint.Checkpoint, skip func(pod string) bool) error {
+func (l *Lifecycle) putBackThroughput(ctx context.Context, cp *record.Checkpoint, skip func(pod string) bool) error {
 	if len(steps.ThroughputToRestore(cp, skip)) == 0 {
 		return nil
 	}
@@ -29,7 +29,7 @@ func (l *Lifecycle) putBackThroughput(ctx context.Context, cp *checkpoint.Checkp
 
 // keepThroughput gives a re-plan without --stream-throughput the rate of the plan in
 // flight: the nodes it set stay at it, and their records carry over.
-func (l *Lifecycle) keepThroughput(existing *checkpoint.Checkpoint, rate *string) {
+func (l *Lifecycle) keepThroughput(existing *record.Checkpoint, rate *string) {
 	if *rate != "" || existing.Throughput == nil {
 		return
 	}

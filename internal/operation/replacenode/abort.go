@@ -7,11 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // A replace may be aborted until the dead node's data is discarded: before its claims
@@ -23,7 +23,7 @@ import (
 // so a run killed right after one leaves it pending.
 
 // assess is abort's check (operation.Abort).
-func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (pub.Progress, error) {
+func assess(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint) (pub.Progress, error) {
 	p := pub.Progress{Total: 1}
 	if cp.Replace == nil || len(cp.Nodes) != 1 {
 		return p, nil
@@ -145,7 +145,7 @@ func (r *run) aliveOn(ctx context.Context, nt operation.NodeInfo) (bool, string)
 
 // undo takes the replace option out of the start script, so that no later start of
 // the pod replaces (operation.Abort.Undo); it says what it did.
-func undo(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (string, error) {
+func undo(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint) (string, error) {
 	if cp.Replace != nil && cp.Replace.Task != "" && len(cp.Nodes) == 1 {
 		return undoTask(ctx, r, cp)
 	}

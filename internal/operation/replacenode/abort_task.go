@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Abort of a replace asked of the operator (its task), judged by the world: a task
@@ -69,7 +69,7 @@ func (r *run) assessTask(ctx context.Context, ar operation.AbortReads, p pub.Pro
 // undoTask withdraws the operation's task if it has still not reached the pod (abort's
 // undo, the lock proved): deleted with its resourceVersion as precondition, so a task
 // the operator started since stays, and abort says to run it again (which refuses).
-func undoTask(ctx context.Context, ar operation.AbortReads, cp *checkpoint.Checkpoint) (string, error) {
+func undoTask(ctx context.Context, ar operation.AbortReads, cp *record.Checkpoint) (string, error) {
 	r := &run{w: &steps.World{Kube: ar.Kube(), CP: cp, Tasks: ar.Tasks}, rep: cp.Replace, n: cp.Nodes[0]}
 	t, err := r.task(ctx)
 	if err != nil {

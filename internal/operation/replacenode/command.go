@@ -5,10 +5,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 const example = `  # Replace the dead node of pod cassandra-demo-dc1-rack1-2 (show the plan, then ask)
@@ -56,7 +56,7 @@ recorded in the checkpoint, then set, before the replace option is written or th
 asked; the recorded values go back once the replacement is verified, or on abort.`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
-		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
+		Flags: func(fs *pflag.FlagSet, req *pub.Request) {
 			o := &Options{}
 			req.Ext = o
 			fs.StringVar(&o.Pod, "pod", "", "Pod whose dead node is replaced")
@@ -64,13 +64,13 @@ asked; the recorded values go back once the replacement is verified, or on abort
 			fs.BoolVar(&o.AllowSeed, "allow-seed", false, "Replace a seed's node (its replacement must not be in its own seed list)")
 			operation.ThroughputFlag(fs, req, "the nodes that stream to the replacement (every other node of its datacenter)")
 		},
-		Validate: func(req operation.Request, changed func(string) bool) error {
+		Validate: func(req pub.Request, changed func(string) bool) error {
 			if requestOf(req).Pod == "" {
 				return exit.Usagef("name the pod whose dead node is replaced with --pod; nothing changed")
 			}
 			return operation.ValidateThroughput(req, changed)
 		},
-		InFlight: func(existing *checkpoint.Checkpoint, asked pub.Asked) pub.InFlight {
+		InFlight: func(existing *record.Checkpoint, asked pub.Asked) pub.InFlight {
 			pod := requestOf(asked.Request).Pod
 			if existing.Kind == Name && existing.Replace != nil && existing.Replace.Pod == pod {
 				return pub.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s replaces the node of %s already; resuming it.", existing.OperationID, pod) +
@@ -78,7 +78,7 @@ asked; the recorded values go back once the replacement is verified, or on abort
 			}
 			return pub.InFlight{}
 		},
-		Next: func(ns, cluster string, _ *operation.Plan, asked operation.Request) string {
+		Next: func(ns, cluster string, _ *pub.Plan, asked pub.Request) string {
 			req := requestOf(asked)
 			next := fmt.Sprintf("kubectl cassandra replace-node -n %s %s --pod %s", ns, cluster, req.Pod)
 			if req.Address != "" {

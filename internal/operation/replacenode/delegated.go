@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -97,7 +97,7 @@ func taskText(t *operator.Task, pod string) string {
 // operator will not replace the node). An unknown read says nothing: next round.
 func (s *waitReplaced) watchTask(ctx context.Context) error {
 	t, err := s.task(ctx)
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	if errors.As(err, &fatal) {
 		return err
 	}
@@ -118,10 +118,10 @@ func (s *waitReplaced) watchTask(ctx context.Context) error {
 	case !s.plannedPod(p):
 		// The operator deleted the pod: the replacement follows (check judges it).
 	case t == nil:
-		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) and pod %s still has its planned UID %s: the operator did not replace the node. %s",
+		return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) and pod %s still has its planned UID %s: the operator did not replace the node. %s",
 			s.rep.Task, s.rep.Pod, s.n.PodUID, s.notReplacedNext(ctx))}
 	case t.Finished:
-		return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator's task %s finished (%s) without deleting pod %s, which still has its planned UID %s: the operator will not replace the node. %s",
+		return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator's task %s finished (%s) without deleting pod %s, which still has its planned UID %s: the operator will not replace the node. %s",
 			t.Name, taskText(t, s.rep.Pod), s.rep.Pod, s.n.PodUID, s.notReplacedNext(ctx))}
 	}
 	return nil
@@ -132,7 +132,7 @@ func (s *waitReplaced) watchTask(ctx context.Context) error {
 // only as read then; one the operator wrote since is judged again next round.
 func (s *waitReplaced) withdrawBack(ctx context.Context, what string) error {
 	t, err := s.task(ctx)
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	if errors.As(err, &fatal) {
 		return err
 	}
@@ -149,7 +149,7 @@ func (s *waitReplaced) withdrawBack(ctx context.Context, what string) error {
 		begun = fmt.Sprintf(" The operator had begun the task: its pre-process may have listed pod %s in the datacenter's status.nodeReplacements (condition ReplacingNodes); cass-operator drops it once that pod starts again, or after 30 minutes.", s.rep.Pod)
 	}
 	cp := s.w.CP
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("%s before the operator acted on task %s: a live node is never replaced, so the task was withdrawn (deleted) and nothing of the node was discarded.%s "+
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("%s before the operator acted on task %s: a live node is never replaced, so the task was withdrawn (deleted) and nothing of the node was discarded.%s "+
 		"End the operation: kubectl cassandra abort -n %s %s", what, t.Name, begun, cp.Namespace, cp.Cluster)}
 }
 

@@ -11,8 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // deleteClaims deletes the dead node's claims (its data: only its), each with the UID
@@ -205,7 +204,7 @@ func (r *run) optionThere(ctx context.Context, then string) error {
 		return err
 	}
 	cp := r.w.CP
-	return &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("the replace option was taken out of ConfigMap %s/%s since it was written: without it the new pod would start as a new node; "+then,
+	return &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("the replace option was taken out of ConfigMap %s/%s since it was written: without it the new pod would start as a new node; "+then,
 		cp.Namespace, r.rep.ConfigMap, cp.Namespace, cp.Cluster)}
 }
 

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // Safe means safe now: a step that discards the dead node's data or pod, or asks the
@@ -56,7 +56,7 @@ func (r *run) notAnswering(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	_, err = r.w.Nodetool.Netstats(ctx, p.Name)
-	var unreachable *nodetool.UnreachableError
+	var unreachable *pubnodetool.UnreachableError
 	switch {
 	case err == nil:
 		return "", r.cameBack("the node of pod " + p.Name + " answers nodetool")
@@ -71,7 +71,7 @@ func (r *run) notAnswering(ctx context.Context) (string, error) {
 // be discarded.
 func (r *run) cameBack(what string) error {
 	cp := r.w.CP
-	return &engine.Fatal{Code: exit.Refused, Err: &aliveError{what: what, ns: cp.Namespace, cluster: cp.Cluster}}
+	return &operation.Fatal{Code: operation.ExitRefused, Err: &aliveError{what: what, ns: cp.Namespace, cluster: cp.Cluster}}
 }
 
 // aliveError is cameBack's error; what says what shows the node alive.

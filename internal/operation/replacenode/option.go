@@ -8,9 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // configMap reads the ConfigMap of the planned name as it is now ((nil, nil): gone).
@@ -42,7 +40,7 @@ func (r *run) plannedConfigMap(ctx context.Context) (*corev1.ConfigMap, error) {
 		return nil, err
 	}
 	if past == "" {
-		return nil, &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("ConfigMap %s/%s was re-created since the plan (UID %s, planned %s): the replace option is not written into a ConfigMap nobody checked; "+
+		return nil, &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("ConfigMap %s/%s was re-created since the plan (UID %s, planned %s): the replace option is not written into a ConfigMap nobody checked; "+
 			"nothing of the dead node was discarded: abort this operation (kubectl cassandra abort -n %s %s) and plan again", r.w.CP.Namespace, r.rep.ConfigMap, cm.UID, r.rep.ConfigMapUID, r.w.CP.Namespace, r.w.CP.Cluster)}
 	}
 	if r.w.Reporter != nil {
@@ -126,7 +124,7 @@ func (s *setOption) Safe(ctx context.Context) error {
 			return "", err
 		}
 		if cm == nil {
-			return "", &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("ConfigMap %s/%s is gone: nothing was written; abort this operation (kubectl cassandra abort -n %s %s)", s.w.CP.Namespace, s.rep.ConfigMap, s.w.CP.Namespace, s.w.CP.Cluster)}
+			return "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("ConfigMap %s/%s is gone: nothing was written; abort this operation (kubectl cassandra abort -n %s %s)", s.w.CP.Namespace, s.rep.ConfigMap, s.w.CP.Namespace, s.w.CP.Cluster)}
 		}
 		return s.stillDead(ctx)
 	})
@@ -138,16 +136,16 @@ func (s *setOption) id() string { return StepSetOption + "/" + s.rep.Pod }
 // since fails the write, and the engine retries from a fresh read).
 func (s *setOption) Do(ctx context.Context) error {
 	cm, err := s.plannedConfigMap(ctx)
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	if errorsAs(err, &fatal) {
 		return err
 	}
 	if err != nil || cm == nil {
-		return &engine.Retryable{Err: fmt.Errorf("ConfigMap %s not readable: %v", s.rep.ConfigMap, err)}
+		return &operation.Retryable{Err: fmt.Errorf("ConfigMap %s not readable: %v", s.rep.ConfigMap, err)}
 	}
 	b, err := block(s.w.CP.OperationID, s.rep.Pod, s.rep.Address, s.rep.File)
 	if err != nil {
-		return &engine.Fatal{Code: exit.Refused, Err: err}
+		return &operation.Fatal{Code: operation.ExitRefused, Err: err}
 	}
 	text, exists := s.script(cm)
 	cm = cm.DeepCopy()
@@ -162,7 +160,7 @@ func (s *setOption) Do(ctx context.Context) error {
 func (r *run) update(ctx context.Context, cm *corev1.ConfigMap) error {
 	_, err := r.w.Kube.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, cm, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) {
-		return &engine.Retryable{Err: fmt.Errorf("ConfigMap %s changed while it was written: %w", cm.Name, err)}
+		return &operation.Retryable{Err: fmt.Errorf("ConfigMap %s changed while it was written: %w", cm.Name, err)}
 	}
 	return err
 }
@@ -215,4 +213,4 @@ func (r *run) removeBlock(ctx context.Context) error {
 	return r.update(ctx, cm)
 }
 
-var _ steps.PlanTexter = (*setOption)(nil)
+var _ operation.PlanTexter = (*setOption)(nil)

@@ -9,11 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
@@ -26,7 +25,7 @@ import (
 // nodetool does not answer; every other node of the datacenter is UN and none of the
 // cluster joins, leaves or moves; it is no seed (unless --allow-seed). The dead node's
 // Host ID, address, token count and Load go into the checkpoint before any step runs.
-func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	dc, rack, err := rackOf(cl, req.Pod)
 	if err != nil {
@@ -84,11 +83,11 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	if byTask {
 		rep.Task = operator.TaskName(cp.OperationID, operator.TaskReplaceNode)
 	}
-	cp.Target = checkpoint.Target{DC: dc.Name, Racks: []string{rack.Name}, Nodes: max(rack.Nodes, 1), From: map[string]int{rack.Name: replicas}}
-	cp.Nodes = []checkpoint.Node{replacedNode(pod, req.Pod, ordinal, dc, rack, row, claims)}
+	cp.Target = record.Target{DC: dc.Name, Racks: []string{rack.Name}, Nodes: max(rack.Nodes, 1), From: map[string]int{rack.Name: replicas}}
+	cp.Nodes = []record.Node{replacedNode(pod, req.Pod, ordinal, dc, rack, row, claims)}
 	cp.Replace = rep
 	cp.Steps = Steps(rep, req.Pause != nil)
-	plan := &operation.Plan{CP: cp, Cluster: cl, DC: dc, Racks: []topology.Rack{rack}}
+	plan := &pub.Plan{CP: cp, Cluster: cl, DC: dc, Racks: []topology.Rack{rack}}
 	plan.Warnings = append(plan.Warnings, replaceWarnings(req, rep, env.Adapter.Kind())...)
 	if err := throttle(ctx, env, plan, dc, ring, reader); err != nil {
 		return nil, err
@@ -110,7 +109,7 @@ func notInPlace(name, ns, sts string, pod *corev1.Pod, ordinal, replicas int) er
 
 // readRingElsewhere reads the ring on another node than the one replaced, and that
 // node's pod (its address tells the reader's own row).
-func readRingElsewhere(ctx context.Context, env *pub.Env, replaced string) (nodetool.Ring, string, *corev1.Pod, error) {
+func readRingElsewhere(ctx context.Context, env *pub.Env, replaced string) (pubnodetool.Ring, string, *corev1.Pod, error) {
 	p, ns := operation.PlannerOf(env), env.Cluster.Namespace
 	ring, reader, failed, err := steps.RingExcept(ctx, p.Kube(), p.Nodetool, ns, env.Adapter.ClusterSelector(env.Cluster.Name), replaced)
 	if err != nil {
@@ -137,7 +136,7 @@ func podIP(pod *corev1.Pod) string {
 
 // notReplaceableNow refuses while the rest of the ring is not as a replace needs it
 // (ringProblems), or when the dead node's row lacks the Host ID or tokens it takes over.
-func notReplaceableNow(ring nodetool.Ring, dc string, row nodetool.Node, readerPod *corev1.Pod, reader, pod string, cl topology.Cluster) error {
+func notReplaceableNow(ring pubnodetool.Ring, dc string, row pubnodetool.Node, readerPod *corev1.Pod, reader, pod string, cl topology.Cluster) error {
 	if bad := ringProblems(ring, dc, row.HostID, readerPod.Status.PodIP); len(bad) > 0 {
 		return exit.Refusedf("cannot replace %s's node now: %s (ring read from %s); wait until it is so (kubectl cassandra status -n %s %s); nothing changed",
 			pod, strings.Join(bad, "; "), reader, cl.Namespace, cl.Name)
@@ -157,8 +156,8 @@ func seedRefusal(pod, resource string) error {
 
 // replacedNode is the checkpoint's record of the node replaced: where it is, the dead
 // node's identity, its claims, and the pod's UID when there is a pod.
-func replacedNode(pod *corev1.Pod, name string, ordinal int, dc topology.DC, rack topology.Rack, row nodetool.Node, claims []checkpoint.PVC) checkpoint.Node {
-	n := checkpoint.Node{Pod: name, Ordinal: ordinal, DC: dc.Name, Rack: rack.Name, StatefulSet: rack.StatefulSet, HostID: row.HostID, Address: row.Address, PVCs: claims}
+func replacedNode(pod *corev1.Pod, name string, ordinal int, dc topology.DC, rack topology.Rack, row pubnodetool.Node, claims []record.PVC) record.Node {
+	n := record.Node{Pod: name, Ordinal: ordinal, DC: dc.Name, Rack: rack.Name, StatefulSet: rack.StatefulSet, HostID: row.HostID, Address: row.Address, PVCs: claims}
 	if pod != nil {
 		n.PodUID = string(pod.UID)
 	}
@@ -218,7 +217,7 @@ func notAnswering(ctx context.Context, p *operation.Planner, pod *corev1.Pod, co
 		return nil
 	}
 	info, err := p.Nodetool.Info(ctx, pod.Name)
-	var unreachable *nodetool.UnreachableError
+	var unreachable *pubnodetool.UnreachableError
 	switch {
 	case err == nil:
 		return exit.Refusedf("the node of pod %s answers nodetool (Host ID %s): it is alive, and a live node is never replaced. If it is broken, restart or decommission it instead; nothing changed", pod.Name, info.ID)
@@ -245,19 +244,19 @@ func containerRunning(pod *corev1.Pod, container string) bool {
 
 // readClaims are the claims of pod from its StatefulSet's templates, with their UIDs;
 // a claim already gone is not planned.
-func readClaims(ctx context.Context, p *operation.Planner, ns, stsName, pod string) ([]checkpoint.PVC, error) {
+func readClaims(ctx context.Context, p *operation.Planner, ns, stsName, pod string) ([]record.PVC, error) {
 	sts, err := p.Kube().AppsV1().StatefulSets(ns).Get(ctx, stsName, metav1.GetOptions{})
 	if err != nil {
 		return nil, exit.Refusedf("cannot read StatefulSet %s: %v; nothing changed", stsName, err)
 	}
-	var out []checkpoint.PVC
+	var out []record.PVC
 	for _, t := range sts.Spec.VolumeClaimTemplates {
 		c, err := p.Claim(ctx, ns, t.Name+"-"+pod)
 		if err != nil {
 			return nil, exit.Refusedf("%v; nothing changed", err)
 		}
 		if c != nil {
-			out = append(out, checkpoint.PVC{Name: c.Name, UID: string(c.UID)})
+			out = append(out, record.PVC{Name: c.Name, UID: string(c.UID)})
 		}
 	}
 	return out, nil
@@ -297,7 +296,7 @@ func mechanism(ctx context.Context, env *pub.Env, rep *record.Replacement) (byTa
 }
 
 // tokenCount is the row's token count (1 in the single-token layout).
-func tokenCount(n nodetool.Node) int {
+func tokenCount(n pubnodetool.Node) int {
 	if n.Tokens > 0 {
 		return n.Tokens
 	}

@@ -11,10 +11,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Kind is replace-node.
@@ -27,7 +27,7 @@ const Name = "replace-node"
 func (Kind) Info() pub.Info {
 	return pub.Info{
 		Name:        Name,
-		Checkpoint:  checkpoint.Schema{Version: 2, Steps: stepKinds, Unowned: true},
+		Checkpoint:  record.Schema{Version: 2, Steps: stepKinds, Unowned: true},
 		StepsHeader: "Steps (each destructive one only once the node is, right then, still DN and its nodetool silent):",
 		ConfirmWord: "Replace",
 		Abort: pub.Abort{Verb: "replacing", Unit: "nodes", Past: "replaced", Assess: operation.WithPlanner(assess), Undo: operation.WithPlanner(undo), KeepsCount: true,
@@ -36,27 +36,19 @@ func (Kind) Info() pub.Info {
 }
 
 // Access implements operation.Kind.
-func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) {
+func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
 	acc := operation.CommonAccess(ns, cr, "write the checkpoint annotation")
 	if ts, ok := env.Adapter.(operator.Tasks); ok {
 		tr := ts.TaskResource()
-		return append(acc,
-			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: ns, Why: "ask the operator to replace the node"},
-			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: ns, Why: "follow the replace task"},
-			operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "delete", Namespace: ns, Why: "withdraw the replace task if the node comes back before the operator runs it"}), nil
+		return append(acc, pub.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: ns, Why: "ask the operator to replace the node"}, pub.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: ns, Why: "follow the replace task"}, pub.Access{Group: tr.Group, Resource: tr.Resource, Verb: "delete", Namespace: ns, Why: "withdraw the replace task if the node comes back before the operator runs it"}), nil
 	}
-	acc = append(acc,
-		operation.Access{Resource: "configmaps", Verb: "get", Namespace: ns, Why: "read the start script"},
-		operation.Access{Resource: "configmaps", Verb: "update", Namespace: ns, Why: "write and remove the replace option"},
-		operation.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the dead node's claims"},
-		operation.Access{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "discard the dead node's data"},
-		operation.Access{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete the dead node's pod"})
+	acc = append(acc, pub.Access{Resource: "configmaps", Verb: "get", Namespace: ns, Why: "read the start script"}, pub.Access{Resource: "configmaps", Verb: "update", Namespace: ns, Why: "write and remove the replace option"}, pub.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the dead node's claims"}, pub.Access{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "discard the dead node's data"}, pub.Access{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete the dead node's pod"})
 	return operation.PauseAccess(acc, env.Request.Pause), nil
 }
 
 // Summary implements operation.Kind.
-func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+func (Kind) Summary(cp *record.Checkpoint) string {
 	if cp.Replace == nil {
 		return "node replaced"
 	}
@@ -69,12 +61,12 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 }
 
 // Target implements operation.Kind.
-func (Kind) Target(t checkpoint.Target) string {
+func (Kind) Target(t record.Target) string {
 	return fmt.Sprintf("datacenter %s rack %s, replace a dead node", t.DC, firstOf(t.Racks))
 }
 
 // PlanLines implements operation.Kind: the dead node as found.
-func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
+func (Kind) PlanLines(cp *record.Checkpoint, _ []string) []string {
 	r := cp.Replace
 	if r == nil {
 		return nil

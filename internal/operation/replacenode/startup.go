@@ -8,9 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // A replacement that breaks a precondition prints "Exception (<class>) encountered
@@ -36,7 +36,7 @@ func (s *waitReplaced) fatalStart(p *corev1.Pod, se nodetool.StartupError, ok bo
 	if !ok || se.Cause == nodetool.CauseRingChanging {
 		return nil
 	}
-	return &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("the replacement on pod %s does not start: Cassandra says %q (%s). %s",
+	return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("the replacement on pod %s does not start: Cassandra says %q (%s). %s",
 		p.Name, se.Line, se.Cause, s.advice(se))}
 }
 

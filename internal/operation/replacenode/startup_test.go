@@ -10,9 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
@@ -26,10 +25,10 @@ func TestStartFailureReportsCassandrasWords(t *testing.T) {
 			Name: "cassandra", LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}},
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}
 	}
-	cp := &checkpoint.Checkpoint{OperationID: "replace-1", Namespace: "ns", Cluster: "demo"}
+	cp := &record.Checkpoint{OperationID: "replace-1", Namespace: "ns", Cluster: "demo"}
 	s := &waitReplaced{run: &run{w: &steps.World{Kube: fake.NewClientset(), CP: cp, Container: "cassandra"}, rep: &record.Replacement{Pod: "p2", HostID: "dead"}}}
 	err := s.startFailure(context.Background(), pod(3, "INFO  starting\n"+line+"\n"))
-	var fatal *engine.Fatal
+	var fatal *operation.Fatal
 	if !errors.As(err, &fatal) {
 		t.Fatalf("exit 3 with a startup error: %v, want a Fatal error", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
@@ -30,19 +29,19 @@ const (
 
 // stepKinds are every step kind a replace-node checkpoint may hold.
 var stepKinds = []string{StepSetOption, StepDeleteClaims, StepDeletePod, StepWaitReplaced, StepRemoveOption,
-	StepCreateTask, StepWaitTask, steps.StepPauseOperator, steps.StepResumeOperator,
-	steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}
+	StepCreateTask, StepWaitTask, record.StepPauseOperator, record.StepResumeOperator, record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput,
+}
 
 // Steps lists a replace's steps. Through a task: create it, verify the replacement,
 // wait until the task completed. Through the start script (the operator paused when
 // pause): write the option, delete the claims then the pod, verify the replacement,
 // take the option out. --stream-throughput adds its steps around them (throttled).
-func Steps(rep *record.Replacement, pause bool) []checkpoint.Step {
+func Steps(rep *record.Replacement, pause bool) []record.Step {
 	p := rep.Pod
 	if rep.Task != "" {
-		return []checkpoint.Step{checkpoint.PendingStep(StepCreateTask, p), checkpoint.PendingStep(StepWaitReplaced, p), checkpoint.PendingStep(StepWaitTask, p)}
+		return []record.Step{checkpoint.PendingStep(StepCreateTask, p), checkpoint.PendingStep(StepWaitReplaced, p), checkpoint.PendingStep(StepWaitTask, p)}
 	}
-	return checkpoint.Paused(pause, []checkpoint.Step{checkpoint.PendingStep(StepSetOption, p), checkpoint.PendingStep(StepDeleteClaims, p),
+	return checkpoint.Paused(pause, []record.Step{checkpoint.PendingStep(StepSetOption, p), checkpoint.PendingStep(StepDeleteClaims, p),
 		checkpoint.PendingStep(StepDeletePod, p), checkpoint.PendingStep(StepWaitReplaced, p), checkpoint.PendingStep(StepRemoveOption, p)})
 }
 
@@ -59,9 +58,9 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 		return nil, fmt.Errorf("operation %s is a replace-node whose checkpoint has no replace record for its one node: it cannot be run; abort it", cp.OperationID)
 	}
 	r := &run{w: w, rep: cp.Replace, n: cp.Nodes[0]}
-	out := map[string]engine.Step{}
+	out := map[string]pub.Step{}
 	for _, s := range cp.Steps {
-		var st engine.Step
+		var st pub.Step
 		switch s.Kind {
 		case StepSetOption:
 			st = &setOption{r}
@@ -94,5 +93,5 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 type run struct {
 	w   *steps.World
 	rep *record.Replacement
-	n   checkpoint.Node
+	n   record.Node
 }

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
@@ -34,7 +33,7 @@ func (r *run) task(ctx context.Context) (*operator.Task, error) {
 		return t, err
 	}
 	if t.OperationID != r.w.CP.OperationID {
-		return nil, &engine.Fatal{Code: exit.Refused, Err: fmt.Errorf("a task named %s exists in namespace %s, but it is not operation %s's (label %s=%q): nothing was created; look at it, then abort this operation and plan again",
+		return nil, &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("a task named %s exists in namespace %s, but it is not operation %s's (label %s=%q): nothing was created; look at it, then abort this operation and plan again",
 			t.Name, r.w.CP.Namespace, r.w.CP.OperationID, operator.TaskOperationLabel, t.OperationID)}
 	}
 	return t, nil
@@ -83,7 +82,7 @@ func (s *createTask) Do(ctx context.Context) error {
 	if err == nil || errors.Is(err, operator.ErrTaskExists) {
 		return nil // Done says whose it is
 	}
-	return &engine.Retryable{Err: err}
+	return &operation.Retryable{Err: err}
 }
 
 func (s *createTask) Evident() {}
@@ -123,7 +122,7 @@ func (s *waitTask) Wait(ctx context.Context) error {
 	start := time.Now()
 	for {
 		ok, err := s.Done(ctx)
-		var fatal *engine.Fatal
+		var fatal *operation.Fatal
 		if ok || errors.As(err, &fatal) {
 			return err
 		}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -19,7 +19,7 @@ import (
 // (docs/how-it-works/streaming.md §1.7), so the limits set are those of every other Ready
 // node of the dead node's datacenter, recorded first and put back once the replacement
 // is verified. The replacement is expected to receive the dead node's Load (expectedLoad).
-func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, dc topology.DC, ring nodetool.Ring, ringReader string) error {
+func throttle(ctx context.Context, env *pub.Env, plan *pub.Plan, dc topology.DC, ring pubnodetool.Ring, ringReader string) error {
 	if env.Request.StreamThroughput == "" {
 		return nil
 	}
@@ -56,7 +56,7 @@ func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, dc topolo
 // expectedLoad is what the replacement receives: the dead node's Load as the ring read
 // it, else (a down node's Load is "?" once its load gossip is lost) the average Load of
 // the datacenter's other nodes, which share its ranges evenly.
-func expectedLoad(dead string, ring nodetool.Ring, dc string) (int64, bool) {
+func expectedLoad(dead string, ring pubnodetool.Ring, dc string) (int64, bool) {
 	if l, ok := operation.ParseLoad(dead); ok {
 		return int64(l), true
 	}
@@ -79,7 +79,7 @@ func sourcesOf(ctx context.Context, p *operation.Planner, ns string, dc topology
 			pod, ok := st.Pods[i]
 			switch {
 			case !ok || pod.Name == dead:
-			case steps.PodReady(&pod):
+			case kube.PodReady(&pod):
 				ready = append(ready, pod.Name)
 			default:
 				notReady = append(notReady, pod.Name)
@@ -93,6 +93,6 @@ func sourcesOf(ctx context.Context, p *operation.Planner, ns string, dc topology
 // streaming: from the first step that can start it (the replace option written: a
 // restart of the pod on an empty volume replaces from then on; or the operator's task)
 // until the replacement is verified.
-func throttled(list []checkpoint.Step) []checkpoint.Step {
+func throttled(list []record.Step) []record.Step {
 	return operation.Throttled(list, []string{StepSetOption, StepCreateTask}, []string{StepWaitReplaced})
 }

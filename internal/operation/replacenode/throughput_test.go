@@ -5,8 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
@@ -14,7 +13,7 @@ import (
 // that can start the replacement (the option written, or the task created), and put
 // back once it is verified, before the option goes and the operator comes back.
 func TestThrottledSteps(t *testing.T) {
-	ids := func(list []checkpoint.Step) []string {
+	ids := func(list []record.Step) []string {
 		var out []string
 		for _, s := range list {
 			out = append(out, s.ID)
@@ -31,7 +30,7 @@ func TestThrottledSteps(t *testing.T) {
 // TestExpectedLoad: the dead node's Load when the ring knows it, else the average of
 // the datacenter's other nodes (another datacenter's do not count).
 func TestExpectedLoad(t *testing.T) {
-	ring := nodetool.Ring{Nodes: []nodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "3 GiB"),
+	ring := pubnodetool.Ring{Nodes: []pubnodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "3 GiB"),
 		row("DN", "10.0.0.3", "old", 16, "?"), {DC: "dc2", Status: "U", State: "N", HostID: "c", Load: "100 GiB"}}}
 	l, ok := expectedLoad("1.5 GiB", ring, "dc1")
 	assert.True(t, ok)
@@ -39,6 +38,6 @@ func TestExpectedLoad(t *testing.T) {
 	l, ok = expectedLoad("?", ring, "dc1")
 	assert.True(t, ok)
 	assert.Equal(t, int64(2<<30), l)
-	_, ok = expectedLoad("?", nodetool.Ring{}, "dc1")
+	_, ok = expectedLoad("?", pubnodetool.Ring{}, "dc1")
 	assert.False(t, ok)
 }

@@ -3,8 +3,8 @@ package replacenode
 import (
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
@@ -33,13 +33,13 @@ type phase struct {
 // judge reads the replacement of rep on the new pod's address newIP out of ring (read
 // by another node). An error means the outcome is wrong for good (a new node with its
 // own tokens instead of a replacement).
-func judge(rep *record.Replacement, newIP string, ring nodetool.Ring) (phase, error) {
+func judge(rep *record.Replacement, newIP string, ring pubnodetool.Ring) (phase, error) {
 	if newIP == "" {
 		return phase{what: "the new pod has no address yet"}, nil
 	}
 	row, listed := ring.ByAddress(newIP)
 	old, oldListed := ring.ByHostID(rep.HostID)
-	same := nodetool.SameAddress(newIP, rep.Address)
+	same := pubnodetool.SameAddress(newIP, rep.Address)
 	if !listed {
 		return phase{what: "the replacement has not joined the ring yet (a replace first waits for gossip: about 90 s with Cassandra's default delays, §4.3)"}, nil
 	}

@@ -4,25 +4,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
-func row(code, addr, id string, tokens int, load string) nodetool.Node {
-	return nodetool.Node{DC: "dc1", Rack: "r1", Status: code[:1], State: code[1:], Address: addr, HostID: id, Tokens: tokens, Load: load}
+func row(code, addr, id string, tokens int, load string) pubnodetool.Node {
+	return pubnodetool.Node{DC: "dc1", Rack: "r1", Status: code[:1], State: code[1:], Address: addr, HostID: id, Tokens: tokens, Load: load}
 }
 
 // TestJudgeFollowsTheRingOfAReplace: the rows of §4.4, phase by phase.
 func TestJudgeFollowsTheRingOfAReplace(t *testing.T) {
 	rep := &record.Replacement{Pod: "p2", HostID: "old", Address: "10.0.0.3", Tokens: 16}
-	up := []nodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "1 GiB")}
-	ring := func(rows ...nodetool.Node) nodetool.Ring {
-		return nodetool.Ring{Nodes: append(append([]nodetool.Node{}, up...), rows...)}
+	up := []pubnodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "1 GiB")}
+	ring := func(rows ...pubnodetool.Node) pubnodetool.Ring {
+		return pubnodetool.Ring{Nodes: append(append([]pubnodetool.Node{}, up...), rows...)}
 	}
 	for _, tc := range []struct {
 		name  string
 		newIP string
-		ring  nodetool.Ring
+		ring  pubnodetool.Ring
 		done  bool
 		join  bool
 		fail  string
@@ -61,7 +61,7 @@ func TestJudgeFollowsTheRingOfAReplace(t *testing.T) {
 }
 
 func TestDeadRowAndRingProblems(t *testing.T) {
-	r := nodetool.Ring{Nodes: []nodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "1 GiB"), row("DN", "10.0.0.3", "dead", 16, "1 GiB")}}
+	r := pubnodetool.Ring{Nodes: []pubnodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "1 GiB"), row("DN", "10.0.0.3", "dead", 16, "1 GiB")}}
 	live := map[string]bool{"10.0.0.1": true, "10.0.0.2": true}
 	for _, tc := range []struct {
 		name, podIP, address, want, fail string
@@ -82,19 +82,19 @@ func TestDeadRowAndRingProblems(t *testing.T) {
 			t.Errorf("%s: got %s, %v", tc.name, got.HostID, err)
 		}
 	}
-	two := nodetool.Ring{Nodes: append(append([]nodetool.Node{}, r.Nodes...), row("DN", "10.0.0.4", "dead2", 16, "1 GiB"))}
+	two := pubnodetool.Ring{Nodes: append(append([]pubnodetool.Node{}, r.Nodes...), row("DN", "10.0.0.4", "dead2", 16, "1 GiB"))}
 	if _, err := deadRow(two, "dc1", "r1", "p2", "", "", live); err == nil || !strings.Contains(err.Error(), "--address") {
 		t.Errorf("two candidates: err = %v, want one asking for --address", err)
 	}
 	if bad := ringProblems(r, "dc1", "dead", "10.0.0.1"); len(bad) != 0 {
 		t.Errorf("a ring fit for a replace has problems: %v", bad)
 	}
-	for name, ring := range map[string]nodetool.Ring{
-		"the node is up":     {Nodes: []nodetool.Node{row("UN", "10.0.0.1", "a", 16, ""), row("UN", "10.0.0.3", "dead", 16, "")}},
-		"another node down":  {Nodes: []nodetool.Node{row("DN", "10.0.0.1", "a", 16, ""), row("DN", "10.0.0.3", "dead", 16, "")}},
-		"a node joining":     {Nodes: []nodetool.Node{row("UN", "10.0.0.1", "a", 16, ""), row("UJ", "10.0.0.5", "j", 16, ""), row("DN", "10.0.0.3", "dead", 16, "")}},
-		"dead node gone":     {Nodes: []nodetool.Node{row("UN", "10.0.0.1", "a", 16, "")}},
-		"the reader is down": {Nodes: []nodetool.Node{row("DN", "10.0.0.1", "a", 16, ""), row("DN", "10.0.0.3", "dead", 16, "")}},
+	for name, ring := range map[string]pubnodetool.Ring{
+		"the node is up":     {Nodes: []pubnodetool.Node{row("UN", "10.0.0.1", "a", 16, ""), row("UN", "10.0.0.3", "dead", 16, "")}},
+		"another node down":  {Nodes: []pubnodetool.Node{row("DN", "10.0.0.1", "a", 16, ""), row("DN", "10.0.0.3", "dead", 16, "")}},
+		"a node joining":     {Nodes: []pubnodetool.Node{row("UN", "10.0.0.1", "a", 16, ""), row("UJ", "10.0.0.5", "j", 16, ""), row("DN", "10.0.0.3", "dead", 16, "")}},
+		"dead node gone":     {Nodes: []pubnodetool.Node{row("UN", "10.0.0.1", "a", 16, "")}},
+		"the reader is down": {Nodes: []pubnodetool.Node{row("DN", "10.0.0.1", "a", 16, ""), row("DN", "10.0.0.3", "dead", 16, "")}},
 	} {
 		if bad := ringProblems(ring, "dc1", "dead", "10.0.0.1"); len(bad) == 0 {
 			t.Errorf("%s: no problem found", name)
@@ -107,9 +107,9 @@ func TestDeadRowAndRingProblems(t *testing.T) {
 // "removed, not replaced", and it never passes for a replacement while the dead row is
 // still there.
 func TestJudgeNewNodeRemovedByHand(t *testing.T) {
-	up := []nodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "1 GiB")}
-	ring := func(rows ...nodetool.Node) nodetool.Ring {
-		return nodetool.Ring{Nodes: append(append([]nodetool.Node{}, up...), rows...)}
+	up := []pubnodetool.Node{row("UN", "10.0.0.1", "a", 16, "1 GiB"), row("UN", "10.0.0.2", "b", 16, "1 GiB")}
+	ring := func(rows ...pubnodetool.Node) pubnodetool.Ring {
+		return pubnodetool.Ring{Nodes: append(append([]pubnodetool.Node{}, up...), rows...)}
 	}
 	rep := &record.Replacement{Pod: "p2", HostID: "old", Address: "10.0.0.3", Tokens: 16}
 	ph, err := judge(rep, "10.0.0.9", ring(row("DN", "10.0.0.3", "old", 16, "1 GiB"), row("UN", "10.0.0.9", "new", 16, "1 GiB")))

@@ -8,10 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // waitReplaced waits until the replacement is verified (verify.go), reporting its
@@ -56,9 +57,9 @@ func (s *waitReplaced) check(ctx context.Context) (phase, *corev1.Pod, error) {
 			// Kept in the checkpoint (its next write): once the dead node is removed,
 			// the ring alone no longer tells a new node from a replacement.
 			s.amend(func() { s.rep.NewNode = ph.newNode })
-			return ph, p, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("%w (ring read from %s). %s", err, reader, s.removenodeWay())}
+			return ph, p, &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("%w (ring read from %s). %s", err, reader, s.removenodeWay())}
 		}
-		return ph, p, &engine.Fatal{Code: exit.Error, Err: fmt.Errorf("%w (ring read from %s). %s", err, reader, s.wrongNode())}
+		return ph, p, &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("%w (ring read from %s). %s", err, reader, s.wrongNode())}
 	}
 	return ph, p, nil
 }
@@ -85,7 +86,7 @@ func (s *waitReplaced) Wait(ctx context.Context) error {
 		}
 		ph, p, err := s.check(ctx)
 		if err != nil {
-			var fatal *engine.Fatal
+			var fatal *operation.Fatal
 			if errorsAs(err, &fatal) {
 				// A new pod whose Cassandra cannot start says why in its own words:
 				// that comes before what its row in the ring looks like.
@@ -182,7 +183,7 @@ func (s *waitReplaced) ringMoving(ctx context.Context) string {
 	p, _ := s.pod(ctx, s.rep.Pod)
 	var out []string
 	for _, n := range ring.Nodes {
-		if n.State == "N" || n.HostID == s.rep.HostID || (p != nil && nodetool.SameAddress(n.Address, p.Status.PodIP)) {
+		if n.State == "N" || n.HostID == s.rep.HostID || (p != nil && pubnodetool.SameAddress(n.Address, p.Status.PodIP)) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("node %s (Host ID %s) is %s", n.Address, n.HostID, n.Code()))

@@ -5,10 +5,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 const example = `  # Restart every pod of rack rack1, one at a time, highest ordinal first
@@ -41,13 +41,13 @@ then waits until each pod is re-created (a new UID), Ready and its node UN, in t
 operator restarts them, and finally until the task finished Complete (Failed stops the run).`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
-		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
+		Flags: func(fs *pflag.FlagSet, req *pub.Request) {
 			operation.RackFlags(fs, req, "Rack to restart")
 			// Refused with its reason rather than unknown: a restart streams nothing.
 			fs.StringVar(&req.StreamThroughput, "stream-throughput", "", "")
 			_ = fs.MarkHidden("stream-throughput")
 		},
-		Validate: func(_ operation.Request, changed func(string) bool) error {
+		Validate: func(_ pub.Request, changed func(string) bool) error {
 			if changed("stream-throughput") {
 				return exit.Usagef("--stream-throughput does not apply to a restart: a restarted node comes back on its own data and streams nothing " +
 					"(only a decommission, a bootstrap, a replace or a removenode stream; docs/how-it-works/streaming.md §1.7), and its restart brings its cassandra.yaml limits back anyway; nothing changed")
@@ -55,13 +55,13 @@ operator restarts them, and finally until the task finished Complete (Failed sto
 			return nil
 		},
 		Busy: true,
-		InFlight: func(existing *checkpoint.Checkpoint, asked pub.Asked) pub.InFlight {
+		InFlight: func(existing *record.Checkpoint, asked pub.Asked) pub.InFlight {
 			if existing.Kind == (Kind{}).Info().Name && asked.Selected && existing.SameRacks(asked.DC, asked.Racks) {
 				return pub.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s with the same target is in flight; resuming it.", existing.OperationID)}
 			}
 			return pub.InFlight{}
 		},
-		Next: func(ns, cluster string, plan *operation.Plan, req operation.Request) string {
+		Next: func(ns, cluster string, plan *pub.Plan, req pub.Request) string {
 			return operation.RackNext("restart", ns, cluster, plan, req) + " --yes"
 		},
 	}

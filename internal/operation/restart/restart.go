@@ -9,13 +9,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -25,9 +26,8 @@ type Kind struct{}
 // Info implements operation.Kind.
 func (Kind) Info() pub.Info {
 	return pub.Info{
-		Name: "restart",
-		Checkpoint: checkpoint.Schema{Version: 2, Steps: append([]string{steps.StepDrain, steps.StepDeletePod, steps.StepWaitRestarted, steps.StepPauseOperator, steps.StepResumeOperator},
-			steps.StepCreateTask, steps.StepWaitTaskDone)},
+		Name:        "restart",
+		Checkpoint:  record.Schema{Version: 2, Steps: append([]string{steps.StepDrain, steps.StepDeletePod, steps.StepWaitRestarted, record.StepPauseOperator, record.StepResumeOperator}, record.StepCreateTask, record.StepWaitTaskDone)},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",
 		Abort:       pub.Abort{Verb: "restarting", Unit: "pods", Past: "restarted", Assess: operation.WithPlanner(assess)},
@@ -35,28 +35,27 @@ func (Kind) Info() pub.Info {
 }
 
 // Access implements operation.Kind.
-func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) {
+func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
 	if ts, ok := env.Adapter.(operator.Tasks); ok {
 		return taskAccess(ns, env.Adapter, ts), nil
 	}
-	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation"),
-		operation.Access{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete each drained pod"})
+	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation"), pub.Access{Resource: "pods", Verb: "delete", Namespace: ns, Why: "delete each drained pod"})
 	return operation.PauseAccess(acc, env.Request.Pause), nil
 }
 
 // Summary implements operation.Kind.
-func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+func (Kind) Summary(cp *record.Checkpoint) string {
 	return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), operation.CountSteps(cp, steps.StepWaitRestarted))
 }
 
 // Target implements operation.Kind.
-func (Kind) Target(t checkpoint.Target) string {
+func (Kind) Target(t record.Target) string {
 	return fmt.Sprintf("datacenter %s racks %s, rolling restart", t.DC, strings.Join(t.Racks, ","))
 }
 
 // PlanLines implements operation.Kind.
-func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
+func (Kind) PlanLines(cp *record.Checkpoint, _ []string) []string {
 	var lines []string
 	for _, rack := range cp.Target.Racks {
 		lines = append(lines, fmt.Sprintf("  rack %s: restart %d pods", rack, cp.Target.From[rack]))
@@ -72,7 +71,7 @@ func (Kind) PlanLines(cp *checkpoint.Checkpoint, _ []string) []string {
 //
 // An operator that restarts pods itself when asked through a task (operator.Tasks:
 // cass-operator) is asked instead (planTask); the others' restart is unchanged.
-func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if _, ok := env.Adapter.(operator.Tasks); ok {
 		return k.planTask(ctx, env)
 	}
@@ -86,7 +85,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	if err != nil {
 		return nil, exit.Usagef("%v", err)
 	}
-	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
+	plan := &pub.Plan{Cluster: cl, DC: dc, Racks: racks}
 	from, states, err := readRacks(ctx, p, cl.Namespace, racks)
 	if err != nil {
 		return nil, err
@@ -119,7 +118,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 		return nil, err
 	}
 	plan.CP = p.NewCheckpoint(cl, k, "restart", req)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.MaxNodes(), 1), RackNodes: dc.RackNodes(), From: from}
+	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.MaxNodes(), 1), RackNodes: dc.RackNodes(), From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = Steps(nodes, req.Pause != nil)
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
@@ -129,7 +128,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 // assess is abort's check (operation.Abort) for a restart, which stops between two
 // pods: it refuses unless every planned pod is Ready with its node NORMAL (none drained,
 // none on its way back); a pod whose UID changed since the plan counts as restarted.
-func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (pub.Progress, error) {
+func assess(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint) (pub.Progress, error) {
 	p := pub.Progress{Total: len(cp.Nodes)}
 	if err := taskRunning(ctx, r, cp); err != nil {
 		return p, err
@@ -139,7 +138,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 		if err != nil {
 			return p, exit.Refusedf("%v: abort needs to know every pod is back; nothing changed", err)
 		}
-		if pod == nil || pod.DeletionTimestamp != nil || !steps.PodReady(pod) {
+		if pod == nil || pod.DeletionTimestamp != nil || !kube.PodReady(pod) {
 			return p, exit.Refusedf("pod %s is being restarted (not back and Ready yet): wait until it is Ready and its node UN, then run abort again (or resume, which waits for it): %s", n.Pod, r.ResumeHint)
 		}
 		ns, err := r.Nodetool.Netstats(ctx, n.Pod)
@@ -147,8 +146,8 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 			return p, exit.Refusedf("cannot read the state of %s (%v): abort needs to know no node is drained; nothing changed", n.Pod, err)
 		}
 		switch ns.Mode {
-		case nodetool.ModeNormal:
-		case nodetool.ModeDrained, nodetool.ModeDraining:
+		case pubnodetool.ModeNormal:
+		case pubnodetool.ModeDrained, pubnodetool.ModeDraining:
 			return p, exit.Refusedf("node %s is %s: resume restarts it: %s", n.Pod, ns.Mode, r.ResumeHint)
 		default:
 			return p, exit.Refusedf("node %s is %s, not NORMAL: wait until it is, then run abort again (or resume): %s", n.Pod, ns.Mode, r.ResumeHint)
@@ -181,8 +180,8 @@ func readRacks(ctx context.Context, p *operation.Planner, ns string, racks []top
 
 // restartNodes are the racks' pods, highest ordinal first, rack by rack, each with its
 // node from ring (read from reader); a pod whose node the ring does not list is refused.
-func restartNodes(states []operation.RackNow, ring nodetool.Ring, reader string) ([]checkpoint.Node, error) {
-	var nodes []checkpoint.Node
+func restartNodes(states []operation.RackNow, ring pubnodetool.Ring, reader string) ([]record.Node, error) {
+	var nodes []record.Node
 	for _, st := range states {
 		for i := st.Cur - 1; i >= 0; i-- {
 			pod := st.Pods[i]
@@ -190,7 +189,7 @@ func restartNodes(states []operation.RackNow, ring nodetool.Ring, reader string)
 			if !ok {
 				return nil, exit.Refusedf("the node of pod %s (%s) is not in the ring read from %s; nothing changed", pod.Name, pod.Status.PodIP, reader)
 			}
-			nodes = append(nodes, checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
+			nodes = append(nodes, record.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
 				StatefulSet: st.STS.Name, HostID: row.HostID, Address: pod.Status.PodIP})
 		}
 	}

@@ -11,18 +11,19 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // TaskSteps lists the steps of a restart the operator runs as a task of its own
 // (operator.Tasks): create the task, then for each node in the order the operator
 // restarts them, wait until its pod is re-created, Ready and its node UN; then wait
 // until the task finished well.
-func TaskSteps(nodes []checkpoint.Node) []checkpoint.Step {
-	out := []checkpoint.Step{checkpoint.PendingStep(steps.StepCreateTask, "")}
+func TaskSteps(nodes []record.Node) []record.Step {
+	out := []record.Step{checkpoint.PendingStep(record.StepCreateTask, "")}
 	for _, n := range nodes {
 		out = append(out, checkpoint.PendingStep(steps.StepWaitRestarted, n.Pod))
 	}
-	return append(out, checkpoint.PendingStep(steps.StepWaitTaskDone, ""))
+	return append(out, checkpoint.PendingStep(record.StepWaitTaskDone, ""))
 }
 
 // planTask plans a restart on an operator that restarts pods itself when asked through
@@ -37,7 +38,7 @@ func TaskSteps(nodes []checkpoint.Node) []checkpoint.Step {
 // at a time, sorted by name (internal/controllers/control/jobs.go restartSts; only the
 // rack's with args.rack), and the StatefulSet controller's rolling update re-creates
 // their pods from the highest ordinal down, one at a time.
-func (k Kind) planTask(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+func (k Kind) planTask(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	p, cl, req := operation.PlannerOf(env), env.Cluster, env.Request
 	dc, racks, err := cl.Select(req.DC, req.Rack)
 	if err != nil {
@@ -65,9 +66,9 @@ func (k Kind) planTask(ctx context.Context, env *pub.Env) (*operation.Plan, erro
 	if err != nil {
 		return nil, err
 	}
-	plan := &operation.Plan{Cluster: cl, DC: dc, Racks: racks}
+	plan := &pub.Plan{Cluster: cl, DC: dc, Racks: racks}
 	plan.CP = p.NewCheckpoint(cl, k, "restart", req)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.MaxNodes(), 1), RackNodes: dc.RackNodes(), From: from}
+	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: max(dc.MaxNodes(), 1), RackNodes: dc.RackNodes(), From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = TaskSteps(nodes)
 	plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s restarts the pods itself (task %s); the plugin deletes no pod and never pauses it. Each node is drained by its pod's preStop hook (the management API's drain), not by the plugin",
@@ -94,9 +95,9 @@ func notSettled(p operator.Progress) string {
 // taskAccess is what a restart through a task uses: the resource (its checkpoint and
 // progress), the tasks, the pods (list, nodetool for the ring) and StatefulSets, read
 // only. No pod is deleted, no Deployment patched.
-func taskAccess(ns string, a operator.Adapter, ts operator.Tasks) []operation.Access {
+func taskAccess(ns string, a operator.Adapter, ts operator.Tasks) []pub.Access {
 	cr, tr := a.GroupResource(), ts.TaskResource()
-	return []operation.Access{
+	return []pub.Access{
 		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the datacenter, its progress and the checkpoint"},
 		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation"},
 		{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: ns, Why: "ask the operator for the restart"},
@@ -112,9 +113,9 @@ func taskAccess(ns string, a operator.Adapter, ts operator.Tasks) []operation.Ac
 // restarting pods: abort drops the checkpoint, not the operator's task, which would
 // go on restarting pods unwatched. Nil when the operation has no task, its create did
 // not start, or the task finished or is gone.
-func taskRunning(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) error {
-	st, ok := cp.Step(steps.StepCreateTask)
-	if !ok || st.State == checkpoint.StatePending {
+func taskRunning(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint) error {
+	st, ok := cp.Step(record.StepCreateTask)
+	if !ok || st.State == record.StatePending {
 		return nil
 	}
 	name := steps.TaskOf(cp).Name

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
@@ -35,7 +36,7 @@ func (tasksAdapter) TaskResource() schema.GroupResource {
 	return schema.GroupResource{Group: "fake.kubectl-cassandra.test", Resource: "faketasks"}
 }
 
-func plan(t *testing.T, tasks bool) *checkpoint.Checkpoint {
+func plan(t *testing.T, tasks bool) *record.Checkpoint {
 	t.Helper()
 	ctx := context.Background()
 	w := fakeworld.New(t, fakeworld.Opts{Nodes: 3, Racks: []string{"rack1", "rack2"}})
@@ -49,7 +50,7 @@ func plan(t *testing.T, tasks bool) *checkpoint.Checkpoint {
 		ad = tasksAdapter{a}
 	}
 	env := &pub.Env{Toolkit: &operation.Planner{Client: w.Kube, Nodetool: nodetool.Client{Exec: w}}, Cluster: cl, Adapter: ad,
-		Request: operation.Request{DC: "dc1", Rack: "rack2"}}
+		Request: pub.Request{DC: "dc1", Rack: "rack2"}}
 	p, err := (Kind{}).Plan(ctx, env)
 	if err != nil {
 		t.Fatal(err)

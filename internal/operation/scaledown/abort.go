@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -23,7 +24,7 @@ import (
 // the world shows it never reached the node (the run died between the "started" write
 // and the exec): abort then leaves it a member and execs nothing. Never while a node is
 // LEAVING, nor a node left with its pod or claims still there: resume finishes it.
-func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (p pub.Progress, err error) {
+func assess(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint) (p pub.Progress, err error) {
 	if r.Progress != nil {
 		return assessDriven(ctx, r, cp)
 	}
@@ -52,7 +53,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoi
 // assessNode is assess for one planned node: removed in full (inFull), or untouched
 // (note may say why it stays), or err refusing abort (a FinishFirst when abort can
 // finish its removal).
-func assessNode(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint, n checkpoint.Node) (inFull bool, note string, err error) {
+func assessNode(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint, n record.Node) (inFull bool, note string, err error) {
 	dec, unfinished := nodeSteps(cp, n.Pod)
 	switch {
 	case n.Unstarted:
@@ -62,7 +63,7 @@ func assessNode(ctx context.Context, r operation.AbortReads, cp *checkpoint.Chec
 		return goneUnlessNoted(takenAway(ctx, r, cp, n))
 	case dec.Kind == steps.StepRemoveNode:
 		return goneUnlessNoted(deadAssess(ctx, r, cp, n, dec))
-	case dec.State == checkpoint.StatePending:
+	case dec.State == record.StatePending:
 		note, err := pendingAssess(ctx, r, n)
 		return false, note, err
 	}
@@ -72,7 +73,7 @@ func assessNode(ctx context.Context, r operation.AbortReads, cp *checkpoint.Chec
 	switch {
 	case err == nil:
 		return true, "", nil
-	case dec.State == checkpoint.StateStarted:
+	case dec.State == record.StateStarted:
 		note, err := startedAssess(ctx, r, n, dec)
 		return false, note, err
 	case !unfinished:
@@ -92,7 +93,7 @@ func goneUnlessNoted(note string, err error) (inFull bool, _ string, _ error) {
 
 // pendingAssess judges a node whose removal never started: untouched (a note may say
 // more), or a refusal when it is leaving or left all the same.
-func pendingAssess(ctx context.Context, r operation.AbortReads, n checkpoint.Node) (string, error) {
+func pendingAssess(ctx context.Context, r operation.AbortReads, n record.Node) (string, error) {
 	note, why, leaving, err := untouched(ctx, r, n, false)
 	switch {
 	case err != nil:
@@ -108,7 +109,7 @@ func pendingAssess(ctx context.Context, r operation.AbortReads, n checkpoint.Nod
 // startedAssess judges a node whose decommission is recorded started and that is not
 // removed in full: untouched (startedUntouched), or a refusal, which abort finishes
 // first when the node is leaving.
-func startedAssess(ctx context.Context, r operation.AbortReads, n checkpoint.Node, dec checkpoint.Step) (string, error) {
+func startedAssess(ctx context.Context, r operation.AbortReads, n record.Node, dec record.Step) (string, error) {
 	note, why, leaving := startedUntouched(ctx, r, n, dec)
 	if why == "" {
 		return note, nil
@@ -122,18 +123,11 @@ func startedAssess(ctx context.Context, r operation.AbortReads, n checkpoint.Nod
 	return "", refusal
 }
 
-// execSettle is how long after a decommission was recorded started abort waits before
-// it takes a node showing no sign of it for untouched: an exec sent right before its
-// process died may still be starting nodetool in the pod, which reaches Cassandra
-// later (a dead client does not stop the nodetool it started:
-// docs/how-it-works/nodetool.md §6.4).
-const execSettle = time.Minute
-
 // startedUntouched judges a node whose decommission is recorded started: untouched,
 // with a note saying so, when untouched's strict reading finds a plain member and the
 // record is older than execSettle; else why not (unreadable included: unknown is never
 // "not sent").
-func startedUntouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, dec checkpoint.Step) (note, why string, leaving bool) {
+func startedUntouched(ctx context.Context, r operation.AbortReads, n record.Node, dec record.Step) (note, why string, leaving bool) {
 	note, why, leaving, err := untouched(ctx, r, n, true)
 	switch {
 	case err != nil:
@@ -143,7 +137,7 @@ func startedUntouched(ctx context.Context, r operation.AbortReads, n checkpoint.
 	}
 	if wait := settleLeft(dec.StartedAt, r.Now()); wait > 0 {
 		return "", fmt.Sprintf("it shows no sign of it yet, but it was recorded %s ago and a nodetool started then may still reach it: try again in %s",
-			(execSettle - wait).Round(time.Second), wait.Round(time.Second)), false
+			(time.Minute - wait).Round(time.Second), wait.Round(time.Second)), false
 	}
 	if note == "" {
 		note = fmt.Sprintf("node %s: its decommission was recorded started but never reached it (NORMAL, UN on %s, no stream); it stays a member", n.Pod, peerOf(n))
@@ -155,22 +149,22 @@ func startedUntouched(ctx context.Context, r operation.AbortReads, n checkpoint.
 // at started may be judged by the node alone (0: none). No start time is "just now".
 func settleLeft(started *time.Time, now time.Time) time.Duration {
 	if started == nil {
-		return execSettle
+		return time.Minute
 	}
-	return max(0, execSettle-now.Sub(*started))
+	return max(0, time.Minute-now.Sub(*started))
 }
 
 // nodeSteps is the step that starts pod's removal in cp (its decommission, or its
 // removenode when it is dead), and whether any of pod's steps is not done.
-func nodeSteps(cp *checkpoint.Checkpoint, pod string) (dec checkpoint.Step, unfinished bool) {
+func nodeSteps(cp *record.Checkpoint, pod string) (dec record.Step, unfinished bool) {
 	for _, st := range cp.Steps {
 		if st.Pod != pod {
 			continue
 		}
-		if st.Kind == steps.StepDecommission || st.Kind == steps.StepRemoveNode {
+		if st.Kind == record.StepDecommission || st.Kind == steps.StepRemoveNode {
 			dec = st
 		}
-		unfinished = unfinished || st.State != checkpoint.StateDone
+		unfinished = unfinished || st.State != record.StateDone
 	}
 	return dec, unfinished
 }
@@ -178,7 +172,7 @@ func nodeSteps(cp *checkpoint.Checkpoint, pod string) (dec checkpoint.Step, unfi
 // removed checks the world shows node n removed in full: its pod (the planned UID)
 // gone, the StatefulSet below its ordinal, every planned claim gone or being deleted,
 // its node out of a ring read on a remaining node. Unreadable is "not shown".
-func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoint.Node) error {
+func removed(ctx context.Context, r operation.AbortReads, ns string, n record.Node) error {
 	half := func(what string) error {
 		return finishFirst(n.Pod, what, exit.Refusedf("node %s was decommissioned but its removal is not finished (%s): the cluster is consistent again only once its pod and claims are gone; "+
 			"resume finishes removing it and goes on (abort finishes removing it and stops there): %s", n.Pod, what, r.ResumeHint))
@@ -188,7 +182,7 @@ func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoin
 		return exit.Refusedf("%v: abort needs to know whether it is gone; nothing changed", err)
 	}
 	if pod != nil && string(pod.UID) == n.PodUID {
-		if st, nerr := r.Nodetool.Netstats(ctx, n.Pod); nerr == nil && st.Mode == nodetool.ModeLeaving {
+		if st, nerr := r.Nodetool.Netstats(ctx, n.Pod); nerr == nil && st.Mode == pubnodetool.ModeLeaving {
 			return finishFirst(n.Pod, "it is LEAVING", exit.Refusedf("node %s is LEAVING: it cannot be brought back by abort; resume finishes removing it: %s", n.Pod, r.ResumeHint))
 		}
 		return half("its pod is still there")
@@ -225,7 +219,7 @@ func removed(ctx context.Context, r operation.AbortReads, ns string, n checkpoin
 // or being deleted. A pod that started since it was planned, its StatefulSet not
 // shrunk, was not touched: it stays, and note says so (the steps that take it away
 // refuse it now). Otherwise resume finishes taking it away.
-func takenAway(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint, n checkpoint.Node) (note string, err error) {
+func takenAway(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint, n record.Node) (note string, err error) {
 	ns := cp.Namespace
 	half := func(what string) error {
 		return finishFirst(n.Pod, "it never started and is being taken away: "+what, exit.Refusedf("pod %s never started and is being taken away (%s): resume finishes taking it away (no node ran on it, nothing is decommissioned): %s", n.Pod, what, r.ResumeHint))
@@ -239,7 +233,7 @@ func takenAway(ctx context.Context, r operation.AbortReads, cp *checkpoint.Check
 		return "", exit.Refusedf("%v; nothing changed", err)
 	}
 	if pod != nil && string(pod.UID) == n.PodUID {
-		if replicas == n.Ordinal+1 && pod.DeletionTimestamp == nil && !steps.NeverStarted(pod) && stepPending(cp, steps.StepShrinkSTS, n.Pod) {
+		if replicas == n.Ordinal+1 && pod.DeletionTimestamp == nil && !steps.NeverStarted(pod) && stepPending(cp, record.StepShrinkSTS, n.Pod) {
 			return fmt.Sprintf("pod %s started since it was planned (phase %s): it was not taken away and stays", n.Pod, pod.Status.Phase), nil
 		}
 		return "", half("its pod is still there")
@@ -260,10 +254,10 @@ func takenAway(ctx context.Context, r operation.AbortReads, cp *checkpoint.Check
 }
 
 // stepPending: the step of kind for pod is recorded pending (never started).
-func stepPending(cp *checkpoint.Checkpoint, kind, pod string) bool {
+func stepPending(cp *record.Checkpoint, kind, pod string) bool {
 	for _, st := range cp.Steps {
 		if st.Kind == kind && st.Pod == pod {
-			return st.State == checkpoint.StatePending
+			return st.State == record.StatePending
 		}
 	}
 	return false
@@ -273,7 +267,7 @@ func stepPending(cp *checkpoint.Checkpoint, kind, pod string) bool {
 // (judgeUntouched): why it is not ("" when it is), a note worth telling, or err when it
 // could not be read (unknown: never untouched). The ring is read from a peer only when
 // the judgment needs it.
-func untouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, sent bool) (note, why string, leaving bool, err error) {
+func untouched(ctx context.Context, r operation.AbortReads, n record.Node, sent bool) (note, why string, leaving bool, err error) {
 	ns, err := r.Nodetool.Netstats(ctx, n.Pod)
 	if err != nil {
 		if note := deadUntouched(ctx, r, n, sent, err); note != "" {
@@ -297,14 +291,14 @@ func untouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, s
 // leavingMode: a node not untouched in this mode is leaving or left (DECOMMISSION_FAILED
 // only comes with evidence of leaving: judgeUntouched), so abort finishes its removal;
 // in any other (STARTING, JOINING, DRAINED) it is not known to leave, and abort refuses.
-func leavingMode(m nodetool.Mode) bool {
-	return m == nodetool.ModeLeaving || m == nodetool.ModeDecommissioned || m == nodetool.ModeDecommissionFailed
+func leavingMode(m pubnodetool.Mode) bool {
+	return m == pubnodetool.ModeLeaving || m == pubnodetool.ModeDecommissioned || m == pubnodetool.ModeDecommissionFailed
 }
 
 // finishFirst is the answer for a node half removed (operation.FinishFirst): abort
 // finishes its steps, never starting a removal, then stops.
 func finishFirst(pod, why string, refusal error) error {
-	return &operation.FinishFirst{Pod: pod, Why: why, NeverAct: []string{steps.StepDecommission, steps.StepRemoveNode, steps.StepRequestRemoval}, Err: refusal}
+	return &operation.FinishFirst{Pod: pod, Why: why, NeverAct: []string{record.StepDecommission, steps.StepRemoveNode, record.StepRequestRemoval}, Err: refusal}
 }
 
 // withRemoved gives a FinishFirst answer the nodes found removed in full before it.
@@ -318,7 +312,7 @@ func withRemoved(err error, gone []string) {
 // peerView is how a peer's successful ring read showed a node (read false: not read).
 type peerView struct {
 	reader       string
-	row          nodetool.Node
+	row          pubnodetool.Node
 	listed, read bool
 }
 
@@ -326,7 +320,7 @@ type peerView struct {
 // netstats; any other needs a peer's view (a started one may have been sent, and 5.0 may
 // read DECOMMISSION_FAILED while the node still leaves).
 func needsPeer(ns nodetool.Netstats, sent bool) bool {
-	return sent || ns.Mode != nodetool.ModeNormal
+	return sent || ns.Mode != pubnodetool.ModeNormal
 }
 
 // judgeUntouched is untouched's decision over what was read: a plain member is NORMAL,
@@ -335,7 +329,7 @@ func needsPeer(ns nodetool.Netstats, sent bool) bool {
 // seen UN by that peer: CASSANDRA-21493/21583, DECOMMISSION_FAILED can be read while
 // the node still leaves. why is what shows it is not ("" when it is).
 func judgeUntouched(pod string, ns nodetool.Netstats, seen peerView, sent bool) (note, why string, err error) {
-	if ns.Mode != nodetool.ModeNormal && ns.Mode != nodetool.ModeDecommissionFailed {
+	if ns.Mode != pubnodetool.ModeNormal && ns.Mode != pubnodetool.ModeDecommissionFailed {
 		return "", "is " + string(ns.Mode), nil
 	}
 	if ns.SendsUnbootstrap() {
@@ -354,7 +348,7 @@ func judgeUntouched(pod string, ns nodetool.Netstats, seen peerView, sent bool) 
 		}
 		return "", fmt.Sprintf("is %s but %s", ns.Mode, what), nil
 	}
-	if ns.Mode == nodetool.ModeDecommissionFailed {
+	if ns.Mode == pubnodetool.ModeDecommissionFailed {
 		return fmt.Sprintf("node %s reports DECOMMISSION_FAILED after Cassandra's refusal; it is still a member of the ring (UN on %s, no stream) and keeps serving", pod, seen.reader), "", nil
 	}
 	return "", "", nil
@@ -363,7 +357,7 @@ func judgeUntouched(pod string, ns nodetool.Netstats, seen peerView, sent bool) 
 // peerOf is the pod whose ring read tells how the others see n: the first of its
 // StatefulSet (a scale-down keeps at least one node per rack, so ordinal 0 is never
 // planned), or the second when n is the first.
-func peerOf(n checkpoint.Node) string {
+func peerOf(n record.Node) string {
 	if n.Ordinal == 0 {
 		return topology.PodName(n.StatefulSet, 1)
 	}
@@ -376,7 +370,7 @@ func peerOf(n checkpoint.Node) string {
 // decommission: it refuses until the node is removed in full. Nodes the size does not
 // ask for yet are untouched: abort stops asking, and leaves the size as it is (equal to
 // what exists once each asked-for node is gone).
-func assessDriven(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint) (pub.Progress, error) {
+func assessDriven(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint) (pub.Progress, error) {
 	p := pub.Progress{Total: len(cp.Nodes)}
 	var gone []string // removed in full, in the world
 	now, err := r.Progress(ctx, "")

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 const example = `  # Scale rack rack1 of the only {Kind} in namespace cassandra down to 1 node
@@ -83,7 +84,7 @@ run is interrupted, "kubectl cassandra resume" finishes it from any machine; run
 scale command again does the same.`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the operation",
-		Flags: func(fs *pflag.FlagSet, req *operation.Request) {
+		Flags: func(fs *pflag.FlagSet, req *pub.Request) {
 			o := &Options{}
 			req.Ext = o
 			operation.RackFlags(fs, req, "Rack to scale down")
@@ -98,7 +99,7 @@ scale command again does the same.`,
 		Busy:     true,
 		InFlight: inFlight,
 		Plan:     k.planScale,
-		Next: func(ns, cluster string, plan *operation.Plan, asked operation.Request) string {
+		Next: func(ns, cluster string, plan *pub.Plan, asked pub.Request) string {
 			req := requestOf(asked)
 			next := operation.RackNext("scale", ns, cluster, plan, req.Request) + fmt.Sprintf(" --nodes %d --yes", req.Nodes)
 			if req.Up.Cleanup {
@@ -118,7 +119,7 @@ scale command again does the same.`,
 // retry offers the scale command with the checkpoint's target and --force: after Cassandra
 // refused a decommission (its replication check), the plan made again with --force
 // skips that check where Cassandra allows it (internal/cli/replan.go).
-func retry(cp *checkpoint.Checkpoint) string {
+func retry(cp *record.Checkpoint) string {
 	if cp.Kind != checkpoint.KindScaleDown || cp.Force {
 		return ""
 	}
@@ -135,7 +136,7 @@ func retry(cp *checkpoint.Checkpoint) string {
 }
 
 // validate checks --nodes and the racks (bad usage, nothing changed).
-func validate(req operation.Request, changed func(string) bool) error {
+func validate(req pub.Request, changed func(string) bool) error {
 	if !changed("nodes") {
 		return exit.Usagef("--nodes is required (the number of nodes each selected rack should keep)")
 	}
@@ -152,7 +153,7 @@ func validate(req operation.Request, changed func(string) bool) error {
 
 // planScale plans a scale-down, or a scale-up when the racks grow; --force is only for
 // a decommission and --cleanup only after a scale-up.
-func (k Kind) planScale(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+func (k Kind) planScale(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	plan, err := k.Plan(ctx, env)
 	req := requestOf(env.Request)
 	var grows *operation.ErrScaleUp
@@ -173,7 +174,7 @@ func (k Kind) planScale(ctx context.Context, env *pub.Env) (*operation.Plan, err
 
 // inFlight resumes a scale in flight with the same target (planned again when --force
 // changed), and refuses one with another target.
-func inFlight(existing *checkpoint.Checkpoint, asked pub.Asked) pub.InFlight {
+func inFlight(existing *record.Checkpoint, asked pub.Asked) pub.InFlight {
 	if existing.Kind != checkpoint.KindScaleDown && existing.Kind != scaleup.Name {
 		return pub.InFlight{}
 	}

@@ -10,11 +10,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	puboperation "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -26,7 +28,7 @@ import (
 
 // onlyDown reports whether the only nodes of dc that are not UN are DN: then the plan
 // may go on to judge them (judgeDead); anything else is CheckUN's refusal.
-func onlyDown(r nodetool.Ring, dc string) bool {
+func onlyDown(r pubnodetool.Ring, dc string) bool {
 	for _, n := range r.Nodes {
 		if n.DC == dc && n.Code() != "UN" && n.Code() != "DN" {
 			return false
@@ -38,7 +40,7 @@ func onlyDown(r nodetool.Ring, dc string) bool {
 // downLeaving sorts the DN nodes of dc: those the plan removes (leaving: Host ID to
 // pod), by pod, and whether any other is down (a node the plan keeps: only a replace
 // or a removal of its own helps it).
-func downLeaving(r nodetool.Ring, dc string, leaving map[string]string) (dead []string, others bool) {
+func downLeaving(r pubnodetool.Ring, dc string, leaving map[string]string) (dead []string, others bool) {
 	for _, n := range r.Nodes {
 		if n.DC != dc || n.Code() != "DN" {
 			continue
@@ -66,7 +68,7 @@ func deadRefusal(pods []string, reader, dc string, cl topology.Cluster) error {
 // removes, and those only with --remove-dead and a silent nodetool (steps.NodetoolSilent:
 // a node DN in the ring whose JVM still answers is starting or cut off, not dead).
 // It records them in f.dead.
-func (f *preflight) judgeDead(ctx context.Context, ring nodetool.Ring, nodes []checkpoint.Node, cl topology.Cluster, dc topology.DC, removeDead bool) error {
+func (f *preflight) judgeDead(ctx context.Context, ring pubnodetool.Ring, nodes []record.Node, cl topology.Cluster, dc topology.DC, removeDead bool) error {
 	f.dead = map[string]bool{}
 	leaving := map[string]string{}
 	for _, n := range nodes {
@@ -89,7 +91,7 @@ func (f *preflight) judgeDead(ctx context.Context, ring nodetool.Ring, nodes []c
 			return exit.Refusedf("cannot read pod %s (%v): whether its node is dead is unknown; nothing changed", pod, err)
 		}
 		var ntErr error
-		var mode nodetool.Mode
+		var mode pubnodetool.Mode
 		if steps.ContainerRunning(p, f.container) {
 			var ns nodetool.Netstats
 			ns, ntErr = f.p.Nodetool.Netstats(ctx, pod)
@@ -113,7 +115,7 @@ func (f *preflight) judgeDead(ctx context.Context, ring nodetool.Ring, nodes []c
 // so the dead node must be the one alone that is down and the first of its rack to go
 // (a StatefulSet loses its highest pod first). Nodes that left or never started stream
 // nothing and do not count.
-func deadFirst(nodes []checkpoint.Node, dead, left map[string]bool, cl topology.Cluster) error {
+func deadFirst(nodes []record.Node, dead, left map[string]bool, cl topology.Cluster) error {
 	var pods []string
 	for _, n := range nodes {
 		if dead[n.Pod] {
@@ -141,7 +143,7 @@ func deadFirst(nodes []checkpoint.Node, dead, left map[string]bool, cl topology.
 }
 
 // deadFinding is the plan's line for a dead node removed with removenode.
-func deadFinding(n checkpoint.Node, reader string) string {
+func deadFinding(n record.Node, reader string) string {
 	return fmt.Sprintf("node %s (Host ID %s) is dead (DN on %s, its nodetool silent): removed with nodetool removenode on %s instead of a decommission; "+
 		"its data is re-streamed to the remaining nodes from the other replicas", n.Pod, n.HostID, reader, steps.CoordinatorOf(n))
 }
@@ -174,7 +176,7 @@ func rfOne(desc nodetool.ClusterDescription, dc string) []string {
 // deadDataCheck refuses removing dead nodes when keyspaces keep one replica in the
 // datacenter (their data on the dead node is lost), unless force; what it could not
 // read becomes a warning.
-func (f *preflight) deadDataCheck(plan *operation.Plan, desc nodetool.ClusterDescription, force bool) error {
+func (f *preflight) deadDataCheck(plan *puboperation.Plan, desc nodetool.ClusterDescription, force bool) error {
 	if len(f.dead) == 0 {
 		return nil
 	}
@@ -198,9 +200,9 @@ func (f *preflight) deadDataCheck(plan *operation.Plan, desc nodetool.ClusterDes
 // removenode step): never issued, it stays a dead member of the ring (note says what
 // then); once issued, a removal cannot be cancelled: removed in full it counts as done,
 // else abort refuses and resume finishes it.
-func deadAssess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Checkpoint, n checkpoint.Node, rm checkpoint.Step) (note string, err error) {
+func deadAssess(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint, n record.Node, rm record.Step) (note string, err error) {
 	ns := cp.Namespace
-	if rm.State == checkpoint.StatePending {
+	if rm.State == record.StatePending {
 		return fmt.Sprintf("node %s was not removed: it stays in the ring, dead; replace it (kubectl cassandra replace-node -n %s %s --pod %s) or remove it (scale --remove-dead)",
 			n.Pod, ns, cp.Cluster, n.Pod), nil
 	}
@@ -220,8 +222,8 @@ func deadAssess(ctx context.Context, r operation.AbortReads, cp *checkpoint.Chec
 // deadUntouched is abort's note for a node whose decommission was never sent and that
 // died meanwhile: its nodetool cannot connect (ntErr) and a peer sees it DN (not DL:
 // nothing removes it). It stays in the ring, untouched; "" when that is not shown.
-func deadUntouched(ctx context.Context, r operation.AbortReads, n checkpoint.Node, sent bool, ntErr error) string {
-	var unreachable *nodetool.UnreachableError
+func deadUntouched(ctx context.Context, r operation.AbortReads, n record.Node, sent bool, ntErr error) string {
+	var unreachable *pubnodetool.UnreachableError
 	if sent || !errors.As(ntErr, &unreachable) {
 		return ""
 	}

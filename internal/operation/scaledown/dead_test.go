@@ -4,14 +4,15 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 func TestRemoveDeadRingSorting(t *testing.T) {
-	r := nodetool.Ring{Nodes: []nodetool.Node{
+	r := pubnodetool.Ring{Nodes: []pubnodetool.Node{
 		{DC: "dc1", Status: "U", State: "N", HostID: "a"},
 		{DC: "dc1", Status: "D", State: "N", HostID: "c"},
 		{DC: "dc2", Status: "D", State: "N", HostID: "x"},
@@ -26,7 +27,7 @@ func TestRemoveDeadRingSorting(t *testing.T) {
 	if _, others := downLeaving(r, "dc1", map[string]string{}); !others {
 		t.Error("a DN node the plan keeps: others false")
 	}
-	r.Nodes = append(r.Nodes, nodetool.Node{DC: "dc1", Status: "U", State: "L", HostID: "b"})
+	r.Nodes = append(r.Nodes, pubnodetool.Node{DC: "dc1", Status: "U", State: "L", HostID: "b"})
 	if onlyDown(r, "dc1") {
 		t.Error("a UL node: onlyDown true")
 	}
@@ -46,15 +47,14 @@ func TestRemoveDeadRFOne(t *testing.T) {
 }
 
 func TestRemoveDeadSteps(t *testing.T) {
-	nodes := []checkpoint.Node{{Pod: "p-2"}, {Pod: "p-1"}}
+	nodes := []record.Node{{Pod: "p-2"}, {Pod: "p-1"}}
 	list := RemovalSteps(nodes, false, map[string]bool{"p-2": true})
 	var kinds []string
 	for _, s := range list {
 		kinds = append(kinds, s.Kind+" "+s.Pod)
 	}
-	want := []string{steps.StepRemoveNode + " p-2", steps.StepVerifyLeft + " p-2", steps.StepShrinkSTS + " p-2", steps.StepWaitPodGone + " p-2", steps.StepDeletePVCs + " p-2",
-		steps.StepDecommission + " p-1", steps.StepVerifyLeft + " p-1", steps.StepShrinkSTS + " p-1", steps.StepWaitPodGone + " p-1", steps.StepDeletePVCs + " p-1",
-		steps.StepUpdateCluster + " "}
+	want := []string{steps.StepRemoveNode + " p-2", record.StepVerifyLeft + " p-2", record.StepShrinkSTS + " p-2", record.StepWaitPodGone + " p-2", record.StepDeletePVCs + " p-2", record.StepDecommission +
+		" p-1", record.StepVerifyLeft + " p-1", record.StepShrinkSTS + " p-1", record.StepWaitPodGone + " p-1", record.StepDeletePVCs + " p-1", steps.StepUpdateCluster + " "}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("steps %v", kinds)
 	}
@@ -70,10 +70,10 @@ func TestRemoveDeadSteps(t *testing.T) {
 
 func TestRemoveDeadFirst(t *testing.T) {
 	cl := topology.Cluster{Namespace: "ns", Name: "demo"}
-	n := func(pod string, ord int) checkpoint.Node {
-		return checkpoint.Node{Pod: pod, StatefulSet: "s", Ordinal: ord}
+	n := func(pod string, ord int) record.Node {
+		return record.Node{Pod: pod, StatefulSet: "s", Ordinal: ord}
 	}
-	nodes := []checkpoint.Node{n("s-2", 2), n("s-1", 1)}
+	nodes := []record.Node{n("s-2", 2), n("s-1", 1)}
 	if err := deadFirst(nodes, map[string]bool{"s-2": true}, nil, cl); err != nil {
 		t.Errorf("highest dead: %v", err)
 	}

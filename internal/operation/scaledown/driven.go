@@ -10,9 +10,9 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -21,7 +21,7 @@ import (
 // one per size step; the plan names each, checks what the operator does not (every
 // node UN, room for the data, the replication factors: cass-operator forces the
 // decommission past Cassandra's own check) and asks for one node at a time.
-func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*operation.Plan, error) {
+func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*pub.Plan, error) {
 	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	if req.RemoveDead {
 		return nil, removeDeadNotDriven(env)
@@ -62,7 +62,7 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 	if err != nil {
 		return nil, err
 	}
-	plan := &operation.Plan{Cluster: cl, DC: d.DC, Racks: d.DC.Racks, Warnings: warnings}
+	plan := &pub.Plan{Cluster: cl, DC: d.DC, Racks: d.DC.Racks, Warnings: warnings}
 	if err := pf.checks(ctx, plan, ring, nodes, reader, early.describeFrom(ctx, reader), req.Force); err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func drivenRemovalNeeded(d operation.DrivenScale, from map[string]int, cluster s
 	case total < d.Size:
 		return &operation.ErrScaleUp{Msg: fmt.Sprintf("datacenter %s has %d nodes and size %d is larger", d.DC.Name, total, d.Size)}
 	case total == d.Size && sameSplit(from, d.Wanted):
-		return &operation.ErrNothingToDo{Msg: fmt.Sprintf("datacenter %s already has %d nodes (%s): nothing to do", d.DC.Name, d.Size, topology.CountsText(from))}
+		return &pub.ErrNothingToDo{Msg: fmt.Sprintf("datacenter %s already has %d nodes (%s): nothing to do", d.DC.Name, d.Size, topology.CountsText(from))}
 	}
 	for r, n := range from {
 		if n < d.Wanted[r] {
@@ -135,7 +135,7 @@ func drivenReader(states []operation.RackNow, wanted map[string]int) string {
 }
 
 // leftFindings names the planned nodes that already left the ring.
-func leftFindings(nodes []checkpoint.Node, left map[string]bool) []string {
+func leftFindings(nodes []record.Node, left map[string]bool) []string {
 	var out []string
 	for _, n := range nodes {
 		if left[n.Pod] {
@@ -147,15 +147,15 @@ func leftFindings(nodes []checkpoint.Node, left map[string]bool) []string {
 
 // inOperatorOrder is the planned nodes in the order the operator removes them, each
 // with the size that asks for it; the two lists must name the same pods.
-func inOperatorOrder(planned []checkpoint.Node, moves []operator.Move) ([]checkpoint.Node, error) {
-	byPod := map[string]checkpoint.Node{}
+func inOperatorOrder(planned []record.Node, moves []operator.Move) ([]record.Node, error) {
+	byPod := map[string]record.Node{}
 	for _, n := range planned {
 		byPod[n.Pod] = n
 	}
 	if len(moves) != len(planned) {
 		return nil, exit.Refusedf("the operator would remove %d nodes and the racks' counts say %d: the world is not as the operator splits it; nothing changed", len(moves), len(planned))
 	}
-	var out []checkpoint.Node
+	var out []record.Node
 	for _, m := range moves {
 		n, ok := byPod[m.Pod]
 		if !ok {
@@ -171,10 +171,10 @@ func inOperatorOrder(planned []checkpoint.Node, moves []operator.Move) ([]checkp
 // order, ask for it, wait until it is leaving, verify it left, wait for the pod, its
 // claims and the operator's status entry to go. Nothing is paused, resized or deleted
 // by the plugin itself.
-func drivenSteps(nodes []checkpoint.Node) []checkpoint.Step {
-	var out []checkpoint.Step
+func drivenSteps(nodes []record.Node) []record.Step {
+	var out []record.Step
 	for _, n := range nodes {
-		for _, k := range []string{steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepVerifyLeft, steps.StepWaitPodGone, steps.StepWaitClaimsGone, steps.StepWaitReleased} {
+		for _, k := range []string{record.StepRequestRemoval, record.StepWaitLeaving, record.StepVerifyLeft, record.StepWaitPodGone, record.StepWaitClaimsGone, record.StepWaitReleased} {
 			out = append(out, checkpoint.PendingStep(k, n.Pod))
 		}
 	}

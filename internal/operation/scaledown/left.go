@@ -7,11 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // A node may have left the ring while its pod, its StatefulSet slot and its claims are
@@ -27,8 +26,8 @@ import (
 // node refuses to start again), so a node on new, empty claims is never in it. And
 // each of its claims must be older than the pod: a claim created since cannot be the
 // one its node ran on.
-func leftWhy(mode nodetool.Mode, pod corev1.Pod, claims []*corev1.PersistentVolumeClaim) string {
-	if mode != nodetool.ModeDecommissioned {
+func leftWhy(mode pubnodetool.Mode, pod corev1.Pod, claims []*corev1.PersistentVolumeClaim) string {
+	if mode != pubnodetool.ModeDecommissioned {
 		return fmt.Sprintf("its node is %s, not DECOMMISSIONED", mode)
 	}
 	for _, c := range claims {
@@ -49,7 +48,7 @@ func leftFinding(pod string) string {
 // list: one that already left it (true), or a refusal. Unknown (its mode unreadable)
 // is a refusal too. Nodes leave highest ordinal first, so a node that left cannot sit
 // below one that is still a member (above: another planned node of its rack is).
-func (f *preflight) judgeMember(ctx context.Context, n checkpoint.Node, pod corev1.Pod, claims []*corev1.PersistentVolumeClaim, above string) error {
+func (f *preflight) judgeMember(ctx context.Context, n record.Node, pod corev1.Pod, claims []*corev1.PersistentVolumeClaim, above string) error {
 	notIn := fmt.Sprintf("node %s (Host ID %s) is not in the ring read from %s", n.Pod, n.HostID, f.reader)
 	ns, err := f.p.Nodetool.Netstats(ctx, n.Pod)
 	if err != nil {
@@ -71,11 +70,11 @@ func (f *preflight) judgeMember(ctx context.Context, n checkpoint.Node, pod core
 
 // markLeft records the decommission and the verification of each node that left the
 // ring as done, at now: the planner saw both in the world.
-func markLeft(list []checkpoint.Step, left map[string]bool, now time.Time) {
+func markLeft(list []record.Step, left map[string]bool, now time.Time) {
 	for i := range list {
 		s := &list[i]
-		if left[s.Pod] && (s.Kind == steps.StepDecommission || s.Kind == steps.StepVerifyLeft) {
-			s.State, s.FinishedAt = checkpoint.StateDone, &now
+		if left[s.Pod] && (s.Kind == record.StepDecommission || s.Kind == record.StepVerifyLeft) {
+			s.State, s.FinishedAt = record.StateDone, &now
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // TestLeftWhy: a node missing from the ring is taken for one that left it only when it
@@ -22,15 +22,15 @@ func TestLeftWhy(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		mode   nodetool.Mode
+		mode   pubnodetool.Mode
 		claims []*corev1.PersistentVolumeClaim
 		want   string // "" when left
 	}{
-		{"decommissioned on its claims", nodetool.ModeDecommissioned, []*corev1.PersistentVolumeClaim{claim("data-p-2", t0.Add(-time.Hour)), claim("logs-p-2", t0)}, ""},
-		{"a claim missing", nodetool.ModeDecommissioned, []*corev1.PersistentVolumeClaim{nil}, ""},
-		{"normal", nodetool.ModeNormal, nil, "its node is NORMAL, not DECOMMISSIONED"},
-		{"starting", nodetool.ModeStarting, nil, "not DECOMMISSIONED"},
-		{"a claim newer than the pod", nodetool.ModeDecommissioned, []*corev1.PersistentVolumeClaim{claim("data-p-2", t0.Add(time.Minute))}, "its PVC data-p-2 was created after the pod"},
+		{"decommissioned on its claims", pubnodetool.ModeDecommissioned, []*corev1.PersistentVolumeClaim{claim("data-p-2", t0.Add(-time.Hour)), claim("logs-p-2", t0)}, ""},
+		{"a claim missing", pubnodetool.ModeDecommissioned, []*corev1.PersistentVolumeClaim{nil}, ""},
+		{"normal", pubnodetool.ModeNormal, nil, "its node is NORMAL, not DECOMMISSIONED"},
+		{"starting", pubnodetool.ModeStarting, nil, "not DECOMMISSIONED"},
+		{"a claim newer than the pod", pubnodetool.ModeDecommissioned, []*corev1.PersistentVolumeClaim{claim("data-p-2", t0.Add(time.Minute))}, "its PVC data-p-2 was created after the pod"},
 	} {
 		got := leftWhy(tc.mode, pod, tc.claims)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
@@ -42,12 +42,12 @@ func TestLeftWhy(t *testing.T) {
 // TestMarkLeft: only the decommission and the verification of the nodes that left are
 // recorded done.
 func TestMarkLeft(t *testing.T) {
-	steps := Steps([]checkpoint.Node{{Pod: "p-2"}, {Pod: "p-1"}}, true)
+	steps := Steps([]record.Node{{Pod: "p-2"}, {Pod: "p-1"}}, true)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	markLeft(steps, map[string]bool{"p-2": true}, now)
 	var done []string
 	for _, s := range steps {
-		if s.State == checkpoint.StateDone {
+		if s.State == record.StateDone {
 			done = append(done, s.ID)
 			if s.FinishedAt == nil || !s.FinishedAt.Equal(now) {
 				t.Errorf("%s done without its time: %+v", s.ID, s)

@@ -9,12 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	puboperation "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -48,13 +50,13 @@ func readRacks(ctx context.Context, p *operation.Planner, ns string, racks []top
 type early struct {
 	p        *operation.Planner
 	pod      string
-	read     func() (nodetool.Ring, error)
+	read     func() (pubnodetool.Ring, error)
 	describe func() (nodetool.ClusterDescription, error)
 }
 
 func newEarly(ctx context.Context, p *operation.Planner, pod string) *early {
 	e := &early{p: p, pod: pod}
-	e.read = future.Start(func() (nodetool.Ring, error) { return p.Nodetool.Status(ctx, pod) })
+	e.read = future.Start(func() (pubnodetool.Ring, error) { return p.Nodetool.Status(ctx, pod) })
 	e.describe = future.Start(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, pod) })
 	return e
 }
@@ -75,7 +77,7 @@ func (e *early) describeFrom(ctx context.Context, reader string) func() (nodetoo
 }
 
 // ring refuses when the DC's ring is unreadable from reader or not all Up/Normal.
-func (e *early) ring(ctx context.Context, reader string, cl topology.Cluster, dc topology.DC) (nodetool.Ring, error) {
+func (e *early) ring(ctx context.Context, reader string, cl topology.Cluster, dc topology.DC) (pubnodetool.Ring, error) {
 	r, err := e.readRing(ctx, reader)
 	if err != nil {
 		return r, err
@@ -84,8 +86,8 @@ func (e *early) ring(ctx context.Context, reader string, cl topology.Cluster, dc
 }
 
 // readRing refuses when the ring is unreadable from reader.
-func (e *early) readRing(ctx context.Context, reader string) (nodetool.Ring, error) {
-	var r nodetool.Ring
+func (e *early) readRing(ctx context.Context, reader string) (pubnodetool.Ring, error) {
+	var r pubnodetool.Ring
 	err := errors.New("not read yet")
 	if reader == e.pod {
 		r, err = e.read()
@@ -165,8 +167,8 @@ func (f *preflight) claim(ctx context.Context, name string) (*corev1.PersistentV
 // leaving plans the nodes to remove, highest ordinal first, rack by rack; one ring
 // read gives every node's Host ID by address (no exec per leaving node). A node the
 // ring does not list is planned only when it already left it (judgeMember).
-func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoint.Node, []string, error) {
-	var nodes []checkpoint.Node
+func (f *preflight) leaving(ctx context.Context, ring pubnodetool.Ring) ([]record.Node, []string, error) {
+	var nodes []record.Node
 	var warnings []string
 	if err := f.findUnstarted(ctx, ring); err != nil {
 		return nil, nil, err
@@ -190,7 +192,7 @@ func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoi
 				}
 				return nil, nil, err
 			}
-			n := checkpoint.Node{
+			n := record.Node{
 				Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
 				StatefulSet: st.STS.Name, HostID: hostID, Address: pod.Status.PodIP,
 			}
@@ -206,7 +208,7 @@ func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoi
 					continue
 				}
 				claims = append(claims, pvc)
-				n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
+				n.PVCs = append(n.PVCs, record.PVC{Name: name, UID: string(pvc.UID)})
 			}
 			if row, member := ring.ByHostID(hostID); member {
 				// A down node's pod is seldom Ready: judgeDead says what to do with it.
@@ -229,7 +231,7 @@ func (f *preflight) leaving(ctx context.Context, ring nodetool.Ring) ([]checkpoi
 // confirms from the ring that no node runs on them (steps.NoNodeOn: none at their
 // address, none at an address no other pod of the cluster has). Unconfirmed, none is
 // taken for never started: such a pod is refused as not Ready, as before.
-func (f *preflight) findUnstarted(ctx context.Context, ring nodetool.Ring) error {
+func (f *preflight) findUnstarted(ctx context.Context, ring pubnodetool.Ring) error {
 	f.unstarted = map[string]bool{}
 	var mine []string
 	for _, st := range f.states {
@@ -267,9 +269,9 @@ func (f *preflight) unreadyOr(pod string, err error) error {
 
 // unstartedNode plans the never-started pod of ordinal i: no Host ID, no address, its
 // claims as they are now.
-func (f *preflight) unstartedNode(ctx context.Context, st operation.RackNow, i int) (checkpoint.Node, error) {
+func (f *preflight) unstartedNode(ctx context.Context, st operation.RackNow, i int) (record.Node, error) {
 	pod := st.Pods[i]
-	n := checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
+	n := record.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name,
 		StatefulSet: st.STS.Name, Unstarted: true}
 	for _, tpl := range st.STS.Spec.VolumeClaimTemplates {
 		name := tpl.Name + "-" + pod.Name
@@ -280,7 +282,7 @@ func (f *preflight) unstartedNode(ctx context.Context, st operation.RackNow, i i
 		if pvc == nil {
 			continue // an unscheduled pod's claim may never have been created
 		}
-		n.PVCs = append(n.PVCs, checkpoint.PVC{Name: name, UID: string(pvc.UID)})
+		n.PVCs = append(n.PVCs, record.PVC{Name: name, UID: string(pvc.UID)})
 	}
 	return n, nil
 }
@@ -293,7 +295,7 @@ func unstartedFinding(pod string) string {
 // hostID is the Host ID of the node on pod: the ring's entry for the pod's address, or
 // what the node itself says when the ring has no entry for that address (a broadcast
 // address other than the pod IP).
-func (f *preflight) hostID(ctx context.Context, ring nodetool.Ring, pod corev1.Pod) (string, error) {
+func (f *preflight) hostID(ctx context.Context, ring pubnodetool.Ring, pod corev1.Pod) (string, error) {
 	if row, ok := ring.ByAddress(pod.Status.PodIP); ok && pod.Status.PodIP != "" && row.HostID != "" {
 		return row.HostID, nil
 	}
@@ -307,7 +309,7 @@ func (f *preflight) hostID(ctx context.Context, ring nodetool.Ring, pod corev1.P
 // checks refuses unless the remaining nodes have room for the leaving ones' data and
 // the keyspaces' replication allows the removal (or --force); what it could not check
 // becomes a warning. Every leaving node is in the ring or left it already (leaving).
-func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodetool.Ring, nodes []checkpoint.Node, reader string,
+func (f *preflight) checks(ctx context.Context, plan *puboperation.Plan, ring pubnodetool.Ring, nodes []record.Node, reader string,
 	describe func() (nodetool.ClusterDescription, error), force bool) error {
 	if problems, ok := operation.SpaceCheck(f.space(ctx, ring, nodes)); !ok {
 		plan.Warnings = append(plan.Warnings, "free space not checked: a data volume's capacity or a node's Load is unknown")
@@ -337,7 +339,7 @@ func (f *preflight) checks(ctx context.Context, plan *operation.Plan, ring nodet
 
 // space is the leaving nodes' Load and the remaining nodes' Load and data capacity, by
 // rack, for SpaceCheck.
-func (f *preflight) space(ctx context.Context, ring nodetool.Ring, nodes []checkpoint.Node) (leaving, remaining []operation.RackNode) {
+func (f *preflight) space(ctx context.Context, ring pubnodetool.Ring, nodes []record.Node) (leaving, remaining []operation.RackNode) {
 	for _, n := range nodes {
 		rn := operation.RackNode{Rack: n.Rack, Load: -1}
 		if f.left[n.Pod] || n.Unstarted {

@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Kind is the scale-down.
@@ -27,11 +28,8 @@ type Kind struct{ operation.Scale }
 func (Kind) Info() pub.Info {
 	return pub.Info{
 		Name: checkpoint.KindScaleDown,
-		Checkpoint: checkpoint.Schema{Version: 1, // readable by the oldest plugins
-			Steps: []string{steps.StepDecommission, steps.StepRemoveNode, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone,
-				steps.StepDeletePVCs, steps.StepUpdateCluster, steps.StepPauseOperator, steps.StepResumeOperator,
-				steps.StepDeleteLeftoverPVCs, steps.StepRequestRemoval, steps.StepWaitLeaving, steps.StepWaitClaimsGone, steps.StepWaitReleased,
-				steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}},
+		Checkpoint: record.Schema{Version: 1, // readable by the oldest plugins
+			Steps: []string{record.StepDecommission, steps.StepRemoveNode, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs, steps.StepUpdateCluster, record.StepPauseOperator, record.StepResumeOperator, record.StepDeleteLeftoverPVCs, record.StepRequestRemoval, record.StepWaitLeaving, record.StepWaitClaimsGone, record.StepWaitReleased, record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput}},
 		StepsHeader: "Steps (one node at a time, highest ordinal first):",
 		ConfirmWord: "Scale down",
 		Abort:       pub.Abort{Verb: "removing", Unit: "nodes", Past: "removed", NoneYet: "no node has started leaving", Assess: operation.WithPlanner(assess)},
@@ -40,7 +38,7 @@ func (Kind) Info() pub.Info {
 
 // PlanLines implements operation.Kind: a line per rack, then what the planner found
 // (a node that already left the ring).
-func (k Kind) PlanLines(cp *checkpoint.Checkpoint, findings []string) []string {
+func (k Kind) PlanLines(cp *record.Checkpoint, findings []string) []string {
 	lines := k.Scale.PlanLines(cp, findings)
 	for _, f := range findings {
 		lines = append(lines, "  "+f)
@@ -49,7 +47,7 @@ func (k Kind) PlanLines(cp *checkpoint.Checkpoint, findings []string) []string {
 }
 
 // Access implements operation.Kind.
-func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) {
+func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 	if _, ok := env.Adapter.(operator.Scaler); ok {
 		return operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords()), nil
 	}
@@ -58,8 +56,8 @@ func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) 
 
 // NeededAccess lists the permissions a scale-down uses; count names the spec's count
 // (operator.Counts.CountWords).
-func NeededAccess(ns string, cr schema.GroupResource, count string, pause *checkpoint.PausedOperator) []operation.Access {
-	return operation.PauseAccess([]operation.Access{
+func NeededAccess(ns string, cr schema.GroupResource, count string, pause *record.PausedOperator) []pub.Access {
+	return operation.PauseAccess([]pub.Access{
 		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
 		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation and " + count},
 		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
@@ -74,7 +72,7 @@ func NeededAccess(ns string, cr schema.GroupResource, count string, pause *check
 
 // Summary implements operation.Kind. A plan that removes no node settled what a
 // removal whose record is gone left (settle.go).
-func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+func (Kind) Summary(cp *record.Checkpoint) string {
 	racks := strings.Join(cp.Target.Racks, ",")
 	if len(cp.Nodes) == 0 {
 		claims := 0
@@ -90,7 +88,7 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 // Request.Nodes each, highest ordinal first, rack by rack. A request that grows a rack
 // is answered *operation.ErrScaleUp; racks at Request.Nodes already are settled
 // (planSettle).
-func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if sc, ok := env.Adapter.(operator.Scaler); ok {
 		return k.planDriven(ctx, env, sc)
 	}
@@ -151,7 +149,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 		return nil, err
 	}
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
+	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(racks), Nodes: req.Nodes, From: from}
 	plan.CP.Nodes = nodes
 	plan.CP.Steps = RemovalSteps(nodes, req.Pause != nil, pf.dead)
 	markLeft(plan.CP.Steps, pf.left, plan.CP.StartedAt)
@@ -167,7 +165,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 // removalFindings is what the planner found about the nodes to remove: one that
 // already left the ring, one that is dead (removed by removenode), one that never
 // started.
-func removalFindings(nodes []checkpoint.Node, left, dead map[string]bool, reader string) []string {
+func removalFindings(nodes []record.Node, left, dead map[string]bool, reader string) []string {
 	var out []string
 	for _, n := range nodes {
 		switch {

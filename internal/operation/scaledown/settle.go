@@ -8,12 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -28,13 +29,13 @@ import (
 
 // planSettle plans the settling of racks already at the target (states), or answers
 // nothing to do when the world is settled. ahead is the ring read started ahead.
-func (k Kind) planSettle(ctx context.Context, env *pub.Env, plan *operation.Plan, states []operation.RackNow, ahead *early) (*operation.Plan, error) {
+func (k Kind) planSettle(ctx context.Context, env *pub.Env, plan *pub.Plan, states []operation.RackNow, ahead *early) (*pub.Plan, error) {
 	p, cl, req := operation.PlannerOf(env), env.Cluster, env.Request
 	pods, err := p.NamespacePods(ctx, cl.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	var leftovers []checkpoint.Leftover
+	var leftovers []record.Leftover
 	for _, st := range states {
 		claims, err := rackClaims(ctx, p, cl.Namespace, st)
 		if err != nil {
@@ -44,7 +45,7 @@ func (k Kind) planSettle(ctx context.Context, env *pub.Env, plan *operation.Plan
 	}
 	off := countsOff(plan.DC, req.Nodes)
 	if len(leftovers) == 0 && len(off) == 0 {
-		return nil, &operation.ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", plan.DC.Name, req.Nodes)}
+		return nil, &pub.ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", plan.DC.Name, req.Nodes)}
 	}
 	if len(leftovers) > 0 {
 		ring, reader, err := settleRing(ctx, ahead, p, states)
@@ -60,7 +61,7 @@ func (k Kind) planSettle(ctx context.Context, env *pub.Env, plan *operation.Plan
 		from[st.Rack.Name] = st.Cur
 	}
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req)
-	plan.CP.Target = checkpoint.Target{DC: plan.DC.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
+	plan.CP.Target = record.Target{DC: plan.DC.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
 	plan.CP.Leftovers = leftovers
 	plan.CP.Steps = settleSteps(leftovers, req.Pause != nil)
 	plan.Findings = settleFindings(plan.DC.Name, req.Nodes, env.Adapter.CountWords(), leftovers, off, from)
@@ -86,8 +87,8 @@ func rackClaims(ctx context.Context, p *operation.Planner, ns string, st operati
 // findLeftovers lists, highest ordinal first, the claims of st's StatefulSet (named
 // <template>-<sts>-<ordinal>) at an ordinal at or above its replicas whose pod is gone,
 // that no pod uses and that are not being deleted already: a removed pod's claims.
-func findLeftovers(st operation.RackNow, claims map[string]*corev1.PersistentVolumeClaim, pods []corev1.Pod) []checkpoint.Leftover {
-	byOrdinal := map[int]*checkpoint.Leftover{}
+func findLeftovers(st operation.RackNow, claims map[string]*corev1.PersistentVolumeClaim, pods []corev1.Pod) []record.Leftover {
+	byOrdinal := map[int]*record.Leftover{}
 	names := make([]string, 0, len(claims))
 	for name := range claims {
 		names = append(names, name)
@@ -104,12 +105,12 @@ func findLeftovers(st operation.RackNow, claims map[string]*corev1.PersistentVol
 		}
 		l := byOrdinal[i]
 		if l == nil {
-			l = &checkpoint.Leftover{Pod: topology.PodName(st.STS.Name, i), StatefulSet: st.STS.Name, Rack: st.Rack.Name, Ordinal: i}
+			l = &record.Leftover{Pod: topology.PodName(st.STS.Name, i), StatefulSet: st.STS.Name, Rack: st.Rack.Name, Ordinal: i}
 			byOrdinal[i] = l
 		}
-		l.PVCs = append(l.PVCs, checkpoint.PVC{Name: name, UID: string(c.UID)})
+		l.PVCs = append(l.PVCs, record.PVC{Name: name, UID: string(c.UID)})
 	}
-	out := make([]checkpoint.Leftover, 0, len(byOrdinal))
+	out := make([]record.Leftover, 0, len(byOrdinal))
 	for _, l := range byOrdinal {
 		out = append(out, *l)
 	}
@@ -147,7 +148,7 @@ func countsOff(dc topology.DC, nodes int) map[string]int {
 // settleRing is the ring as a live pod of the racks sees it: the read started ahead
 // when it answered, else the first of the racks' pods that does. Unreadable is a
 // refusal: whether a ring member uses a left-over claim is then unknown.
-func settleRing(ctx context.Context, e *early, p *operation.Planner, states []operation.RackNow) (nodetool.Ring, string, error) {
+func settleRing(ctx context.Context, e *early, p *operation.Planner, states []operation.RackNow) (pubnodetool.Ring, string, error) {
 	if r, err := e.read(); err == nil && len(r.Nodes) > 0 {
 		return r, e.pod, nil
 	}
@@ -168,7 +169,7 @@ func settleRing(ctx context.Context, e *early, p *operation.Planner, states []op
 
 // refuseUnaccounted refuses when a ring member of dc runs at no pod's address: it may be
 // the node whose data is on a left-over claim (a pod removed without its decommission).
-func refuseUnaccounted(r nodetool.Ring, reader, dc string, pods []corev1.Pod, leftovers []checkpoint.Leftover) error {
+func refuseUnaccounted(r pubnodetool.Ring, reader, dc string, pods []corev1.Pod, leftovers []record.Leftover) error {
 	bad := steps.Unaccounted(r, dc, pods)
 	if len(bad) == 0 {
 		return nil
@@ -186,7 +187,7 @@ func refuseUnaccounted(r nodetool.Ring, reader, dc string, pods []corev1.Pod, le
 
 // settleFindings say what the settling plan found in the world and does about it;
 // replicas are the racks' StatefulSet replicas.
-func settleFindings(dc string, nodes int, countWords string, leftovers []checkpoint.Leftover, off, replicas map[string]int) []string {
+func settleFindings(dc string, nodes int, countWords string, leftovers []record.Leftover, off, replicas map[string]int) []string {
 	out := []string{fmt.Sprintf("every selected rack of datacenter %s already has %d nodes, but the world is not settled (a removal whose record is gone?): settling it, no node is removed", dc, nodes)}
 	for _, l := range leftovers {
 		var names []string

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -89,12 +89,12 @@ func TestCountsOff(t *testing.T) {
 // TestSummarySettled: a plan that removes no node says it settled, and how many
 // left-over claims it deleted.
 func TestSummarySettled(t *testing.T) {
-	cp := &checkpoint.Checkpoint{Target: checkpoint.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: 1},
-		Leftovers: []checkpoint.Leftover{{Pod: "p-2", PVCs: []checkpoint.PVC{{Name: "data-p-2"}, {Name: "logs-p-2"}}}, {Pod: "p-1", PVCs: []checkpoint.PVC{{Name: "data-p-1"}}}}}
+	cp := &record.Checkpoint{Target: record.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: 1},
+		Leftovers: []record.Leftover{{Pod: "p-2", PVCs: []record.PVC{{Name: "data-p-2"}, {Name: "logs-p-2"}}}, {Pod: "p-1", PVCs: []record.PVC{{Name: "data-p-1"}}}}}
 	if got, want := (Kind{}).Summary(cp), "datacenter dc1 racks rack1 settled at 1 nodes (0 removed, 3 left-over PVCs deleted)"; got != want {
 		t.Fatalf("summary %q, want %q", got, want)
 	}
-	cp.Nodes = []checkpoint.Node{{Pod: "p-3"}}
+	cp.Nodes = []record.Node{{Pod: "p-3"}}
 	if got := (Kind{}).Summary(cp); got != "datacenter dc1 racks rack1 scaled to 1 nodes (1 removed)" {
 		t.Fatalf("summary %q", got)
 	}

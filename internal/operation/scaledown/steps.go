@@ -4,24 +4,25 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // nodeKinds are a removed node's steps, in the order they run.
-var nodeKinds = []string{steps.StepDecommission, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone, steps.StepDeletePVCs}
+var nodeKinds = []string{record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs}
 
 // Steps lists the steps of a scale-down for nodes, in execution order: every step of a
 // node before the next node, then the final update of the cluster resource; with
 // pause, the operator is paused first and restored last.
 // A node that never started (Node.Unstarted) has no decommission nor its verification:
 // its pod is taken away (shrink, wait until it is gone, delete its claims).
-func Steps(nodes []checkpoint.Node, pause bool) []checkpoint.Step {
+func Steps(nodes []record.Node, pause bool) []record.Step {
 	return RemovalSteps(nodes, pause, nil)
 }
 
 // RemovalSteps is Steps where the nodes of the pods in dead are dead: each is removed
 // with removenode from a live node instead of a decommission (deadKinds).
-func RemovalSteps(nodes []checkpoint.Node, pause bool, dead map[string]bool) []checkpoint.Step {
-	var list []checkpoint.Step
+func RemovalSteps(nodes []record.Node, pause bool, dead map[string]bool) []record.Step {
+	var list []record.Step
 	for _, n := range nodes {
 		kinds := nodeKinds
 		switch {
@@ -30,7 +31,7 @@ func RemovalSteps(nodes []checkpoint.Node, pause bool, dead map[string]bool) []c
 		case dead[n.Pod]:
 			kinds = deadKinds
 		}
-		list = append(list, checkpoint.NodeSteps([]checkpoint.Node{n}, kinds...)...)
+		list = append(list, checkpoint.NodeSteps([]record.Node{n}, kinds...)...)
 	}
 	list = append(list, checkpoint.PendingStep(steps.StepUpdateCluster, ""))
 	return checkpoint.Paused(pause, list)
@@ -38,19 +39,19 @@ func RemovalSteps(nodes []checkpoint.Node, pause bool, dead map[string]bool) []c
 
 // deadKinds are a dead node's steps: removed from the ring by a live node, verified
 // gone, then its pod and claims taken away as for any removed node.
-var deadKinds = []string{steps.StepRemoveNode, steps.StepVerifyLeft, steps.StepShrinkSTS, steps.StepWaitPodGone, steps.StepDeletePVCs}
+var deadKinds = []string{steps.StepRemoveNode, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs}
 
 // unstartedKinds are the steps that take away a pod that never started.
-var unstartedKinds = []string{steps.StepShrinkSTS, steps.StepWaitPodGone, steps.StepDeletePVCs}
+var unstartedKinds = []string{record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs}
 
 // settleSteps lists the steps of a scale-down whose racks are at the target already but
 // whose world is not settled (a removal whose record is gone): delete each removed
 // pod's left-over claims, then the update of the cluster resource; with pause, the
 // operator is paused first and restored last. It removes no node.
-func settleSteps(leftovers []checkpoint.Leftover, pause bool) []checkpoint.Step {
-	var list []checkpoint.Step
+func settleSteps(leftovers []record.Leftover, pause bool) []record.Step {
+	var list []record.Step
 	for _, l := range leftovers {
-		list = append(list, checkpoint.PendingStep(steps.StepDeleteLeftoverPVCs, l.Pod))
+		list = append(list, checkpoint.PendingStep(record.StepDeleteLeftoverPVCs, l.Pod))
 	}
 	list = append(list, checkpoint.PendingStep(steps.StepUpdateCluster, ""))
 	return checkpoint.Paused(pause, list)
@@ -61,18 +62,18 @@ func settleSteps(leftovers []checkpoint.Leftover, pause bool) []checkpoint.Step 
 // decommission, or the size that asks the operator for it), restored once it left
 // (after verify-left). Nodes whose removal streams nothing (never started, or already
 // left when planned: their decommission is done) get none.
-func throttled(list []checkpoint.Step) []checkpoint.Step {
-	var out []checkpoint.Step
+func throttled(list []record.Step) []record.Step {
+	var out []record.Step
 	set := map[string]bool{} // a dead node's removenode sets nothing: nothing to restore
 	for _, s := range list {
-		starts := s.Kind == steps.StepDecommission || s.Kind == steps.StepRequestRemoval
-		if starts && s.State == checkpoint.StatePending {
-			out = append(out, checkpoint.PendingStep(steps.StepRecordThroughput, s.Pod), checkpoint.PendingStep(steps.StepSetThroughput, s.Pod))
+		starts := s.Kind == record.StepDecommission || s.Kind == record.StepRequestRemoval
+		if starts && s.State == record.StatePending {
+			out = append(out, checkpoint.PendingStep(record.StepRecordThroughput, s.Pod), checkpoint.PendingStep(record.StepSetThroughput, s.Pod))
 			set[s.Pod] = true
 		}
 		out = append(out, s)
-		if s.Kind == steps.StepVerifyLeft && s.State == checkpoint.StatePending && set[s.Pod] {
-			out = append(out, checkpoint.PendingStep(steps.StepRestoreThroughput, s.Pod))
+		if s.Kind == record.StepVerifyLeft && s.State == record.StatePending && set[s.Pod] {
+			out = append(out, checkpoint.PendingStep(record.StepRestoreThroughput, s.Pod))
 		}
 	}
 	return out

@@ -3,10 +3,10 @@ package scaledown
 import (
 	"context"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // throttle adds --stream-throughput to a planned scale-down: the leaving node is the
@@ -15,7 +15,7 @@ import (
 // what it streams (the plan shows the time at the rate beside the default's).
 // A dead node (dead, removed with removenode) sends nothing: the remaining nodes stream
 // its ranges from the other replicas, and its own limiter cannot even be read.
-func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, ring nodetool.Ring, reader string, dead map[string]bool) error {
+func throttle(ctx context.Context, env *pub.Env, plan *pub.Plan, ring pubnodetool.Ring, reader string, dead map[string]bool) error {
 	if env.Request.StreamThroughput == "" {
 		return nil
 	}
@@ -31,7 +31,7 @@ func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, ring node
 	}
 	plan.CP.Throughput = tp
 	plan.CP.Steps = throttled(plan.CP.Steps)
-	if operation.CountSteps(plan.CP, steps.StepSetThroughput) == 0 {
+	if operation.CountSteps(plan.CP, record.StepSetThroughput) == 0 {
 		plan.CP.Throughput = nil
 		plan.Warnings = append(plan.Warnings, noStreamWarning)
 		return nil

@@ -6,11 +6,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
-func ids(list []checkpoint.Step) []string {
+func ids(list []record.Step) []string {
 	var out []string
 	for _, s := range list {
 		out = append(out, s.ID)
@@ -22,7 +21,7 @@ func ids(list []checkpoint.Step) []string {
 // before it is asked to leave and restored right after it left; one that never started
 // or already left gets none.
 func TestThrottledSteps(t *testing.T) {
-	nodes := []checkpoint.Node{{Pod: "a"}, {Pod: "b", Unstarted: true}, {Pod: "c"}}
+	nodes := []record.Node{{Pod: "a"}, {Pod: "b", Unstarted: true}, {Pod: "c"}}
 	list := Steps(nodes, true)
 	markLeft(list, map[string]bool{"c": true}, time.Now())
 	assert.Equal(t, []string{"pause-operator",
@@ -31,7 +30,7 @@ func TestThrottledSteps(t *testing.T) {
 		"decommission/c", "verify-left/c", "shrink-statefulset/c", "wait-pod-gone/c", "delete-pvcs/c",
 		"update-cluster", "resume-operator"}, ids(throttled(list)))
 
-	driven := throttled(drivenSteps([]checkpoint.Node{{Pod: "a"}}))
-	assert.Equal(t, []string{"record-throughput/a", "set-throughput/a", steps.StepRequestRemoval + "/a", steps.StepWaitLeaving + "/a", "verify-left/a", "restore-throughput/a",
-		"wait-pod-gone/a", steps.StepWaitClaimsGone + "/a", steps.StepWaitReleased + "/a"}, ids(driven), "the operator decommissions, the plugin sets and restores around it")
+	driven := throttled(drivenSteps([]record.Node{{Pod: "a"}}))
+	assert.Equal(t, []string{"record-throughput/a", "set-throughput/a", record.StepRequestRemoval + "/a", record.StepWaitLeaving + "/a", "verify-left/a", "restore-throughput/a",
+		"wait-pod-gone/a", record.StepWaitClaimsGone + "/a", record.StepWaitReleased + "/a"}, ids(driven), "the operator decommissions, the plugin sets and restores around it")
 }

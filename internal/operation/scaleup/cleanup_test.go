@@ -70,7 +70,7 @@ func TestDrivenCleanupPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &pub.Env{Toolkit: &operation.Planner{Client: w.Kube, Nodetool: nodetool.Client{Exec: w}}, Cluster: cl, Adapter: a,
-		Request: operation.Request{Nodes: 4, Ext: &Options{Cleanup: true}}}
+		Request: pub.Request{Nodes: 4, Ext: &Options{Cleanup: true}}}
 	p, err := (Kind{}).Plan(ctx, env)
 	if err != nil {
 		t.Fatal(err)

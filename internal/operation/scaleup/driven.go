@@ -12,13 +12,14 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // planDriven plans a scale-up on an operator that scales its datacenters itself
 // (operator.Scaler): one size step per new node, in the operator's order, each joined
 // (pod Ready, node UN) before the next is asked for.
-func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*operation.Plan, error) {
+func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*pub.Plan, error) {
 	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	tasks, hasTasks := env.Adapter.(operator.Tasks)
 	if req.Cleanup && !hasTasks {
@@ -44,17 +45,17 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 	if err != nil {
 		return nil, err
 	}
-	plan := &operation.Plan{Cluster: cl, DC: d.DC, Racks: d.DC.Racks}
+	plan := &pub.Plan{Cluster: cl, DC: d.DC, Racks: d.DC.Racks}
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
 	plan.CP.Target = d.Target(req.Request, from)
-	var cleanup []checkpoint.Node
+	var cleanup []record.Node
 	if req.Cleanup {
 		if cleanup, err = cleanupNodes(ctx, p, cl, d.DC, ring); err != nil {
 			return nil, err
 		}
 		inCleanupTaskOrder(cleanup)
 	}
-	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), nodes...)
+	plan.CP.Nodes = append(append([]record.Node{}, cleanup...), nodes...)
 	plan.CP.Steps = drivenGrowthSteps(nodes, cleanup)
 	// The operator bootstraps, the plugin still sets and restores the sources' limits.
 	if err := throttle(ctx, env, plan, d.DC, ring, nodes); err != nil {
@@ -90,8 +91,8 @@ func readGrowingRacks(ctx context.Context, p *operation.Planner, cl topology.Clu
 // drivenNewNodes is the nodes the operator's additions create, each the next pod of its
 // rack's StatefulSet: refused where the operator would create another pod, or where the
 // new pod's claim is left over.
-func drivenNewNodes(ctx context.Context, env *pub.Env, states []operation.RackNow, dc topology.DC, from map[string]int, sts map[string]string, moves []operator.Move) ([]checkpoint.Node, error) {
-	var nodes []checkpoint.Node
+func drivenNewNodes(ctx context.Context, env *pub.Env, states []operation.RackNow, dc topology.DC, from map[string]int, sts map[string]string, moves []operator.Move) ([]record.Node, error) {
+	var nodes []record.Node
 	next := maps.Clone(from)
 	for _, m := range moves {
 		pod := topology.PodName(sts[m.Rack], next[m.Rack])
@@ -101,7 +102,7 @@ func drivenNewNodes(ctx context.Context, env *pub.Env, states []operation.RackNo
 		if err := noLeftoverClaims(ctx, env, states, m.Rack, pod); err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, checkpoint.Node{Pod: pod, Ordinal: next[m.Rack], DC: dc.Name, Rack: m.Rack, StatefulSet: sts[m.Rack], New: true, Size: m.Size})
+		nodes = append(nodes, record.Node{Pod: pod, Ordinal: next[m.Rack], DC: dc.Name, Rack: m.Rack, StatefulSet: sts[m.Rack], New: true, Size: m.Size})
 		next[m.Rack]++
 	}
 	return nodes, nil
@@ -110,7 +111,7 @@ func drivenNewNodes(ctx context.Context, env *pub.Env, states []operation.RackNo
 // inCleanupTaskOrder sorts the nodes as the operator's cleanup job takes them: racks by
 // name, then pods by name (internal/controllers/control/cassandratask_controller.go
 // reconcileEveryPodTask).
-func inCleanupTaskOrder(cleanup []checkpoint.Node) {
+func inCleanupTaskOrder(cleanup []record.Node) {
 	sort.SliceStable(cleanup, func(i, j int) bool {
 		if cleanup[i].Rack != cleanup[j].Rack {
 			return cleanup[i].Rack < cleanup[j].Rack
@@ -121,10 +122,10 @@ func inCleanupTaskOrder(cleanup []checkpoint.Node) {
 
 // drivenGrowthSteps lists a driven scale-up's steps: for each new node, ask for it and
 // wait until it joined; then the cleanup task's, if any.
-func drivenGrowthSteps(nodes, cleanup []checkpoint.Node) []checkpoint.Step {
-	var out []checkpoint.Step
+func drivenGrowthSteps(nodes, cleanup []record.Node) []record.Step {
+	var out []record.Step
 	for _, n := range nodes {
-		out = append(out, checkpoint.PendingStep(steps.StepRequestGrowth, n.Pod), checkpoint.PendingStep(steps.StepWaitJoined, n.Pod))
+		out = append(out, checkpoint.PendingStep(record.StepRequestGrowth, n.Pod), checkpoint.PendingStep(record.StepWaitJoined, n.Pod))
 	}
 	return append(out, CleanupTaskSteps(cleanup)...)
 }
@@ -133,15 +134,15 @@ func drivenGrowthSteps(nodes, cleanup []checkpoint.Node) []checkpoint.Step {
 // (operator.Tasks): after the last new node joined, create the operation's cleanup task,
 // wait until it reports each pre-existing pod COMPLETED, then until it finished well.
 // None without cleanup nodes.
-func CleanupTaskSteps(cleanup []checkpoint.Node) []checkpoint.Step {
+func CleanupTaskSteps(cleanup []record.Node) []record.Step {
 	if len(cleanup) == 0 {
 		return nil
 	}
-	out := []checkpoint.Step{checkpoint.PendingStep(steps.StepCreateTask, "")}
+	out := []record.Step{checkpoint.PendingStep(record.StepCreateTask, "")}
 	for _, n := range cleanup {
-		out = append(out, checkpoint.PendingStep(steps.StepWaitCleaned, n.Pod))
+		out = append(out, checkpoint.PendingStep(record.StepWaitCleaned, n.Pod))
 	}
-	return append(out, checkpoint.PendingStep(steps.StepWaitTaskDone, ""))
+	return append(out, checkpoint.PendingStep(record.StepWaitTaskDone, ""))
 }
 
 // cleanupWarning says who cleans up the pre-existing nodes after a driven scale-up.
@@ -154,7 +155,7 @@ func CleanupTaskSteps(cleanup []checkpoint.Node) []checkpoint.Step {
 // node, and verifies every pre-existing pod COMPLETED in it; its concurrencyPolicy
 // Forbid runs it after the operator's own ones, on nodes they already cleaned
 // (Cassandra's cleanup skips the SSTables that hold no range the node lost).
-func cleanupWarning(ctx context.Context, env *pub.Env, tasks operator.Tasks, hasTasks, cleanup bool, cp *checkpoint.Checkpoint) (string, error) {
+func cleanupWarning(ctx context.Context, env *pub.Env, tasks operator.Tasks, hasTasks, cleanup bool, cp *record.Checkpoint) (string, error) {
 	auto := false
 	if hasTasks {
 		var err error
@@ -197,6 +198,6 @@ func noLeftoverClaims(ctx context.Context, env *pub.Env, states []operation.Rack
 }
 
 // drivenAdded counts the nodes a driven scale-up added (the summary line).
-func drivenAdded(cp *checkpoint.Checkpoint) int {
-	return operation.CountSteps(cp, steps.StepRequestGrowth)
+func drivenAdded(cp *record.Checkpoint) int {
+	return operation.CountSteps(cp, record.StepRequestGrowth)
 }

@@ -8,9 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter"
 )
@@ -22,7 +22,7 @@ func TestCleanupTaskSteps(t *testing.T) {
 		t.Fatalf("no cleanup: %v", s)
 	}
 	var ids []string
-	for _, s := range CleanupTaskSteps([]checkpoint.Node{{Pod: "a-0"}, {Pod: "b-0"}}) {
+	for _, s := range CleanupTaskSteps([]record.Node{{Pod: "a-0"}, {Pod: "b-0"}}) {
 		ids = append(ids, s.ID)
 	}
 	if want := []string{"create-task", "wait-cleaned/a-0", "wait-cleaned/b-0", "wait-task-done"}; !reflect.DeepEqual(ids, want) {
@@ -50,7 +50,7 @@ func (autoTasks) TaskResource() schema.GroupResource {
 // cleanup (no-cleanup annotation).
 func TestCleanupWarning(t *testing.T) {
 	env := &pub.Env{Cluster: topology.Cluster{Namespace: "ns", Name: "dc1"}, Adapter: &fakeadapter.Adapter{}}
-	cp := &checkpoint.Checkpoint{OperationID: "scale-1", Cluster: "dc1"}
+	cp := &record.Checkpoint{OperationID: "scale-1", Cluster: "dc1"}
 	for _, c := range []struct {
 		auto, cleanup bool
 		want          string

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -28,10 +28,8 @@ type Kind struct{ operation.Scale }
 // Info implements operation.Kind.
 func (Kind) Info() pub.Info {
 	return pub.Info{
-		Name: Name,
-		Checkpoint: checkpoint.Schema{Version: 2, NewNodes: true, Steps: []string{steps.StepGrowSTS, steps.StepWaitJoined, steps.StepUpdateCluster, steps.StepCleanup,
-			steps.StepPauseOperator, steps.StepResumeOperator, steps.StepRequestGrowth, steps.StepCreateTask, steps.StepWaitCleaned, steps.StepWaitTaskDone,
-			steps.StepRecordThroughput, steps.StepSetThroughput, steps.StepRestoreThroughput}},
+		Name:        Name,
+		Checkpoint:  record.Schema{Version: 2, NewNodes: true, Steps: []string{steps.StepGrowSTS, record.StepWaitJoined, steps.StepUpdateCluster, steps.StepCleanup, record.StepPauseOperator, record.StepResumeOperator, record.StepRequestGrowth, record.StepCreateTask, record.StepWaitCleaned, record.StepWaitTaskDone, record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
 		Abort:       pub.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: operation.WithPlanner(assess)},
@@ -39,31 +37,27 @@ func (Kind) Info() pub.Info {
 }
 
 // Access implements operation.Kind.
-func (Kind) Access(_ context.Context, env *pub.Env) ([]operation.Access, error) {
+func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 	if _, ok := env.Adapter.(operator.Scaler); ok {
 		acc := operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords())
 		if ts, ok := env.Adapter.(operator.Tasks); ok && requestOf(env.Request).Cleanup {
 			tr := ts.TaskResource()
-			acc = append(acc,
-				operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: env.Cluster.Namespace, Why: "ask the operator for the cleanup"},
-				operation.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: env.Cluster.Namespace, Why: "follow the cleanup task"})
+			acc = append(acc, pub.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: env.Cluster.Namespace, Why: "ask the operator for the cleanup"}, pub.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: env.Cluster.Namespace, Why: "follow the cleanup task"})
 		}
 		return acc, nil
 	}
 	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
-	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation and "+env.Adapter.CountWords()),
-		operation.Access{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "grow the StatefulSet"},
-		operation.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "check no claim of a new pod is left over"})
+	acc := append(operation.CommonAccess(ns, cr, "write the checkpoint annotation and "+env.Adapter.CountWords()), pub.Access{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "grow the StatefulSet"}, pub.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "check no claim of a new pod is left over"})
 	return operation.PauseAccess(acc, env.Request.Pause), nil
 }
 
 // Summary implements operation.Kind.
-func (Kind) Summary(cp *checkpoint.Checkpoint) string {
+func (Kind) Summary(cp *record.Checkpoint) string {
 	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, steps.StepGrowSTS)+drivenAdded(cp))
 	if c := operation.CountSteps(cp, steps.StepCleanup); c > 0 {
 		s += fmt.Sprintf(", nodetool cleanup on %d nodes", c)
 	}
-	if c := operation.CountSteps(cp, steps.StepWaitCleaned); c > 0 {
+	if c := operation.CountSteps(cp, record.StepWaitCleaned); c > 0 {
 		s += fmt.Sprintf(", cleaned up by task %s on %d nodes", steps.TaskOf(cp).Name, c)
 	}
 	return s
@@ -74,7 +68,7 @@ func (Kind) Summary(cp *checkpoint.Checkpoint) string {
 // wait until the new node joined (pod Ready, node UN); then set the cluster resource's
 // count; with Options.Cleanup, `nodetool cleanup` on every pre-existing node of the
 // datacenter, one at a time.
-func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if sc, ok := env.Adapter.(operator.Scaler); ok {
 		return k.planDriven(ctx, env, sc)
 	}
@@ -101,7 +95,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 		states = append(states, st)
 	}
 	if !grow {
-		return nil, &operation.ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", dc.Name, req.Nodes)}
+		return nil, &pub.ErrNothingToDo{Msg: fmt.Sprintf("every selected rack of datacenter %s already has %d nodes: nothing to do", dc.Name, req.Nodes)}
 	}
 	ring, _, err := p.ReadRing(ctx, cl, dc, states, "scale-up")
 	if err != nil {
@@ -111,7 +105,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cleanup []checkpoint.Node
+	var cleanup []record.Node
 	if req.Cleanup {
 		if cleanup, err = cleanupNodes(ctx, p, cl, dc, ring); err != nil {
 			return nil, err
@@ -120,8 +114,8 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 		plan.Warnings = append(plan.Warnings, "without --cleanup the existing nodes keep the data of the ranges the new nodes take over, until `nodetool cleanup` runs on each of them")
 	}
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
-	plan.CP.Target = checkpoint.Target{DC: dc.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
-	plan.CP.Nodes = append(append([]checkpoint.Node{}, cleanup...), newNodes...)
+	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(plan.Racks), Nodes: req.Nodes, From: from}
+	plan.CP.Nodes = append(append([]record.Node{}, cleanup...), newNodes...)
 	plan.CP.Steps = Steps(newNodes, cleanup, req.Pause != nil)
 	if err := throttle(ctx, env, plan, dc, ring, newNodes); err != nil {
 		return nil, err
@@ -132,9 +126,9 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*operation.Plan, error) {
 
 // newNodes plans the pods to create, refusing a seed among them or a claim of one left
 // over.
-func newNodes(ctx context.Context, env *pub.Env, states []operation.RackNow, nodes int) ([]checkpoint.Node, error) {
+func newNodes(ctx context.Context, env *pub.Env, states []operation.RackNow, nodes int) ([]record.Node, error) {
 	p, cl := operation.PlannerOf(env), env.Cluster
-	var out []checkpoint.Node
+	var out []record.Node
 	for _, st := range states {
 		for i := st.Cur; i < nodes; i++ {
 			pod := topology.PodName(st.STS.Name, i)
@@ -153,7 +147,7 @@ func newNodes(ctx context.Context, env *pub.Env, states []operation.RackNow, nod
 						name, pod, cl.Namespace, name, cl.Name)
 				}
 			}
-			out = append(out, checkpoint.Node{Pod: pod, Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name, StatefulSet: st.STS.Name, New: true})
+			out = append(out, record.Node{Pod: pod, Ordinal: i, DC: st.Rack.DC, Rack: st.Rack.Name, StatefulSet: st.STS.Name, New: true})
 		}
 	}
 	return out, nil
@@ -161,8 +155,8 @@ func newNodes(ctx context.Context, env *pub.Env, states []operation.RackNow, nod
 
 // cleanupNodes is every node that was in the datacenter before: the new ones take
 // ranges from all of them, whatever their rack.
-func cleanupNodes(ctx context.Context, p *operation.Planner, cl topology.Cluster, dc topology.DC, ring nodetool.Ring) ([]checkpoint.Node, error) {
-	var out []checkpoint.Node
+func cleanupNodes(ctx context.Context, p *operation.Planner, cl topology.Cluster, dc topology.DC, ring pubnodetool.Ring) ([]record.Node, error) {
+	var out []record.Node
 	for _, r := range dc.Racks {
 		st, err := p.ReadCheckedRack(ctx, cl.Namespace, r, "scale-up with --cleanup")
 		if err != nil {
@@ -170,7 +164,7 @@ func cleanupNodes(ctx context.Context, p *operation.Planner, cl topology.Cluster
 		}
 		for i := 0; i < st.Cur; i++ {
 			pod := st.Pods[i]
-			n := checkpoint.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: r.DC, Rack: r.Name, StatefulSet: st.STS.Name, Address: pod.Status.PodIP}
+			n := record.Node{Pod: pod.Name, PodUID: string(pod.UID), Ordinal: i, DC: r.DC, Rack: r.Name, StatefulSet: st.STS.Name, Address: pod.Status.PodIP}
 			if row, ok := ring.ByAddress(pod.Status.PodIP); ok {
 				n.HostID = row.HostID
 			}

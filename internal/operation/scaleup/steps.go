@@ -4,6 +4,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // Steps lists the steps of a scale-up: for each new node in order (lowest ordinal
@@ -11,8 +12,8 @@ import (
 // then the update of the cluster resource; with pause, the operator is paused first and
 // restored as soon as the cluster resource and the StatefulSets agree; then `nodetool
 // cleanup` on each of the cleanup nodes, one at a time.
-func Steps(newNodes, cleanup []checkpoint.Node, pause bool) []checkpoint.Step {
-	list := append(checkpoint.NodeSteps(newNodes, steps.StepGrowSTS, steps.StepWaitJoined), checkpoint.PendingStep(steps.StepUpdateCluster, ""))
+func Steps(newNodes, cleanup []record.Node, pause bool) []record.Step {
+	list := append(checkpoint.NodeSteps(newNodes, steps.StepGrowSTS, record.StepWaitJoined), checkpoint.PendingStep(steps.StepUpdateCluster, ""))
 	return checkpoint.Paused(pause, list, checkpoint.NodeSteps(cleanup, steps.StepCleanup)...)
 }
 

@@ -3,11 +3,11 @@ package scaleup
 import (
 	"context"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -17,7 +17,7 @@ import (
 // new one (the sources), recorded first and put back once the last new node joined.
 // The nodes this operation adds stream to the later ones at their own default. Each new
 // node is expected to receive the datacenter's average Load after the scale-up.
-func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, dc topology.DC, ring nodetool.Ring, newNodes []checkpoint.Node) error {
+func throttle(ctx context.Context, env *pub.Env, plan *pub.Plan, dc topology.DC, ring pubnodetool.Ring, newNodes []record.Node) error {
 	if env.Request.StreamThroughput == "" {
 		return nil
 	}
@@ -55,6 +55,6 @@ func throttle(ctx context.Context, env *pub.Env, plan *operation.Plan, dc topolo
 
 // throttled is steps with the sources' stream throughput set around the new nodes'
 // bootstraps: from the first new node asked for until the last one joined.
-func throttled(list []checkpoint.Step) []checkpoint.Step {
-	return operation.Throttled(list, []string{steps.StepGrowSTS, steps.StepRequestGrowth}, []string{steps.StepWaitJoined})
+func throttled(list []record.Step) []record.Step {
+	return operation.Throttled(list, []string{steps.StepGrowSTS, record.StepRequestGrowth}, []string{record.StepWaitJoined})
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // TestThrottledSteps: the sources' limits are recorded and set before the first new
@@ -13,7 +13,7 @@ import (
 // and the cleanups run.
 func TestThrottledSteps(t *testing.T) {
 	var ids []string
-	for _, s := range throttled(Steps([]checkpoint.Node{{Pod: "n1"}, {Pod: "n2"}}, []checkpoint.Node{{Pod: "o0"}}, true)) {
+	for _, s := range throttled(Steps([]record.Node{{Pod: "n1"}, {Pod: "n2"}}, []record.Node{{Pod: "o0"}}, true)) {
 		ids = append(ids, s.ID)
 	}
 	assert.Equal(t, []string{"pause-operator", "record-throughput", "set-throughput",
