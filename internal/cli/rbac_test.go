@@ -21,6 +21,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -235,6 +236,12 @@ func exercise(t *testing.T) map[access]bool {
 	if got := w2.DeploymentReplicas("casskop"); got != 1 {
 		t.Fatalf("abort left the operator at %d replicas", got)
 	}
+	// The cluster deleted: resume finds nothing to resume and reaps what an operation
+	// of the gone cluster may have left (the ConfigMaps listed for its replace blocks).
+	if err := w2.Dyn.Tracker().Delete(world.CCGVR, "cassandra", "demo"); err != nil {
+		t.Fatal(err)
+	}
+	must(w2, exit.Usage, cmd("resume", "--yes")...)
 	for a := range recorded(t, w2) {
 		used[a] = true
 	}

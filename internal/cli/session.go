@@ -221,7 +221,7 @@ func (o *Options) openWith(ctx context.Context, c *kube.Clients, a operator.Adap
 			}
 			hint = " (clusters there: " + strings.Join(names, ", ") + ")"
 		}
-		return nil, &clusterNotFound{error: exit.Usagef("%s %q not found in namespace %s%s", a.Kind(), name, ns, hint), c: c, a: a, ns: ns}
+		return nil, &clusterNotFound{error: exit.Usagef("%s %q not found in namespace %s%s", a.Kind(), name, ns, hint), c: c, a: a, ns: ns, name: name}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s %s/%s: %w", a.Kind(), ns, name, err)
@@ -264,19 +264,28 @@ func (s *session) statusHint() string {
 // a command needs to release an operator paused for an operation that went with it.
 type clusterNotFound struct {
 	error
-	c  *kube.Clients
-	a  operator.Adapter
-	ns string
+	c        *kube.Clients
+	a        operator.Adapter
+	ns, name string
 }
 
 func (e *clusterNotFound) Unwrap() error { return e.error }
 
-// reapAfterGone releases the pauses held for operations whose cluster is gone (the
-// cluster resource deleted while its operation held the operator paused: its
-// checkpoint went with it), when err says the cluster named is not found.
+// reapAfterGone takes out what operations whose cluster is gone left (the cluster
+// resource deleted while its operation ran: its checkpoint went with it), when err
+// says the cluster named is not found (lifecycle.ReapAfterGone).
 func (o *Options) reapAfterGone(ctx context.Context, err error) {
 	var nf *clusterNotFound
 	if errors.As(err, &nf) {
-		lifecycle.New(o.lifecycleDeps(nf.c, nf.a)).ReapAfterGone(ctx, nf.ns)
+		deps := o.lifecycleDeps(nf.c, nf.a)
+		// The pods of the gone cluster may run until they are collected: the stream
+		// limits set on them are put back through nodetool (--jmx-secret: the cluster
+		// that named its own Secret is gone).
+		var ex nodetool.Execer = o.Execer
+		if ex == nil {
+			ex = kube.PodExec{Config: nf.c.Config, Client: nf.c.Kube, Namespace: nf.ns, Container: nf.a.Container()}
+		}
+		deps.Nodetool = nodetool.Client{Exec: ex, Retry: kube.ExecTransient, Auth: o.jmxAuth(nf.c, nf.ns, "")}
+		lifecycle.New(deps).ReapAfterGone(ctx, nf.ns, nf.name)
 	}
 }

@@ -3,8 +3,11 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
@@ -38,17 +41,17 @@ func (l *Lifecycle) reapStaleBlocks(ctx context.Context, report bool) {
 	if err != nil || name == "" {
 		return // no start script: no block
 	}
-	stands := l.operationStands(ctx)
+	stands := l.operationStands(ctx, l.Cluster.Namespace)
 	for _, k := range l.Kinds.All() {
 		if r, ok := k.(scriptReaper); ok {
-			l.reapScript(ctx, k.Info().Name, r, name, key, stands, report)
+			l.reapScript(ctx, k.Info().Name, r, l.Cluster.Namespace, name, key, stands, report)
 		}
 	}
 }
 
-// reapScript reaps (or, with report, only lists) kind's blocks in key of ConfigMap name.
-func (l *Lifecycle) reapScript(ctx context.Context, kind string, r scriptReaper, name, key string, stands func(id string) (bool, error), report bool) {
-	ns := l.Cluster.Namespace
+// reapScript reaps (or, with report, only lists) kind's blocks in key of ConfigMap
+// ns/name.
+func (l *Lifecycle) reapScript(ctx context.Context, kind string, r scriptReaper, ns, name, key string, stands func(id string) (bool, error), report bool) {
 	if report {
 		stale, err := r.StaleScriptBlocks(ctx, l.Kube, ns, name, key, stands)
 		if err == nil && len(stale) > 0 {
@@ -71,12 +74,12 @@ func (l *Lifecycle) reapScript(ctx context.Context, kind string, r scriptReaper,
 // operationStands judges operation IDs against the checkpoints of the namespace's
 // clusters, listed once on first use. A list that fails, or a checkpoint that cannot
 // be decoded (whose it is is unknown), leaves every operation standing.
-func (l *Lifecycle) operationStands(ctx context.Context) func(id string) (bool, error) {
+func (l *Lifecycle) operationStands(ctx context.Context, ns string) func(id string) (bool, error) {
 	var ids map[string]bool
 	var failed error
 	return func(id string) (bool, error) {
 		if ids == nil && failed == nil {
-			ids, failed = l.checkpointIDs(ctx)
+			ids, failed = l.checkpointIDs(ctx, ns)
 		}
 		if failed != nil {
 			return true, failed
@@ -86,8 +89,8 @@ func (l *Lifecycle) operationStands(ctx context.Context) func(id string) (bool, 
 }
 
 // checkpointIDs are the operation IDs the checkpoints of the namespace's clusters hold.
-func (l *Lifecycle) checkpointIDs(ctx context.Context) (map[string]bool, error) {
-	cls, err := l.Adapter.List(ctx, l.Cluster.Namespace)
+func (l *Lifecycle) checkpointIDs(ctx context.Context, ns string) (map[string]bool, error) {
+	cls, err := l.Adapter.List(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -109,3 +112,32 @@ func (l *Lifecycle) checkpointIDs(ctx context.Context) (map[string]bool, error) 
 // WarnStaleBlocks only says which blocks of the start script belong to operations that
 // are gone (status changes nothing; the next replace-node, resume or abort reaps them).
 func (l *Lifecycle) WarnStaleBlocks(ctx context.Context) { l.reapStaleBlocks(ctx, true) }
+
+// reapBlocksAfterGone is reapStaleBlocks once the cluster resource is gone: it named the
+// start script, so every ConfigMap of namespace ns holding a text of ours is looked at
+// (a cluster created again under the same name, on the same ConfigMap, would start its
+// pods with a gone operation's option). A list refused is said: the blocks stay until
+// a command that can list them, or an SRE, takes them out.
+func (l *Lifecycle) reapBlocksAfterGone(ctx context.Context, ns string) {
+	if _, ok := l.Adapter.(operator.StartScript); !ok {
+		return
+	}
+	cms, err := l.Kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		fmt.Fprintf(l.ErrOut, "warning: cannot list the ConfigMaps of namespace %s to take out blocks of operations that are gone: %v\n", ns, err)
+		return
+	}
+	stands := l.operationStands(ctx, ns)
+	for _, cm := range cms.Items {
+		for _, key := range slices.Sorted(maps.Keys(cm.Data)) {
+			if !strings.Contains(cm.Data[key], "kubectl-cassandra") {
+				continue
+			}
+			for _, k := range l.Kinds.All() {
+				if r, ok := k.(scriptReaper); ok {
+					l.reapScript(ctx, k.Info().Name, r, ns, cm.Name, key, stands, false)
+				}
+			}
+		}
+	}
+}

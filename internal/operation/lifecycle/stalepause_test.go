@@ -30,7 +30,7 @@ func TestReapPauseOfGoneCluster(t *testing.T) {
 	if _, err := deps.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	l.ReapAfterGone(ctx, w.NS)
+	l.ReapAfterGone(ctx, w.NS, "gone")
 	if got := w.DeploymentReplicas(fakeworld.OperatorName); got != 1 {
 		t.Errorf("operator at %d replicas, want 1 restored\n%s", got, errOut)
 	}
@@ -46,7 +46,7 @@ func TestReapPauseOfGoneCluster(t *testing.T) {
 		t.Errorf("the reaping said %q", said)
 	}
 	errOut.Reset()
-	l.ReapAfterGone(ctx, w.NS)
+	l.ReapAfterGone(ctx, w.NS, "gone")
 	// The history: 1 before, the test's pause to 0, the one restore to 1.
 	if got := w.OperatorReplicas(fakeworld.OperatorName); errOut.Len() != 0 || !slices.Equal(got, []int32{1, 0, 1}) {
 		t.Errorf("replicas over the writes %v, want [1 0 1] (one restore); the second reaping said %q", got, errOut)
