@@ -50,7 +50,8 @@ type searchOperator struct {
 // step boundary: a crash; the record wiped; the cluster resource deleted; a kept node
 // DN, or its JVM gone (a stream source among them); another run taking the lock over; a replaced node back; CassKop's Deployment
 // re-created or scaled up by hand while paused; the user's start script reverted;
-// cass-operator down; the operation's task deleted before it finished.
+// cass-operator down; the operation's task deleted (before it finished, or after, by its
+// TTL) or failed.
 func searchOperators() []searchOperator {
 	common := []world.Change{world.RecordWiped(), world.ClusterDeleted(), world.NodeDown(world.PickPod(0)), world.NodeKilled(world.PickPod(0)), world.Takeover(otherHost, 5*time.Minute)}
 	demo := func(cmd string, extra ...string) []string {
@@ -86,7 +87,7 @@ func searchOperators() []searchOperator {
 		{
 			name: "cass-operator", deployment: world.CassOperatorDeployment, cluster: "dc1",
 			settle:       func(w *world.World) { w.SettleOperator(400) },
-			disturbances: append(append([]world.Change{}, common...), world.CassOperatorDown(), world.TaskDeleted(), world.NodeBack(pod(1))),
+			disturbances: append(append([]world.Change{}, common...), world.CassOperatorDown(), world.TaskDeleted(), world.TaskFailed(), world.NodeBack(pod(1))),
 			cases: map[string][]searchCase{
 				"scale-down": {{name: "3->2 --stream-throughput", opts: world.Opts{CassOperator: true, Nodes: 3},
 					args: dc1("scale", "--nodes", "2", "--stream-throughput", "100MiB/s"), again: dc1("scale", "--nodes", "2")}},
@@ -94,10 +95,10 @@ func searchOperators() []searchOperator {
 				"restart":  {{name: "dc1", opts: coNodes, args: dc1("restart", "--dc", "dc1"), again: dc1("restart", "--dc", "dc1")}},
 				"replace-node": {{name: "dead " + pod(1), opts: coNodes, setup: kill(pod(1)),
 					args: dc1("replace-node", "--pod", pod(1)), again: dc1("replace-node", "--pod", pod(1))}},
-				"repair-cass-operator": {{name: "decommission left unlabelled", opts: world.Opts{CassOperator: true, Nodes: 3},
+				"repair-cass-operator": {{name: "decommission left unlabelled, carrying a --stream-throughput scale", opts: world.Opts{CassOperator: true, Nodes: 3},
 					setup: func(t *testing.T, w *world.World) {
 						w.KillOperatorAfter(standin.ActDecommission)
-						if _, stderr, code, _ := drun(w, 0, scaleDC(2)...); code == 0 {
+						if _, stderr, code, _ := drun(w, 0, append(scaleDC(2), "--stream-throughput", "100MiB/s")...); code == 0 {
 							t.Fatalf("setup: the scale did not stop at the killed operator\n%s", stderr)
 						}
 					},

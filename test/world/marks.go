@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -131,15 +132,13 @@ func taskFinished(u *unstructured.Unstructured) bool {
 	return t != ""
 }
 
-// TaskDeleted is the change "someone deletes the operation's newest CassandraTask" (a
-// `kubectl delete`, a clean-up script) while the operator has not finished it.
+// TaskDeleted is the change "the operation's newest CassandraTask is deleted": by
+// someone (a `kubectl delete`, a clean-up script) before the operator finished it, or
+// by its TTL once finished.
 func TaskDeleted() Change {
 	return Change{Name: "task-deleted", apply: func(w *World) ([]string, func(), bool) {
 		tasks := w.operationTasks()
 		for i := len(tasks) - 1; i >= 0; i-- {
-			if taskFinished(tasks[i]) {
-				continue
-			}
 			if err := w.Dyn.Tracker().Delete(standin.TaskGVR, w.NS, tasks[i].GetName()); err == nil {
 				return []string{"task", tasks[i].GetName()}, nil, true
 			}
@@ -234,4 +233,36 @@ func streamMarkPatch(action k8stesting.Action) bool {
 	}
 	_, ok = ann[streamMarkAnnotation]
 	return ok
+}
+
+// TaskFailed is the change "the operator's job for the operation's newest task fails"
+// (its pod's job ended in ERROR after its retry: the operator writes the task complete,
+// condition Failed, cassandratask_controller.go): the task ends, what it was to do
+// left undone.
+func TaskFailed() Change {
+	return Change{Name: "task-failed", apply: func(w *World) ([]string, func(), bool) {
+		tasks := w.operationTasks()
+		for i := len(tasks) - 1; i >= 0; i-- {
+			u := tasks[i].DeepCopy()
+			if taskFinished(u) {
+				continue
+			}
+			lbl := u.GetLabels()
+			lbl[standin.TaskStatusLabel] = standin.TaskCompleted
+			u.SetLabels(lbl)
+			now := time.Now().UTC().Format(time.RFC3339)
+			_ = unstructured.SetNestedField(u.Object, now, "status", "completionTime")
+			_ = unstructured.SetNestedField(u.Object, int64(0), "status", "active")
+			_ = unstructured.SetNestedField(u.Object, int64(1), "status", "failed")
+			_ = unstructured.SetNestedSlice(u.Object, []any{
+				map[string]any{"type": "Complete", "status": "True", "lastTransitionTime": now, "reason": "Complete", "message": ""},
+				map[string]any{"type": "Running", "status": "False", "lastTransitionTime": now, "reason": "Running", "message": ""},
+				map[string]any{"type": "Failed", "status": "True", "lastTransitionTime": now, "reason": "Failed", "message": "1 pods failed during processing"},
+			}, "status", "conditions")
+			if err := w.Dyn.Tracker().Update(standin.TaskGVR, u, w.NS); err == nil {
+				return []string{"task", u.GetName(), "failed"}, nil, true
+			}
+		}
+		return nil, nil, false
+	}}
 }
