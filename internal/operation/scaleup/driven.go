@@ -20,8 +20,8 @@ import (
 // (operator.Scaler): one size step per new node, in the operator's order, each joined
 // (pod Ready, node UN) before the next is asked for.
 func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*pub.Plan, error) {
-	p, cl, req := operation.PlannerOf(env), env.Cluster, pub.KindRequestOf[Options](env.Request)
 	tasks, hasTasks := env.Adapter.(operator.Tasks)
+	p, cl, req := operation.PlannerOf(env), env.Cluster, pub.KindRequestOf[Options](env.Request)
 	if req.Options.Cleanup && !hasTasks {
 		return nil, exit.Usagef("--cleanup is not offered for %s (it runs no cleanup task the plugin can ask for); nothing changed", env.Adapter.Title())
 	}
