@@ -33,9 +33,9 @@ import (
 // NodeInfo is what the planner asks Cassandra: a node's Host ID and mode, the ring,
 // keyspaces.
 type NodeInfo interface {
+	nodetool.StatusReader
 	Info(ctx context.Context, pod string) (nodetool.Info, error)
 	Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
-	Status(ctx context.Context, pod string) (pubnodetool.Ring, error)
 	DescribeCluster(ctx context.Context, pod string) (nodetool.ClusterDescription, error)
 }
 

@@ -30,7 +30,7 @@ import (
 
 // Nodetool is what the steps ask Cassandra.
 type Nodetool interface {
-	Status(ctx context.Context, pod string) (pubnodetool.Ring, error)
+	nodetool.StatusReader
 	Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
 	Decommission(ctx context.Context, pod string, force bool) (nodetool.Outcome, string)
 }

@@ -24,6 +24,22 @@ type Request struct {
 	Ext any
 }
 
+// KindRequest is a request with its kind's own part, of the kind's type O, read out of Ext.
+type KindRequest[O any] struct {
+	Request
+	Options O
+}
+
+// KindRequestOf is req with the kind's own part it carries (none: the zero O, as when the
+// kind was asked otherwise than by its command, e.g. a grow-back's scale-up).
+func KindRequestOf[O any](req Request) KindRequest[O] {
+	a := KindRequest[O]{Request: req}
+	if o, ok := req.Ext.(*O); ok && o != nil {
+		a.Options = *o
+	}
+	return a
+}
+
 // Plan is a checkpoint ready to be written, plus what the user should know about it.
 type Plan struct {
 	CP       *record.Checkpoint

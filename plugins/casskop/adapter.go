@@ -22,7 +22,7 @@ func (Plugin) Words() operator.Words {
 
 // Connect returns an adapter on c; its API version is resolved on first use.
 func (Plugin) Connect(c operator.Clients) operator.Adapter {
-	return &Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
+	return &Adapter{Clients: c}
 }
 
 var _ operator.Adapter = (*Adapter)(nil)

@@ -11,9 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
@@ -41,9 +39,7 @@ var Versions = []string{"v2", "v1alpha1"}
 
 // Adapter reads and writes CassandraClusters.
 type Adapter struct {
-	Dynamic   dynamic.Interface
-	Discovery discovery.DiscoveryInterface
-	Kube      kubernetes.Interface
+	operator.Clients
 	// Version is the API version to use; Resolve sets it.
 	Version string
 	// assumed: Version was set by Assume, not by discovery.

@@ -34,11 +34,7 @@ func (a *Adapter) Get(ctx context.Context, ns, name string) (topology.Cluster, *
 
 // List lists the clusters of a namespace.
 func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, error) {
-	c, err := a.client(ns)
-	if err != nil {
-		return nil, err
-	}
-	l, err := c.List(ctx, metav1.ListOptions{})
+	l, err := operator.ListResources(ctx, a.client, ns)
 	if err != nil {
 		retry, err := a.rediscover(ctx, err)
 		if retry {

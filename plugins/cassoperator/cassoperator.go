@@ -17,9 +17,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
@@ -72,7 +70,7 @@ func (Plugin) Words() operator.Words {
 
 // Connect returns an adapter on c; its API version is resolved on first use.
 func (Plugin) Connect(c operator.Clients) operator.Adapter {
-	return &Adapter{Dynamic: c.Dynamic, Discovery: c.Discovery, Kube: c.Kube}
+	return &Adapter{Clients: c}
 }
 
 var (
@@ -84,9 +82,7 @@ var (
 
 // Adapter reads and writes CassandraDatacenters (operator.Adapter and operator.Scaler).
 type Adapter struct {
-	Dynamic   dynamic.Interface
-	Discovery discovery.DiscoveryInterface
-	Kube      kubernetes.Interface
+	operator.Clients
 	// Version is the API version to use; Resolve or Assume sets it.
 	Version string
 	// assumed: Version was set by Assume, not by discovery.

@@ -12,6 +12,8 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 var gvr = schema.GroupVersionResource{Group: Group, Version: Version, Resource: Resource}
@@ -66,7 +68,7 @@ func fakeAdapter(objs []runtime.Object, kube ...runtime.Object) (*Adapter, *dyna
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{gvr: Kind + "List", TaskGVR: "CassandraTaskList"}, objs...)
 	k := kubefake.NewSimpleClientset(kube...)
-	a := &Adapter{Dynamic: dyn, Kube: k, Discovery: k.Discovery()}
+	a := &Adapter{Clients: operator.Clients{Dynamic: dyn, Kube: k, Discovery: k.Discovery()}}
 	a.Assume()
 	return a, dyn, k
 }

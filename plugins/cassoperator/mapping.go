@@ -194,11 +194,7 @@ func (a *Adapter) get(ctx context.Context, ns, name string) (*unstructured.Unstr
 // List lists the CassandraDatacenters of a namespace ("" = every namespace), sorted by
 // namespace and name.
 func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, error) {
-	c, err := a.client(ns)
-	if err != nil {
-		return nil, err
-	}
-	l, err := c.List(ctx, metav1.ListOptions{})
+	l, err := operator.ListResources(ctx, a.client, ns)
 	if err != nil {
 		return nil, a.rediscover(ctx, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
@@ -16,11 +15,7 @@ import (
 // run changes nothing.
 func (l *Lifecycle) Absorb(ctx context.Context, existing *record.Checkpoint, k pub.Kind, req pub.Request, f StartFlags) error {
 	env := &pub.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter, Request: req, InFlight: existing}
-	acc, err := k.Access(ctx, env)
-	if err != nil {
-		return err
-	}
-	if err := operation.CheckAccess(ctx, l.Kube, acc); err != nil {
+	if err := l.requireAccess(ctx, k, env); err != nil {
 		return err
 	}
 	plan, err := k.Plan(ctx, env)

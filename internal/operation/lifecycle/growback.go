@@ -34,11 +34,7 @@ func (l *Lifecycle) growBack(ctx context.Context, cp *record.Checkpoint, self re
 		Request: g.GrowRequest(u.dc, u.largest)}
 	env.Request.Pause = pause
 	operation.PlannerOf(env).Holder = self
-	acc, err := k.Access(ctx, env)
-	if err != nil {
-		return err
-	}
-	if err := operation.CheckAccess(ctx, l.Kube, acc); err != nil {
+	if err := l.requireAccess(ctx, k, env); err != nil {
 		return err
 	}
 	plan, err := k.Plan(ctx, env)

@@ -160,6 +160,16 @@ func (l *Lifecycle) Planner() *operation.Planner {
 	return &operation.Planner{Client: l.Kube, Nodetool: l.Nodetool, Clock: l.Now, Holder: l.Self()}
 }
 
+// requireAccess refuses planning k in env unless the API server grants every
+// permission k says its plan and run need.
+func (l *Lifecycle) requireAccess(ctx context.Context, k pub.Kind, env *pub.Env) error {
+	acc, err := k.Access(ctx, env)
+	if err != nil {
+		return err
+	}
+	return operation.CheckAccess(ctx, l.Kube, acc)
+}
+
 // ResumeHint is the command that continues the operation on this cluster.
 func (l *Lifecycle) ResumeHint() string {
 	return fmt.Sprintf("kubectl cassandra resume -n %s %s", l.Cluster.Namespace, l.Cluster.Name)

@@ -55,11 +55,7 @@ func (l *Lifecycle) Replan(ctx context.Context, existing *record.Checkpoint, dow
 		Request: req}
 	env.Request.Pause = pause
 	operation.PlannerOf(env).Holder = self
-	acc, err := down.Access(ctx, env)
-	if err != nil {
-		return err
-	}
-	if err := operation.CheckAccess(ctx, l.Kube, acc); err != nil {
+	if err := l.requireAccess(ctx, down, env); err != nil {
 		return err
 	}
 	plan, err := down.Plan(ctx, env)

@@ -65,13 +65,13 @@ asked; the recorded values go back once the replacement is verified, or on abort
 			operation.ThroughputFlag(fs, req, "the nodes that stream to the replacement (every other node of its datacenter)")
 		},
 		Validate: func(req pub.Request, changed func(string) bool) error {
-			if requestOf(req).Pod == "" {
+			if pub.KindRequestOf[Options](req).Options.Pod == "" {
 				return exit.Usagef("name the pod whose dead node is replaced with --pod; nothing changed")
 			}
 			return operation.ValidateThroughput(req, changed)
 		},
 		InFlight: func(existing *record.Checkpoint, asked pub.Asked) pub.InFlight {
-			pod := requestOf(asked.Request).Pod
+			pod := pub.KindRequestOf[Options](asked.Request).Options.Pod
 			if existing.Kind == Name && existing.Replace != nil && existing.Replace.Pod == pod {
 				return pub.InFlight{Resume: true, Say: fmt.Sprintf("Operation %s replaces the node of %s already; resuming it.", existing.OperationID, pod) +
 					operation.ThroughputSay(existing, asked.Request.StreamThroughput, "run replace-node again")}
@@ -79,12 +79,12 @@ asked; the recorded values go back once the replacement is verified, or on abort
 			return pub.InFlight{}
 		},
 		Next: func(ns, cluster string, _ *pub.Plan, asked pub.Request) string {
-			req := requestOf(asked)
-			next := fmt.Sprintf("kubectl cassandra replace-node -n %s %s --pod %s", ns, cluster, req.Pod)
-			if req.Address != "" {
-				next += " --address " + req.Address
+			req := pub.KindRequestOf[Options](asked)
+			next := fmt.Sprintf("kubectl cassandra replace-node -n %s %s --pod %s", ns, cluster, req.Options.Pod)
+			if req.Options.Address != "" {
+				next += " --address " + req.Options.Address
 			}
-			if req.AllowSeed {
+			if req.Options.AllowSeed {
 				next += " --allow-seed"
 			}
 			if req.StreamThroughput != "" {

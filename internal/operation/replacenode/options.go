@@ -1,7 +1,5 @@
 package replacenode
 
-import pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
-
 // Options are a replace's own part of the request (pkg/operation.Request.Ext), bound
 // by its command's flags.
 type Options struct {
@@ -10,19 +8,4 @@ type Options struct {
 	// seed's node be replaced (--allow-seed).
 	Pod, Address string
 	AllowSeed    bool
-}
-
-// request is what was asked of a replace: the shared request and the kind's own.
-type request struct {
-	pub.Request
-	Options
-}
-
-// requestOf is req with the replace's options it carries (none: the zero ones).
-func requestOf(req pub.Request) request {
-	r := request{Request: req}
-	if o, ok := req.Ext.(*Options); ok && o != nil {
-		r.Options = *o
-	}
-	return r
 }

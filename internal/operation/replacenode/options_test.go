@@ -26,7 +26,7 @@ func TestReplaceOptions(t *testing.T) {
 	if err := c.Validate(req, changed); err != nil {
 		t.Fatal(err)
 	}
-	if got := requestOf(req).Options; got != (Options{Pod: "p-2", Address: "10.0.0.9", AllowSeed: true}) {
+	if got := pub.KindRequestOf[Options](req).Options; got != (Options{Pod: "p-2", Address: "10.0.0.9", AllowSeed: true}) {
 		t.Fatalf("options %+v", got)
 	}
 	if next, want := c.Next("ns", "c", nil, req), "kubectl cassandra replace-node -n ns c --pod p-2 --address 10.0.0.9 --allow-seed --yes"; next != want {

@@ -26,13 +26,13 @@ import (
 // cluster joins, leaves or moves; it is no seed (unless --allow-seed). The dead node's
 // Host ID, address, token count and Load go into the checkpoint before any step runs.
 func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
-	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
-	dc, rack, err := rackOf(cl, req.Pod)
+	p, cl, req := operation.PlannerOf(env), env.Cluster, pub.KindRequestOf[Options](env.Request)
+	dc, rack, err := rackOf(cl, req.Options.Pod)
 	if err != nil {
 		return nil, err
 	}
 	ns := cl.Namespace
-	pod, err := p.Pod(ctx, ns, req.Pod)
+	pod, err := p.Pod(ctx, ns, req.Options.Pod)
 	if err != nil {
 		return nil, exit.Refusedf("%v: replace-node needs to know the pod; nothing changed", err)
 	}
@@ -40,41 +40,41 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if err != nil {
 		return nil, exit.Refusedf("%v; nothing changed", err)
 	}
-	ordinal, _ := topology.Ordinal(req.Pod, rack.StatefulSet)
-	if err := notInPlace(req.Pod, ns, rack.StatefulSet, pod, ordinal, replicas); err != nil {
+	ordinal, _ := topology.Ordinal(req.Options.Pod, rack.StatefulSet)
+	if err := notInPlace(req.Options.Pod, ns, rack.StatefulSet, pod, ordinal, replicas); err != nil {
 		return nil, err
 	}
-	ring, reader, readerPod, err := readRingElsewhere(ctx, env, req.Pod)
+	ring, reader, readerPod, err := readRingElsewhere(ctx, env, req.Options.Pod)
 	if err != nil {
 		return nil, err
 	}
-	live, err := liveAddresses(ctx, p, ns, env.Adapter.ClusterSelector(cl.Name), req.Pod)
+	live, err := liveAddresses(ctx, p, ns, env.Adapter.ClusterSelector(cl.Name), req.Options.Pod)
 	if err != nil {
 		return nil, err
 	}
-	row, err := deadRow(ring, dc.Name, rack.Name, req.Pod, podIP(pod), req.Address, live)
+	row, err := deadRow(ring, dc.Name, rack.Name, req.Options.Pod, podIP(pod), req.Options.Address, live)
 	if err != nil {
 		return nil, exit.Refusedf("%v (ring read from %s); nothing changed", err, reader)
 	}
-	if err := notReplaceableNow(ring, dc.Name, row, readerPod, reader, req.Pod, cl); err != nil {
+	if err := notReplaceableNow(ring, dc.Name, row, readerPod, reader, req.Options.Pod, cl); err != nil {
 		return nil, err
 	}
 	if err := notAnswering(ctx, p, pod, env.Adapter.Container()); err != nil {
 		return nil, err
 	}
-	if cl.IsSeed(req.Pod) && !req.AllowSeed {
-		return nil, seedRefusal(req.Pod, env.Adapter.Kind())
+	if cl.IsSeed(req.Options.Pod) && !req.Options.AllowSeed {
+		return nil, seedRefusal(req.Options.Pod, env.Adapter.Kind())
 	}
 	v, err := operation.ClusterVersion(ctx, env, reader, "cannot tell the Cassandra version (%v), on which the replace mechanism depends; nothing changed")
 	if err != nil {
 		return nil, err
 	}
-	claims, err := readClaims(ctx, p, ns, rack.StatefulSet, req.Pod)
+	claims, err := readClaims(ctx, p, ns, rack.StatefulSet, req.Options.Pod)
 	if err != nil {
 		return nil, err
 	}
-	rep := &record.Replacement{Pod: req.Pod, HostID: row.HostID, Address: row.Address, Tokens: tokenCount(row), Load: row.Load,
-		Reader: reader, Version: v.String(), Seed: cl.IsSeed(req.Pod)}
+	rep := &record.Replacement{Pod: req.Options.Pod, HostID: row.HostID, Address: row.Address, Tokens: tokenCount(row), Load: row.Load,
+		Reader: reader, Version: v.String(), Seed: cl.IsSeed(req.Options.Pod)}
 	byTask, err := mechanism(ctx, env, rep)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 		rep.Task = operator.TaskName(cp.OperationID, operator.TaskReplaceNode)
 	}
 	cp.Target = record.Target{DC: dc.Name, Racks: []string{rack.Name}, Nodes: max(rack.Nodes, 1), From: map[string]int{rack.Name: replicas}}
-	cp.Nodes = []record.Node{replacedNode(pod, req.Pod, ordinal, dc, rack, row, claims)}
+	cp.Nodes = []record.Node{replacedNode(pod, req.Options.Pod, ordinal, dc, rack, row, claims)}
 	cp.Replace = rep
 	cp.Steps = Steps(rep, req.Pause != nil)
 	plan := &pub.Plan{CP: cp, Cluster: cl, DC: dc, Racks: []topology.Rack{rack}}
@@ -166,10 +166,10 @@ func replacedNode(pod *corev1.Pod, name string, ordinal int, dc topology.DC, rac
 
 // replaceWarnings is what the plan warns of: the operator's pause, and a seed replaced
 // under --allow-seed.
-func replaceWarnings(req request, rep *record.Replacement, resource string) []string {
+func replaceWarnings(req pub.KindRequest[Options], rep *record.Replacement, resource string) []string {
 	out := operation.PauseWarnings(req.Pause, resource)
 	if rep.Seed {
-		out = append(out, fmt.Sprintf("pod %s is a seed (--allow-seed): if its seed list names it, its replacement refuses to start (R3); the run then stops with Cassandra's error", req.Pod))
+		out = append(out, fmt.Sprintf("pod %s is a seed (--allow-seed): if its seed list names it, its replacement refuses to start (R3); the run then stops with Cassandra's error", req.Options.Pod))
 	}
 	return out
 }

@@ -100,12 +100,12 @@ scale command again does the same.`,
 		InFlight: inFlight,
 		Plan:     k.planScale,
 		Next: func(ns, cluster string, plan *pub.Plan, asked pub.Request) string {
-			req := requestOf(asked)
+			req := pub.KindRequestOf[Options](asked)
 			next := operation.RackNext("scale", ns, cluster, plan, req.Request) + fmt.Sprintf(" --nodes %d --yes", req.Nodes)
-			if req.Up.Cleanup {
+			if req.Options.Up.Cleanup {
 				next += " --cleanup"
 			}
-			if req.RemoveDead {
+			if req.Options.RemoveDead {
 				next += " --remove-dead"
 			}
 			if req.StreamThroughput != "" {
@@ -155,18 +155,18 @@ func validate(req pub.Request, changed func(string) bool) error {
 // a decommission and --cleanup only after a scale-up.
 func (k Kind) planScale(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	plan, err := k.Plan(ctx, env)
-	req := requestOf(env.Request)
+	req := pub.KindRequestOf[Options](env.Request)
 	var grows *operation.ErrScaleUp
 	switch {
 	case errors.As(err, &grows) && env.Request.Force:
 		return nil, exit.Usagef("--force passes --force to nodetool decommission: a scale-up decommissions nothing; nothing changed")
-	case errors.As(err, &grows) && req.RemoveDead:
+	case errors.As(err, &grows) && req.Options.RemoveDead:
 		return nil, exit.Usagef("--remove-dead removes dead nodes in a scale-down: a scale-up removes nothing; nothing changed")
 	case errors.As(err, &grows):
 		up := *env
-		up.Request.Ext = &req.Up
+		up.Request.Ext = &req.Options.Up
 		return scaleup.Kind{}.Plan(ctx, &up)
-	case err == nil && req.Up.Cleanup:
+	case err == nil && req.Options.Up.Cleanup:
 		return nil, exit.Usagef("--cleanup is for a scale-up (after a decommission the remaining nodes only gain ranges: nothing to clean); nothing changed")
 	}
 	return plan, err

@@ -22,8 +22,8 @@ import (
 // node UN, room for the data, the replication factors: cass-operator forces the
 // decommission past Cassandra's own check) and asks for one node at a time.
 func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*pub.Plan, error) {
-	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
-	if req.RemoveDead {
+	p, cl, req := operation.PlannerOf(env), env.Cluster, pub.KindRequestOf[Options](env.Request)
+	if req.Options.RemoveDead {
 		return nil, removeDeadNotDriven(env)
 	}
 	d, err := operation.NewDrivenScale(cl, req.Request, sc)

@@ -2,7 +2,6 @@ package scaledown
 
 import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
-	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
 
 // Options are the scale command's own part of the request (pkg/operation.Request.Ext):
@@ -14,19 +13,4 @@ type Options struct {
 	RemoveDead bool
 	// Up are the scale-up's (--cleanup).
 	Up scaleup.Options
-}
-
-// request is what was asked of a scale: the shared request and the command's own.
-type request struct {
-	pub.Request
-	Options
-}
-
-// requestOf is req with the scale options it carries (none: the zero ones).
-func requestOf(req pub.Request) request {
-	r := request{Request: req}
-	if o, ok := req.Ext.(*Options); ok && o != nil {
-		r.Options = *o
-	}
-	return r
 }

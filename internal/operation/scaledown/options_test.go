@@ -20,15 +20,15 @@ func TestScaleOptions(t *testing.T) {
 	if err := fs.Parse([]string{"--rack", "r1", "--nodes", "2", "--remove-dead", "--cleanup"}); err != nil {
 		t.Fatal(err)
 	}
-	got := requestOf(req)
-	if !got.RemoveDead || !got.Up.Cleanup || got.Rack != "r1" || got.Nodes != 2 {
+	got := pub.KindRequestOf[Options](req)
+	if !got.Options.RemoveDead || !got.Options.Up.Cleanup || got.Rack != "r1" || got.Nodes != 2 {
 		t.Fatalf("request %+v", got)
 	}
 	next := c.Next("ns", "c", &pub.Plan{DC: topology.DC{Name: "dc1"}}, req)
 	if want := "kubectl cassandra scale -n ns c --dc dc1 --rack r1 --nodes 2 --yes --cleanup --remove-dead"; next != want {
 		t.Fatalf("next %q, want %q", next, want)
 	}
-	if o := requestOf(pub.Request{Nodes: 3}); o.RemoveDead || o.Up.Cleanup {
+	if o := pub.KindRequestOf[Options](pub.Request{Nodes: 3}); o.Options.RemoveDead || o.Options.Up.Cleanup {
 		t.Fatalf("no options: %+v", o)
 	}
 }

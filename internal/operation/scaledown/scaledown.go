@@ -95,7 +95,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if err := operation.RequireRack(env.Request); err != nil {
 		return nil, err
 	}
-	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
+	p, cl, req := operation.PlannerOf(env), env.Cluster, pub.KindRequestOf[Options](env.Request)
 	plan, err := k.NewScalePlan(env)
 	if err != nil {
 		return nil, err
@@ -138,10 +138,10 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pf.judgeDead(ctx, ring, nodes, cl, dc, req.RemoveDead); err != nil {
+	if err := pf.judgeDead(ctx, ring, nodes, cl, dc, req.Options.RemoveDead); err != nil {
 		return nil, err
 	}
-	if req.RemoveDead && len(pf.dead) == 0 {
+	if req.Options.RemoveDead && len(pf.dead) == 0 {
 		warnings = append(warnings, "--remove-dead: no node to remove is dead; each is decommissioned")
 	}
 	plan.Warnings = append(plan.Warnings, warnings...)

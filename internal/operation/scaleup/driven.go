@@ -20,9 +20,9 @@ import (
 // (operator.Scaler): one size step per new node, in the operator's order, each joined
 // (pod Ready, node UN) before the next is asked for.
 func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) (*pub.Plan, error) {
-	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
 	tasks, hasTasks := env.Adapter.(operator.Tasks)
-	if req.Cleanup && !hasTasks {
+	p, cl, req := operation.PlannerOf(env), env.Cluster, pub.KindRequestOf[Options](env.Request)
+	if req.Options.Cleanup && !hasTasks {
 		return nil, exit.Usagef("--cleanup is not offered for %s (it runs no cleanup task the plugin can ask for); nothing changed", env.Adapter.Title())
 	}
 	d, err := operation.NewDrivenScale(cl, req.Request, sc)
@@ -49,7 +49,7 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 	plan.CP = p.NewCheckpoint(cl, k, "scale", req.Request)
 	plan.CP.Target = d.Target(req.Request, from)
 	var cleanup []record.Node
-	if req.Cleanup {
+	if req.Options.Cleanup {
 		if cleanup, err = cleanupNodes(ctx, p, cl, d.DC, ring); err != nil {
 			return nil, err
 		}
@@ -61,7 +61,7 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 	if err := throttle(ctx, env, plan, d.DC, ring, nodes); err != nil {
 		return nil, err
 	}
-	w, err := cleanupWarning(ctx, env, tasks, hasTasks, req.Cleanup, plan.CP)
+	w, err := cleanupWarning(ctx, env, tasks, hasTasks, req.Options.Cleanup, plan.CP)
 	if err != nil {
 		return nil, err
 	}

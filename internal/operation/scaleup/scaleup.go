@@ -40,7 +40,7 @@ func (Kind) Info() pub.Info {
 func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 	if _, ok := env.Adapter.(operator.Scaler); ok {
 		acc := operation.DrivenAccess(env.Cluster.Namespace, env.Adapter.GroupResource(), env.Adapter.CountWords())
-		if ts, ok := env.Adapter.(operator.Tasks); ok && requestOf(env.Request).Cleanup {
+		if ts, ok := env.Adapter.(operator.Tasks); ok && pub.KindRequestOf[Options](env.Request).Options.Cleanup {
 			tr := ts.TaskResource()
 			acc = append(acc, pub.Access{Group: tr.Group, Resource: tr.Resource, Verb: "create", Namespace: env.Cluster.Namespace, Why: "ask the operator for the cleanup"}, pub.Access{Group: tr.Group, Resource: tr.Resource, Verb: "get", Namespace: env.Cluster.Namespace, Why: "follow the cleanup task"})
 		}
@@ -72,7 +72,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if sc, ok := env.Adapter.(operator.Scaler); ok {
 		return k.planDriven(ctx, env, sc)
 	}
-	p, cl, req := operation.PlannerOf(env), env.Cluster, requestOf(env.Request)
+	p, cl, req := operation.PlannerOf(env), env.Cluster, pub.KindRequestOf[Options](env.Request)
 	plan, err := k.NewScalePlan(env)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 		return nil, err
 	}
 	var cleanup []record.Node
-	if req.Cleanup {
+	if req.Options.Cleanup {
 		if cleanup, err = cleanupNodes(ctx, p, cl, dc, ring); err != nil {
 			return nil, err
 		}
