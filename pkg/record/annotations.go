@@ -3,7 +3,7 @@ package record
 import (
 	"context"
 	"fmt"
-		"sync/atomic"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
