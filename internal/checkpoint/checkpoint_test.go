@@ -268,3 +268,112 @@ func TestUnstartedNodeValidated(t *testing.T) {
 		}
 	}
 }
+
+// fencedObject is a memObject that also writes fenced by content (record.ContentFenced),
+// as the API server applies a JSON patch's tests: against the object as it is when it
+// writes. It counts each kind of write.
+type fencedObject struct {
+	memObject
+	fenced, byRV int
+}
+
+func (m *fencedObject) PatchAnnotationsIf(_ context.Context, uid, key, want string, set map[string]*string) (string, error) {
+	m.fenced++
+	if f := m.onPatch; f != nil {
+		m.onPatch = nil
+		f(&m.memObject)
+	}
+	if cur, ok := m.ann[key]; uid != m.uid || !ok || cur != want {
+		return "", fmt.Errorf("%w: test failed", record.ErrContentChanged)
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(m.ann, k)
+		} else {
+			m.ann[k] = *v
+		}
+	}
+	m.rv++
+	return fmt.Sprint(m.rv), nil
+}
+
+func (m *fencedObject) PatchAnnotations(ctx context.Context, rv string, set map[string]*string) (string, error) {
+	m.byRV++
+	return m.memObject.PatchAnnotations(ctx, rv, set)
+}
+
+// The operator's status write between this run's read and its write costs no retry
+// when the Object writes fenced by content; a changed checkpoint is still refused, by
+// the same judgement as on a conflict (ErrLost, ErrRemoved), and nothing is written.
+func TestContentFencedWrites(t *testing.T) {
+	ctx := context.Background()
+	statusWrite := func(m *memObject) { m.ann["status"] = "x"; m.rv++ }
+	obj := &fencedObject{memObject: memObject{ann: map[string]string{}, rv: 1, uid: "uid"}}
+	st := &Store{Obj: obj, Kinds: testKinds}
+	cp := sample(1)
+	if err := st.Create(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	obj.onPatch = statusWrite
+	cp.Steps[0].State = record.StateStarted
+	if err := st.Save(ctx, cp); err != nil || obj.fenced != 1 || obj.byRV != 1 {
+		t.Fatalf("save after a status write: %v; fenced writes %d, by resourceVersion %d (the create)", err, obj.fenced, obj.byRV)
+	}
+	obj.onPatch = statusWrite
+	if err := st.Finish(ctx, cp, LastOperation{OperationID: cp.OperationID}); err != nil || obj.fenced != 2 || obj.byRV != 1 {
+		t.Fatalf("clear after a status write: %v; fenced writes %d, by resourceVersion %d", err, obj.fenced, obj.byRV)
+	}
+	if _, ok := obj.ann[Annotation]; ok || obj.ann[LastOperationAnnotation] == "" || obj.ann["status"] != "x" {
+		t.Fatalf("after the clear: %v", obj.ann)
+	}
+
+	// Another run takes the checkpoint over before the clear: refused, nothing written.
+	obj = &fencedObject{memObject: memObject{ann: map[string]string{}, rv: 1, uid: "uid"}}
+	st = &Store{Obj: obj, Kinds: testKinds}
+	cp = sample(1)
+	cp.Holder.Session = "mine"
+	if err := st.Create(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	obj.onPatch = func(m *memObject) {
+		other := sample(1)
+		other.Seq, other.Holder.Session = 2, "theirs"
+		v, _ := Encode(other, testKinds)
+		m.ann[Annotation] = v
+		m.rv++
+	}
+	err := st.Finish(ctx, cp, LastOperation{OperationID: cp.OperationID})
+	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "theirs") {
+		t.Fatalf("clear over a taken-over checkpoint: %v", err)
+	}
+	if _, ok := obj.ann[LastOperationAnnotation]; ok || obj.ann[Annotation] == "" {
+		t.Fatalf("a refused clear wrote: %v", obj.ann)
+	}
+
+	// Removed by hand before the clear: ErrRemoved, as on a conflict.
+	obj.onPatch = nil
+	obj.ann = map[string]string{}
+	st2 := &Store{Obj: obj, Kinds: testKinds}
+	cp2 := sample(1)
+	if err := st2.Create(ctx, cp2); err != nil {
+		t.Fatal(err)
+	}
+	obj.onPatch = func(m *memObject) { delete(m.ann, Annotation); m.rv++ }
+	if err := st2.Finish(ctx, cp2, LastOperation{}); !errors.Is(err, ErrRemoved) {
+		t.Fatalf("clear of a removed checkpoint: %v", err)
+	}
+	if _, ok := obj.ann[LastOperationAnnotation]; ok {
+		t.Fatalf("a refused clear wrote: %v", obj.ann)
+	}
+
+	// The resource deleted and re-created under the same name, checkpoint and all.
+	st3 := &Store{Obj: obj, Kinds: testKinds}
+	cp3 := sample(1)
+	if err := st3.Create(ctx, cp3); err != nil {
+		t.Fatal(err)
+	}
+	obj.onPatch = func(m *memObject) { m.uid = "uid2"; m.rv++ }
+	if err := st3.Save(ctx, cp3); !errors.Is(err, ErrLost) {
+		t.Fatalf("save on a re-created resource: %v", err)
+	}
+}

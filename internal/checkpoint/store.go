@@ -40,8 +40,10 @@ type Store struct {
 	Now      func() time.Time
 	rv       string
 	uid      string
-	// seen is the checkpoint on the server as of the last read or write at rv.
-	seen token
+	// seen is the checkpoint on the server as of the last read or write at rv, and
+	// seenValue the annotation's exact value then (what a content-fenced write tests).
+	seen      token
+	seenValue string
 	// pending is the seq of a write whose outcome is unknown (a timeout, a broken
 	// connection): it may have been applied, under this run's session.
 	pending int
@@ -69,7 +71,7 @@ func (s *Store) Load(ctx context.Context) (*record.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.rv, s.uid, s.seen, s.pending = rv, uid, token{}, 0
+	s.rv, s.uid, s.seen, s.seenValue, s.pending = rv, uid, token{}, "", 0
 	v, ok := ann[Annotation]
 	if !ok {
 		return nil, nil
@@ -80,7 +82,7 @@ func (s *Store) Load(ctx context.Context) (*record.Checkpoint, error) {
 			return nil, err
 		}
 	}
-	s.seen = tokenOf(cp)
+	s.seen, s.seenValue = tokenOf(cp), v
 	return cp, err
 }
 
@@ -133,7 +135,7 @@ func (s *Store) Create(ctx context.Context, cp *record.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("cannot write the checkpoint: %w", err)
 	}
-	s.rv, s.seen, s.pending = rv, tokenOf(cp), 0
+	s.rv, s.seen, s.seenValue, s.pending = rv, tokenOf(cp), v, 0
 	return nil
 }
 
@@ -192,7 +194,7 @@ func (s *Store) stillOurs(ctx context.Context, cp *record.Checkpoint, readFailed
 		return fmt.Errorf("%w (now operation %s seq %d, held by %s session %s; this run wrote seq %d as session %s)",
 			ErrLost, cur.OperationID, cur.Seq, cur.Holder, nonEmpty(cur.Holder.Session, "(none)"), s.seen.seq, nonEmpty(s.seen.session, "(none)"))
 	}
-	s.rv, s.seen, s.pending = rv, got, 0
+	s.rv, s.seen, s.seenValue, s.pending = rv, got, v, 0
 	return nil
 }
 
@@ -213,25 +215,27 @@ func (s *Store) Finish(ctx context.Context, cp *record.Checkpoint, last LastOper
 	if err := s.write(ctx, cp, map[string]*string{Annotation: nil, LastOperationAnnotation: &v}); err != nil {
 		return err
 	}
-	s.seen = token{}
+	s.seen, s.seenValue = token{}, ""
 	return nil
 }
 
-// write patches at the last seen resourceVersion. On a conflict it re-reads: if the
-// checkpoint on the server is still the one this run last wrote or read (stillOurs) it
-// retries, else ErrLost.
+// write writes set over the checkpoint this run last wrote or read. First fenced by
+// content where the Object can (writeIfUnchanged): the operator's status writes then
+// cost no conflict. Else, or if that was refused, at the last seen resourceVersion: on a
+// conflict it re-reads, and if the checkpoint on the server is still the one this run
+// last wrote or read (stillOurs) it retries, else ErrLost.
 func (s *Store) write(ctx context.Context, cp *record.Checkpoint, set map[string]*string) error {
+	if done, err := s.writeIfUnchanged(ctx, cp, set); done || err != nil {
+		return err
+	}
 	for attempt := 0; ; attempt++ {
 		rv, err := s.Obj.PatchAnnotations(ctx, s.rv, set)
 		if err == nil {
-			s.rv, s.seen, s.pending = rv, tokenOf(cp), 0
+			s.wrote(cp, rv, set)
 			return nil
 		}
 		if !apierrors.IsConflict(err) {
-			if set[Annotation] != nil && cp.Holder.Session != "" {
-				s.pending = cp.Seq // it may have been applied
-			}
-			return fmt.Errorf("cannot write the checkpoint: %w", err)
+			return s.writeFailed(cp, set, err)
 		}
 		if attempt >= 10 {
 			return fmt.Errorf("cannot write the checkpoint: still conflicting after %d attempts: %w", attempt, err)
@@ -240,6 +244,48 @@ func (s *Store) write(ctx context.Context, cp *record.Checkpoint, set map[string
 			return err
 		}
 	}
+}
+
+// writeIfUnchanged writes set only while the object is this run's (its UID) and the
+// checkpoint annotation is, byte for byte, the value this run last wrote or read: the
+// same fence as write's resourceVersion path after stillOurs, since the token stillOurs
+// compares is part of that value, but checked by the API server as it applies the write,
+// so a write to the rest of the object meanwhile does not refuse it. done is false when
+// it did not write: the Object cannot (not a record.ContentFenced), the outcome of this
+// run's last write is unknown (pending: the server may hold either value), or the
+// server refused it (record.ErrContentChanged: the resourceVersion path then re-reads
+// and judges, as on a conflict).
+func (s *Store) writeIfUnchanged(ctx context.Context, cp *record.Checkpoint, set map[string]*string) (done bool, err error) {
+	cf, ok := s.Obj.(record.ContentFenced)
+	if !ok || s.pending > 0 || s.seenValue == "" || s.uid == "" {
+		return false, nil
+	}
+	rv, err := cf.PatchAnnotationsIf(ctx, s.uid, Annotation, s.seenValue, set)
+	if errors.Is(err, record.ErrContentChanged) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.writeFailed(cp, set, err)
+	}
+	s.wrote(cp, rv, set)
+	return true, nil
+}
+
+// wrote records a write of set that the server applied at rv.
+func (s *Store) wrote(cp *record.Checkpoint, rv string, set map[string]*string) {
+	s.rv, s.seen, s.seenValue, s.pending = rv, tokenOf(cp), "", 0
+	if v := set[Annotation]; v != nil {
+		s.seenValue = *v
+	}
+}
+
+// writeFailed is a write's error other than a conflict: its outcome is unknown, so a
+// checkpoint write may have been applied under this run's session.
+func (s *Store) writeFailed(cp *record.Checkpoint, set map[string]*string, err error) error {
+	if set[Annotation] != nil && cp.Holder.Session != "" {
+		s.pending = cp.Seq // it may have been applied
+	}
+	return fmt.Errorf("cannot write the checkpoint: %w", err)
 }
 
 func (s *Store) now() time.Time {

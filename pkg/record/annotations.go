@@ -2,7 +2,10 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,6 +62,26 @@ func (o *Annotations) PatchAnnotations(ctx context.Context, rv string, set map[s
 		return "", err
 	}
 	u, err := c.Patch(ctx, o.Name, types.MergePatchType, AnnotationsPatch(rv, set), metav1.PatchOptions{FieldManager: o.FieldManager})
+	if err != nil {
+		return "", err
+	}
+	o.deleting.Store(u.GetDeletionTimestamp() != nil)
+	return u.GetResourceVersion(), nil
+}
+
+// PatchAnnotationsIf implements ContentFenced with FencedAnnotationsPatch. The API
+// server answers a failed test (or a remove of a missing annotation) with 422; a server
+// that takes no JSON patch for the resource answers 415: both are ErrContentChanged,
+// and the caller falls back to its resourceVersion-fenced write.
+func (o *Annotations) PatchAnnotationsIf(ctx context.Context, uid, key, want string, set map[string]*string) (string, error) {
+	c, err := o.Client()
+	if err != nil {
+		return "", err
+	}
+	u, err := c.Patch(ctx, o.Name, types.JSONPatchType, FencedAnnotationsPatch(uid, key, want, set), metav1.PatchOptions{FieldManager: o.FieldManager})
+	if apierrors.IsInvalid(err) || apierrors.IsUnsupportedMediaType(err) {
+		return "", fmt.Errorf("%w: %v", ErrContentChanged, err)
+	}
 	if err != nil {
 		return "", err
 	}

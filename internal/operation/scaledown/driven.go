@@ -30,6 +30,10 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 	if err != nil {
 		return nil, err
 	}
+	// The ring and keyspace reads start now, beside the racks' reads, from the pod the
+	// reader most likely is (ordinal 0 of the first rack that keeps nodes); early
+	// reads anew from the reader when that guess was wrong or its read failed.
+	early := newEarly(ctx, p, likelyReader(d.DC, d.Wanted))
 	from, states, err := readDrivenRacks(ctx, p, cl.Namespace, d.DC)
 	if err != nil {
 		return nil, err
@@ -46,7 +50,6 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env, sc operator.Scaler) 
 		return nil, err
 	}
 	reader := drivenReader(states, d.Wanted)
-	early := newEarly(ctx, p, reader)
 	pf := &preflight{p: p, ns: cl.Namespace, states: states, racks: d.Wanted, claims: map[string]*corev1.PersistentVolumeClaim{},
 		reader: reader, unready: unready, left: map[string]bool{}}
 	pf.listClaims(ctx)
@@ -121,6 +124,17 @@ func drivenRemovalNeeded(d operation.DrivenScale, from map[string]int, cluster s
 		}
 	}
 	return nil
+}
+
+// likelyReader is the pod drivenReader picks when the first rack that keeps nodes has
+// pods: its ordinal 0, named before the racks are read.
+func likelyReader(dc topology.DC, wanted map[string]int) string {
+	for _, r := range dc.Racks {
+		if wanted[r.Name] > 0 {
+			return topology.PodName(r.StatefulSet, 0)
+		}
+	}
+	return ""
 }
 
 // drivenReader is the pod nodetool is asked on: the first pod of the first rack that
