@@ -85,8 +85,10 @@ type Adapter struct {
 	operator.Clients
 	// Version is the API version to use; Resolve or Assume sets it.
 	Version string
-	// assumed: Version was set by Assume, not by discovery.
+	// assumed: Version was set by Assume, not by discovery. vmu guards both: a run's
+	// waits read the datacenter from several goroutines (the stall guard beside a wait).
 	assumed bool
+	vmu     sync.Mutex
 
 	// racks remembers the rack order of every datacenter read (CheckRackNodes is given
 	// only a DC name and counts, and cass-operator's split depends on the spec order).
@@ -110,7 +112,22 @@ func (a *Adapter) GroupResource() schema.GroupResource {
 
 // GVR is the resource to use (Resolve or Assume first).
 func (a *Adapter) GVR() schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: Group, Version: a.Version, Resource: Resource}
+	return schema.GroupVersionResource{Group: Group, Version: a.version(), Resource: Resource}
+}
+
+// version is the API version in use ("" until resolved).
+func (a *Adapter) version() string {
+	a.vmu.Lock()
+	defer a.vmu.Unlock()
+	return a.Version
+}
+
+// served records that the server answered a read made with the version in use: it is
+// served, never to be rediscovered.
+func (a *Adapter) served() {
+	a.vmu.Lock()
+	a.assumed = false
+	a.vmu.Unlock()
 }
 
 // ErrNoCRD means the API server serves no CassandraDatacenter resource (errors.Is
@@ -128,6 +145,8 @@ func (noCRD) Is(target error) bool { return target == operator.ErrNoResource }
 // Assume uses v1beta1, the only version cass-operator serves, without asking discovery
 // first; reads answered NotFound ask discovery then (no CRD: ErrNoCRD).
 func (a *Adapter) Assume() {
+	a.vmu.Lock()
+	defer a.vmu.Unlock()
 	if a.Version == "" {
 		a.Version, a.assumed = Version, true
 	}
@@ -135,8 +154,8 @@ func (a *Adapter) Assume() {
 
 // Resolve finds the served version by discovery, reading only the group's version.
 func (a *Adapter) Resolve(ctx context.Context) (string, error) {
-	if a.Version != "" {
-		return a.Version, nil
+	if v := a.version(); v != "" {
+		return v, nil
 	}
 	if a.Discovery == nil {
 		return "", fmt.Errorf("cass-operator adapter: no discovery client")
@@ -150,8 +169,10 @@ func (a *Adapter) Resolve(ctx context.Context) (string, error) {
 	}
 	for _, r := range rl.APIResources {
 		if r.Name == Resource {
+			a.vmu.Lock()
 			a.Version = Version
-			return a.Version, nil
+			a.vmu.Unlock()
+			return Version, nil
 		}
 	}
 	return "", ErrNoCRD
@@ -161,10 +182,15 @@ func (a *Adapter) Resolve(ctx context.Context) (string, error) {
 // discovery, and returns ErrNoCRD when the resource is not served (the NotFound was the
 // resource's, not the object's, then).
 func (a *Adapter) rediscover(ctx context.Context, err error) error {
-	if !a.assumed || !apierrors.IsNotFound(err) {
+	a.vmu.Lock()
+	assumed := a.assumed
+	if assumed && apierrors.IsNotFound(err) {
+		a.Version, a.assumed = "", false
+	}
+	a.vmu.Unlock()
+	if !assumed || !apierrors.IsNotFound(err) {
 		return err
 	}
-	a.Version, a.assumed = "", false
 	if _, rerr := a.Resolve(ctx); rerr != nil {
 		return rerr
 	}
@@ -172,7 +198,7 @@ func (a *Adapter) rediscover(ctx context.Context, err error) error {
 }
 
 func (a *Adapter) client(ns string) (dynamic.ResourceInterface, error) {
-	if a.Version == "" {
+	if a.version() == "" {
 		return nil, fmt.Errorf("cass-operator adapter: API version not resolved")
 	}
 	return a.Dynamic.Resource(a.GVR()).Namespace(ns), nil

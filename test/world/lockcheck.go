@@ -64,5 +64,11 @@ func (w *World) checkLock(what string, holder *record.Holder) {
 // the cluster resource (its spec; cass-operator's size).
 func (w *World) writesCheckpoint(action k8stesting.Action) bool {
 	p, ok := action.(k8stesting.PatchAction)
-	return ok && action.GetResource().Resource == w.crGVR().Resource && strings.Contains(string(p.GetPatch()), checkpoint.Annotation)
+	if !ok || action.GetResource().Resource != w.crGVR().Resource {
+		return false
+	}
+	// A merge patch names the key; a JSON patch (the store's write fenced by content)
+	// names it in a JSON pointer, where "/" is written "~1".
+	body := string(p.GetPatch())
+	return strings.Contains(body, checkpoint.Annotation) || strings.Contains(body, strings.ReplaceAll(checkpoint.Annotation, "/", "~1"))
 }
