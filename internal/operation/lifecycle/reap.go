@@ -10,14 +10,15 @@ import (
 // ReapGone takes out what operations that are gone left in the world, each found by the
 // operation ID it carries on the object itself: pause holders on the operator
 // (stalepause.go), replace blocks in a start script (staleblocks.go), stream-limit marks
-// on pods (stalethroughput.go), tasks not started (staletasks.go). cp is the checkpoint standing now (nil: none), whose
-// marks are kept; pauseScope limits the pause reaping to one cluster ("" = the namespace).
+// on pods (stalethroughput.go), tasks not started (staletasks.go). cp is the checkpoint
+// standing now (nil: none), whose marks are kept; pauseScope limits the pause reaping to one cluster ("" = the namespace).
 // Every failure is a warning: the next command tries again.
 func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseScope string) {
 	l.reapStalePauses(ctx, l.Cluster.Namespace, pauseScope)
-	l.reapStaleBlocks(ctx, false)
+	stands := l.operationStands(ctx, l.Cluster.Namespace)
+	l.reapStaleBlocks(ctx, stands, false)
 	l.reapStaleThroughput(ctx, cp)
-	l.reapStaleTasks(ctx, l.Cluster.Namespace, l.Cluster.Name, false)
+	l.reapStaleTasks(ctx, l.Cluster.Namespace, l.Cluster.Name, stands, false)
 }
 
 // ReapAfterGone takes out what operations on cluster ns/name, which is gone, left in
@@ -29,8 +30,9 @@ func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseSc
 func (l *Lifecycle) ReapAfterGone(ctx context.Context, ns, name string) {
 	l.Cluster = topology.Cluster{Namespace: ns, Name: name}
 	l.reapStalePauses(ctx, ns, "")
-	l.reapBlocksAfterGone(ctx, ns)
-	l.reapStaleTasks(ctx, ns, name, true)
+	stands := l.operationStands(ctx, ns)
+	l.reapBlocksAfterGone(ctx, ns, stands)
+	l.reapStaleTasks(ctx, ns, name, stands, true)
 	if l.Nodetool.Exec != nil {
 		l.reapStaleThroughput(ctx, nil)
 	}

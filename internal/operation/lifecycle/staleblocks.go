@@ -28,7 +28,7 @@ type scriptReaper interface {
 // holds any more is taken out (its record wiped, its cluster deleted), said on stderr.
 // report only says so (status changes nothing). Failures are warnings: the command
 // goes on, and its own steps read the script as it is.
-func (l *Lifecycle) reapStaleBlocks(ctx context.Context, report bool) {
+func (l *Lifecycle) reapStaleBlocks(ctx context.Context, stands func(id string) (bool, error), report bool) {
 	ss, ok := l.Adapter.(operator.StartScript)
 	if !ok {
 		return
@@ -41,10 +41,15 @@ func (l *Lifecycle) reapStaleBlocks(ctx context.Context, report bool) {
 	if err != nil || name == "" {
 		return // no start script: no block
 	}
-	stands := l.operationStands(ctx, l.Cluster.Namespace)
+	l.reapScriptKinds(ctx, l.Cluster.Namespace, name, key, stands, report)
+}
+
+// reapScriptKinds reaps (or, with report, only lists) the blocks of every kind that
+// writes some (scriptReaper) in key of ConfigMap ns/name.
+func (l *Lifecycle) reapScriptKinds(ctx context.Context, ns, name, key string, stands func(id string) (bool, error), report bool) {
 	for _, k := range l.Kinds.All() {
 		if r, ok := k.(scriptReaper); ok {
-			l.reapScript(ctx, k.Info().Name, r, l.Cluster.Namespace, name, key, stands, report)
+			l.reapScript(ctx, k.Info().Name, r, ns, name, key, stands, report)
 		}
 	}
 }
@@ -72,7 +77,7 @@ func (l *Lifecycle) reapScript(ctx context.Context, kind string, r scriptReaper,
 }
 
 // operationStands judges operation IDs against the checkpoints of the namespace's
-// clusters, listed once on first use. A list that fails, or a checkpoint that cannot
+// clusters, listed once on first use (one judge serves all of a command's reaping). A list that fails, or a checkpoint that cannot
 // be decoded (whose it is is unknown), leaves every operation standing.
 func (l *Lifecycle) operationStands(ctx context.Context, ns string) func(id string) (bool, error) {
 	var ids map[string]bool
@@ -111,14 +116,16 @@ func (l *Lifecycle) checkpointIDs(ctx context.Context, ns string) (map[string]bo
 
 // WarnStaleBlocks only says which blocks of the start script belong to operations that
 // are gone (status changes nothing; the next replace-node, resume or abort reaps them).
-func (l *Lifecycle) WarnStaleBlocks(ctx context.Context) { l.reapStaleBlocks(ctx, true) }
+func (l *Lifecycle) WarnStaleBlocks(ctx context.Context) {
+	l.reapStaleBlocks(ctx, l.operationStands(ctx, l.Cluster.Namespace), true)
+}
 
 // reapBlocksAfterGone is reapStaleBlocks once the cluster resource is gone: it named the
 // start script, so every ConfigMap of namespace ns holding a text of ours is looked at
 // (a cluster created again under the same name, on the same ConfigMap, would start its
 // pods with a gone operation's option). A list refused is said: the blocks stay until
 // a command that can list them, or an SRE, takes them out.
-func (l *Lifecycle) reapBlocksAfterGone(ctx context.Context, ns string) {
+func (l *Lifecycle) reapBlocksAfterGone(ctx context.Context, ns string, stands func(id string) (bool, error)) {
 	if _, ok := l.Adapter.(operator.StartScript); !ok {
 		return
 	}
@@ -127,16 +134,10 @@ func (l *Lifecycle) reapBlocksAfterGone(ctx context.Context, ns string) {
 		fmt.Fprintf(l.ErrOut, "warning: cannot list the ConfigMaps of namespace %s to take out blocks of operations that are gone: %v\n", ns, err)
 		return
 	}
-	stands := l.operationStands(ctx, ns)
 	for _, cm := range cms.Items {
 		for _, key := range slices.Sorted(maps.Keys(cm.Data)) {
-			if !strings.Contains(cm.Data[key], "kubectl-cassandra") {
-				continue
-			}
-			for _, k := range l.Kinds.All() {
-				if r, ok := k.(scriptReaper); ok {
-					l.reapScript(ctx, k.Info().Name, r, ns, cm.Name, key, stands, false)
-				}
+			if strings.Contains(cm.Data[key], "kubectl-cassandra") {
+				l.reapScriptKinds(ctx, ns, cm.Name, key, stands, false)
 			}
 		}
 	}

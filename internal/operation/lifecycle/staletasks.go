@@ -18,7 +18,7 @@ import (
 // cluster resource itself is gone; no operator acts on the task until a resource of
 // that name is created again, and then it would, unwatched: withdrawn whatever its
 // state. Failures are warnings: the next command tries again.
-func (l *Lifecycle) reapStaleTasks(ctx context.Context, ns, cluster string, gone bool) {
+func (l *Lifecycle) reapStaleTasks(ctx context.Context, ns, cluster string, stands func(id string) (bool, error), gone bool) {
 	ts, ok := l.Adapter.(operator.Tasks)
 	if !ok {
 		return
@@ -28,7 +28,6 @@ func (l *Lifecycle) reapStaleTasks(ctx context.Context, ns, cluster string, gone
 		fmt.Fprintf(l.ErrOut, "warning: cannot list the tasks on %s to withdraw those of operations that are gone: %v; the next command tries again\n", cluster, err)
 		return
 	}
-	stands := l.operationStands(ctx, ns)
 	for _, t := range tasks {
 		if t.OperationID == "" || t.Finished {
 			continue
