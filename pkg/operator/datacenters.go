@@ -1,0 +1,24 @@
+package operator
+
+import (
+	"context"
+)
+
+// DatacenterRemover is offered by an operator that can take a whole datacenter out of
+// a cluster (remove-dc). The plugin has emptied the datacenter's replication first; who
+// makes its nodes leave the ring is the operator's choice, as for a scale-down:
+//   - without Scaler (CassKop), the plugin decommissioned every node while the operator
+//     was paused and set the datacenter's count to 0; RemoveDatacenter then takes it out
+//     of the resource with the operator running, which deletes what it kept of it;
+//   - with Scaler (cass-operator), RemoveDatacenter asks the operator to decommission
+//     every node itself (the datacenter's resource annotated to decommission on delete,
+//     then deleted), and the plugin verifies each node leave.
+type DatacenterRemover interface {
+	// RemoveDatacenter asks for dc's removal from the cluster resource name, the one of
+	// UID uid the plan read (a precondition: a resource re-created since is never
+	// touched). It is idempotent: asked again once done, it does nothing.
+	RemoveDatacenter(ctx context.Context, ns, name, dc, uid string) error
+	// DatacenterLeft lists what the operator still keeps of dc ("StatefulSet x",
+	// "Service y", "CassandraDatacenter z"): empty once it removed everything.
+	DatacenterLeft(ctx context.Context, ns, name, dc string) ([]string, error)
+}
