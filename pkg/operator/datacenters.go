@@ -16,8 +16,10 @@ import (
 type DatacenterRemover interface {
 	// RemoveDatacenter asks for dc's removal from the cluster resource name, the one of
 	// UID uid the plan read (a precondition: a resource re-created since is never
-	// touched). It is idempotent: asked again once done, it does nothing.
-	RemoveDatacenter(ctx context.Context, ns, name, dc, uid string) error
+	// touched), for operation op: a mark it leaves on a resource before deleting it
+	// carries op (record.Owner-like), so that a later command can take it back once op
+	// is gone. It is idempotent: asked again once done, it does nothing.
+	RemoveDatacenter(ctx context.Context, ns, name, dc, uid, op string) error
 	// DatacenterLeft lists what the operator still keeps of dc ("StatefulSet x",
 	// "Service y", "CassandraDatacenter z"): empty once it removed everything.
 	DatacenterLeft(ctx context.Context, ns, name, dc string) ([]string, error)
