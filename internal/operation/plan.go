@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
@@ -44,7 +45,10 @@ type NodeInfo interface {
 type Planner struct {
 	Client   kubernetes.Interface
 	Nodetool NodeInfo
-	Clock    func() time.Time
+	// Exec runs a command in a pod with stdin (cqlsh: internal/cql); nil when the
+	// pod exec cannot feed one.
+	Exec  cql.Streamer
+	Clock func() time.Time
 	// Holder identifies this run in the checkpoint (Self() when empty).
 	Holder record.Holder
 }

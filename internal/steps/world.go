@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
@@ -101,6 +102,11 @@ type World struct {
 	// driven operation ends only then (settled.go).
 	Watches operator.Watches
 	Settler operator.Settler
+	// Exec runs a command in a pod with stdin (cqlsh: internal/cql; nil: the pod exec
+	// cannot feed one). Datacenters is the operator when it can remove a datacenter
+	// (operator.DatacenterRemover; nil otherwise).
+	Exec        cql.Streamer
+	Datacenters operator.DatacenterRemover
 
 	// mu guards readers, noWatchList and feed; the maps below guard themselves (guarded).
 	mu     sync.Mutex

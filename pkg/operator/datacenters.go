@@ -20,6 +20,10 @@ type DatacenterRemover interface {
 	// carries op (record.Owner-like), so that a later command can take it back once op
 	// is gone. It is idempotent: asked again once done, it does nothing.
 	RemoveDatacenter(ctx context.Context, ns, name, dc, uid, op string) error
+	// RemovalRequested reports whether the resource no longer asks for dc (CassKop: dc
+	// is out of spec.topology; cass-operator: the CassandraDatacenter is being deleted,
+	// or gone): RemoveDatacenter's effect.
+	RemovalRequested(ctx context.Context, ns, name, dc string) (bool, error)
 	// DatacenterLeft lists what the operator still keeps of dc ("StatefulSet x",
 	// "Service y", "CassandraDatacenter z"): empty once it removed everything.
 	DatacenterLeft(ctx context.Context, ns, name, dc string) ([]string, error)

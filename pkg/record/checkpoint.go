@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -45,6 +46,10 @@ type Checkpoint struct {
 	// Replace is the dead node a replace-node replaces (replace.go); omitted by every
 	// other kind.
 	Replace *Replacement `json:"replace,omitempty"`
+
+	// Ext is the kind's own record, in the kind's own JSON (a kind that needs one
+	// reads and writes it itself: remove-dc's keyspace settings); omitted by the others.
+	Ext json.RawMessage `json:"ext,omitempty"`
 }
 
 // Step states. "started" means the action may or may not have happened: resume asks

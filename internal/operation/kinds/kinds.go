@@ -5,6 +5,7 @@ package kinds
 
 import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/removedc"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/replacenode"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
@@ -21,5 +22,6 @@ func Registry(extra ...pub.Kind) operation.Registry {
 		scaleup.Kind{},
 		restart.Kind{},
 		replacenode.Kind{},
+		removedc.Kind{},
 	}, extra...)...)
 }

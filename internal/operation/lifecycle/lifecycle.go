@@ -14,6 +14,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
+
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -137,6 +139,8 @@ func (l *Lifecycle) stepWorld(cp *record.Checkpoint) *steps.World {
 			return a.Operators(ctx, cp.Namespace)
 		}
 	}
+	w.Exec, _ = l.Nodetool.Exec.(cql.Streamer)
+	w.Datacenters, _ = a.(operator.DatacenterRemover)
 	if ts, ok := a.(operator.Tasks); ok {
 		w.Tasks = ts
 		// A driven scale waits while another of the operator's tasks runs on the
@@ -157,7 +161,8 @@ func operatorState(a operator.Adapter, cp *record.Checkpoint, now func() time.Ti
 
 // Planner reads the real world for a plan.
 func (l *Lifecycle) Planner() *operation.Planner {
-	return &operation.Planner{Client: l.Kube, Nodetool: l.Nodetool, Clock: l.Now, Holder: l.Self()}
+	ex, _ := l.Nodetool.Exec.(cql.Streamer)
+	return &operation.Planner{Client: l.Kube, Nodetool: l.Nodetool, Exec: ex, Clock: l.Now, Holder: l.Self()}
 }
 
 // requireAccess refuses planning k in env unless the API server grants every

@@ -1,0 +1,168 @@
+package removedc
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+)
+
+// Plan implements operation.Kind. It reads the datacenters that stay (their ring and,
+// through cqlsh, every keyspace's replication), refuses what cannot be done safely,
+// and plans from where the world stands: keyspaces that no longer replicate to the
+// datacenter get no ALTER, nodes that already left keep no decommission of their own,
+// a datacenter the resource no longer lists only waits for the operator.
+func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
+	req := pub.KindRequestOf[Options](env.Request)
+	p, cl := operation.PlannerOf(env), env.Cluster
+	remover, ok := env.Adapter.(operator.DatacenterRemover)
+	if !ok {
+		return nil, exit.Refusedf("%s cannot remove a datacenter through this plugin; nothing changed", env.Adapter.Title())
+	}
+	if _, driven := env.Adapter.(operator.Scaler); driven {
+		return nil, exit.Refusedf("remove-dc through %s (the operator decommissioning on the deletion of its %s) is not supported yet; nothing changed", env.Adapter.Title(), env.Adapter.Kind())
+	}
+	dc, inResource := cl.DC(req.DC)
+	if !inResource {
+		return k.planLeftovers(ctx, env, remover)
+	}
+	if len(cl.DCs) < 2 {
+		return nil, exit.Refusedf("datacenter %s is the only datacenter of %s %s: removing it would remove the cluster; nothing changed", dc.Name, env.Adapter.Kind(), cl.Name)
+	}
+	states, err := readRacks(ctx, p, cl.Namespace, dc.Racks)
+	if err != nil {
+		return nil, err
+	}
+	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(cl.Name),
+		inDC: dcMember(dc.Racks, nil), cql: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
+	ring, reader, err := m.ring(ctx)
+	if err != nil {
+		return nil, exit.Refusedf("cannot read the ring from the datacenters that stay (%v): remove-dc needs another datacenter, healthy, to read it; nothing changed", err)
+	}
+	if err := checkRing(ring, dc.Name, reader.Name); err != nil {
+		return nil, err
+	}
+	ks, err := m.keyspaces(ctx, reader)
+	if err != nil {
+		return nil, exit.Refusedf("cannot read the keyspaces' replication through cqlsh in %s (%v): give the CQL superuser's Secret with --cql-secret; nothing changed", reader.Name, err)
+	}
+	judged := judgeKeyspaces(ks, dc.Name)
+	if err := refuseKeyspaces(judged, dc.Name, req.Options.AlterKeyspaces); err != nil {
+		return nil, err
+	}
+	nodes, err := planNodes(ctx, p, states, ring)
+	if err != nil {
+		return nil, err
+	}
+	plan := &pub.Plan{Cluster: cl, DC: dc, Racks: dc.Racks}
+	plan.CP = p.NewCheckpoint(cl, k, "remove-dc", req.Request)
+	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(dc.Racks), Nodes: 0, From: fromOf(states), RackNodes: zeroes(dc.Racks)}
+	plan.CP.Nodes = nodes
+	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret}.encode()
+	plan.CP.Steps = removalSteps(judged.keyspaceNames(), nodes, req.Pause != nil, dc.MaxNodes() > 0 || len(nodes) > 0)
+	plan.Findings = append(plan.Findings, fmt.Sprintf("ring read from %s (datacenter %s)", reader.Name, readerDC(ring, reader.Status.PodIP)))
+	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
+	if len(judged.alter) > 0 {
+		plan.Warnings = append(plan.Warnings, "the keyspaces' changes are not undone by abort: dropping a datacenter from a keyspace is kept once Cassandra agreed on it")
+	}
+	return plan, nil
+}
+
+// planLeftovers plans for a datacenter the resource no longer lists: nothing to do
+// when the operator removed everything of it, else the wait until it has.
+func (k Kind) planLeftovers(ctx context.Context, env *pub.Env, remover operator.DatacenterRemover) (*pub.Plan, error) {
+	cl, req := env.Cluster, env.Request
+	left, err := remover.DatacenterLeft(ctx, cl.Namespace, cl.Name, req.DC)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read what is left of datacenter %s: %w", req.DC, err)
+	}
+	if len(left) == 0 {
+		return nil, &pub.ErrNothingToDo{Msg: fmt.Sprintf("datacenter %s is not in %s %s and nothing of it is left: it is removed", req.DC, env.Adapter.Kind(), cl.Name)}
+	}
+	p := operation.PlannerOf(env)
+	plan := &pub.Plan{Cluster: cl}
+	plan.CP = p.NewCheckpoint(cl, k, "remove-dc", req)
+	plan.CP.Target = record.Target{DC: req.DC, Nodes: 0}
+	plan.CP.Ext = ext{CQLSecret: pub.KindRequestOf[Options](req).Options.CQLSecret}.encode()
+	plan.CP.Steps = []record.Step{record.PendingStep(StepWaitRemoved, "")}
+	plan.Findings = append(plan.Findings, fmt.Sprintf("datacenter %s is out of %s %s; the operator still has %s", req.DC, env.Adapter.Kind(), cl.Name, strings.Join(left, ", ")))
+	return plan, nil
+}
+
+// checkRing refuses unless another datacenter has nodes and every node of the others
+// is UN; the removed datacenter's nodes must be UN too (each decommissions), or gone.
+func checkRing(ring pubnodetool.Ring, dc, reader string) error {
+	mine, otherNotUN := dcNodes(ring, dc)
+	if len(mine) == len(ring.Nodes) {
+		return exit.Refusedf("the ring read from %s has no node outside datacenter %s: removing it would remove the cluster; nothing changed", reader, dc)
+	}
+	if len(otherNotUN) > 0 {
+		return exit.Refusedf("nodes of the datacenters that stay are not Up/Normal (%s): remove-dc needs them all UN (its decommissions stream nothing, but the keyspace changes and the ring reads need them); nothing changed", strings.Join(otherNotUN, ", "))
+	}
+	var notUN []string
+	for _, n := range mine {
+		if n.Code() != "UN" {
+			notUN = append(notUN, n.Address+" ("+n.Code()+")")
+		}
+	}
+	if len(notUN) > 0 {
+		return exit.Refusedf("nodes of datacenter %s are not Up/Normal (%s): each must decommission; bring them back (or remove a dead one with kubectl cassandra nodetool … removenode HOSTID) and run remove-dc again; nothing changed", dc, strings.Join(notUN, ", "))
+	}
+	return nil
+}
+
+// refuseKeyspaces refuses a removal that would lose data, and one that needs
+// keyspace changes the user did not ask the plugin to make (naming them).
+func refuseKeyspaces(r replicas, dc string, alter bool) error {
+	if len(r.blocking) > 0 {
+		return exit.Refusedf("datacenter %s cannot be removed: %s; nothing changed", dc, strings.Join(r.blocking, "; "))
+	}
+	if len(r.alter) > 0 && !alter {
+		return exit.Refusedf("keyspaces still replicate to datacenter %s (%s); drop it from each (cqlsh in a pod of another datacenter):\n%s\nthen run remove-dc again, or run it with --alter-keyspaces to have the plugin run them as planned steps; nothing changed",
+			dc, strings.Join(r.keyspaceNames(), ", "), r.statements())
+	}
+	return nil
+}
+
+func readerDC(ring pubnodetool.Ring, ip string) string {
+	if n, ok := ring.ByAddress(ip); ok {
+		return n.DC
+	}
+	return "?"
+}
+
+func fromOf(states []operation.RackNow) map[string]int {
+	out := map[string]int{}
+	for _, st := range states {
+		out[st.Rack.Name] = st.Cur
+	}
+	return out
+}
+
+func zeroes(racks []topology.Rack) map[string]int {
+	out := map[string]int{}
+	for _, r := range racks {
+		out[r.Name] = 0
+	}
+	return out
+}
+
+// sortRemovals orders the nodes highest ordinal first across the racks, so that the
+// racks stay within one node of each other as they empty.
+func sortRemovals(nodes []record.Node) {
+	sort.SliceStable(nodes, func(i, j int) bool {
+		if nodes[i].Ordinal != nodes[j].Ordinal {
+			return nodes[i].Ordinal > nodes[j].Ordinal
+		}
+		return nodes[i].Rack < nodes[j].Rack
+	})
+}

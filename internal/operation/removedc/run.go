@@ -1,0 +1,210 @@
+package removedc
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+)
+
+// run is what remove-dc's own steps share: the step library's World, the datacenter
+// removed, and the reads of the datacenters that stay.
+type run struct {
+	w  *steps.World
+	dc string
+	m  remaining
+}
+
+// describer is the nodetool read the schema agreement needs (the plugin's nodetool
+// client has it).
+type describer interface {
+	DescribeCluster(ctx context.Context, pod string) (nodetool.ClusterDescription, error)
+}
+
+// keyspacesNow reads the replication of every keyspace from a pod that stays.
+func (r *run) keyspacesNow(ctx context.Context) ([]cql.Keyspace, string, string, error) {
+	_, reader, err := r.m.ring(ctx)
+	if err != nil {
+		return nil, "", "", err
+	}
+	ks, err := r.m.keyspaces(ctx, reader)
+	return ks, reader.Name, reader.Status.PodIP, err
+}
+
+// alterKeyspace drops the datacenter from one keyspace's replication: the statement is
+// made from the replication read right before it runs, so a keyspace someone changed
+// meanwhile keeps its other datacenters as they are now.
+type alterKeyspace struct {
+	*run
+	keyspace string
+}
+
+func (s *alterKeyspace) Describe() string {
+	return fmt.Sprintf("drop datacenter %s from keyspace %s's replication (ALTER KEYSPACE through cqlsh in a pod of another datacenter)", s.dc, s.keyspace)
+}
+
+func (s *alterKeyspace) find(ctx context.Context) (cql.Keyspace, bool, string, string, error) {
+	list, pod, host, err := s.keyspacesNow(ctx)
+	if err != nil {
+		return cql.Keyspace{}, false, "", "", err
+	}
+	for _, k := range list {
+		if k.Name == s.keyspace {
+			return k, true, pod, host, nil
+		}
+	}
+	return cql.Keyspace{}, false, pod, host, nil
+}
+
+// Done: the keyspace no longer replicates to the datacenter (or was dropped).
+func (s *alterKeyspace) Done(ctx context.Context) (bool, error) {
+	k, ok, _, _, err := s.find(ctx)
+	if err != nil {
+		return false, err
+	}
+	return !ok || k.RF(s.dc) == 0, nil
+}
+
+// Safe: another datacenter keeps replicas of the keyspace.
+func (s *alterKeyspace) Safe(ctx context.Context) error {
+	k, ok, _, _, err := s.find(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	if len(k.Without(s.dc)) == 0 {
+		return &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspace %s now replicates only to %s: dropping it would lose the keyspace's last replicas; the keyspace was changed since the plan: abort (kubectl cassandra abort) and plan again", s.keyspace, s.dc)}
+	}
+	return nil
+}
+
+func (s *alterKeyspace) Do(ctx context.Context) error {
+	k, ok, pod, host, err := s.find(ctx)
+	if err != nil {
+		return &pub.Retryable{Err: err}
+	}
+	if !ok || k.RF(s.dc) == 0 {
+		return nil
+	}
+	if _, _, err := s.m.cql.Run(ctx, pod, host, cql.Alter(k.Name, k.Without(s.dc))); err != nil {
+		return &pub.Retryable{Err: err}
+	}
+	return nil
+}
+
+// waitSchema waits until the nodes that stay agree on one schema version and verifies,
+// from cqlsh again, that no keyspace replicates to the datacenter.
+type waitSchema struct{ *run }
+
+func (s *waitSchema) Describe() string {
+	return fmt.Sprintf("wait until every node agrees on the schema (nodetool describecluster) and verify no keyspace replicates to %s", s.dc)
+}
+
+func (s *waitSchema) Passive()                   {}
+func (s *waitSchema) Safe(context.Context) error { return nil }
+func (s *waitSchema) Do(context.Context) error   { return nil }
+
+func (s *waitSchema) Done(ctx context.Context) (bool, error) {
+	ks, pod, _, err := s.keyspacesNow(ctx)
+	if err != nil {
+		return false, err
+	}
+	if judged := judgeKeyspaces(ks, s.dc); len(judged.alter)+len(judged.blocking) > 0 {
+		return false, &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspaces replicate to datacenter %s again (%s), after their change: someone changed them meanwhile; run remove-dc again to plan their change (kubectl cassandra abort first)", s.dc, strings.Join(append(judged.keyspaceNames(), judged.blocking...), "; "))}
+	}
+	d, ok := s.w.Nodetool.(describer)
+	if !ok {
+		return false, fmt.Errorf("this nodetool client cannot run describecluster")
+	}
+	desc, err := d.DescribeCluster(ctx, pod)
+	if err != nil {
+		return false, err
+	}
+	return schemaAgreed(desc), nil
+}
+
+// schemaAgreed: one schema version, no node unreachable (an unreachable node has not
+// seen the change yet: it is not agreement, nodetool lists it apart).
+func schemaAgreed(d nodetool.ClusterDescription) bool {
+	versions := 0
+	for v := range d.SchemaVersions {
+		if strings.EqualFold(v, "UNREACHABLE") {
+			return false
+		}
+		versions++
+	}
+	return versions == 1
+}
+
+// removeDC takes the datacenter out of the cluster resource, once no node of it is
+// left in the ring and no keyspace replicates to it.
+type removeDC struct{ *run }
+
+func (s *removeDC) Describe() string {
+	return fmt.Sprintf("take datacenter %s out of the %s (the operator, running, deletes what it kept of it)", s.dc, s.w.ForKind().ResourceKind())
+}
+
+func (s *removeDC) Done(ctx context.Context) (bool, error) {
+	return s.w.Datacenters.RemovalRequested(ctx, s.w.CP.Namespace, s.w.CP.Cluster, s.dc)
+}
+
+func (s *removeDC) Safe(ctx context.Context) error {
+	ring, reader, err := s.m.ring(ctx)
+	if err != nil {
+		return err
+	}
+	if mine, _ := dcNodes(ring, s.dc); len(mine) > 0 {
+		return fmt.Errorf("the ring read from %s still lists %d node(s) of datacenter %s (first %s, %s)", reader.Name, len(mine), s.dc, mine[0].Address, mine[0].Code())
+	}
+	ks, err := s.m.keyspaces(ctx, reader)
+	if err != nil {
+		return err
+	}
+	if judged := judgeKeyspaces(ks, s.dc); len(judged.alter)+len(judged.blocking) > 0 {
+		return &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspaces replicate to datacenter %s again (%s): drop it from them, then resume", s.dc, strings.Join(append(judged.keyspaceNames(), judged.blocking...), "; "))}
+	}
+	return nil
+}
+
+func (s *removeDC) Do(ctx context.Context) error {
+	cp := s.w.CP
+	return s.w.Datacenters.RemoveDatacenter(ctx, cp.Namespace, cp.Cluster, s.dc, cp.ClusterUID, cp.OperationID)
+}
+
+// waitRemoved waits until the operator removed what it kept of the datacenter, and
+// verifies the end in the world: no node of it in the ring of the datacenters that
+// stay (UN, DN or leaving), no claim of a removed node.
+type waitRemoved struct{ *run }
+
+func (s *waitRemoved) Describe() string {
+	return fmt.Sprintf("wait until the operator removed datacenter %s's StatefulSets and Services, and verify no node of it is left in the ring", s.dc)
+}
+
+func (s *waitRemoved) Passive()                   {}
+func (s *waitRemoved) Safe(context.Context) error { return nil }
+func (s *waitRemoved) Do(context.Context) error   { return nil }
+
+func (s *waitRemoved) Done(ctx context.Context) (bool, error) {
+	left, err := s.w.Datacenters.DatacenterLeft(ctx, s.w.CP.Namespace, s.w.CP.Cluster, s.dc)
+	if err != nil || len(left) > 0 {
+		return false, err
+	}
+	ring, reader, err := s.m.ring(ctx)
+	if err != nil {
+		return false, err
+	}
+	if mine, _ := dcNodes(ring, s.dc); len(mine) > 0 {
+		return false, &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("the operator removed datacenter %s, but the ring read from %s still lists %s (%s): remove it with kubectl cassandra nodetool -n %s %s removenode %s, then resume",
+			s.dc, reader.Name, mine[0].Address, mine[0].Code(), s.w.CP.Namespace, reader.Name, mine[0].HostID)}
+	}
+	for _, n := range s.w.CP.Nodes {
+		claims, err := s.w.ForKind().ClaimsLeft(ctx, n)
+		if err != nil || len(claims) > 0 {
+			return false, err
+		}
+	}
+	return true, nil
+}

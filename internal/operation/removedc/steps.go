@@ -1,0 +1,98 @@
+package removedc
+
+import (
+	"fmt"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+)
+
+// remove-dc's own step kinds; the nodes' removal is the step library's.
+const (
+	// StepAlterKeyspace drops the datacenter from one keyspace's replication (its
+	// record's Pod field names the keyspace).
+	StepAlterKeyspace = "alter-keyspace"
+	// StepWaitSchema waits until every node of the datacenters that stay agrees on
+	// the schema, and verifies no keyspace replicates to the datacenter.
+	StepWaitSchema = "wait-schema-agreement"
+	// StepRemoveDC takes the datacenter out of the cluster resource.
+	StepRemoveDC = "remove-datacenter"
+	// StepWaitRemoved waits until the operator removed what it kept of the
+	// datacenter, and verifies no node of it is left in the ring.
+	StepWaitRemoved = "wait-datacenter-removed"
+)
+
+// nodeKinds are a removed node's steps: as a scale-down's (its decommission streams
+// nothing: no keyspace replicates to the datacenter any more).
+var nodeKinds = []string{record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs}
+
+// removalSteps lists the steps: the keyspaces' changes and the schema agreement, then
+// (the operator paused when pause) every node's removal and the resource's count
+// (when counted: the datacenter still counts nodes), then, the operator running,
+// the datacenter out of the resource and the wait until the operator removed it.
+func removalSteps(keyspaces []string, nodes []record.Node, pause, counted bool) []record.Step {
+	var list []record.Step
+	for _, k := range keyspaces {
+		list = append(list, checkpoint.PendingStep(StepAlterKeyspace, k))
+	}
+	list = append(list, checkpoint.PendingStep(StepWaitSchema, ""))
+	if counted {
+		var removal []record.Step
+		for _, n := range nodes {
+			removal = append(removal, checkpoint.NodeSteps([]record.Node{n}, nodeKinds...)...)
+		}
+		removal = append(removal, checkpoint.PendingStep(steps.StepUpdateCluster, ""))
+		list = append(list, checkpoint.Paused(pause, removal)...)
+	}
+	return append(list, checkpoint.PendingStep(StepRemoveDC, ""), checkpoint.PendingStep(StepWaitRemoved, ""))
+}
+
+// BuildSteps implements operation.Kind: its own steps, and the library's for the
+// nodes, the count and the operator's pause (the ring read outside the plan).
+func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
+	w, err := steps.Of(kw)
+	if err != nil {
+		return nil, err
+	}
+	e, err := extOf(w.CP)
+	if err != nil {
+		return nil, err
+	}
+	planned := map[string]bool{}
+	for _, n := range w.CP.Nodes {
+		planned[n.Pod] = true
+	}
+	r := &run{w: w, dc: w.CP.Target.DC, m: remaining{kube: w.Kube, nodetool: w.Nodetool, ns: w.CP.Namespace, selector: w.ClusterSelector,
+		inDC: dcMember(w.Racks, planned), cql: cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}}}
+	out := map[string]pub.Step{}
+	for _, s := range w.CP.Steps {
+		var st pub.Step
+		switch s.Kind {
+		case StepAlterKeyspace:
+			st = &alterKeyspace{run: r, keyspace: s.Pod}
+		case StepWaitSchema:
+			st = &waitSchema{r}
+		case StepRemoveDC:
+			if w.Datacenters == nil {
+				return nil, fmt.Errorf("operation %s removes a datacenter, which this operator's adapter cannot do", w.CP.OperationID)
+			}
+			st = &removeDC{r}
+		case StepWaitRemoved:
+			if w.Datacenters == nil {
+				return nil, fmt.Errorf("operation %s removes a datacenter, which this operator's adapter cannot do", w.CP.OperationID)
+			}
+			st = &waitRemoved{r}
+		default:
+			lib, err := steps.BuildOne(w, steps.Variant{RingReaders: true}, s)
+			if err != nil {
+				return nil, err
+			}
+			st = lib
+		}
+		out[s.ID] = st
+	}
+	return out, nil
+}
