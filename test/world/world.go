@@ -445,6 +445,9 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 			if gvr.Resource == "deployments" {
 				w.deploymentController(action.GetNamespace(), objName(action))
 			}
+			if gvr.Resource == "deployments" || gvr == CCGVR {
+				w.casskopDeleteDCs(action.GetNamespace())
+			}
 		}
 		w.recordWrite(tracker, action, hsnap)
 		w.sideEffects++
