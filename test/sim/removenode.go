@@ -223,9 +223,12 @@ func (st *state) endpointForHostID(id string) *node {
 
 // gainers are the live nodes that take d's ranges: with NetworkTopologyStrategy and at
 // least RF racks, the other nodes of its rack when it has any, else the other nodes of
-// its DC. Keyspaces with RF 1 are skipped ("the data is lost"), so then none.
+// its DC. RF is the highest of the keyspaces in d's DC; keyspaces with RF 1 are
+// skipped ("the data is lost") and those with none in the DC have no range there, so
+// then none.
 func (st *state) gainers(d *node) []*node {
-	if st.Options.RF <= 1 {
+	rf := st.Schema.maxRFIn(d.Spec.DC)
+	if rf <= 1 {
 		return nil
 	}
 	var rack, dc []*node
@@ -238,7 +241,7 @@ func (st *state) gainers(d *node) []*node {
 			rack = append(rack, p)
 		}
 	}
-	if st.racks(d.Spec.DC) >= st.Options.RF && len(rack) > 0 {
+	if st.racks(d.Spec.DC) >= rf && len(rack) > 0 {
 		return rack
 	}
 	return dc

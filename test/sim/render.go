@@ -49,34 +49,15 @@ func (st *state) ringByDC(viewer *node, now time.Time) []dcGroup {
 	return groups
 }
 
-// allDCs lists every DC of the cluster, sorted (keyspace replication maps).
-func (st *state) allDCs() []string {
-	seen := map[string]bool{}
-	var dcs []string
-	for _, n := range st.Nodes {
-		if !seen[n.Spec.DC] {
-			seen[n.Spec.DC] = true
-			dcs = append(dcs, n.Spec.DC)
-		}
-	}
-	sort.Strings(dcs)
-	return dcs
-}
-
 // keyspaceClass says how `status <ks>` treats a keyspace: "nts", "local" or "" (unknown).
 func (st *state) keyspaceClass(ks string) string {
-	switch ks {
-	case "system", "system_schema":
+	switch k := st.Schema.keyspace(ks); {
+	case k == nil:
+		return ""
+	case k.Class == classLocal:
 		return "local"
-	case "system_auth", "system_distributed", "system_traces":
-		return "nts"
 	}
-	for _, k := range st.Options.Keyspaces {
-		if k == ks {
-			return "nts"
-		}
-	}
-	return ""
+	return "nts"
 }
 
 func (n *node) address(printPort bool) string {
@@ -91,9 +72,10 @@ func (n *node) address(printPort bool) string {
 // between DCs.
 func (st *state) renderStatus(b *strings.Builder, self *node, inv invocation, ks string, now time.Time) int {
 	o := st.Options
-	effective := !o.MixedReplication
+	// Effective ownership is computed with one keyspace's settings (§2.3).
+	owner, effective := st.Schema.ownershipKeyspace()
 	note := ""
-	if o.MixedReplication {
+	if !effective {
 		note = noteMixed
 	}
 	if ks != "" {
@@ -101,7 +83,7 @@ func (st *state) renderStatus(b *strings.Builder, self *node, inv invocation, ks
 		case "local":
 			effective, note = false, noteLocal
 		case "nts":
-			effective, note = true, ""
+			owner, effective, note = st.Schema.keyspace(ks), true, ""
 		default:
 			fmt.Fprintf(b, "\nError: The keyspace %s, does not exist\n", ks)
 			return ExitUsage
@@ -140,7 +122,7 @@ func (st *state) renderStatus(b *strings.Builder, self *node, inv invocation, ks
 			}
 			// A replacement is on no normal-token ring yet: no effective ownership (§4.4).
 			if effective && n.Repl == nil {
-				f := float32(o.RF) / float32(len(g.nodes))
+				f := float32(owner.rfIn(g.name)) / float32(len(g.nodes))
 				r.owns = percentOneDecimal(min(f, 1))
 			}
 			rows = append(rows, r)
@@ -357,6 +339,9 @@ func (st *state) renderInfo(b *strings.Builder, n *node, inv invocation, now tim
 func (st *state) renderDescribeCluster(b *strings.Builder, self *node, now time.Time) {
 	o := st.Options
 	var live, down, all []string
+	// StorageProxy.describeSchemaVersions asks every live node for its version.
+	var versions []string
+	byVersion := map[string][]string{}
 	leaving, joining := 0, 0
 	for _, n := range st.visible(self, now) {
 		code, _ := st.rowCode(self, n, now)
@@ -365,6 +350,11 @@ func (st *state) renderDescribeCluster(b *strings.Builder, self *node, now time.
 			down = append(down, n.Spec.Address)
 		} else {
 			live = append(live, n.Spec.Address)
+			v := st.versionOf(n, now)
+			if byVersion[v] == nil {
+				versions = append(versions, v)
+			}
+			byVersion[v] = append(byVersion[v], n.Spec.Address)
 		}
 		switch code[1] {
 		case 'L':
@@ -380,8 +370,8 @@ func (st *state) renderDescribeCluster(b *strings.Builder, self *node, now time.
 	b.WriteString("\tPartitioner: org.apache.cassandra.dht.Murmur3Partitioner\n")
 	b.WriteString("\tSchema versions:\n")
 	// println(String.format("\t\t%s: %s%n", …)) ends each version with a blank line.
-	if len(live) > 0 {
-		fmt.Fprintf(b, "\t\t%s: [%s]\n\n", schemaVersion, strings.Join(live, ", "))
+	for _, v := range versions {
+		fmt.Fprintf(b, "\t\t%s: [%s]\n\n", v, strings.Join(byVersion[v], ", "))
 	}
 	if len(down) > 0 {
 		fmt.Fprintf(b, "\t\tUNREACHABLE: [%s]\n\n", strings.Join(down, ", "))
@@ -391,7 +381,7 @@ func (st *state) renderDescribeCluster(b *strings.Builder, self *node, now time.
 	}
 	b.WriteString("Stats for all nodes:\n")
 	fmt.Fprintf(b, "\tLive: %d\n\tJoining: %d\n\tMoving: 0\n\tLeaving: %d\n\tUnreachable: %d\n", len(live), joining, leaving, len(down))
-	if o.MixedReplication && !o.is50() {
+	if _, same := st.Schema.ownershipKeyspace(); !same && !o.is50() {
 		b.WriteString("Error: " + noteMixed + "\n")
 	}
 	b.WriteString("\nData Centers: \n")
@@ -409,27 +399,18 @@ func (st *state) renderDescribeCluster(b *strings.Builder, self *node, now time.
 		fmt.Fprintf(b, "\t%s: [%s]\n", o.ReleaseVersion, strings.Join(all, ", "))
 	}
 	b.WriteString("\nKeyspaces:\n")
-	nts := func(rf int) string {
-		var parts []string
-		for _, dc := range st.allDCs() {
-			parts = append(parts, fmt.Sprintf("%s=%d", dc, rf))
-		}
-		return "NetworkTopologyStrategy {" + strings.Join(parts, ", ") + "}"
+	// DescribeCluster prints probe.getKeyspaces() (system_auth, system_distributed,
+	// system_traces, system_schema, system in the fixtures' order, then user keyspaces).
+	ks := func(k *keyspace) {
+		b.WriteString("\t" + k.Name + " -> Replication class: " + k.describeReplication() + "\n")
 	}
-	ks := func(name, repl string) { b.WriteString("\t" + name + " -> Replication class: " + repl + "\n") }
-	ks("system_auth", nts(o.RF))
-	ks("system_distributed", nts(o.RF))
-	ks("system_traces", nts(o.RF))
-	ks("system_schema", "LocalStrategy {}")
-	ks("system", "LocalStrategy {}")
-	for i, k := range o.Keyspaces {
-		rf := o.RF
-		if o.MixedReplication && i > 0 {
-			rf = max(1, o.RF-1)
-		}
-		ks(k, nts(rf))
+	for _, name := range []string{ksAuth, ksDistributed, ksTraces, ksSchema, ksSystem} {
+		ks(st.Schema.keyspace(name))
 	}
-	if o.MixedReplication && o.is50() {
+	for _, k := range st.Schema.user() {
+		ks(k)
+	}
+	if _, same := st.Schema.ownershipKeyspace(); !same && o.is50() {
 		b.WriteString("\nNote: " + noteMixed + "\n")
 	}
 }
@@ -455,7 +436,7 @@ func (st *state) renderGossipInfo(b *strings.Builder, now time.Time) {
 		}
 		st2("STATUS", sv, status)
 		st2("LOAD", 20+int(hb/60), javaDoubleString(n.LoadBytes))
-		st2("SCHEMA", 14, schemaVersion)
+		st2("SCHEMA", 14+st.Schema.Version, st.versionOf(n, now))
 		st2("DC", 8, n.Spec.DC)
 		st2("RACK", 10, n.Spec.Rack)
 		st2("RELEASE_VERSION", 5, o.ReleaseVersion)

@@ -30,7 +30,7 @@ type planView struct {
 func (st *state) writePlans(b *strings.Builder, self *node, inv invocation, now time.Time) int {
 	plans := 0
 	for _, a := range st.phaseOf(self, now).streaming {
-		st.writePlan(b, planView{"Unbootstrap", a.ID, st.streamTarget(self), int64(self.LoadBytes), st.progress(self, a, now), true}, inv)
+		st.writePlan(b, planView{"Unbootstrap", a.ID, st.streamTarget(self), int64(st.leaveBytes(self)), st.progress(self, a, now), true}, inv)
 		plans++
 	}
 	for _, other := range st.Nodes {
@@ -38,7 +38,7 @@ func (st *state) writePlans(b *strings.Builder, self *node, inv invocation, now 
 			continue
 		}
 		for _, a := range st.phaseOf(other, now).streaming {
-			st.writePlan(b, planView{"Unbootstrap", a.ID, other, int64(other.LoadBytes), st.progress(other, a, now), false}, inv)
+			st.writePlan(b, planView{"Unbootstrap", a.ID, other, int64(st.leaveBytes(other)), st.progress(other, a, now), false}, inv)
 			plans++
 		}
 	}

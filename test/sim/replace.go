@@ -236,8 +236,10 @@ func (st *state) applyReplStream(n *node, at time.Time) {
 	sources := st.replSources(n)
 	rng := st.rangeOf(n)
 	var ss []session
-	switch {
-	case o.RF == 1:
+	switch rf := st.Schema.maxRFIn(st.replDC(n)); {
+	case rf == 0:
+		// No keyspace replicates to the DC: no range to fetch.
+	case rf == 1:
 		// The only replica is dead: nothing to fetch, the data is lost (non-strict source
 		// choice only warns, RangeStreamer).
 		n.logAt(at, "WARN", srcRF1, o, msgRF1(o, n.Spec.Address, rng, "system_auth"))
@@ -329,7 +331,7 @@ func (st *state) replSources(n *node) []*node {
 	if d != nil {
 		dc, rack = d.Spec.DC, d.Spec.Rack
 	}
-	otherRacks := st.racks(dc) >= st.Options.RF
+	otherRacks := st.racks(dc) >= st.Schema.maxRFIn(dc)
 	var out []*node
 	for _, p := range st.Nodes {
 		if p == n || p == d || p.Spec.DC != dc || !p.owner() || p.down() || !p.jvmUp() || (otherRacks && p.Spec.Rack == rack) {
@@ -340,6 +342,14 @@ func (st *state) replSources(n *node) []*node {
 	return out
 }
 
+// replDC is the DC of the node a replacement replaces (its own when unknown).
+func (st *state) replDC(n *node) string {
+	if d := st.byHostID(n.Repl.Target, n); d != nil {
+		return d.Spec.DC
+	}
+	return n.Spec.DC
+}
+
 // enoughSources is R11 as the simulator approximates it: every range of the dead node
 // keeps a live replica unless RF−1 of its other replicas are down, i.e. RF−1 other racks
 // each with a down node (DC with ≥ RF racks), else RF−1 other down nodes [DERIVED].
@@ -348,8 +358,8 @@ func (st *state) enoughSources(n *node) bool {
 	if d == nil {
 		return false
 	}
-	o := st.Options
-	byRack := st.racks(d.Spec.DC) >= o.RF
+	rf := st.Schema.maxRFIn(d.Spec.DC)
+	byRack := st.racks(d.Spec.DC) >= rf
 	downRacks, downNodes, others := map[string]bool{}, 0, 0
 	for _, p := range st.Nodes {
 		if p == n || p == d || p.Spec.DC != d.Spec.DC || !p.member() || (byRack && p.Spec.Rack == d.Spec.Rack) {
@@ -365,9 +375,9 @@ func (st *state) enoughSources(n *node) bool {
 		return false
 	}
 	if byRack {
-		return len(downRacks) < o.RF-1
+		return len(downRacks) < rf-1
 	}
-	return downNodes < o.RF-1
+	return downNodes < rf-1
 }
 
 // racks counts the racks of a DC's ring members.

@@ -448,14 +448,11 @@ func (st *state) decide(n *node, force bool, now time.Time, out *strings.Builder
 	// RF check (4.0+, not with --force, not when already leaving: a leaving node is out of
 	// N and 5.0 only fails when this node is in that set).
 	if !o.is311() && !force && n.Mode != ModeLeaving && !n.Leaving {
-		nodes := 0
-		for _, p := range st.Nodes {
-			if p.Spec.DC == n.Spec.DC && p.owner() {
-				nodes++
+		if msg := st.rfCheck(n); msg != "" || n.Fault.RefuseRF {
+			if msg == "" {
+				msg = st.rfRefusal(st.Schema.keyspace(ksDistributed), n)
 			}
-		}
-		if n.Fault.RefuseRF || nodes <= o.RF {
-			code := unsupported(out, fmt.Sprintf("Not enough live nodes to maintain replication factor in keyspace system_distributed (RF = %d, N = %d). Perform a forceful decommission to ignore.", o.RF, nodes))
+			code := unsupported(out, msg)
 			if o.is50() {
 				// The check runs inside the try whose catch sets DECOMMISSION_FAILED.
 				n.Mode = ModeDecommissionFailed
@@ -481,6 +478,53 @@ func (st *state) decide(n *node, force bool, now time.Time, out *strings.Builder
 	}
 	n.Mode = ModeLeaving
 	return ExitOK, a.ID
+}
+
+// rfCheck is StorageService.decommission's replication check (4.0+, CASSANDRA-12510;
+// the same loop in 4.0, 4.1 and 5.0): for each keyspace that is not LocalStrategy
+// (Schema.getNonLocalStrategyKeyspaces), NetworkTopologyStrategy's
+// getReplicationFactor(localDC) against N, the endpoints of the local DC in
+// tokenMetadata.cloneAfterAllLeft() (non-leaving token owners, this node and down ones
+// included); it refuses when N <= RF. A keyspace that does not replicate to the DC
+// (RF 0) never refuses, so a DC no keyspace replicates to can decommission down to its
+// last node. It returns the refusal's text, "" when every keyspace passes.
+func (st *state) rfCheck(n *node) string {
+	for _, k := range st.rfCheckOrder() {
+		if st.dcOwners(n.Spec.DC) <= k.rfIn(n.Spec.DC) {
+			return st.rfRefusal(k, n)
+		}
+	}
+	return ""
+}
+
+// rfCheckOrder is the order keyspaces are checked in. The real order is the schema's
+// (not fixed, docs/how-it-works/nodetool.md §12); the simulator checks
+// system_distributed first, the keyspace the fixtures and dtests name.
+func (st *state) rfCheckOrder() []*keyspace {
+	out := []*keyspace{st.Schema.keyspace(ksDistributed)}
+	for _, k := range st.Schema.replicated() {
+		if k.Name != ksDistributed {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// dcOwners is N of the RF check: the DC's token owners that are not leaving.
+func (st *state) dcOwners(dc string) int {
+	c := 0
+	for _, p := range st.Nodes {
+		if p.Spec.DC == dc && p.owner() {
+			c++
+		}
+	}
+	return c
+}
+
+// rfRefusal is E1's text for keyspace k.
+func (st *state) rfRefusal(k *keyspace, n *node) string {
+	return fmt.Sprintf("Not enough live nodes to maintain replication factor in keyspace %s (RF = %d, N = %d). Perform a forceful decommission to ignore.",
+		k.Name, k.rfIn(n.Spec.DC), st.dcOwners(n.Spec.DC))
 }
 
 // ownersAfterAllLeft is tokenMetadata.cloneAfterAllLeft(): endpoints (4.0+) or tokens

@@ -6,7 +6,7 @@ import (
 )
 
 // stateFormat versions the JSON file so a harness built from an older tree fails loudly.
-const stateFormat = 1
+const stateFormat = 2
 
 // maxHistory bounds the finished attempts kept per node: a blocked `decommission` only
 // needs its own attempt's outcome, and the file stays small.
@@ -27,6 +27,8 @@ type state struct {
 	Seq     int       `json:"seq"` // makes attempt ids unique
 	Nodes   []*node   `json:"nodes"`
 	Created time.Time `json:"created"`
+	// Schema is the keyspaces' replication and schema version (keyspaces.go).
+	Schema schema `json:"schema"`
 }
 
 // node is the simulated state of one Cassandra node. Only discrete events are stored
@@ -107,7 +109,11 @@ func newState(opts Options, specs []NodeSpec, now time.Time) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{Format: stateFormat, Options: o, Created: now}
+	sc, err := newSchema(o, specs)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{Format: stateFormat, Options: o, Created: now, Schema: sc}
 	for _, sp := range specs {
 		if err := st.addNode(sp, now); err != nil {
 			return nil, err
@@ -300,10 +306,10 @@ func (st *state) due(n *node, a *attempt, tl timeline) (event, bool) {
 	}
 	switch {
 	case a.Fail:
-		at, ok := reachAt(a.Rates, st.streamStart(a), n.LoadBytes/2)
+		at, ok := reachAt(a.Rates, st.streamStart(a), st.leaveBytes(n)/2)
 		return event{at: at, kind: evFail, n: n, a: a}, ok
 	case !n.Left:
-		at, ok := reachAt(a.Rates, st.streamStart(a), n.LoadBytes)
+		at, ok := reachAt(a.Rates, st.streamStart(a), st.leaveBytes(n))
 		return event{at: at, kind: evLeft, n: n, a: a}, ok
 	}
 	return event{at: n.LeftAt.Add(tl.done - tl.left), kind: evDone, n: n, a: a}, true
@@ -362,7 +368,7 @@ func (st *state) apply(e *event) {
 		// equally (matches docs/how-it-works/nodetool.md's "after the decommission" fixture).
 		var peers []*node
 		for _, p := range st.Nodes {
-			if p != n && p.Spec.DC == n.Spec.DC && p.listed() && p.Repl == nil {
+			if st.leaveBytes(n) > 0 && p != n && p.Spec.DC == n.Spec.DC && p.listed() && p.Repl == nil {
 				peers = append(peers, p)
 			}
 		}
@@ -537,6 +543,9 @@ func (st *state) phaseOf(n *node, now time.Time) phase {
 	if n.Left {
 		return p
 	}
+	if st.leaveBytes(n) <= 0 {
+		return p // nothing to send: no Unbootstrap plan
+	}
 	tl := st.Options.timeline()
 	for _, a := range p.running {
 		el := now.Sub(a.Start)
@@ -547,14 +556,24 @@ func (st *state) phaseOf(n *node, now time.Time) phase {
 	return p
 }
 
+// leaveBytes is what n's decommission streams: its load, or nothing when no keyspace
+// replicates to its DC (StorageService.unbootstrap's getChangesForKeyspace finds no
+// range to move, so the stream plan carries no session).
+func (st *state) leaveBytes(n *node) float64 {
+	if st.Schema.maxRFIn(n.Spec.DC) == 0 {
+		return 0
+	}
+	return n.LoadBytes
+}
+
 // progress is how far the streaming of n's attempt a has got, in [0,1].
 func (st *state) progress(n *node, a *attempt, now time.Time) float64 {
 	tl := st.Options.timeline()
 	if st.Options.metered() {
-		if n.LoadBytes <= 0 {
+		if st.leaveBytes(n) <= 0 {
 			return 1
 		}
-		return clamp01(sentBy(a.Rates, st.streamStart(a), now) / n.LoadBytes)
+		return clamp01(sentBy(a.Rates, st.streamStart(a), now) / st.leaveBytes(n))
 	}
 	span := tl.left - tl.streamStart
 	if span <= 0 {

@@ -148,7 +148,7 @@ func (st *state) rerate(n *node, now time.Time) {
 	if !n.Left {
 		to := st.streamTarget(n)
 		for _, a := range n.running() {
-			a.Rates = st.restep(a.Rates, st.streamStart(a), n.LoadBytes, st.sendRate(n, to), now)
+			a.Rates = st.restep(a.Rates, st.streamStart(a), st.leaveBytes(n), st.sendRate(n, to), now)
 		}
 	}
 	for _, j := range st.Nodes {

@@ -72,10 +72,12 @@ type Options struct {
 	// the node while it still reports LEAVING (docs/how-it-works/nodetool.md §6.2 step 8). 0 means
 	// DecommissionTime/3; a negative value means no such window.
 	LeftAnnounce time.Duration `json:"leftAnnounce"`
-	// RF is the replication factor per DC of system_auth, system_distributed,
-	// system_traces and the user keyspaces (NetworkTopologyStrategy). It drives the
-	// 4.0+ RF check (E1: refused when N <= RF), Owns (min(100%, RF/N)) and describecluster.
-	// Default 3.
+	// RF is the initial replication factor, in every DC that has nodes, of
+	// system_auth, system_distributed, system_traces and the user keyspaces
+	// (NetworkTopologyStrategy; Replication overrides it per keyspace, ALTER KEYSPACE
+	// through cqlsh changes it, keyspaces.go). Each keyspace's RF in a DC drives the
+	// 4.0+ RF check (E1: refused when N <= RF), Owns (min(100%, RF/N)) and
+	// describecluster. Default 3.
 	RF int `json:"rf"`
 	// ClusterName is describecluster's Name. Default "demo".
 	ClusterName string `json:"clusterName,omitempty"`
@@ -84,9 +86,22 @@ type Options struct {
 	ReleaseVersion string `json:"releaseVersion,omitempty"`
 	// Keyspaces are the user keyspaces (NTS, RF per DC). Default ["app"].
 	Keyspaces []string `json:"keyspaces,omitempty"`
-	// MixedReplication makes user keyspaces have different replication settings, so a
-	// plain `status` has no effective ownership: header "Owns", cells "?" and the
-	// "Non-system keyspaces don't have the same replication settings" note.
+	// Replication gives keyspaces (system_auth, system_distributed, system_traces or one
+	// of Keyspaces) their initial replication map, DC → replicas, in place of RF in
+	// every DC that has nodes. A DC absent from a map gets no replica.
+	Replication map[string]map[string]int `json:"replication,omitempty"`
+	// SchemaAgreeTime is how long, after an ALTER KEYSPACE through cqlsh, the other
+	// nodes keep the previous schema version (describecluster then lists two). 0
+	// (default): they agree at once.
+	SchemaAgreeTime time.Duration `json:"schemaAgreeTime,omitempty"`
+	// CQLAuth, when set, makes every node's native transport require these credentials
+	// (PasswordAuthenticator): cqlsh must get them from its cqlshrc (see RunCQL).
+	CQLAuth *JMXAuth `json:"cqlAuth,omitempty"`
+	// MixedReplication makes user keyspaces have different replication settings (those
+	// after the first replicate RF-1 times, at least once; a keyspace "mixed" is added
+	// when Keyspaces has fewer than two), so a plain `status` has no effective
+	// ownership: header "Owns", cells "?" and the "Non-system keyspaces don't have the
+	// same replication settings" note. The same follows from Replication or an ALTER.
 	MixedReplication bool `json:"mixedReplication,omitempty"`
 	// JoinTime is how long a node added by AddNode bootstraps (mode JOINING, peers UJ)
 	// before it is NORMAL. 0 (default) = it joins at once, as before.
@@ -253,8 +268,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.JoinTime < 0 {
 		return o, fmt.Errorf("sim: negative JoinTime")
 	}
-	if o.StreamTimeScale < 0 || o.HardwareRate < 0 || o.ExecCost < 0 {
-		return o, fmt.Errorf("sim: negative StreamTimeScale, HardwareRate or ExecCost")
+	if o.StreamTimeScale < 0 || o.HardwareRate < 0 || o.ExecCost < 0 || o.SchemaAgreeTime < 0 {
+		return o, fmt.Errorf("sim: negative StreamTimeScale, HardwareRate, ExecCost or SchemaAgreeTime")
 	}
 	if o.metered() && o.HardwareRate == 0 {
 		o.HardwareRate = 256 * mib
@@ -273,6 +288,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Keyspaces == nil {
 		o.Keyspaces = []string{"app"}
+	}
+	if o.MixedReplication && o.RF > 1 {
+		for i := 0; len(o.Keyspaces) < 2; i++ {
+			o.Keyspaces = append(o.Keyspaces[:len(o.Keyspaces):len(o.Keyspaces)], fmt.Sprintf("mixed%d", i))
+		}
 	}
 	return o, nil
 }
