@@ -22,6 +22,9 @@ type Options struct {
 type ext struct {
 	// CQLSecret names the Secret cqlsh logs in with ("": none).
 	CQLSecret string `json:"cqlSecret,omitempty"`
+	// Readers are the pods of the datacenters that stay the plan found in the ring:
+	// the only ones the steps read the ring, the keyspaces and the schema from.
+	Readers []string `json:"readers"`
 }
 
 func (e ext) encode() json.RawMessage {

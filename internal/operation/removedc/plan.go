@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Plan implements operation.Kind. It reads the datacenters that stay (their ring and,
@@ -42,9 +43,11 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(cl.Name),
+	// Every pod of the operator in the namespace is a candidate reader; only a ring
+	// that lists the datacenter's pods is this cluster's.
+	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(""),
 		inDC: dcMember(dc.Racks, nil), cql: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
-	ring, reader, err := m.ring(ctx)
+	ring, reader, err := m.ringWith(ctx, listsAny(podIPs(states)))
 	if err != nil {
 		return nil, exit.Refusedf("cannot read the ring from the datacenters that stay (%v): remove-dc needs another datacenter, healthy, to read it; nothing changed", err)
 	}
@@ -67,7 +70,11 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	plan.CP = p.NewCheckpoint(cl, k, "remove-dc", req.Request)
 	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(dc.Racks), Nodes: 0, From: fromOf(states), RackNodes: zeroes(dc.Racks)}
 	plan.CP.Nodes = nodes
-	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret}.encode()
+	candidates, err := m.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sameCluster(candidates, ring, dc.Name)}.encode()
 	plan.CP.Steps = removalSteps(judged.keyspaceNames(), nodes, req.Pause != nil, dc.MaxNodes() > 0 || len(nodes) > 0)
 	plan.Findings = append(plan.Findings, fmt.Sprintf("ring read from %s (datacenter %s)", reader.Name, readerDC(ring, reader.Status.PodIP)))
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
@@ -75,6 +82,32 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 		plan.Warnings = append(plan.Warnings, "the keyspaces' changes are not undone by abort: dropping a datacenter from a keyspace is kept once Cassandra agreed on it")
 	}
 	return plan, nil
+}
+
+// podIPs lists the addresses of the racks' pods.
+func podIPs(states []operation.RackNow) []string {
+	var out []string
+	for _, st := range states {
+		for _, p := range st.Pods {
+			if p.Status.PodIP != "" {
+				out = append(out, p.Status.PodIP)
+			}
+		}
+	}
+	return out
+}
+
+// listsAny accepts a ring listing one of addrs (any ring when there are none: a
+// datacenter without pods has nothing to tell its cluster by).
+func listsAny(addrs []string) func(pubnodetool.Ring) bool {
+	return func(r pubnodetool.Ring) bool {
+		for _, a := range addrs {
+			if _, ok := r.ByAddress(a); ok {
+				return true
+			}
+		}
+		return len(addrs) == 0
+	}
 }
 
 // planLeftovers plans for a datacenter the resource no longer lists: nothing to do
@@ -92,7 +125,17 @@ func (k Kind) planLeftovers(ctx context.Context, env *pub.Env, remover operator.
 	plan := &pub.Plan{Cluster: cl}
 	plan.CP = p.NewCheckpoint(cl, k, "remove-dc", req)
 	plan.CP.Target = record.Target{DC: req.DC, Nodes: 0}
-	plan.CP.Ext = ext{CQLSecret: pub.KindRequestOf[Options](req).Options.CQLSecret}.encode()
+	// The resource lists the datacenters that stay: its selector is this cluster's.
+	m := remaining{kube: p.Client, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(cl.Name), inDC: func(*corev1.Pod) bool { return false }}
+	readers, err := m.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range readers {
+		names = append(names, r.Name)
+	}
+	plan.CP.Ext = ext{CQLSecret: pub.KindRequestOf[Options](req).Options.CQLSecret, Readers: names}.encode()
 	plan.CP.Steps = []record.Step{record.PendingStep(StepWaitRemoved, "")}
 	plan.Findings = append(plan.Findings, fmt.Sprintf("datacenter %s is out of %s %s; the operator still has %s", req.DC, env.Adapter.Kind(), cl.Name, strings.Join(left, ", ")))
 	return plan, nil

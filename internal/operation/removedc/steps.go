@@ -65,7 +65,11 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	for _, n := range w.CP.Nodes {
 		planned[n.Pod] = true
 	}
-	r := &run{w: w, dc: w.CP.Target.DC, m: remaining{kube: w.Kube, nodetool: w.Nodetool, ns: w.CP.Namespace, selector: w.ClusterSelector,
+	named := map[string]bool{}
+	for _, p := range e.Readers {
+		named[p] = true
+	}
+	r := &run{w: w, dc: w.CP.Target.DC, m: remaining{kube: w.Kube, nodetool: w.Nodetool, ns: w.CP.Namespace, named: named,
 		inDC: dcMember(w.Racks, planned), cql: cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}}}
 	out := map[string]pub.Step{}
 	for _, s := range w.CP.Steps {
