@@ -105,6 +105,7 @@ else
 fi
 mkdir -p "$EXEC_BIN"
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$EXEC_BIN/nodetool" ./test/nodetool-sim)
+cp "$EXEC_BIN/nodetool" "$EXEC_BIN/cqlsh.tmp" && mv "$EXEC_BIN/cqlsh.tmp" "$EXEC_BIN/cqlsh" # same binary, answers as cqlsh
 
 # ------------------------------------------------------------------ cluster
 banner "Creating a simulated CassKop cluster: $NS/$CC, 1 DC, 1 rack, 4 nodes (decommission takes $DECOM)"

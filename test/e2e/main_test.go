@@ -185,12 +185,26 @@ func crdNames(vs []fixture.CRDVariant) []string {
 	return out
 }
 
-// buildSim installs the simulated nodetool as `nodetool` in the dir on kwok's PATH.
+// buildSim installs the simulated nodetool as `nodetool` in the dir on kwok's PATH, and
+// the same binary as `cqlsh` (it answers as the name it is run by).
 func buildSim(ctx context.Context, root, execBin string) error {
 	if _, err := os.Stat(filepath.Join(root, "test/nodetool-sim")); err != nil {
 		return fmt.Errorf("test/nodetool-sim is not there yet: %w", err)
 	}
-	return fixture.GoBuild(ctx, root, "./test/nodetool-sim", filepath.Join(execBin, "nodetool"))
+	nodetool := filepath.Join(execBin, "nodetool")
+	if err := fixture.GoBuild(ctx, root, "./test/nodetool-sim", nodetool); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(nodetool)
+	if err != nil {
+		return err
+	}
+	// A new file renamed into place: a cqlsh still running keeps its own.
+	tmp := filepath.Join(execBin, ".cqlsh.tmp")
+	if err := os.WriteFile(tmp, b, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(execBin, "cqlsh"))
 }
 
 // requireE2E skips the test unless the control plane is up.

@@ -1,7 +1,9 @@
 // Command nodetool-sim is a stand-in for Cassandra's nodetool in the e2e tests. Installed
 // as a file named `nodetool` on the fake kubelet's PATH, it answers for the pod named by
 // POD_NAME from the simulated cluster in the state file NODETOOL_SIM_STATE (see package
-// test/sim), with nodetool's exact output, streams and exit codes.
+// test/sim), with nodetool's exact output, streams and exit codes. Installed (the same
+// binary) under the name `cqlsh`, it is the simulated cqlsh (sim.Store.RunCQL), which
+// reads a `--cqlshrc /dev/stdin` from its own standard input.
 //
 // Like the real client, being killed ends only this process: a decommission it started
 // keeps going in the simulated node, because its progress is derived from the clock.
@@ -10,8 +12,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -49,7 +53,16 @@ func run() int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	done := make(chan int, 1)
-	go func() { done <- store.Run(ctx, pod, os.Args[1:], os.Stdout, os.Stderr) }()
+	// The tool is the name it was run by: exec looks the name up on PATH and passes it
+	// as argv[0].
+	tool := store.Run
+	if filepath.Base(os.Args[0]) == "cqlsh" {
+		tool = func(ctx context.Context, pod string, args []string, stdout, stderr io.Writer) int {
+			// nil stdin: a cqlshrc named /dev/stdin is opened, which is this process's.
+			return store.RunCQL(ctx, pod, args, nil, stdout, stderr)
+		}
+	}
+	go func() { done <- tool(ctx, pod, os.Args[1:], os.Stdout, os.Stderr) }()
 	select {
 	case code := <-done:
 		return code

@@ -19,8 +19,8 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
-// binDir holds the binary built once for all tests, installed as `nodetool` like the
-// e2e harness does.
+// binDir holds the binary built once for all tests, installed as `nodetool` and `cqlsh`
+// like the e2e harness does.
 var binDir string
 
 func TestMain(m *testing.M) {
@@ -39,10 +39,22 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(dir)
 		panic("building nodetool-sim: " + err.Error())
 	}
+	if err := copyFile(filepath.Join(dir, "nodetool"), filepath.Join(dir, "cqlsh")); err != nil {
+		_ = os.RemoveAll(dir)
+		panic("installing cqlsh: " + err.Error())
+	}
 	binDir = dir
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
 }
 
 func nodes() []sim.NodeSpec {
@@ -321,4 +333,36 @@ func TestRemoveNodeAcrossProcesses(t *testing.T) {
 		return !strings.Contains(runTool(t, state, "r2-0", "status").stdout, "10.244.3.10")
 	})
 	require.Equal(t, out{"RemovalStatus: No token removals in process.\n", "", 0}, runTool(t, state, "r1-0", "removenode", "status"))
+}
+
+// TestCqlsh: the binary run as `cqlsh` is the simulated cqlsh; the cqlshrc named
+// /dev/stdin is read from its standard input, and an ALTER persists in the state file.
+func TestCqlsh(t *testing.T) {
+	state, _ := newCluster(t, sim.Options{Version: sim.V41, CQLAuth: &sim.JMXAuth{Username: "admin", Password: "pw"}})
+	cqlsh := func(stdin string, args ...string) out {
+		cmd := exec.Command("env", append([]string{"cqlsh"}, args...)...)
+		cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", EnvState + "=" + state, EnvPod + "=r1-0"}
+		cmd.Stdin = strings.NewReader(stdin)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return out{o.String(), e.String(), code}
+	}
+	rc := "[authentication]\nusername = admin\npassword = pw\n"
+	r := cqlsh(rc, "--cqlshrc", sim.StdinPath, "10.244.1.12", "-e", "ALTER KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '2'}")
+	require.Equal(t, out{"", "", 0}, r)
+	r = cqlsh(rc, "--cqlshrc", sim.StdinPath, "10.244.1.12", "-e", "DESCRIBE KEYSPACE app")
+	require.Equal(t, out{"\nCREATE KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '2'}  AND durable_writes = true;\n", "", 0}, r)
+	r = cqlsh("", "--cqlshrc", sim.StdinPath, "10.244.1.12", "-e", "DESCRIBE KEYSPACE app")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "AuthenticationFailed('Remote end requires authentication')")
+	// nodetool in the same pod sees the new replication.
+	require.Contains(t, runTool(t, state, "r1-0", "describecluster").stdout, "\tapp -> Replication class: NetworkTopologyStrategy {dc1=2}\n")
 }

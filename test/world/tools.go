@@ -28,11 +28,11 @@ func nodetoolCommand(args []string) string {
 	return ""
 }
 
-// Stream is Exec with standard input (the JMX password file the plugin feeds) and the
-// output copied to stdout and stderr; a non-zero exit is client-go's CodeExitError, as
-// the real pod exec returns it. Every argv it was given is kept (StreamArgv) so tests
-// can check what a command line carried. A decommission, drain or cleanup is a side
-// effect, as in Exec.
+// Stream is Exec with standard input (the JMX password file, or the cqlshrc, the plugin
+// feeds) and the output copied to stdout and stderr; a non-zero exit is client-go's
+// CodeExitError, as the real pod exec returns it. Every argv it was given is kept
+// (StreamArgv) so tests can check what a command line carried. A decommission, drain,
+// cleanup or cqlsh ALTER KEYSPACE is a side effect, as in Exec.
 func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	w.mu.Lock()
 	w.streamArgv = append(w.streamArgv, append([]string(nil), argv...))
@@ -40,23 +40,31 @@ func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.
 	if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, pod); err != nil {
 		return fmt.Errorf("exec in %s: %w", pod, err)
 	}
-	args := argv
-	for len(args) > 0 && args[0] != "nodetool" {
-		args = args[1:]
+	tool, args := toolArgs(argv)
+	if tool == "" {
+		return fmt.Errorf("not a nodetool or cqlsh command: %v", argv)
 	}
-	if len(args) == 0 {
-		return fmt.Errorf("not a nodetool command: %v", argv)
+	var code int
+	if tool == "cqlsh" {
+		code = w.Cass.RunCQL(ctx, pod, args, stdin, stdout, stderr)
+	} else {
+		code = w.Cass.RunInput(ctx, pod, args, stdin, stdout, stderr)
 	}
-	args = args[1:]
-	code := w.Cass.RunInput(ctx, pod, args, stdin, stdout, stderr)
 	var err error
 	if code != 0 {
 		err = utilexec.CodeExitError{Err: fmt.Errorf("command terminated with non-zero exit code: %d", code), Code: code}
 	}
-	if cmd := nodetoolCommand(args); cmd == "decommission" || cmd == "drain" || cmd == "cleanup" || (cmd == "removenode" && !strings.Contains(" "+strings.Join(args, " ")+" ", " status ")) {
+	entry := ""
+	if cmd := nodetoolCommand(args); tool == "nodetool" && (cmd == "decommission" || cmd == "drain" || cmd == "cleanup" || (cmd == "removenode" && !strings.Contains(" "+strings.Join(args, " ")+" ", " status "))) {
+		entry = pod + " " + strings.Join(args, " ")
+	}
+	if stmt := cqlStatement(args); tool == "cqlsh" && altersSchema(stmt) {
+		entry = pod + " cqlsh " + stmt
+	}
+	if entry != "" {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
+		w.execLog = append(w.execLog, entry)
 		w.sideEffects++
 		if w.OnSideEffect != nil {
 			w.OnSideEffect(w.sideEffects)
@@ -66,6 +74,37 @@ func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.
 		}
 	}
 	return err
+}
+
+// toolArgs finds the tool an exec argv runs (its first word "nodetool" or "cqlsh",
+// after any wrapper such as "env" or a shell) and the arguments after it.
+func toolArgs(argv []string) (string, []string) {
+	for i, a := range argv {
+		if a == "nodetool" || a == "cqlsh" {
+			return a, argv[i+1:]
+		}
+	}
+	return "", nil
+}
+
+// cqlStatement is the statement a cqlsh command line runs (-e/--execute), "" if none.
+func cqlStatement(args []string) string {
+	for i, a := range args {
+		switch {
+		case (a == "-e" || a == "--execute") && i+1 < len(args):
+			return strings.TrimSpace(args[i+1])
+		case strings.HasPrefix(a, "--execute="):
+			return strings.TrimSpace(strings.TrimPrefix(a, "--execute="))
+		}
+	}
+	return ""
+}
+
+// altersSchema says whether a CQL statement changes the schema (ALTER KEYSPACE): a side
+// effect, unlike the reads (SELECT, DESCRIBE).
+func altersSchema(stmt string) bool {
+	f := strings.Fields(strings.ToUpper(stmt))
+	return len(f) >= 2 && f[0] == "ALTER" && f[1] == "KEYSPACE"
 }
 
 // StreamArgv is every command line Stream was given, in order.

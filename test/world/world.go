@@ -158,12 +158,20 @@ type Opts struct {
 	NoConfigMap bool
 	// PreRun is the user's pre_run.sh in that ConfigMap ("" = no such key).
 	PreRun string
+	// Replication, SchemaAgreeTime and CQLAuth are the simulated Cassandra's
+	// (sim.Options): keyspaces' initial replication maps (keyspace → DC → replicas), how
+	// long the other nodes keep the old schema after a cqlsh ALTER KEYSPACE, and the
+	// credentials cqlsh must give (PasswordAuthenticator).
+	Replication     map[string]map[string]int
+	SchemaAgreeTime time.Duration
+	CQLAuth         *sim.JMXAuth
 }
 
 // simOptions are the simulated Cassandra's options from o.
 func (o Opts) simOptions() sim.Options {
 	return sim.Options{Version: o.Version, RF: o.RF, DecommissionTime: o.DecommissionTime, JoinTime: o.JoinTime,
-		StreamTimeScale: o.StreamTimeScale, HardwareRate: o.HardwareRate, ExecCost: o.ExecCost}
+		StreamTimeScale: o.StreamTimeScale, HardwareRate: o.HardwareRate, ExecCost: o.ExecCost,
+		Replication: o.Replication, SchemaAgreeTime: o.SchemaAgreeTime, CQLAuth: o.CQLAuth}
 }
 
 // New builds a CassKop-shaped cluster "demo" in namespace "cassandra".
@@ -614,37 +622,45 @@ func (w *World) DeploymentReplicas(name string) int32 {
 	return *obj.(*appsv1.Deployment).Spec.Replicas
 }
 
-// Exec runs the simulated nodetool "in" a pod; a decommission, drain, cleanup,
-// removenode (but its status) or set(interdc)streamthroughput call is a side effect (a crash point right after it
-// returns).
+// Exec runs the simulated nodetool (or cqlsh, without standard input) "in" a pod; a
+// decommission, drain, cleanup, removenode (but its status),
+// set(interdc)streamthroughput or cqlsh ALTER KEYSPACE call is a side effect (a crash
+// point right after it returns).
 func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
 	if _, err := w.Kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), w.NS, pod); err != nil {
 		return "", "", fmt.Errorf("exec in %s: %w", pod, err)
 	}
-	args := argv
-	for len(args) > 0 && args[0] != "nodetool" {
-		args = args[1:]
+	tool, args := toolArgs(argv)
+	if tool == "" {
+		return "", "", fmt.Errorf("not a nodetool or cqlsh command: %v", argv)
 	}
-	if len(args) == 0 {
-		return "", "", fmt.Errorf("not a nodetool command: %v", argv)
-	}
-	args = args[1:]
 	w.restartCrashed()
-	w.checkExec(pod, args)
 	var out, errb bytes.Buffer
-	code := w.Cass.Run(ctx, pod, args, &out, &errb)
+	var code int
+	if tool == "cqlsh" {
+		code = w.Cass.RunCQL(ctx, pod, args, nil, &out, &errb)
+	} else {
+		w.checkExec(pod, args)
+		code = w.Cass.Run(ctx, pod, args, &out, &errb)
+	}
 	var err error
 	if code != 0 {
 		err = fmt.Errorf("command terminated with non-zero exit code: %d", code)
 	}
-	if len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup" || setsThroughput(args) || removes(args)) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.execLog = append(w.execLog, pod+" "+strings.Join(args, " "))
-		verb := args[0]
+	entry, verb := "", ""
+	if tool == "nodetool" && len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup" || setsThroughput(args) || removes(args)) {
+		entry, verb = pod+" "+strings.Join(args, " "), args[0]
 		if setsThroughput(args) {
 			verb = strings.Join(args, " ") // which limiter, and to what
 		}
+	}
+	if stmt := cqlStatement(args); tool == "cqlsh" && altersSchema(stmt) {
+		entry, verb = pod+" cqlsh "+stmt, "cqlsh "+stmt
+	}
+	if entry != "" {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.execLog = append(w.execLog, entry)
 		w.recordExec(pod, verb)
 		w.sideEffects++
 		if w.OnSideEffect != nil {
