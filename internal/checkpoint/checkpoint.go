@@ -238,7 +238,7 @@ func Validate(cp *record.Checkpoint, clusterUID string, kinds Schemas) error {
 		return bad("no cluster name or namespace")
 	case len(cp.Steps) == 0:
 		return bad("no steps")
-	case cp.Target.Nodes < 1 && !kind.Unowned:
+	case cp.Target.Nodes < 1 && !kind.Unowned && !kind.Empties:
 		return bad("target nodes %d", cp.Target.Nodes)
 	}
 	if clusterUID != "" && cp.ClusterUID != clusterUID {

@@ -79,6 +79,8 @@ func searchOperators() []searchOperator {
 				"restart": {{name: "rack1", opts: casskopNodes, args: demo("restart", "--rack", "rack1"), again: demo("restart", "--rack", "rack1")}},
 				"replace-node": {{name: "dead " + deadPod + " --stream-throughput", opts: casskopNodes, setup: kill(deadPod),
 					args: demo("replace-node", "--pod", deadPod, "--stream-throughput", "100MiB/s"), again: demo("replace-node", "--pod", deadPod)}},
+				"remove-dc": {{name: "dc2 --alter-keyspaces", opts: world.Opts{DCs: []string{"dc1", "dc2"}, Racks: []string{"rack1", "rack2"}, Nodes: 1, RF: 1, Operator: true},
+					args: demo("remove-dc", "--dc", "dc2", "--alter-keyspaces"), again: demo("remove-dc", "--dc", "dc2", "--alter-keyspaces")}},
 				"repair-operator-state": {{name: "todo-decommissioned", opts: world.Opts{Nodes: 3, Operator: true},
 					setup: func(t *testing.T, w *world.World) { makeStuck(t, w, "todo-decommissioned") },
 					args:  demo("repair-operator-state"), again: demo("repair-operator-state")}},

@@ -14,4 +14,6 @@ type Schema struct {
 	// Unowned: it finishes what the operator left, so its planned nodes may have no pod
 	// (no pod UID) and its target no node count (repair-operator-state).
 	Unowned bool
+	// Empties: its target is no node at all (a datacenter removed): Target.Nodes 0.
+	Empties bool
 }

@@ -8,6 +8,7 @@ package removedc
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
@@ -28,7 +29,7 @@ type Kind struct{}
 func (Kind) Info() pub.Info {
 	return pub.Info{
 		Name: Name,
-		Checkpoint: record.Schema{Version: 2, Steps: []string{StepAlterKeyspace, StepWaitSchema, StepRemoveDC, StepWaitRemoved,
+		Checkpoint: record.Schema{Version: 2, Empties: true, Steps: []string{StepAlterKeyspaces, StepWaitSchema, StepRemoveDC, StepWaitRemoved,
 			record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs,
 			steps.StepUpdateCluster, record.StepPauseOperator, record.StepResumeOperator}},
 		StepsHeader: "Steps (the keyspaces first, then one node at a time, highest ordinal first across the racks):",
@@ -52,7 +53,8 @@ func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 
 // Summary implements operation.Kind.
 func (Kind) Summary(cp *record.Checkpoint) string {
-	return fmt.Sprintf("datacenter %s removed (%d nodes decommissioned, %d keyspaces changed)", cp.Target.DC, len(cp.Nodes), operation.CountSteps(cp, StepAlterKeyspace))
+	e, _ := extOf(cp)
+	return fmt.Sprintf("datacenter %s removed (%d nodes decommissioned, %d keyspaces changed)", cp.Target.DC, len(cp.Nodes), len(e.Keyspaces))
 }
 
 // Target implements operation.Kind.
@@ -63,10 +65,9 @@ func (Kind) Target(t record.Target) string {
 // PlanLines implements operation.Kind.
 func (Kind) PlanLines(cp *record.Checkpoint, findings []string) []string {
 	var lines []string
-	for _, s := range cp.Steps {
-		if s.Kind == StepAlterKeyspace {
-			lines = append(lines, fmt.Sprintf("  keyspace %s: drop datacenter %s from its replication", s.Pod, cp.Target.DC))
-		}
+	e, _ := extOf(cp)
+	for _, k := range e.Keyspaces {
+		lines = append(lines, fmt.Sprintf("  keyspace %s: drop datacenter %s from its replication", k, cp.Target.DC))
 	}
 	for _, r := range cp.Target.Racks {
 		lines = append(lines, fmt.Sprintf("  rack %s: %d → 0 nodes", r, cp.Target.From[r]))
@@ -85,8 +86,9 @@ func assess(_ context.Context, _ operation.AbortReads, cp *record.Checkpoint) (p
 		switch {
 		case s.Kind == record.StepDecommission && s.State != record.StatePending:
 			return p, exit.Refusedf("a node of datacenter %s started leaving (%s): a datacenter half decommissioned cannot be given back; resume to finish removing it (kubectl cassandra resume -n %s %s); nothing changed", cp.Target.DC, s.Pod, cp.Namespace, cp.Cluster)
-		case s.Kind == StepAlterKeyspace && s.State != record.StatePending:
-			p.Notes = append(p.Notes, fmt.Sprintf("keyspace %s may no longer replicate to %s: abort keeps that (to give it back: ALTER KEYSPACE with %s again, then nodetool rebuild on its nodes)", s.Pod, cp.Target.DC, cp.Target.DC))
+		case s.Kind == StepAlterKeyspaces && s.State != record.StatePending:
+			e, _ := extOf(cp)
+			p.Notes = append(p.Notes, fmt.Sprintf("keyspaces %s may no longer replicate to %s: abort keeps that (to give it back: ALTER KEYSPACE with %s again, then nodetool rebuild on its nodes)", strings.Join(e.Keyspaces, ", "), cp.Target.DC, cp.Target.DC))
 		}
 	}
 	return p, nil

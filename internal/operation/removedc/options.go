@@ -25,6 +25,9 @@ type ext struct {
 	// Readers are the pods of the datacenters that stay the plan found in the ring:
 	// the only ones the steps read the ring, the keyspaces and the schema from.
 	Readers []string `json:"readers"`
+	// Keyspaces are the keyspaces the plan found replicating to the datacenter (their
+	// change is alter-keyspaces', which asks the world again).
+	Keyspaces []string `json:"keyspaces,omitempty"`
 }
 
 func (e ext) encode() json.RawMessage {

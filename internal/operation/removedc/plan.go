@@ -43,11 +43,9 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Every pod of the operator in the namespace is a candidate reader; only a ring
-	// that lists the datacenter's pods is this cluster's.
-	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(""),
+	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(cl.Name),
 		inDC: dcMember(dc.Racks, nil), cql: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
-	ring, reader, err := m.ringWith(ctx, listsAny(podIPs(states)))
+	ring, reader, err := m.ring(ctx)
 	if err != nil {
 		return nil, exit.Refusedf("cannot read the ring from the datacenters that stay (%v): remove-dc needs another datacenter, healthy, to read it; nothing changed", err)
 	}
@@ -74,40 +72,14 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sameCluster(candidates, ring, dc.Name)}.encode()
-	plan.CP.Steps = removalSteps(judged.keyspaceNames(), nodes, req.Pause != nil, dc.MaxNodes() > 0 || len(nodes) > 0)
+	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sameCluster(candidates, ring, dc.Name), Keyspaces: judged.keyspaceNames()}.encode()
+	plan.CP.Steps = removalSteps(len(judged.alter) > 0, nodes, req.Pause != nil, dc.MaxNodes() > 0 || len(nodes) > 0)
 	plan.Findings = append(plan.Findings, fmt.Sprintf("ring read from %s (datacenter %s)", reader.Name, readerDC(ring, reader.Status.PodIP)))
 	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
 	if len(judged.alter) > 0 {
 		plan.Warnings = append(plan.Warnings, "the keyspaces' changes are not undone by abort: dropping a datacenter from a keyspace is kept once Cassandra agreed on it")
 	}
 	return plan, nil
-}
-
-// podIPs lists the addresses of the racks' pods.
-func podIPs(states []operation.RackNow) []string {
-	var out []string
-	for _, st := range states {
-		for _, p := range st.Pods {
-			if p.Status.PodIP != "" {
-				out = append(out, p.Status.PodIP)
-			}
-		}
-	}
-	return out
-}
-
-// listsAny accepts a ring listing one of addrs (any ring when there are none: a
-// datacenter without pods has nothing to tell its cluster by).
-func listsAny(addrs []string) func(pubnodetool.Ring) bool {
-	return func(r pubnodetool.Ring) bool {
-		for _, a := range addrs {
-			if _, ok := r.ByAddress(a); ok {
-				return true
-			}
-		}
-		return len(addrs) == 0
-	}
 }
 
 // planLeftovers plans for a datacenter the resource no longer lists: nothing to do

@@ -35,62 +35,46 @@ func (r *run) keyspacesNow(ctx context.Context) ([]cql.Keyspace, string, string,
 	return ks, reader.Name, reader.Status.PodIP, err
 }
 
-// alterKeyspace drops the datacenter from one keyspace's replication: the statement is
-// made from the replication read right before it runs, so a keyspace someone changed
-// meanwhile keeps its other datacenters as they are now.
-type alterKeyspace struct {
-	*run
-	keyspace string
+// alterKeyspaces drops the datacenter from every keyspace that replicates to it, one
+// statement each: each is made from the replication read right before it runs, so a
+// keyspace someone changed meanwhile keeps its other datacenters as they are now, and
+// one already changed (by an earlier attempt) is not asked again.
+type alterKeyspaces struct{ *run }
+
+func (s *alterKeyspaces) Describe() string {
+	return fmt.Sprintf("drop datacenter %s from the replication of every keyspace that has it (ALTER KEYSPACE through cqlsh in a pod of another datacenter)", s.dc)
 }
 
-func (s *alterKeyspace) Describe() string {
-	return fmt.Sprintf("drop datacenter %s from keyspace %s's replication (ALTER KEYSPACE through cqlsh in a pod of another datacenter)", s.dc, s.keyspace)
-}
-
-func (s *alterKeyspace) find(ctx context.Context) (cql.Keyspace, bool, string, string, error) {
-	list, pod, host, err := s.keyspacesNow(ctx)
-	if err != nil {
-		return cql.Keyspace{}, false, "", "", err
-	}
-	for _, k := range list {
-		if k.Name == s.keyspace {
-			return k, true, pod, host, nil
-		}
-	}
-	return cql.Keyspace{}, false, pod, host, nil
-}
-
-// Done: the keyspace no longer replicates to the datacenter (or was dropped).
-func (s *alterKeyspace) Done(ctx context.Context) (bool, error) {
-	k, ok, _, _, err := s.find(ctx)
+// Done: no keyspace replicates to the datacenter.
+func (s *alterKeyspaces) Done(ctx context.Context) (bool, error) {
+	ks, _, _, err := s.keyspacesNow(ctx)
 	if err != nil {
 		return false, err
 	}
-	return !ok || k.RF(s.dc) == 0, nil
+	return len(judgeKeyspaces(ks, s.dc).alter) == 0, nil
 }
 
-// Safe: another datacenter keeps replicas of the keyspace.
-func (s *alterKeyspace) Safe(ctx context.Context) error {
-	k, ok, _, _, err := s.find(ctx)
-	if err != nil || !ok {
+// Safe: every keyspace that has the datacenter keeps replicas elsewhere.
+func (s *alterKeyspaces) Safe(ctx context.Context) error {
+	ks, _, _, err := s.keyspacesNow(ctx)
+	if err != nil {
 		return err
 	}
-	if len(k.Without(s.dc)) == 0 {
-		return &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspace %s now replicates only to %s: dropping it would lose the keyspace's last replicas; the keyspace was changed since the plan: abort (kubectl cassandra abort) and plan again", s.keyspace, s.dc)}
+	if b := judgeKeyspaces(ks, s.dc).blocking; len(b) > 0 {
+		return &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("the keyspaces changed since the plan: %s; abort (kubectl cassandra abort) and plan again", strings.Join(b, "; "))}
 	}
 	return nil
 }
 
-func (s *alterKeyspace) Do(ctx context.Context) error {
-	k, ok, pod, host, err := s.find(ctx)
+func (s *alterKeyspaces) Do(ctx context.Context) error {
+	ks, pod, host, err := s.keyspacesNow(ctx)
 	if err != nil {
 		return &pub.Retryable{Err: err}
 	}
-	if !ok || k.RF(s.dc) == 0 {
-		return nil
-	}
-	if _, _, err := s.m.cql.Run(ctx, pod, host, cql.Alter(k.Name, k.Without(s.dc))); err != nil {
-		return &pub.Retryable{Err: err}
+	for _, a := range judgeKeyspaces(ks, s.dc).alter {
+		if _, _, err := s.m.cql.Run(ctx, pod, host, a.Statement); err != nil {
+			return &pub.Retryable{Err: fmt.Errorf("keyspace %s: %w", a.Keyspace, err)}
+		}
 	}
 	return nil
 }

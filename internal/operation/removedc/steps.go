@@ -1,7 +1,9 @@
 package removedc
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
@@ -12,9 +14,9 @@ import (
 
 // remove-dc's own step kinds; the nodes' removal is the step library's.
 const (
-	// StepAlterKeyspace drops the datacenter from one keyspace's replication (its
-	// record's Pod field names the keyspace).
-	StepAlterKeyspace = "alter-keyspace"
+	// StepAlterKeyspaces drops the datacenter from the replication of every keyspace
+	// that has it (the record's Keyspaces name them as planned).
+	StepAlterKeyspaces = "alter-keyspaces"
 	// StepWaitSchema waits until every node of the datacenters that stay agrees on
 	// the schema, and verifies no keyspace replicates to the datacenter.
 	StepWaitSchema = "wait-schema-agreement"
@@ -33,10 +35,10 @@ var nodeKinds = []string{record.StepDecommission, record.StepVerifyLeft, record.
 // (the operator paused when pause) every node's removal and the resource's count
 // (when counted: the datacenter still counts nodes), then, the operator running,
 // the datacenter out of the resource and the wait until the operator removed it.
-func removalSteps(keyspaces []string, nodes []record.Node, pause, counted bool) []record.Step {
+func removalSteps(alter bool, nodes []record.Node, pause, counted bool) []record.Step {
 	var list []record.Step
-	for _, k := range keyspaces {
-		list = append(list, checkpoint.PendingStep(StepAlterKeyspace, k))
+	if alter {
+		list = append(list, checkpoint.PendingStep(StepAlterKeyspaces, ""))
 	}
 	list = append(list, checkpoint.PendingStep(StepWaitSchema, ""))
 	if counted {
@@ -71,12 +73,13 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	}
 	r := &run{w: w, dc: w.CP.Target.DC, m: remaining{kube: w.Kube, nodetool: w.Nodetool, ns: w.CP.Namespace, named: named,
 		inDC: dcMember(w.Racks, planned), cql: cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}}}
+	removed := removalRequested(w, r.dc)
 	out := map[string]pub.Step{}
 	for _, s := range w.CP.Steps {
 		var st pub.Step
 		switch s.Kind {
-		case StepAlterKeyspace:
-			st = &alterKeyspace{run: r, keyspace: s.Pod}
+		case StepAlterKeyspaces:
+			st = &alterKeyspaces{r}
 		case StepWaitSchema:
 			st = &waitSchema{r}
 		case StepRemoveDC:
@@ -95,8 +98,37 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 				return nil, err
 			}
 			st = lib
+			if removed {
+				desc := ""
+				if d, ok := lib.(pub.Describer); ok {
+					desc = d.Describe()
+				}
+				st = removedStep{desc: desc}
+			}
 		}
 		out[s.ID] = st
 	}
 	return out, nil
+}
+
+// removedStep is a step before the datacenter's removal from the resource, once that
+// removal is requested: remove-datacenter verified no node of it was left, and the
+// operator then deleted what the step reads (a StatefulSet, the datacenter's count).
+type removedStep struct{ desc string }
+
+func (s removedStep) Describe() string                 { return s.desc }
+func (removedStep) Done(context.Context) (bool, error) { return true, nil }
+func (removedStep) Safe(context.Context) error         { return nil }
+func (removedStep) Do(context.Context) error           { return nil }
+
+// removalRequested reads whether the resource still asks for the datacenter; a failed
+// read is "not yet" (the steps then read the world themselves).
+func removalRequested(w *steps.World, dc string) bool {
+	if w.Datacenters == nil || w.CP.Target.DC == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	removed, err := w.Datacenters.RemovalRequested(ctx, w.CP.Namespace, w.CP.Cluster, dc)
+	return err == nil && removed
 }

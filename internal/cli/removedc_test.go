@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
+)
+
+// twoDCs is a CassKop cluster of two datacenters, two racks of two nodes each, every
+// keyspace replicating to both (RF 2 in each).
+func twoDCs(t *testing.T) *world.World {
+	return world.New(t, world.Opts{DCs: []string{"dc1", "dc2"}, Racks: []string{"rack1", "rack2"}, Nodes: 2, RF: 2, Operator: true})
+}
+
+func removeDC(extra ...string) []string {
+	return append([]string{"remove-dc", "demo", "-n", "cassandra", "--dc", "dc2", "--yes"}, extra...)
+}
+
+// ringOf reads the ring from pod through the simulated Cassandra.
+func ringOf(t *testing.T, w *world.World, pod string) []string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := w.Cass.RunInput(context.Background(), pod, []string{"status"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("status from %s: exit %d %s", pod, code, errb.String())
+	}
+	r, err := nodetool.ParseStatus(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for _, n := range r.Nodes {
+		nodes = append(nodes, n.DC+"/"+n.Address+"/"+n.Code())
+	}
+	return nodes
+}
+
+func topologyDCs(w *world.World) []string {
+	dcs, _, _ := unstructured.NestedSlice(w.CR().Object, "spec", "topology", "dc")
+	var out []string
+	for _, d := range dcs {
+		out = append(out, fmt.Sprint(d.(map[string]any)["name"]))
+	}
+	return out
+}
+
+// Without --alter-keyspaces, keyspaces that replicate to the datacenter refuse the
+// removal, naming each with the exact statement; nothing changes.
+func TestRemoveDCRefusesKeyspaces(t *testing.T) {
+	w := twoDCs(t)
+	_, stderr, code, _ := run(w, 0, removeDC()...)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	for _, ks := range []string{"system_auth", "system_distributed", "system_traces", "app"} {
+		if want := "ALTER KEYSPACE " + ks + " WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '2'};"; !strings.Contains(stderr, want) {
+			t.Errorf("refusal lacks %q:\n%s", want, stderr)
+		}
+	}
+	if n := w.SideEffects(); n != 0 {
+		t.Fatalf("%d side effects on a refusal", n)
+	}
+}
+
+// The refusals that need no world: a rack, no datacenter named, the only datacenter.
+func TestRemoveDCRefusals(t *testing.T) {
+	w := twoDCs(t)
+	if _, stderr, code, _ := run(w, 0, "remove-dc", "demo", "-n", "cassandra", "--dc", "dc2", "--rack", "rack1"); code != 2 || !strings.Contains(stderr, "migrate through a new datacenter") {
+		t.Fatalf("--rack: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code, _ := run(w, 0, "remove-dc", "demo", "-n", "cassandra"); code != 2 || !strings.Contains(stderr, "--dc") {
+		t.Fatalf("no --dc: exit %d\n%s", code, stderr)
+	}
+	one := world.New(t, world.Opts{DCs: []string{"dc1"}, Topology: true, Racks: []string{"rack1"}, Nodes: 2, Operator: true})
+	if _, stderr, code, _ := run(one, 0, "remove-dc", "demo", "-n", "cassandra", "--dc", "dc1", "--yes"); code != 3 || !strings.Contains(stderr, "only datacenter") {
+		t.Fatalf("only DC: exit %d\n%s", code, stderr)
+	}
+	if w.SideEffects()+one.SideEffects() != 0 {
+		t.Fatal("a refusal changed the world")
+	}
+}
+
+// With --alter-keyspaces the plugin drops dc2 from every keyspace (once each), waits
+// for schema agreement, decommissions every node of dc2 once, sets its count to 0,
+// restores CassKop, takes dc2 out of the topology and sees CassKop delete its
+// StatefulSets; the ring of dc1 lists no node of dc2.
+func TestRemoveDCCassKop(t *testing.T) {
+	w := twoDCs(t)
+	_, stderr, code, _ := run(w, 0, removeDC("--alter-keyspaces")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	alters, decommissions := map[string]int{}, map[string]int{}
+	for _, e := range w.ExecLog() {
+		f := strings.Fields(e)
+		switch {
+		case strings.Contains(e, "ALTER KEYSPACE"):
+			alters[f[4]]++
+		case len(f) > 1 && f[len(f)-1] == "decommission":
+			decommissions[f[0]]++
+		}
+	}
+	if len(alters) != 4 {
+		t.Errorf("keyspaces altered: %v (want the 4 that replicated to dc2, once each)", alters)
+	}
+	for ks, n := range alters {
+		if n != 1 {
+			t.Errorf("keyspace %s altered %d times", ks, n)
+		}
+	}
+	if len(decommissions) != 4 {
+		t.Errorf("decommissions: %v (want each of dc2's 4 nodes once)", decommissions)
+	}
+	for pod, n := range decommissions {
+		if !strings.Contains(pod, "dc2") || n != 1 {
+			t.Errorf("decommission of %s: %d times", pod, n)
+		}
+	}
+	if got := topologyDCs(w); len(got) != 1 || got[0] != "dc1" {
+		t.Errorf("topology: %v", got)
+	}
+	for _, n := range ringOf(t, w, "demo-dc1-rack1-0") {
+		if strings.HasPrefix(n, "dc2/") {
+			t.Errorf("dc1's ring still lists %s", n)
+		}
+	}
+	for _, p := range append(w.PodNames(), w.PVCNames()...) {
+		if strings.Contains(p, "dc2") {
+			t.Errorf("%s left", p)
+		}
+	}
+	if r := w.DeploymentReplicas("casskop"); r != 1 {
+		t.Errorf("CassKop at %d replicas", r)
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("violations: %v", v)
+	}
+	if w.HasCheckpoint() {
+		t.Error("checkpoint left")
+	}
+}
