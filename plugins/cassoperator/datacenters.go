@@ -71,10 +71,10 @@ func removeMarkOf(u *unstructured.Unstructured) (RemoveDCMark, bool, error) {
 type removeStep int
 
 const (
-	removeDone     removeStep = iota // gone, or being deleted as asked
-	removeMark                       // annotate it (and own the annotation)
-	removeDelete                     // marked for op: delete it
-	removeRefused                    // not to be touched: the error says why
+	removeDone    removeStep = iota // gone, or being deleted as asked
+	removeMark                      // annotate it (and own the annotation)
+	removeDelete                    // marked for op: delete it
+	removeRefused                   // not to be touched: the error says why
 )
 
 // judgeRemove decides RemoveDatacenter's next step from the datacenter read (nil: gone).

@@ -338,4 +338,3 @@ func merge(l map[string]string, k, v string) map[string]string {
 	}
 	return out
 }
-
