@@ -126,9 +126,12 @@ func (a *Adapter) RemoveDatacenter(ctx context.Context, ns, name, dc, uid, op st
 		return err
 	}
 	ref := fmt.Sprintf("%s %s/%s", Kind, ns, name)
-	// At most: mark, then delete; a third read that still asks to mark means the mark
-	// did not hold (someone took it back between the two).
-	for round := 0; round < 3; round++ {
+	// Each round reads, judges and makes one write, so every delete follows a read that
+	// verified the annotation. A write refused because the object changed since its
+	// read (the operator writes it too) is judged again from a new read.
+	wrote := false
+	var lastErr error
+	for round := 0; round < removeRounds; round++ {
 		u, err := a.getOrGone(ctx, ns, name)
 		if err != nil {
 			return err
@@ -140,12 +143,18 @@ func (a *Adapter) RemoveDatacenter(ctx context.Context, ns, name, dc, uid, op st
 		case removeRefused:
 			return err
 		case removeMark:
-			if round > 0 {
-				return fmt.Errorf("%s: annotation %s was written but is not on the object read back; nothing was deleted: run the command again", ref, DecommissionOnDeleteAnnotation)
+			if wrote {
+				return fmt.Errorf("%s: annotation %s was written but is not on the object read back (someone took it away); nothing was deleted: run the command again", ref, DecommissionOnDeleteAnnotation)
 			}
-			if err := a.mark(ctx, u, op); err != nil {
+			err := a.mark(ctx, u, op)
+			if apierrors.IsConflict(err) {
+				lastErr = err
+				continue
+			}
+			if err != nil {
 				return err
 			}
+			wrote = true
 		case removeDelete:
 			rv, id := u.GetResourceVersion(), types.UID(uid)
 			err := c.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &id, ResourceVersion: &rv}})
@@ -153,13 +162,18 @@ func (a *Adapter) RemoveDatacenter(ctx context.Context, ns, name, dc, uid, op st
 			case err == nil, apierrors.IsNotFound(err):
 				return nil
 			case apierrors.IsConflict(err):
-				return fmt.Errorf("%s changed since its annotation %s was verified (resourceVersion %s); nothing was deleted: run the command again (%w)", ref, DecommissionOnDeleteAnnotation, rv, err)
+				lastErr = fmt.Errorf("%s changed since its annotation %s was verified (resourceVersion %s); nothing was deleted: run the command again (%w)", ref, DecommissionOnDeleteAnnotation, rv, err)
+				continue
 			}
 			return fmt.Errorf("cannot delete %s (annotated %s, not deleted): %w", ref, DecommissionOnDeleteAnnotation, err)
 		}
 	}
-	return fmt.Errorf("%s: the annotation did not hold; nothing was deleted: run the command again", ref)
+	return fmt.Errorf("%s kept changing between its read and the write (%d tries); nothing was deleted: run the command again: %w", ref, removeRounds, lastErr)
 }
+
+// removeRounds bounds RemoveDatacenter's read-judge-write rounds: a mark and a delete,
+// and a few writes of the operator's in between.
+const removeRounds = 5
 
 // getOrGone reads the datacenter; nil when it is gone.
 func (a *Adapter) getOrGone(ctx context.Context, ns, name string) (*unstructured.Unstructured, error) {

@@ -195,33 +195,46 @@ func TestRemoveDatacenterIdempotent(t *testing.T) {
 }
 
 // TestRemoveDatacenterChangedAfterVerify: a write between the verifying read and the
-// delete fails the resourceVersion precondition: nothing deleted, the error says so.
+// delete fails the resourceVersion precondition; the datacenter is read and judged
+// again, and the delete made on the version that read verified. One that changes
+// after every read is never deleted: the error says so.
 func TestRemoveDatacenterChangedAfterVerify(t *testing.T) {
-	a, dyn, _ := fakeAdapter([]runtime.Object{removable()})
-	writes := serverLike(dyn)
-	gets := 0
-	dyn.PrependReactor("get", Resource, func(k8stesting.Action) (bool, runtime.Object, error) {
-		if gets++; gets == 2 {
-			// Someone's write right after the verifying read (served by the next reactor).
-			obj, _ := dyn.Tracker().Get(gvr, "db", "dc2")
-			u := obj.(*unstructured.Unstructured).DeepCopy()
-			defer func() {
-				u.SetResourceVersion("99")
+	for _, always := range []bool{false, true} {
+		t.Run(fmt.Sprintf("always=%v", always), func(t *testing.T) {
+			a, dyn, _ := fakeAdapter([]runtime.Object{removable()})
+			writes := serverLike(dyn)
+			gets, bumps := 0, 0
+			dyn.PrependReactor("get", Resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+				if gets++; gets < 2 || (!always && gets > 2) {
+					return false, nil, nil
+				}
+				// Someone's write right after this verifying read.
+				obj, _ := dyn.Tracker().Get(gvr, "db", "dc2")
+				u := obj.(*unstructured.Unstructured).DeepCopy()
+				read := u.DeepCopy()
+				bumps++
+				u.SetResourceVersion(fmt.Sprint(90 + bumps))
 				_ = dyn.Tracker().Update(gvr, u, "db")
-			}()
-			return true, u.DeepCopy(), nil
-		}
-		return false, nil, nil
-	})
-	err := a.RemoveDatacenter(context.Background(), "db", "dc2", "dc2", "uid-2", "op-1")
-	if err == nil || !strings.Contains(err.Error(), "changed since its annotation") {
-		t.Fatalf("err %v", err)
-	}
-	if _, gerr := dyn.Tracker().Get(gvr, "db", "dc2"); gerr != nil {
-		t.Fatalf("deleted: %v", gerr)
-	}
-	if len(*writes) != 1 {
-		t.Fatalf("writes: %v", *writes)
+				return true, read, nil
+			})
+			err := a.RemoveDatacenter(context.Background(), "db", "dc2", "dc2", "uid-2", "op-1")
+			_, gerr := dyn.Tracker().Get(gvr, "db", "dc2")
+			if always {
+				if err == nil || !strings.Contains(err.Error(), "kept changing") || !strings.Contains(err.Error(), "nothing was deleted") {
+					t.Fatalf("err %v", err)
+				}
+				if gerr != nil || len(*writes) != 1 {
+					t.Fatalf("deleted (%v), writes %v", gerr, *writes)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !apierrors.IsNotFound(gerr) || strings.Join(*writes, ";") != `patch {"metadata":{"annotations":{"cassandra.datastax.com/decommission-on-delete":"true","kubectl-cassandra.io/remove-dc":"{\"operationID\":\"op-1\",\"added\":true}"},"resourceVersion":"1"}};delete uid=uid-2 rv=91` {
+				t.Fatalf("not deleted once, as verified (%v): %v", gerr, *writes)
+			}
+		})
 	}
 }
 
