@@ -224,3 +224,50 @@ func TestAddFinalizer(t *testing.T) {
 		t.Fatalf("finalizers %v", f)
 	}
 }
+
+// A process killed at any write of the deletion leaves a state the next one finishes
+// from the world: the datacenter goes, each node decommissioned exactly once. Killed
+// right after the decommission call, it is FACTS §8's state A, repaired as §8 says.
+func TestDeleteWithDecommissionOnDeleteKilled(t *testing.T) {
+	for _, at := range []Action{ProgressAction(ProgressUpdating), CondAction(CondDecommission, "True"), ActDecommission,
+		ActLabelDecommissioning, ActShrinkStatefulSet, ActDeletePVCs, ActRemoveNodeStatus, ActDeleteDCPVCs} {
+		t.Run(string(at), func(t *testing.T) {
+			e := newEnv(t, []string{"r1"}, 2)
+			e.honourFinalizers()
+			e.withOtherDC(1)
+			e.deleteDC(true)
+			first := New(e.cfg())
+			first.KillAfter(at)
+			e.run(first)
+			if !first.Killed() {
+				t.Fatalf("never made %q: %q", at, first.Actions())
+			}
+			second := New(e.cfg())
+			e.run(second)
+			if at == ActDecommission {
+				// FACTS §8 state A, in a deletion too: the node left, its pod never
+				// labelled; the restarted operator waits on it for ever. The §8 repair
+				// (label, then ScalingDown=True) lets it go on.
+				left := PodName(testCluster, testDC, "r1", 1)
+				if !strings.Contains(second.Waiting(), left+" is not ready") || e.dcGone() {
+					t.Fatalf("want state A on %s; waits %q", left, second.Waiting())
+				}
+				e.labelPod(left, StateDecommissioning)
+				e.setScalingDownTrue()
+				e.run(second)
+			}
+			if !e.dcGone() {
+				t.Fatalf("not gone; the restarted operator waits: %s (actions %q)", second.Waiting(), second.Actions())
+			}
+			for k := 0; k < 2; k++ {
+				p := PodName(testCluster, testDC, "r1", k)
+				if v, err := e.node(p); err != nil || v.DecommissionsStarted != 1 || v.PeerCode != "" {
+					t.Errorf("node %s: %+v %v, want decommissioned exactly once", p, v, err)
+				}
+				if e.pod(p) != nil || e.pvcExists(DataPVCName(p)) {
+					t.Errorf("pod or claim of %s left", p)
+				}
+			}
+		})
+	}
+}
