@@ -201,3 +201,38 @@ func count(as []standin.Action, a standin.Action) int {
 	}
 	return n
 }
+
+// A run that dies right after the mark leaves dc2 annotated, not deleted: the mark
+// names its operation, and once that operation is gone a later command takes it back
+// (both annotations: the operation added decommission-on-delete); dc2 stays, untouched.
+func TestCassOperatorRemoveDatacenterMarkTakenBack(t *testing.T) {
+	w := twoDCs(t)
+	a := &cassop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery()}}
+	a.Assume()
+	ctx := context.Background()
+	if !w.Process(1, func() { _ = a.RemoveDatacenter(ctx, w.NS, "dc2", "dc2", "dc-uid-2", "op-1") }) {
+		t.Fatal("the run did not die at its first write")
+	}
+	marks, err := a.DatacenterMarks(ctx, w.NS)
+	if err != nil || len(marks) != 1 || marks[0] != (operator.DatacenterMark{Name: "dc2", UID: "dc-uid-2", Op: "op-1"}) {
+		t.Fatalf("marks %v, %v", marks, err)
+	}
+	if err := a.Unmark(ctx, w.NS, "dc2", "op-1", "dc-uid-2"); err != nil {
+		t.Fatal(err)
+	}
+	u, ok := w.Datacenter("dc2")
+	if !ok || u.GetDeletionTimestamp() != nil {
+		t.Fatalf("dc2: %v", u)
+	}
+	for _, k := range []string{cassop.DecommissionOnDeleteAnnotation, cassop.RemoveDCMarkAnnotation} {
+		if _, on := u.GetAnnotations()[k]; on {
+			t.Errorf("annotation %s left", k)
+		}
+	}
+	if marks, _ := a.DatacenterMarks(ctx, w.NS); len(marks) != 0 {
+		t.Errorf("marks left: %v", marks)
+	}
+	if n := count(w.OtherOperatorActions(), standin.ActDecommission); n != 0 {
+		t.Errorf("dc2 decommissioned: %q", w.OtherOperatorActions())
+	}
+}
