@@ -28,3 +28,26 @@ type DatacenterRemover interface {
 	// "Service y", "CassandraDatacenter z"): empty once it removed everything.
 	DatacenterLeft(ctx context.Context, ns, name, dc string) ([]string, error)
 }
+
+// DatacenterMark is one mark RemoveDatacenter left on a cluster resource: the operation
+// Op that asked for the removal of the resource Name (of UID UID). Deleting: the
+// resource is being deleted already, so the mark is part of that deletion and can no
+// longer be taken back.
+type DatacenterMark struct {
+	Name, UID, Op string
+	Deleting      bool
+}
+
+// DatacenterMarker is offered by a DatacenterRemover whose RemoveDatacenter marks a
+// resource before deleting it (cass-operator: the decommission-on-delete annotation
+// and its owner). An operation that ended before the delete (aborted, or its record
+// gone) leaves the mark, and with it an armed deletion; a later command lists the marks
+// and takes back those whose operation is gone.
+type DatacenterMarker interface {
+	// DatacenterMarks lists the marks on the namespace's resources.
+	DatacenterMarks(ctx context.Context, ns string) ([]DatacenterMark, error)
+	// Unmark takes back op's mark from resource name of UID uid: only while the mark
+	// still names op and the resource is not being deleted (a write that tests the
+	// resourceVersion it judged). A resource gone, or without op's mark, is done.
+	Unmark(ctx context.Context, ns, name, op, uid string) error
+}

@@ -46,6 +46,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "scale-up-cleanup-task", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpCleanupTask(t) }},
 		{name: "replacenode-task-dead-node", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpReplaceTask(t) }},
 		{name: "replace-node-sigkill", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpReplaceNode(t) }},
+		{name: "delete-dc-without-decommission", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpDeleteDC(t) }},
 	}
 }
 

@@ -52,6 +52,12 @@ type cassOpState struct {
 	step sync.Mutex
 	cfg  standin.Config
 	op   *standin.Operator
+	// other is the stand-in's reconcile of the second datacenter (Opts.OtherDC; nil
+	// without one), otherCfg its configuration, otherActions its actions: the same
+	// operator process reconciles both (one Deployment), kept apart to tell them apart.
+	other        *standin.Operator
+	otherCfg     standin.Config
+	otherActions []standin.Action
 	// actions are every process's actions, in order; procs the processes started.
 	actions []standin.Action
 	procs   int
@@ -135,73 +141,29 @@ func cassOpRackLabels(cluster, dc, rack string) map[string]string {
 // newCassOperator builds the cass-operator-shaped world: CassandraDatacenter dc1 (size
 // o.Nodes split over o.Racks as SplitRacks does), settled (Ready), its StatefulSets,
 // Started pods, server-data claims, nodeStatuses, the ring, a running cass-operator
-// Deployment and the stand-in that plays it.
+// Deployment and the stand-in that plays it; with o.OtherDC, a second
+// CassandraDatacenter of the same cluster, built the same way, in the same ring.
 func newCassOperator(t *testing.T, w *World, o Opts) {
 	t.Helper()
-	const dcName = "dc1"
 	w.co = &cassOpState{}
 	w.statusSubresource = true
-	var conds []any
-	for _, c := range []struct{ t, s string }{{"Ready", "True"}, {"Initialized", "True"}, {"Valid", "True"},
-		{"ScalingUp", "False"}, {"ScalingDown", "False"}, {"Stopped", "False"}, {"ReplacingNodes", "False"},
-		{"Updating", "False"}, {"RollingRestart", "False"}, {"Resuming", "False"}, {"RequiresUpdate", "False"}} {
-		conds = append(conds, map[string]any{"type": c.t, "status": c.s, "reason": "", "message": "", "lastTransitionTime": "2026-12-01T00:00:00Z"})
-	}
-	var rackList []any
-	for _, r := range o.Racks {
-		rackList = append(rackList, map[string]any{"name": r})
-	}
-	statuses := map[string]any{}
-	var specs []sim.NodeSpec
-	split := cassop.SplitRacks(o.Nodes, len(o.Racks))
 	ip := 10
-	for i, r := range o.Racks {
-		sts := cassop.StatefulSetName(w.Name, dcName, r)
-		labels := cassOpRackLabels(w.Name, dcName, r)
-		tplLabels := cassOpRackLabels(w.Name, dcName, r)
-		tplLabels[cassop.LabelNodeState] = cassop.StateReadyToStart // construct_podtemplatespec.go
-		replicas := int32(split[i])
-		tpls := []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "server-data", Labels: labels}}}
-		w.add(&appsv1.StatefulSet{
-			ObjectMeta: metav1.ObjectMeta{Name: sts, Namespace: w.NS, Labels: labels, UID: types.UID("sts-" + r), ResourceVersion: "1"},
-			Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tplLabels}}, VolumeClaimTemplates: tpls},
-		})
-		for k := 0; k < split[i]; k++ {
-			pod := fmt.Sprintf("%s-%d", sts, k)
-			ip++
-			addr := w.simAddress(ip)
-			w.incarnations["pod/"+pod] = 1
-			pl := cassOpRackLabels(w.Name, dcName, r)
-			pl[cassop.LabelNodeState] = cassop.StateStarted
-			claim := "server-data-" + pod
-			w.add(&corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: w.NS, Labels: pl, UID: types.UID("pod-" + pod), ResourceVersion: "1"},
-				Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "server-data", VolumeSource: corev1.VolumeSource{
-					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}},
-				Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podAddress(addr),
-					Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
-			})
-			w.incarnations["pvc/"+claim] = 1
-			w.add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: w.NS, Labels: labels, UID: types.UID("pvc-" + claim), ResourceVersion: "1"},
-				Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}})
-			hostID := fmt.Sprintf("00000000-0000-4000-8000-%012d", ip)
-			specs = append(specs, sim.NodeSpec{Pod: pod, HostID: hostID, Address: addr, DC: dcName, Rack: r, Load: "1.2 GiB"})
-			statuses[pod] = map[string]any{"hostID": hostID, "ip": podAddress(addr), "rack": r}
+	var specs []sim.NodeSpec
+	dcs := []runtime.Object{w.addCassOpDC(o, "dc1", "dc-uid-1", o.Racks, o.Nodes, &ip, &specs)}
+	if o.OtherDC != "" {
+		racks, nodes := o.OtherDCRacks, o.OtherDCNodes
+		if len(racks) == 0 {
+			racks = o.Racks
 		}
+		if nodes == 0 {
+			nodes = o.Nodes
+		}
+		dcs = append(dcs, w.addCassOpDC(o, o.OtherDC, "dc-uid-2", racks, nodes, &ip, &specs))
 	}
 	w.nextIP = ip
 	w.Cass = sim.NewMemory(o.simOptions(), specs, nil)
-	dc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": DCGVR.GroupVersion().String(), "kind": cassop.Kind,
-		"metadata": map[string]any{"name": dcName, "namespace": w.NS, "uid": "dc-uid-1", "resourceVersion": "1", "generation": int64(1)},
-		"spec": map[string]any{"clusterName": w.Name, "size": int64(o.Nodes), "racks": rackList, "serverVersion": o.Version + ".0",
-			"managementApiAuth": map[string]any{"insecure": map[string]any{}}},
-		"status": map[string]any{"conditions": conds, "cassandraOperatorProgress": "Ready", "observedGeneration": int64(1),
-			"datacenterName": dcName, "nodeStatuses": statuses},
-	}}
 	listKinds := map[schema.GroupVersionResource]string{DCGVR: "CassandraDatacenterList", standin.TaskGVR: "CassandraTaskList"}
-	w.Dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, dc)
+	w.Dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, dcs...)
 	w.Kube.Resources = []*metav1.APIResourceList{{GroupVersion: DCGVR.GroupVersion().String(), APIResources: []metav1.APIResource{
 		{Name: cassop.Resource, Namespaced: true, Kind: cassop.Kind},
 		{Name: cassop.Resource + "/status", Namespaced: true, Kind: cassop.Kind},
@@ -223,13 +185,86 @@ func newCassOperator(t *testing.T, w *World, o Opts) {
 	sk.PrependReactor("*", "*", w.operatorReact(w.Kube.Tracker()))
 	sd := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	sd.PrependReactor("*", "*", w.operatorReact(w.Dyn.Tracker()))
-	w.co.cfg = standin.Config{Kube: sk, Dyn: sd, Cass: w.Cass, Namespace: w.NS, Name: dcName,
+	w.co.cfg = standin.Config{Kube: sk, Dyn: sd, Cass: w.Cass, Namespace: w.NS, Name: "dc1",
 		OperatorNamespace: w.NS, OperatorDeployment: CassOperatorDeployment, RunTasks: true, LabelStartedAfter: o.LabelStartedAfter,
 		Now: func() time.Time {
 			return time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC).Add(time.Duration(w.co.ticks.Load()) * time.Second)
 		}}
 	w.co.op = standin.New(w.co.cfg)
 	w.co.procs = 1
+	if o.OtherDC != "" {
+		w.co.otherCfg = w.co.cfg
+		w.co.otherCfg.Name = o.OtherDC
+		w.co.other = standin.New(w.co.otherCfg)
+	}
+}
+
+// addCassOpDC adds datacenter dcName of the world's cluster, settled (Ready): its
+// StatefulSets (one per rack, nodes split as SplitRacks does), Started pods,
+// server-data claims, and its nodes to specs (addresses from *ip on); it returns the
+// CassandraDatacenter (with cass-operator's finalizer and the nodeStatuses).
+func (w *World) addCassOpDC(o Opts, dcName, uid string, racks []string, nodes int, ip *int, specs *[]sim.NodeSpec) *unstructured.Unstructured {
+	var conds []any
+	for _, c := range []struct{ t, s string }{{"Ready", "True"}, {"Initialized", "True"}, {"Valid", "True"},
+		{"ScalingUp", "False"}, {"ScalingDown", "False"}, {"Stopped", "False"}, {"ReplacingNodes", "False"},
+		{"Updating", "False"}, {"RollingRestart", "False"}, {"Resuming", "False"}, {"RequiresUpdate", "False"}} {
+		conds = append(conds, map[string]any{"type": c.t, "status": c.s, "reason": "", "message": "", "lastTransitionTime": "2026-12-01T00:00:00Z"})
+	}
+	var rackList []any
+	for _, r := range racks {
+		rackList = append(rackList, map[string]any{"name": r})
+	}
+	statuses := map[string]any{}
+	split := cassop.SplitRacks(nodes, len(racks))
+	for i, r := range racks {
+		sts := cassop.StatefulSetName(w.Name, dcName, r)
+		labels := cassOpRackLabels(w.Name, dcName, r)
+		tplLabels := cassOpRackLabels(w.Name, dcName, r)
+		tplLabels[cassop.LabelNodeState] = cassop.StateReadyToStart // construct_podtemplatespec.go
+		replicas := int32(split[i])
+		tpls := []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "server-data", Labels: labels}}}
+		stsUID := types.UID("sts-" + r)
+		if dcName != "dc1" {
+			stsUID = types.UID("sts-" + dcName + "-" + r)
+		}
+		w.add(&appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: sts, Namespace: w.NS, Labels: labels, UID: stsUID, ResourceVersion: "1"},
+			Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tplLabels}}, VolumeClaimTemplates: tpls},
+		})
+		for k := 0; k < split[i]; k++ {
+			pod := fmt.Sprintf("%s-%d", sts, k)
+			*ip++
+			addr := w.simAddress(*ip)
+			w.incarnations["pod/"+pod] = 1
+			pl := cassOpRackLabels(w.Name, dcName, r)
+			pl[cassop.LabelNodeState] = cassop.StateStarted
+			claim := "server-data-" + pod
+			w.add(&corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: w.NS, Labels: pl, UID: types.UID("pod-" + pod), ResourceVersion: "1"},
+				Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "server-data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podAddress(addr),
+					Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+			})
+			w.incarnations["pvc/"+claim] = 1
+			w.add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: w.NS, Labels: labels, UID: types.UID("pvc-" + claim), ResourceVersion: "1"},
+				Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}})
+			hostID := fmt.Sprintf("00000000-0000-4000-8000-%012d", *ip)
+			*specs = append(*specs, sim.NodeSpec{Pod: pod, HostID: hostID, Address: addr, DC: dcName, Rack: r, Load: "1.2 GiB"})
+			statuses[pod] = map[string]any{"hostID": hostID, "ip": podAddress(addr), "rack": r}
+		}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": DCGVR.GroupVersion().String(), "kind": cassop.Kind,
+		// The finalizer is the operator's first reconcile's (handler.go addFinalizer).
+		"metadata": map[string]any{"name": dcName, "namespace": w.NS, "uid": uid, "resourceVersion": "1", "generation": int64(1),
+			"finalizers": []any{standin.Finalizer}},
+		"spec": map[string]any{"clusterName": w.Name, "size": int64(nodes), "racks": rackList, "serverVersion": o.Version + ".0",
+			"managementApiAuth": map[string]any{"insecure": map[string]any{}}},
+		"status": map[string]any{"conditions": conds, "cassandraOperatorProgress": "Ready", "observedGeneration": int64(1),
+			"datacenterName": dcName, "nodeStatuses": statuses},
+	}}
 }
 
 // installCassOperator adds the plugin-side reactors of the cass-operator world: the
@@ -292,6 +327,10 @@ func (w *World) operatorReact(tracker k8stesting.ObjectTracker) k8stesting.React
 				name = m.GetName()
 			}
 		}
+		if d, ok := action.(k8stesting.DeleteAction); ok && w.holdDeletion(tracker, gvr, d.GetNamespace(), d.GetName()) {
+			w.co.events = append(w.co.events, "delete "+gvr.Resource+" "+name+" (held by finalizers)")
+			return true, nil, nil
+		}
 		handled, obj, err := apply(action)
 		if err != nil {
 			return handled, obj, err
@@ -308,6 +347,7 @@ func (w *World) operatorReact(tracker k8stesting.ObjectTracker) k8stesting.React
 			if gvr.Resource == "statefulsets" {
 				w.statefulSetController(action.GetNamespace(), name)
 			}
+			w.finalize(tracker, gvr, action.GetNamespace(), name)
 		}
 		if verb == "delete" && gvr.Resource == "pods" {
 			w.releaseClaims(action.GetNamespace(), name)
@@ -356,7 +396,6 @@ func (w *World) stepOperator() standin.Action {
 	w.co.ticks.Add(1)
 	a, err := w.co.op.Step(context.Background())
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if a != "" {
 		w.co.actions = append(w.co.actions, a)
 		w.hist.timeline = append(w.hist.timeline, "operator "+string(a))
@@ -372,7 +411,40 @@ func (w *World) stepOperator() standin.Action {
 	if w.rollStatefulSets() {
 		w.kubelet()
 	}
+	other := w.co.other != nil && !w.co.crashLooping
+	w.mu.Unlock()
+	if other {
+		// The same process reconciles the other datacenter (its own request).
+		if oa := w.stepOther(); a == "" {
+			a = oa
+		}
+	}
 	return a
+}
+
+// stepOther is one step of the stand-in's reconcile of the other datacenter
+// (Opts.OtherDC), with co.step held: its actions are kept in otherActions.
+func (w *World) stepOther() standin.Action {
+	a, err := w.co.other.Step(context.Background())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if a != "" {
+		w.co.otherActions = append(w.co.otherActions, a)
+		w.hist.timeline = append(w.hist.timeline, "operator "+w.co.otherCfg.Name+" "+string(a))
+	}
+	if err != nil {
+		w.co.errs = append(w.co.errs, w.co.otherCfg.Name+": "+err.Error())
+	}
+	w.kubelet()
+	return a
+}
+
+// OtherOperatorActions lists the stand-in's actions on the other datacenter
+// (Opts.OtherDC), in order.
+func (w *World) OtherOperatorActions() []standin.Action {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]standin.Action(nil), w.co.otherActions...)
 }
 
 // rollStatefulSets is the StatefulSet controller's rolling update (RollingUpdate, one
@@ -449,7 +521,8 @@ func (w *World) PauseOperatorSteps(paused bool) {
 }
 
 // SettleOperator steps the stand-in until it has nothing to do (idle twice in a row)
-// and returns its actions; at most max steps.
+// and returns its actions (with Opts.OtherDC, a step's action on the other datacenter
+// when it made none on dc1); at most max steps.
 func (w *World) SettleOperator(max int) []standin.Action {
 	w.co.step.Lock()
 	defer w.co.step.Unlock()

@@ -143,6 +143,12 @@ type Opts struct {
 	// CassOperator builds the cass-operator shape instead (cassoperator.go): a
 	// CassandraDatacenter dc1 of size Nodes split over Racks, played by the stand-in.
 	CassOperator bool
+	// OtherDC (cass-operator shape only) adds a second CassandraDatacenter of that name
+	// to the cluster, settled, with OtherDCNodes nodes (default Nodes) over OtherDCRacks
+	// (default Racks), in the same ring, reconciled by the stand-in too (cassoperator.go).
+	OtherDC      string
+	OtherDCRacks []string
+	OtherDCNodes int
 	// LabelStartedAfter: the stand-in labels a ready pod Started only on that many
 	// passes later (standin.Config.LabelStartedAfter), as the real operator does on a
 	// later reconcile.
@@ -419,6 +425,9 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		if protect {
 			handled = w.protectClaim(action.GetNamespace(), action.(k8stesting.DeleteAction).GetName())
 		}
+		if d, ok := action.(k8stesting.DeleteAction); ok && !handled && w.co != nil {
+			handled = w.holdDeletion(tracker, gvr, d.GetNamespace(), d.GetName())
+		}
 		if !handled {
 			handled, obj, err = apply(action)
 		}
@@ -450,6 +459,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 			if gvr.Resource == "statefulsets" {
 				w.statefulSetController(action.GetNamespace(), objName(action))
 			}
+			w.finalize(tracker, gvr, action.GetNamespace(), objName(action))
 			if gvr.Resource == "deployments" {
 				w.deploymentController(action.GetNamespace(), objName(action))
 			}
@@ -548,16 +558,7 @@ func (w *World) statefulSetController(ns, name string) {
 		return
 	}
 	sts := obj.(*appsv1.StatefulSet)
-	l, _ := w.Kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), ns)
-	for _, p := range l.(*corev1.PodList).Items {
-		var i int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(p.Name, name+"-"), "%d", &i); err != nil || !strings.HasPrefix(p.Name, name+"-") {
-			continue
-		}
-		if i >= int(*sts.Spec.Replicas) {
-			_ = w.Kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
-		}
-	}
+	w.deleteStatefulSetPods(sts)
 	w.createMissingPods(sts)
 }
 

@@ -50,6 +50,8 @@ type world struct {
 	// no pod runs any more included; replacements is status.nodeReplacements.
 	endpoints    []sim.NodeView
 	replacements []string
+	// deleting: the datacenter has a deletionTimestamp (deletion.go).
+	deleting bool
 }
 
 func (o *Operator) read(ctx context.Context) (*world, error) {
@@ -58,7 +60,7 @@ func (o *Operator) read(ctx context.Context) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &world{dc: dc, dcName: dc.GetName(), conds: map[string]string{}, condTimes: map[string]string{}, statuses: map[string]nodeStatus{}, podByName: map[string]*corev1.Pod{}}
+	w := &world{dc: dc, dcName: dc.GetName(), deleting: dc.GetDeletionTimestamp() != nil, conds: map[string]string{}, condTimes: map[string]string{}, statuses: map[string]nodeStatus{}, podByName: map[string]*corev1.Pod{}}
 	w.cluster, _, _ = unstructured.NestedString(dc.Object, "spec", "clusterName")
 	size, _, _ := unstructured.NestedInt64(dc.Object, "spec", "size")
 	w.size = int(size)
@@ -195,9 +197,33 @@ func (w *world) rackIndex(rack string) int { return slices.Index(w.racks, rack) 
 // returns the writes of the pass, or none and what it waits for.
 func (o *Operator) reconcile(ctx context.Context) ([]op, string, error) {
 	w, err := o.read(ctx)
+	if apierrors.IsNotFound(err) {
+		// The request's object is gone: the reconcile ends (controller-runtime's Get
+		// NotFound, ignored by the real Reconcile).
+		return nil, "CassandraDatacenter " + o.cfg.Name + " not found", nil
+	}
 	if err != nil {
 		return nil, "", err
 	}
+	// handler.go CalculateReconciliationActions: ProcessDeletion, then addFinalizer,
+	// before the racks (deletion.go).
+	var pre []op
+	if w.deleting {
+		ops, wait, done := o.processDeletion(w)
+		if done {
+			return ops, wait, nil
+		}
+		pre = ops
+	} else if ops := o.addFinalizer(w); len(ops) > 0 {
+		// The real one goes on in the same reconcile; the next pass makes the same writes.
+		return ops, "", nil
+	}
+	ops, wait, err := o.reconcileRacks(ctx, w)
+	return append(pre, ops...), wait, err
+}
+
+// reconcileRacks is ReconcileAllRacks on the datacenter read.
+func (o *Operator) reconcileRacks(ctx context.Context, w *world) ([]op, string, error) {
 	// CheckRackCreation is not modelled: the racks' StatefulSets must exist.
 	for i, s := range w.sts {
 		if s == nil {
@@ -462,7 +488,7 @@ func (o *Operator) checkPodsReady(w *world) ([]op, string, bool) {
 			return []op{o.startOp(w, p)}, "", true
 		}
 	}
-	if running < 1 {
+	if running < 1 && w.cond(CondDecommission) != "True" {
 		return nil, "no pods were ready to be started in any rack", true
 	}
 	// step 4: startAllNodes, createStartSequence: highest ordinal first.
@@ -571,10 +597,15 @@ func (o *Operator) decommissionNodes(w *world) ([]op, string, bool) {
 	for i := range w.sts {
 		current += w.replicas(i)
 	}
-	if current <= w.size {
+	// A datacenter decommissioned on delete goes to 0, below one node per rack.
+	target, whole := w.size, w.cond(CondDecommission) == "True"
+	if whole {
+		target = 0
+	}
+	if current <= target {
 		return nil, "", false
 	}
-	if current-1 < len(w.racks) {
+	if current-1 < len(w.racks) && !whole {
 		return nil, "the number of nodes cannot be smaller than the number of racks", true
 	}
 	want := SplitRacks(current-1, len(w.racks))

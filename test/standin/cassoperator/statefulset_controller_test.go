@@ -75,8 +75,9 @@ func newEnvWith(t *testing.T, racks []string, size int, opts sim.Options) *env {
 	}
 	dc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "cassandra.datastax.com/v1beta1", "kind": "CassandraDatacenter",
-		"metadata": map[string]any{"name": testDC, "namespace": testNS, "generation": int64(1), "uid": "dc-uid"},
-		"spec":     map[string]any{"clusterName": testCluster, "size": int64(size), "racks": rackList, "serverVersion": "4.1.2"},
+		"metadata": map[string]any{"name": testDC, "namespace": testNS, "generation": int64(1), "uid": "dc-uid",
+			"finalizers": []any{Finalizer}}, // added by the operator's first reconcile (deletion.go)
+		"spec": map[string]any{"clusterName": testCluster, "size": int64(size), "racks": rackList, "serverVersion": "4.1.2"},
 		"status": map[string]any{"conditions": conds, "cassandraOperatorProgress": "Ready", "observedGeneration": int64(1),
 			"datacenterName": testDC},
 	}}
