@@ -384,3 +384,14 @@ func (a *Adapter) Unmark(ctx context.Context, ns, name, op, uid string) error {
 	}
 	return a.patchAnnotations(ctx, u, ann, "take back operation "+op+"'s mark from")
 }
+
+// RemovalRequested implements operator.DatacenterRemover: the CassandraDatacenter is
+// being deleted (it carried decommission-on-delete: RemoveDatacenter deletes no other),
+// or gone.
+func (a *Adapter) RemovalRequested(ctx context.Context, ns, name, _ string) (bool, error) {
+	u, err := a.getOrGone(ctx, ns, name)
+	if err != nil {
+		return false, err
+	}
+	return u == nil || u.GetDeletionTimestamp() != nil, nil
+}
