@@ -46,6 +46,9 @@ func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.
 	}
 	var code int
 	if tool == "cqlsh" {
+		if stdin == nil {
+			stdin = strings.NewReader("") // never this test process's own stdin
+		}
 		code = w.Cass.RunCQL(ctx, pod, args, stdin, stdout, stderr)
 	} else {
 		code = w.Cass.RunInput(ctx, pod, args, stdin, stdout, stderr)
