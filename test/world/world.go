@@ -637,6 +637,7 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 	if tool == "cqlsh" {
 		// An exec without stdin: a cqlshrc named /dev/stdin reads nothing (not this
 		// test process's own stdin).
+		w.checkAlter(pod, args)
 		code = w.Cass.RunCQL(ctx, pod, args, strings.NewReader(""), &out, &errb)
 	} else {
 		w.checkExec(pod, args)
