@@ -316,7 +316,12 @@ func (st *state) cqlConnect(target *node, inv cqlInvocation) string {
 	default:
 		return ""
 	}
-	return fmt.Sprintf("Connection error: ('Unable to connect to any servers', {'%s': AuthenticationFailed('%s')})\n", key, reason)
+	// Python 2 (3.11's cqlsh) prints a one-argument exception with a trailing comma.
+	comma := ""
+	if o.is311() {
+		comma = ","
+	}
+	return fmt.Sprintf("Connection error: ('Unable to connect to any servers', {'%s': AuthenticationFailed('%s'%s)})\n", key, reason, comma)
 }
 
 // cqlError is how cqlsh reports a failed statement given with -e: the input name and

@@ -198,6 +198,9 @@ func TestCQLConnection(t *testing.T) {
 	require.Equal(t, `Connection error: ('Unable to connect to any servers', {'10.244.1.12': error(111, "Tried connecting to [('10.244.1.12', 9042)]. Last error: Connection refused")})`+"\n", r.stderr)
 
 	auth := &JMXAuth{Username: "cassandra-admin", Password: "s3cret"}
+	s = NewMemory(Options{Version: V311, CQLAuth: auth}, twoDCs(), newClock().Now)
+	r = cql(t, s, dc1a, cqlshrc("cassandra-admin", "wrong"), "--cqlshrc", StdinPath, dc1aIP, "-e", selectKeyspaces)
+	require.Equal(t, result{"", `Connection error: ('Unable to connect to any servers', {'10.244.1.12': AuthenticationFailed('Failed to authenticate to 10.244.1.12: Error from server: code=0100 [Bad credentials] message="Username and/or password are incorrect"',)})` + "\n", 1}, r)
 	for _, v := range []string{V40, V50} {
 		s = NewMemory(Options{Version: v, CQLAuth: auth}, twoDCs(), newClock().Now)
 		r = cql(t, s, dc1a, nil, dc1aIP, "-e", selectKeyspaces)
