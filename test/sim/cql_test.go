@@ -234,6 +234,9 @@ func TestCQLRemoveDCFlow(t *testing.T) {
 	}
 	require.NotContains(t, run(s, dc1a, "status").stdout, "dc2")
 	require.Equal(t, []string{"dc1"}, validDCsOf(t, s))
+	// The emptied DC is no valid option any more (4.0+).
+	r := cql(t, s, dc1a, nil, "-e", "ALTER KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3', 'dc2': '3'}")
+	require.Equal(t, result{"", "<stdin>:1:ConfigurationException: Unrecognized strategy option {dc2} passed to NetworkTopologyStrategy for keyspace app\n", 2}, r)
 }
 
 func validDCsOf(t *testing.T, s *Store) []string {
