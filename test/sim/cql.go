@@ -92,12 +92,16 @@ func parseCQLArgs(args []string) cqlInvocation {
 //	username = U
 //	password = P
 //
-// The statements it knows (cql_exec.go): SELECT JSON keyspace_name, replication FROM
+// The statements it knows (cql_exec.go, cql_replication.go): SELECT JSON keyspace_name, replication FROM
 // system_schema.keyspaces; ALTER KEYSPACE k WITH replication = {…}; DESCRIBE KEYSPACE k.
 // HOST is the node cqlsh connects to (127.0.0.1/localhost or an address of the cluster;
 // default 127.0.0.1, the pod's own node); it must serve CQL (see servesCQL), and with
-// Options.CQLAuth the cqlshrc must carry those credentials. Output, streams and exit codes
-// are cqlsh's (cql_format.go).
+// Options.CQLAuth the cqlshrc must carry those credentials. Output, streams and exit
+// codes are cqlsh's: 0; 1 when it cannot connect; 2 for a usage error or a failed
+// statement ("<stdin>:1:…" on stderr). A schema change blocks, on the store's clock,
+// until the other nodes have it (Options.SchemaAgreeTime) or 15 s have passed; then
+// cqlsh warns of a schema version mismatch and exits 2 although the change was applied
+// (awaitAgreement).
 func (s *Store) RunCQL(ctx context.Context, pod string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts, wait, _, err := s.startExec(pod)
 	if err != nil {
@@ -136,6 +140,7 @@ func (s *Store) RunCQL(ctx context.Context, pod string, args []string, stdin io.
 	stmts, perr := splitStatements(inv.execute)
 	var out, errOut strings.Builder
 	code := ExitOK
+	var altered time.Time // when an ALTER changed the schema (zero: none did)
 	err = s.update(func(st *state, now time.Time) error {
 		n, err := st.node(pod)
 		if err != nil {
@@ -152,10 +157,14 @@ func (s *Store) RunCQL(ctx context.Context, pod string, args []string, stdin io.
 			code = cqlExitStatement
 			return nil
 		}
+		version := st.Schema.Version
 		for _, stmt := range stmts {
 			if !st.execCQL(target, stmt, now, &out, &errOut) {
 				code = cqlExitStatement
 			}
+		}
+		if st.Schema.Version != version {
+			altered = now
 		}
 		return nil
 	})
@@ -163,9 +172,48 @@ func (s *Store) RunCQL(ctx context.Context, pod string, args []string, stdin io.
 		fmt.Fprintf(stderr, "cqlsh-sim: %v\n", err)
 		return cqlExitConnect
 	}
+	if !altered.IsZero() && opts.SchemaAgreeTime > 0 {
+		agreed, ok := s.awaitAgreement(ctx, altered, opts.SchemaAgreeTime)
+		if !ok {
+			return ExitKilled
+		}
+		if !agreed {
+			errOut.WriteString(cqlError("Warning: schema version mismatch detected; check the schema versions of your nodes in system.local and system.peers."))
+			code = cqlExitStatement
+		}
+	}
 	_, _ = io.WriteString(stdout, out.String())
 	_, _ = io.WriteString(stderr, errOut.String())
 	return code
+}
+
+// Schema agreement waits of cqlsh after a schema change (cqlsh.py
+// perform_simple_statement): the python driver waits up to max_schema_agreement_wait
+// (its default, 10 s; cqlsh does not change it) for every live node to report the new
+// version, then cqlsh, if they have not, refreshes the schema metadata waiting up to 5 s
+// more, and failing that prints the mismatch warning through printerr, which makes the
+// -e run exit 2 although the change was applied.
+const (
+	driverAgreementWait = 10 * time.Second
+	cqlshRefreshWait    = 5 * time.Second
+)
+
+// awaitAgreement blocks, on the store's clock, as cqlsh does after a schema change made
+// at changed when the other nodes take agree to have it: until they agree or cqlsh
+// gives up. It reports whether they agreed, and false for ok when ctx ended first (the
+// cqlsh process was killed).
+func (s *Store) awaitAgreement(ctx context.Context, changed time.Time, agree time.Duration) (agreed, ok bool) {
+	limit := driverAgreementWait + cqlshRefreshWait
+	deadline := changed.Add(min(agree, limit))
+	for {
+		now := s.now()
+		if !now.Before(deadline) {
+			return agree <= limit, true
+		}
+		if !sleepCtx(ctx, min(s.poll, deadline.Sub(now))) {
+			return false, false
+		}
+	}
 }
 
 // readCqlshrc reads the [authentication] username and password of a cqlshrc as
@@ -268,7 +316,12 @@ func (st *state) cqlConnect(target *node, inv cqlInvocation) string {
 	default:
 		return ""
 	}
-	return fmt.Sprintf("Connection error: ('Unable to connect to any servers', {'%s': AuthenticationFailed('%s')})\n", key, reason)
+	// Python 2 (3.11's cqlsh) prints a one-argument exception with a trailing comma.
+	comma := ""
+	if o.is311() {
+		comma = ","
+	}
+	return fmt.Sprintf("Connection error: ('Unable to connect to any servers', {'%s': AuthenticationFailed('%s'%s)})\n", key, reason, comma)
 }
 
 // cqlError is how cqlsh reports a failed statement given with -e: the input name and

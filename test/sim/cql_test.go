@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"strings"
 	"testing"
@@ -41,10 +42,22 @@ func TestCQLSelectKeyspacesGolden(t *testing.T) {
 	}
 }
 
+// goCQL runs cqlsh in the background (an ALTER blocks until schema agreement).
+func goCQL(t *testing.T, s *Store, pod string, args ...string) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := s.RunCQL(context.Background(), pod, args, nil, &out, &errb)
+		ch <- result{out.String(), errb.String(), code}
+	}()
+	return ch
+}
+
 // TestCQLAlterThenAgreement: an ALTER replaces the replication at once on the node it
 // ran on; describecluster lists that node under a new schema version and the others
 // under the old one until SchemaAgreeTime has passed, a down node always under
-// UNREACHABLE.
+// UNREACHABLE. cqlsh waits for the agreement 15 s at most (driver 10 s, then its own
+// refresh 5 s), then warns and exits 2 although the ALTER was applied.
 func TestCQLAlterThenAgreement(t *testing.T) {
 	clk := newClock()
 	s := NewMemory(Options{Version: V41, SchemaAgreeTime: 30 * time.Second}, twoDCs(), clk.Now)
@@ -52,23 +65,44 @@ func TestCQLAlterThenAgreement(t *testing.T) {
 	before := run(s, dc1a, "describecluster").stdout
 	require.Contains(t, before, "\tSchema versions:\n\t\t"+schemaVersion+": [10.244.1.12, 10.244.2.17, 10.244.3.9, 10.245.1.20, 10.245.2.21]\n\n\t\tUNREACHABLE: [10.245.3.22]\n\n")
 
-	r := cql(t, s, dc1a, nil, dc1aIP, "-e", "ALTER KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3'}")
-	require.Equal(t, result{"", "", 0}, r)
-	require.Contains(t, keyspacesOf(t, s, dc1a), "\tapp -> Replication class: NetworkTopologyStrategy {dc1=3}\n")
-
+	ch := goCQL(t, s, dc1a, dc1aIP, "-e", "ALTER KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3'}")
 	v1 := schemaUUID(1)
 	require.NotEqual(t, schemaVersion, v1)
-	during := run(s, dc2a, "describecluster").stdout
-	require.Contains(t, during, "\tSchema versions:\n"+
-		"\t\t"+v1+": [10.244.1.12]\n\n"+
-		"\t\t"+schemaVersion+": [10.244.2.17, 10.244.3.9, 10.245.1.20, 10.245.2.21]\n\n"+
-		"\t\tUNREACHABLE: [10.245.3.22]\n\nStats for all nodes:\n")
+	waitFor(t, "the ALTER applied", func() bool { return strings.Contains(run(s, dc2a, "describecluster").stdout, v1) })
+	require.Contains(t, keyspacesOf(t, s, dc1a), "\tapp -> Replication class: NetworkTopologyStrategy {dc1=3}\n")
+	during := "\tSchema versions:\n" +
+		"\t\t" + v1 + ": [10.244.1.12]\n\n" +
+		"\t\t" + schemaVersion + ": [10.244.2.17, 10.244.3.9, 10.245.1.20, 10.245.2.21]\n\n" +
+		"\t\tUNREACHABLE: [10.245.3.22]\n\nStats for all nodes:\n"
+	require.Contains(t, run(s, dc2a, "describecluster").stdout, during)
+	clk.Advance(14 * time.Second)
+	notYet(t, ch)
+	clk.Advance(time.Second)
+	require.Equal(t, result{"", "<stdin>:1:Warning: schema version mismatch detected; check the schema versions of your nodes in system.local and system.peers.\n", 2}, receive(t, ch))
+	require.Contains(t, run(s, dc2a, "describecluster").stdout, during)
 
-	clk.Advance(30 * time.Second)
+	clk.Advance(15 * time.Second)
 	after := run(s, dc2a, "describecluster").stdout
 	require.Contains(t, after, "\tSchema versions:\n"+
 		"\t\t"+v1+": [10.244.1.12, 10.244.2.17, 10.244.3.9, 10.245.1.20, 10.245.2.21]\n\n"+
 		"\t\tUNREACHABLE: [10.245.3.22]\n\nStats for all nodes:\n")
+}
+
+// TestCQLAlterWaitsForAgreement: within the driver's wait cqlsh returns once the nodes
+// agree, exit 0; with SchemaAgreeTime 0 at once.
+func TestCQLAlterWaitsForAgreement(t *testing.T) {
+	clk := newClock()
+	s := NewMemory(Options{Version: V50, SchemaAgreeTime: 5 * time.Second}, twoDCs(), clk.Now)
+	ch := goCQL(t, s, dc1a, "-e", "ALTER KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3'}")
+	waitFor(t, "the ALTER applied", func() bool {
+		return strings.Contains(keyspacesOf(t, s, dc1a), "app -> Replication class: NetworkTopologyStrategy {dc1=3}")
+	})
+	clk.Advance(4 * time.Second)
+	notYet(t, ch)
+	clk.Advance(time.Second)
+	require.Equal(t, result{"", "", 0}, receive(t, ch))
+	require.Contains(t, run(s, dc2a, "describecluster").stdout, "\tSchema versions:\n\t\t"+schemaUUID(1)+
+		": [10.244.1.12, 10.244.2.17, 10.244.3.9, 10.245.1.20, 10.245.2.21, 10.245.3.22]\n\nStats for all nodes:\n")
 }
 
 // TestCQLAlterFormsAndDescribe: unquoted names fold to lower case, quoted ones are exact;
@@ -164,6 +198,9 @@ func TestCQLConnection(t *testing.T) {
 	require.Equal(t, `Connection error: ('Unable to connect to any servers', {'10.244.1.12': error(111, "Tried connecting to [('10.244.1.12', 9042)]. Last error: Connection refused")})`+"\n", r.stderr)
 
 	auth := &JMXAuth{Username: "cassandra-admin", Password: "s3cret"}
+	s = NewMemory(Options{Version: V311, CQLAuth: auth}, twoDCs(), newClock().Now)
+	r = cql(t, s, dc1a, cqlshrc("cassandra-admin", "wrong"), "--cqlshrc", StdinPath, dc1aIP, "-e", selectKeyspaces)
+	require.Equal(t, result{"", `Connection error: ('Unable to connect to any servers', {'10.244.1.12': AuthenticationFailed('Failed to authenticate to 10.244.1.12: Error from server: code=0100 [Bad credentials] message="Username and/or password are incorrect"',)})` + "\n", 1}, r)
 	for _, v := range []string{V40, V50} {
 		s = NewMemory(Options{Version: v, CQLAuth: auth}, twoDCs(), newClock().Now)
 		r = cql(t, s, dc1a, nil, dc1aIP, "-e", selectKeyspaces)
@@ -197,6 +234,9 @@ func TestCQLRemoveDCFlow(t *testing.T) {
 	}
 	require.NotContains(t, run(s, dc1a, "status").stdout, "dc2")
 	require.Equal(t, []string{"dc1"}, validDCsOf(t, s))
+	// The emptied DC is no valid option any more (4.0+).
+	r := cql(t, s, dc1a, nil, "-e", "ALTER KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3', 'dc2': '3'}")
+	require.Equal(t, result{"", "<stdin>:1:ConfigurationException: Unrecognized strategy option {dc2} passed to NetworkTopologyStrategy for keyspace app\n", 2}, r)
 }
 
 func validDCsOf(t *testing.T, s *Store) []string {

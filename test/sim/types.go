@@ -12,6 +12,11 @@
 // errors with exit 3 and the container log (log.go), per-viewer rings (view.go), and
 // multi-source stream plans (plans.go).
 //
+// Each keyspace has its own replication per DC (keyspaces.go), which describecluster,
+// status's ownership, the 4.0+ RF check and the replacement/removal sources read; cqlsh
+// (RunCQL: cql.go, cql_exec.go, cql_replication.go) reads and alters it, with the
+// schema version spreading to the other nodes over Options.SchemaAgreeTime.
+//
 // The state of a decommission is a function of the clock: starting one records its start
 // time, and every reader derives the node's phase from "now". That is what makes the
 // simulated decommission keep going when the process that asked for it dies, exactly like

@@ -46,6 +46,10 @@ func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.
 	}
 	var code int
 	if tool == "cqlsh" {
+		if stdin == nil {
+			stdin = strings.NewReader("") // never this test process's own stdin
+		}
+		w.checkAlter(pod, args)
 		code = w.Cass.RunCQL(ctx, pod, args, stdin, stdout, stderr)
 	} else {
 		code = w.Cass.RunInput(ctx, pod, args, stdin, stdout, stderr)
@@ -98,6 +102,18 @@ func cqlStatement(args []string) string {
 		}
 	}
 	return ""
+}
+
+// checkAlter: an ALTER KEYSPACE acts on the cluster, so the run must hold the lock (as
+// for a decommission, checkExec).
+func (w *World) checkAlter(pod string, args []string) {
+	stmt := cqlStatement(args)
+	if !altersSchema(stmt) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checkLock("cqlsh "+stmt+" on "+pod, w.storedHolder())
 }
 
 // altersSchema says whether a CQL statement changes the schema (ALTER KEYSPACE): a side

@@ -639,7 +639,10 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 	var out, errb bytes.Buffer
 	var code int
 	if tool == "cqlsh" {
-		code = w.Cass.RunCQL(ctx, pod, args, nil, &out, &errb)
+		// An exec without stdin: a cqlshrc named /dev/stdin reads nothing (not this
+		// test process's own stdin).
+		w.checkAlter(pod, args)
+		code = w.Cass.RunCQL(ctx, pod, args, strings.NewReader(""), &out, &errb)
 	} else {
 		w.checkExec(pod, args)
 		code = w.Cass.Run(ctx, pod, args, &out, &errb)
