@@ -97,6 +97,8 @@ func searchOperators() []searchOperator {
 				"restart":  {{name: "dc1", opts: coNodes, args: dc1("restart", "--dc", "dc1"), again: dc1("restart", "--dc", "dc1")}},
 				"replace-node": {{name: "dead " + pod(1), opts: coNodes, setup: kill(pod(1)),
 					args: dc1("replace-node", "--pod", pod(1)), again: dc1("replace-node", "--pod", pod(1))}},
+				"remove-dc": {{name: "dc1 --alter-keyspaces", opts: world.Opts{CassOperator: true, Nodes: 2, RF: 1, OtherDC: "dc2", OtherDCNodes: 1},
+					args: dc1("remove-dc", "--dc", "dc1", "--alter-keyspaces"), again: dc1("remove-dc", "--dc", "dc1", "--alter-keyspaces")}},
 				"repair-cass-operator": {{name: "decommission left unlabelled, carrying a --stream-throughput scale", opts: world.Opts{CassOperator: true, Nodes: 3},
 					setup: func(t *testing.T, w *world.World) {
 						w.KillOperatorAfter(standin.ActDecommission)

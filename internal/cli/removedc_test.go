@@ -145,3 +145,15 @@ func TestRemoveDCCassKop(t *testing.T) {
 		t.Error("checkpoint left")
 	}
 }
+
+// On cass-operator the plugin never pauses the operator: it drops dc2 from the
+// keyspaces, annotates dc2's CassandraDatacenter decommission-on-delete, deletes it,
+// and verifies each node leave the ring of dc1, then the resource and its claims gone.
+func TestRemoveDCCassOperator(t *testing.T) {
+	w := world.New(t, world.Opts{CassOperator: true, Nodes: 2, RF: 2, OtherDC: "dc2"})
+	_, stderr, code, _ := drun(w, 0, "remove-dc", "dc2", "-n", "cassandra", "--dc", "dc2", "--alter-keyspaces", "--yes")
+	t.Log(stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+}

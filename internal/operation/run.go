@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
@@ -108,7 +110,12 @@ func (r *Runner) Run(ctx context.Context, cp *record.Checkpoint) (*checkpoint.La
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := r.Store.Finish(fctx, cp, last); err != nil {
-		return nil, fmt.Errorf("every step is done but the checkpoint could not be cleared: %w", err)
+		// A cluster resource the operation itself deleted (remove-dc of a
+		// CassandraDatacenter) took its checkpoint with it: every step is done and
+		// verified, nothing is left to clear.
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("every step is done but the checkpoint could not be cleared: %w", err)
+		}
 	}
 	return &last, nil
 }

@@ -10,7 +10,7 @@ import (
 // ReapGone takes out what operations that are gone left in the world, each found by the
 // operation ID it carries on the object itself: pause holders on the operator
 // (stalepause.go), replace blocks in a start script (staleblocks.go), stream-limit marks
-// on pods (stalethroughput.go), tasks not started (staletasks.go). cp is the checkpoint
+// on pods (stalethroughput.go), tasks not started (staletasks.go), datacenter removal marks (stalemarks.go). cp is the checkpoint
 // standing now (nil: none), whose marks are kept; pauseScope limits the pause reaping to one cluster ("" = the namespace).
 // Every failure is a warning: the next command tries again.
 func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseScope string) {
@@ -19,6 +19,7 @@ func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseSc
 	l.reapStaleBlocks(ctx, stands, false)
 	l.reapStaleThroughput(ctx, cp)
 	l.reapStaleTasks(ctx, l.Cluster.Namespace, l.Cluster.Name, stands, false)
+	l.reapDatacenterMarks(ctx, l.Cluster.Namespace, stands)
 }
 
 // ReapAfterGone takes out what operations on cluster ns/name, which is gone, left in
@@ -33,6 +34,7 @@ func (l *Lifecycle) ReapAfterGone(ctx context.Context, ns, name string) {
 	stands := l.operationStands(ctx, ns)
 	l.reapBlocksAfterGone(ctx, ns, stands)
 	l.reapStaleTasks(ctx, ns, name, stands, true)
+	l.reapDatacenterMarks(ctx, ns, stands)
 	if l.Nodetool.Exec != nil {
 		l.reapStaleThroughput(ctx, nil)
 	}

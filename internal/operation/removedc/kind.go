@@ -29,7 +29,7 @@ type Kind struct{}
 func (Kind) Info() pub.Info {
 	return pub.Info{
 		Name: Name,
-		Checkpoint: record.Schema{Version: 2, Empties: true, Steps: []string{StepAlterKeyspaces, StepWaitSchema, StepRemoveDC, StepWaitRemoved,
+		Checkpoint: record.Schema{Version: 2, Empties: true, Steps: []string{StepAlterKeyspaces, StepWaitLeft, StepWaitSchema, StepRemoveDC, StepWaitRemoved,
 			record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs,
 			steps.StepUpdateCluster, record.StepPauseOperator, record.StepResumeOperator}},
 		StepsHeader: "Steps (the keyspaces first, then one node at a time, highest ordinal first across the racks):",
@@ -86,10 +86,22 @@ func assess(_ context.Context, _ operation.AbortReads, cp *record.Checkpoint) (p
 		switch {
 		case s.Kind == record.StepDecommission && s.State != record.StatePending:
 			return p, exit.Refusedf("a node of datacenter %s started leaving (%s): a datacenter half decommissioned cannot be given back; resume to finish removing it (kubectl cassandra resume -n %s %s); nothing changed", cp.Target.DC, s.Pod, cp.Namespace, cp.Cluster)
+		case s.Kind == StepRemoveDC && s.State != record.StatePending && len(cp.Steps) > 0 && hasKind(cp, StepWaitLeft):
+			return p, exit.Refusedf("the deletion of %s %s was asked (decommission-on-delete): the operator is decommissioning datacenter %s and a deletion cannot be taken back; resume to verify its end (kubectl cassandra resume -n %s %s); nothing changed", cp.Cluster, cp.Namespace, cp.Target.DC, cp.Namespace, cp.Cluster)
 		case s.Kind == StepAlterKeyspaces && s.State != record.StatePending:
 			e, _ := extOf(cp)
 			p.Notes = append(p.Notes, fmt.Sprintf("keyspaces %s may no longer replicate to %s: abort keeps that (to give it back: ALTER KEYSPACE with %s again, then nodetool rebuild on its nodes)", strings.Join(e.Keyspaces, ", "), cp.Target.DC, cp.Target.DC))
 		}
 	}
 	return p, nil
+}
+
+// hasKind reports whether cp has a step of kind (a driven removal has wait-node-left).
+func hasKind(cp *record.Checkpoint, kind string) bool {
+	for _, s := range cp.Steps {
+		if s.Kind == kind {
+			return true
+		}
+	}
+	return false
 }

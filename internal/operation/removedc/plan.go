@@ -30,7 +30,7 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 		return nil, exit.Refusedf("%s cannot remove a datacenter through this plugin; nothing changed", env.Adapter.Title())
 	}
 	if _, driven := env.Adapter.(operator.Scaler); driven {
-		return nil, exit.Refusedf("remove-dc through %s (the operator decommissioning on the deletion of its %s) is not supported yet; nothing changed", env.Adapter.Title(), env.Adapter.Kind())
+		return k.planDriven(ctx, env)
 	}
 	dc, inResource := cl.DC(req.DC)
 	if !inResource {

@@ -128,6 +128,9 @@ func schemaAgreed(d nodetool.ClusterDescription) bool {
 type removeDC struct{ *run }
 
 func (s *removeDC) Describe() string {
+	if s.driven() {
+		return fmt.Sprintf("annotate %s %s to decommission on delete, verify the annotation, and delete it (the operator decommissions its nodes one at a time)", s.w.ForKind().ResourceKind(), s.w.CP.Cluster)
+	}
 	return fmt.Sprintf("take datacenter %s out of the %s (the operator, running, deletes what it kept of it)", s.dc, s.w.ForKind().ResourceKind())
 }
 
@@ -135,12 +138,19 @@ func (s *removeDC) Done(ctx context.Context) (bool, error) {
 	return s.w.Datacenters.RemovalRequested(ctx, s.w.CP.Namespace, s.w.CP.Cluster, s.dc)
 }
 
+// Safe: no keyspace replicates to the datacenter, and (the plugin decommissioned
+// them) no node of it is left in the ring, or (the operator will) every node of the
+// cluster is UN, so that each decommission it starts can finish.
 func (s *removeDC) Safe(ctx context.Context) error {
 	ring, reader, err := s.m.ring(ctx)
 	if err != nil {
 		return err
 	}
-	if mine, _ := dcNodes(ring, s.dc); len(mine) > 0 {
+	if s.driven() {
+		if err := checkRing(ring, s.dc, reader.Name); err != nil {
+			return err
+		}
+	} else if mine, _ := dcNodes(ring, s.dc); len(mine) > 0 {
 		return fmt.Errorf("the ring read from %s still lists %d node(s) of datacenter %s (first %s, %s)", reader.Name, len(mine), s.dc, mine[0].Address, mine[0].Code())
 	}
 	ks, err := s.m.keyspaces(ctx, reader)
@@ -164,6 +174,9 @@ func (s *removeDC) Do(ctx context.Context) error {
 type waitRemoved struct{ *run }
 
 func (s *waitRemoved) Describe() string {
+	if s.driven() {
+		return fmt.Sprintf("wait until the operator removed %s %s, its StatefulSets and claims, and verify no node of datacenter %s is left in the ring", s.w.ForKind().ResourceKind(), s.w.CP.Cluster, s.dc)
+	}
 	return fmt.Sprintf("wait until the operator removed datacenter %s's StatefulSets and Services, and verify no node of it is left in the ring", s.dc)
 }
 

@@ -59,6 +59,9 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A driven removal deletes the datacenter's resource: there is no status of it left
+	// for the run to wait to settle.
+	w.Settler = nil
 	e, err := extOf(w.CP)
 	if err != nil {
 		return nil, err
@@ -78,6 +81,12 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	for _, s := range w.CP.Steps {
 		var st pub.Step
 		switch s.Kind {
+		case StepWaitLeft:
+			n, ok := w.CP.Node(s.Pod)
+			if !ok {
+				return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
+			}
+			st = &waitLeft{run: r, n: n}
 		case StepAlterKeyspaces:
 			st = &alterKeyspaces{r}
 		case StepWaitSchema:

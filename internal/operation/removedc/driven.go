@@ -1,0 +1,144 @@
+package removedc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
+)
+
+// StepWaitLeft waits until the operator decommissioned one node of the datacenter and
+// verifies it gone from a ring read in a datacenter that stays.
+const StepWaitLeft = "wait-node-left"
+
+// planDriven plans remove-dc where the operator removes a datacenter itself
+// (operator.Scaler: cass-operator, on the deletion of its CassandraDatacenter annotated
+// decommission-on-delete): the keyspaces as on CassKop, then the removal asked, then
+// each node watched leaving in the ring of a datacenter that stays, then the resource,
+// its StatefulSets and claims verified gone. The operator is never paused.
+func (k Kind) planDriven(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
+	req := pub.KindRequestOf[Options](env.Request)
+	p, cl := operation.PlannerOf(env), env.Cluster
+	dc, _, err := cl.Select(req.DC, "")
+	if err != nil {
+		return nil, exit.Usagef("%v", err)
+	}
+	states, err := readRacks(ctx, p, cl.Namespace, dc.Racks)
+	if err != nil {
+		return nil, err
+	}
+	// The other datacenters are other resources: every pod of the operator in the
+	// namespace is a candidate reader, and only a ring that lists this datacenter's
+	// pods is this cluster's.
+	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(""),
+		inDC: dcMember(dc.Racks, nil), cql: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
+	ring, reader, err := m.ringWith(ctx, listsAny(podIPs(states)))
+	if err != nil {
+		return nil, exit.Refusedf("cannot read the ring from another datacenter of this cluster (%v): remove-dc needs one, healthy (%s decommissions a datacenter only while another one is in the ring); nothing changed", err, env.Adapter.Title())
+	}
+	if err := checkRing(ring, dc.Name, reader.Name); err != nil {
+		return nil, err
+	}
+	ks, err := m.keyspaces(ctx, reader)
+	if err != nil {
+		return nil, exit.Refusedf("cannot read the keyspaces' replication through cqlsh in %s (%v): give the CQL superuser's Secret with --cql-secret (cass-operator's is <clusterName>-superuser); nothing changed", reader.Name, err)
+	}
+	judged := judgeKeyspaces(ks, dc.Name)
+	if err := refuseKeyspaces(judged, dc.Name, req.Options.AlterKeyspaces); err != nil {
+		return nil, err
+	}
+	nodes, err := planNodes(ctx, p, states, ring)
+	if err != nil {
+		return nil, err
+	}
+	candidates, err := m.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	plan := &pub.Plan{Cluster: cl, DC: dc, Racks: dc.Racks}
+	plan.CP = p.NewCheckpoint(cl, k, "remove-dc", req.Request)
+	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(dc.Racks), Nodes: 0, From: fromOf(states), RackNodes: zeroes(dc.Racks)}
+	plan.CP.Nodes = nodes
+	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sameCluster(candidates, ring, dc.Name), Keyspaces: judged.keyspaceNames()}.encode()
+	plan.CP.Steps = drivenSteps(len(judged.alter) > 0, nodes)
+	plan.Findings = append(plan.Findings, fmt.Sprintf("ring read from %s (datacenter %s)", reader.Name, readerDC(ring, reader.Status.PodIP)))
+	if len(judged.alter) > 0 {
+		plan.Warnings = append(plan.Warnings, "the keyspaces' changes are not undone by abort: dropping a datacenter from a keyspace is kept once Cassandra agreed on it")
+	}
+	return plan, nil
+}
+
+// drivenSteps lists the steps of a removal the operator drives.
+func drivenSteps(alter bool, nodes []record.Node) []record.Step {
+	var list []record.Step
+	if alter {
+		list = append(list, checkpoint.PendingStep(StepAlterKeyspaces, ""))
+	}
+	list = append(list, checkpoint.PendingStep(StepWaitSchema, ""), checkpoint.PendingStep(StepRemoveDC, ""))
+	list = append(list, checkpoint.NodeSteps(nodes, StepWaitLeft)...)
+	return append(list, checkpoint.PendingStep(StepWaitRemoved, ""))
+}
+
+// podIPs lists the addresses of the racks' pods.
+func podIPs(states []operation.RackNow) []string {
+	var out []string
+	for _, st := range states {
+		for _, p := range st.Pods {
+			if p.Status.PodIP != "" {
+				out = append(out, p.Status.PodIP)
+			}
+		}
+	}
+	return out
+}
+
+// listsAny accepts a ring listing one of addrs (any ring when there are none: a
+// datacenter without pods has nothing to tell its cluster by).
+func listsAny(addrs []string) func(pubnodetool.Ring) bool {
+	return func(r pubnodetool.Ring) bool {
+		for _, a := range addrs {
+			if _, ok := r.ByAddress(a); ok {
+				return true
+			}
+		}
+		return len(addrs) == 0
+	}
+}
+
+// waitLeft waits until the operator decommissioned a node: gone from the ring read in
+// a datacenter that stays, by Host ID and by address (an unreadable ring is unknown).
+type waitLeft struct {
+	*run
+	n record.Node
+}
+
+func (s *waitLeft) Describe() string {
+	return fmt.Sprintf("wait until the operator decommissions %s (Host ID %s) and verify it is gone from the ring of a datacenter that stays", s.n.Pod, s.n.HostID)
+}
+
+func (s *waitLeft) Passive()                   {}
+func (s *waitLeft) Safe(context.Context) error { return nil }
+func (s *waitLeft) Do(context.Context) error   { return nil }
+
+func (s *waitLeft) Done(ctx context.Context) (bool, error) {
+	ring, _, err := s.m.ring(ctx)
+	if err != nil {
+		return false, err
+	}
+	if _, in := ring.ByHostID(s.n.HostID); in {
+		return false, nil
+	}
+	if _, in := ring.ByAddress(s.n.Address); in && s.n.Address != "" {
+		return false, nil
+	}
+	return true, nil
+}
+
+// driven reports whether the operator removes the datacenter itself.
+func (r *run) driven() bool { return r.w.Scaler != nil }
