@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	cassop "github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stesting "k8s.io/client-go/testing"
@@ -84,6 +86,26 @@ func (w *World) MarksLeft(operatorName string, before map[string]sim.Throughputs
 	for _, task := range w.operationTasks() {
 		if !taskFinished(task) {
 			out = append(out, fmt.Sprintf("task %s of operation %s not finished", task.GetName(), task.GetLabels()[operator.TaskOperationLabel]))
+		}
+	}
+	return append(out, w.removalMarksLeft()...)
+}
+
+// removalMarksLeft lists the CassandraDatacenters, not being deleted, that carry a
+// remove-dc's mark (an armed decommission-on-delete): at the end of every state, no
+// operation stands to delete them.
+func (w *World) removalMarksLeft() []string {
+	if w.co == nil {
+		return nil
+	}
+	l, err := w.Dyn.Tracker().List(DCGVR, DCGVR.GroupVersion().WithKind("CassandraDatacenterList"), w.NS)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, u := range l.(*unstructured.UnstructuredList).Items {
+		if v, ok := u.GetAnnotations()[cassop.RemoveDCMarkAnnotation]; ok && u.GetDeletionTimestamp() == nil {
+			out = append(out, fmt.Sprintf("removal mark on CassandraDatacenter %s: %s", u.GetName(), v))
 		}
 	}
 	return out
