@@ -34,9 +34,16 @@ then waits for schema agreement (nodetool describecluster) and verifies the keys
 
 Then every node of DC leaves the ring, one at a time, highest ordinal first across the racks, each
 verified absent from a ring read in a datacenter that stays (its decommission streams nothing: no
-keyspace replicates to DC any more). On CassKop, paused while the nodes leave as for a scale-down, DC's
-nodesPerRacks is then set to 0, CassKop is restored, DC is taken out of its topology and CassKop is seen
-deleting DC's StatefulSets and Services. (cass-operator: not supported yet.) The end is verified in the world: no node of DC in the ring, no
+keyspace replicates to DC any more).
+  CassKop: paused while the plugin decommissions the nodes (as for a scale-down); DC's nodesPerRacks is
+  then set to 0, CassKop is restored, DC is taken out of its topology and CassKop is seen deleting DC's
+  StatefulSets and Services.
+  cass-operator (CLUSTER is DC's CassandraDatacenter; never paused): the CassandraDatacenter is annotated
+  cassandra.datastax.com/decommission-on-delete (with the operation's mark), the annotation verified on
+  the object of the planned UID, then it is deleted; the operator decommissions each node and the plugin
+  verifies each one leave, then the resource, its StatefulSets and claims gone (the checkpoint goes with
+  the resource: the end is verified before it does).
+A later command takes back the mark of a removal whose operation is gone before its deletion. The end is verified in the world: no node of DC in the ring, no
 claim, no StatefulSet.
 
 Abort is allowed until the first node starts leaving (a keyspace change already made is kept, and said).`,
