@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	standin "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
 )
 
@@ -151,9 +152,117 @@ func TestRemoveDCCassKop(t *testing.T) {
 // and verifies each node leave the ring of dc1, then the resource and its claims gone.
 func TestRemoveDCCassOperator(t *testing.T) {
 	w := world.New(t, world.Opts{CassOperator: true, Nodes: 2, RF: 2, OtherDC: "dc2"})
-	_, stderr, code, _ := drun(w, 0, "remove-dc", "dc2", "-n", "cassandra", "--dc", "dc2", "--alter-keyspaces", "--yes")
-	t.Log(stderr)
+	_, stderr, code, _ := drun(w, 0, "remove-dc", "dc2", "-n", "cassandra", "--dc", "dc2", "--alter-keyspaces", "--yes", "--poll-interval", "10ms")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if _, ok := w.Datacenter("dc2"); ok {
+		t.Error("CassandraDatacenter dc2 left")
+	}
+	decommissions := 0
+	for _, a := range w.OtherOperatorActions() {
+		if a == standin.ActDecommission {
+			decommissions++
+		}
+	}
+	if decommissions != 2 {
+		t.Errorf("the operator decommissioned %d nodes of dc2, want 2 (once each)", decommissions)
+	}
+	for _, n := range ringOf(t, w, "demo-dc1-rack1-sts-0") {
+		if strings.HasPrefix(n, "dc2/") {
+			t.Errorf("dc1's ring still lists %s", n)
+		}
+	}
+	for _, p := range append(w.PodNames(), w.PVCNames()...) {
+		if strings.Contains(p, "dc2") {
+			t.Errorf("%s left", p)
+		}
+	}
+	if _, ok := w.Datacenter("dc1"); !ok {
+		t.Error("dc1 went too")
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("violations: %v", v)
+	}
+}
+
+// Interrupted after the keyspaces' change and before any node left: status shows the
+// operation, abort ends it with the operator running and the datacenter whole, and
+// says the keyspaces' change is kept.
+func TestRemoveDCAbortBeforeDecommission(t *testing.T) {
+	w := twoDCs(t)
+	if _, stderr, _, crashed := run(w, 1, removeDC("--alter-keyspaces")...); !crashed {
+		t.Fatalf("not interrupted at the first side effect\n%s", stderr)
+	}
+	stdout, stderr, code, _ := run(w, 0, "status", "demo", "-n", "cassandra")
+	if code != 0 || !strings.Contains(stdout+stderr, "remove-dc") || !strings.Contains(stdout+stderr, "dc2") {
+		t.Fatalf("status: exit %d\n%s%s", code, stdout, stderr)
+	}
+	_, stderr, code, _ = run(w, 0, "abort", "demo", "-n", "cassandra", "--yes")
+	if code != 0 {
+		t.Fatalf("abort: exit %d\n%s", code, stderr)
+	}
+	if w.HasCheckpoint() || w.DeploymentReplicas("casskop") != 1 {
+		t.Fatalf("abort left a checkpoint or the operator paused\n%s", stderr)
+	}
+	if got := topologyDCs(w); len(got) != 2 {
+		t.Fatalf("topology after abort: %v", got)
+	}
+	dc2 := 0
+	for _, n := range ringOf(t, w, "demo-dc1-rack1-0") {
+		if strings.HasPrefix(n, "dc2/") && strings.HasSuffix(n, "/UN") {
+			dc2++
+		}
+	}
+	if dc2 != 4 {
+		t.Fatalf("dc2 nodes UN after abort: %d, want 4", dc2)
+	}
+	for _, e := range w.ExecLog() {
+		if strings.HasSuffix(e, "decommission") {
+			t.Fatalf("a node was decommissioned: %s", e)
+		}
+	}
+}
+
+// After a node started leaving, abort is refused (a datacenter half decommissioned
+// cannot be given back) and resume finishes the removal.
+func TestRemoveDCResumeAfterDecommission(t *testing.T) {
+	w := twoDCs(t)
+	var at int
+	for k := 1; ; k++ {
+		probe := twoDCs(t)
+		if _, _, _, crashed := run(probe, k, removeDC("--alter-keyspaces")...); !crashed {
+			t.Fatal("no decommission reached")
+		}
+		if log := probe.ExecLog(); len(log) > 0 && strings.HasSuffix(log[len(log)-1], "decommission") {
+			at = k
+			break
+		}
+	}
+	if _, _, _, crashed := run(w, at, removeDC("--alter-keyspaces")...); !crashed {
+		t.Fatal("not interrupted")
+	}
+	if _, stderr, code, _ := run(w, 0, "abort", "demo", "-n", "cassandra", "--yes"); code != 3 || !strings.Contains(stderr, "resume") {
+		t.Fatalf("abort after a decommission: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	if got := topologyDCs(w); len(got) != 1 || w.HasCheckpoint() || w.DeploymentReplicas("casskop") != 1 {
+		t.Fatalf("after resume: topology %v, checkpoint %v", got, w.HasCheckpoint())
+	}
+	decommissions := map[string]int{}
+	for _, e := range w.ExecLog() {
+		if f := strings.Fields(e); strings.HasSuffix(e, "decommission") {
+			decommissions[f[0]]++
+		}
+	}
+	for pod, n := range decommissions {
+		if n != 1 {
+			t.Errorf("%s decommissioned %d times", pod, n)
+		}
+	}
+	if len(decommissions) != 4 {
+		t.Errorf("decommissions: %v", decommissions)
 	}
 }
