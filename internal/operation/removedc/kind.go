@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
@@ -38,13 +39,21 @@ func (Kind) Info() pub.Info {
 	}
 }
 
-// Access implements operation.Kind: a scale-down's, and the Secret cqlsh logs in with.
+// Access implements operation.Kind: a scale-down's (CassKop) or a driven scale's
+// (cass-operator, plus the deletion), what verifies the operator removed the
+// datacenter, and the Secret cqlsh logs in with.
 func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
-	ns := env.Cluster.Namespace
-	acc := scaledown.NeededAccess(ns, env.Adapter.GroupResource(), env.Adapter.CountWords(), env.Request.Pause)
-	acc = append(acc,
-		pub.Access{Group: "apps", Resource: "statefulsets", Verb: "list", Namespace: ns, Why: "verify the operator deleted the datacenter's StatefulSets"},
-		pub.Access{Resource: "services", Verb: "list", Namespace: ns, Why: "verify the operator deleted the datacenter's Services"})
+	ns, cr := env.Cluster.Namespace, env.Adapter.GroupResource()
+	var acc []pub.Access
+	if _, driven := env.Adapter.(operator.Scaler); driven {
+		acc = append(operation.DrivenAccess(ns, cr, "the removal annotations"),
+			pub.Access{Group: cr.Group, Resource: cr.Resource, Verb: "delete", Namespace: ns, Why: "delete the datacenter's resource (decommission-on-delete)"},
+			pub.Access{Resource: "persistentvolumeclaims", Verb: "list", Namespace: ns, Why: "verify the operator deleted the datacenter's claims"})
+	} else {
+		acc = append(scaledown.NeededAccess(ns, cr, env.Adapter.CountWords(), env.Request.Pause),
+			pub.Access{Resource: "services", Verb: "list", Namespace: ns, Why: "verify the operator deleted the datacenter's Services"})
+	}
+	acc = append(acc, pub.Access{Group: "apps", Resource: "statefulsets", Verb: "list", Namespace: ns, Why: "verify the operator deleted the datacenter's StatefulSets"})
 	if o := pub.KindRequestOf[Options](env.Request).Options; o.CQLSecret != "" {
 		acc = append(acc, pub.Access{Resource: "secrets", Verb: "get", Namespace: ns, Why: "read the CQL credentials cqlsh logs in with"})
 	}
