@@ -28,7 +28,10 @@ const (
 //
 // A Secret named by the flag must be readable; one found in the cluster resource may be
 // for Jolokia only while JMX needs none, so when it cannot be read (forbidden, missing)
-// the calls go without credentials, and a refusal then names the flag (AuthError).
+// the calls go without credentials, and a refusal then names the flag (AuthError). That
+// answer is kept too: the operator writes its Secret before it starts any node, so one
+// missing at the first call stays missing, and a GET before every call (on the run's
+// critical path, before each ring read) would only say so again.
 func (o *Options) jmxAuth(c *kube.Clients, ns, crSecret string) func(context.Context) (*nodetool.Credentials, error) {
 	name, explicit := o.JMXSecret, true
 	if name == "" {
@@ -39,15 +42,17 @@ func (o *Options) jmxAuth(c *kube.Clients, ns, crSecret string) func(context.Con
 	}
 	var mu sync.Mutex
 	var got *nodetool.Credentials
+	var none bool // the cluster resource's Secret cannot be read: calls go without
 	return func(ctx context.Context) (*nodetool.Credentials, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if got != nil {
+		if got != nil || none {
 			return got, nil
 		}
 		s, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			if !explicit && (apierrors.IsForbidden(err) || apierrors.IsNotFound(err)) {
+				none = true
 				return nil, nil
 			}
 			return nil, fmt.Errorf("cannot read the JMX secret %s/%s: %w", ns, name, err)

@@ -187,7 +187,9 @@ func (s *requestRemoval) PlanText() string {
 func (s *requestRemoval) Safe(ctx context.Context) error {
 	id := s.id()
 	return s.w.waitSafe(ctx, id, func() (string, error) {
-		if _, what, err := s.w.operatorMayAct(ctx, s.n.Pod); what != "" || err != nil {
+		// The operator's progress without its pod (nothing of the pod's label is judged
+		// here): the pod is read once, below, as the plan knew it.
+		if _, what, err := s.w.operatorMayAct(ctx, ""); what != "" || err != nil {
 			return what, err
 		}
 		p, gone, err := s.w.pod(ctx, s.n)

@@ -211,6 +211,17 @@ func (f *EvidenceFeed) changedSince(since uint64, keys []string) (bool, <-chan s
 	return false, f.wake, f.open == f.sources
 }
 
+// unchangedSince reports whether none of keys changed after since while every watch
+// stayed open (a reopened one counts as a change): a read begun after since still says
+// what those objects are, as far as their watches tell. False without a feed.
+func (f *EvidenceFeed) unchangedSince(since uint64, keys ...string) bool {
+	if f == nil {
+		return false
+	}
+	changed, _, whole := f.changedSince(since, keys)
+	return !changed && whole
+}
+
 // Seen is when the feed last saw a change (zero: none yet); the bench's reaction
 // latency counts from the evidence to the plugin's next step.
 func (f *EvidenceFeed) Seen() time.Time {

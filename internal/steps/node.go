@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
@@ -341,10 +343,19 @@ func (s *verifyLeft) Done(ctx context.Context) (bool, error) {
 // check returns whether the node left, and the node's own mode when it could be read.
 // The node is asked first (right after a decommission its answer is already known); the
 // pod is read only when the node cannot answer or is not DECOMMISSIONED (another
-// incarnation's answer says nothing of the planned node).
+// incarnation's answer says nothing of the planned node). With an operator that acts,
+// the pod is read first: once it is going, the ring alone decides (podGoing).
 func (s *verifyLeft) check(ctx context.Context) (bool, pubnodetool.Mode, error) {
 	if s.w.removedDead(s.n.Pod) {
 		return s.deadLeft(ctx)
+	}
+	if s.w.Scaler != nil {
+		p, gone, err := s.w.pod(ctx, s.n)
+		if err == nil && podGoing(p, gone) {
+			// The operator deletes the pod once the node left: its node, shutting down,
+			// is then the slowest read and says nothing the ring does not.
+			return s.ringDecides(ctx, "", nil)
+		}
 	}
 	var mode pubnodetool.Mode
 	ns, modeErr := s.w.netstats(ctx, s.n.Pod)
@@ -367,6 +378,19 @@ func (s *verifyLeft) check(ctx context.Context) (bool, pubnodetool.Mode, error) 
 	} else {
 		mode = ns.Mode
 	}
+	return s.ringDecides(ctx, mode, modeErr)
+}
+
+// podGoing reports whether the planned node's pod is gone (or another incarnation) or
+// being deleted: the ring alone decides whether an operator that acts removed its node.
+func podGoing(p *corev1.Pod, gone bool) bool {
+	return gone || (p != nil && p.DeletionTimestamp != nil)
+}
+
+// ringDecides is check's last word: the node left once a successful ring read no longer
+// lists it and its own mode (mode, or modeErr) was DECOMMISSIONED, or unreadable
+// because it is not up, or not asked (its pod going).
+func (s *verifyLeft) ringDecides(ctx context.Context, mode pubnodetool.Mode, modeErr error) (bool, pubnodetool.Mode, error) {
 	r, reader, err := s.w.ring(ctx)
 	if err != nil {
 		return false, mode, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
@@ -29,9 +31,16 @@ func AwaitSettled(ctx context.Context, w *World) error {
 	// What keeps the operator from settling (it does not run, a pod is not Ready) stops
 	// the wait once it lasted StallAfter, as in the driven waits (drivenstall.go).
 	guard := w.guardStall(settleID, record.Node{})
+	// pods is the last pod list read, listedAt the feed's mark before that read.
+	var pods *corev1.PodList
+	var listedAt uint64
 	for {
 		since := w.markEvidence()
-		why, err := w.Settler.Unsettled(ctx, w.CP.Namespace, w.CP.Cluster, w.CP.Target.DC)
+		kept := keptPods(pods, w.evidence().unchangedSince(listedAt, keyPods))
+		why, read, err := w.Settler.Unsettled(ctx, w.CP.Namespace, w.CP.Cluster, w.CP.Target.DC, kept)
+		if err == nil && kept == nil {
+			pods, listedAt = read, since
+		}
 		switch {
 		case err == nil && why == "":
 			return nil
@@ -53,4 +62,16 @@ func AwaitSettled(ctx context.Context, w *World) error {
 			return err
 		}
 	}
+}
+
+// keptPods is the pod list a settle round may judge again instead of listing the pods
+// anew: the last one read, while the pods' watch saw no change since that read began
+// (unchanged). The operator's last step before it settles is a status write, not a pod
+// change, so the round that sees it settled reads only the resource (a GET), not a
+// LIST that waits for the API server's watch cache. nil: list again.
+func keptPods(last *corev1.PodList, unchanged bool) *corev1.PodList {
+	if !unchanged {
+		return nil
+	}
+	return last
 }

@@ -3,12 +3,15 @@ package steps
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
@@ -338,5 +341,64 @@ func TestOperatorSteps(t *testing.T) {
 	op.UID = "other"
 	if err := (&pauseOperator{operatorStep{w: sw, op: op}}).Safe(ctx); err == nil {
 		t.Fatal("re-created Deployment accepted")
+	}
+}
+
+// netstatsCounter counts the nodetool netstats calls made through it, by pod.
+type netstatsCounter struct {
+	inner interface {
+		Exec(ctx context.Context, pod string, argv []string) (string, string, error)
+	}
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *netstatsCounter) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	if slices.Contains(argv, "netstats") {
+		c.mu.Lock()
+		c.calls[pod]++
+		c.mu.Unlock()
+	}
+	return c.inner.Exec(ctx, pod, argv)
+}
+
+// TestVerifyLeftDrivenPodGoing: with an operator that acts, a pod it is deleting (or
+// has deleted) is not asked for its node's mode: the ring alone decides, and still says
+// "not yet" while it lists the node. A pod that stays is asked as before.
+func TestVerifyLeftDrivenPodGoing(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	sw.Scaler = readyScaler{}
+	c := &netstatsCounter{inner: w, calls: map[string]int{}}
+	sw.Nodetool = nodetool.Client{Exec: c}
+	st := &verifyLeft{node: node{sw, n}}
+	mustDone(t, st, false) // NORMAL, its pod there: asked
+	if c.calls[n.Pod] != 1 {
+		t.Fatalf("netstats of a pod that stays: %d calls, want 1", c.calls[n.Pod])
+	}
+	// The pod is being deleted while its node is still in the ring: not left.
+	p, err := w.Kube.CoreV1().Pods(w.NS).Get(ctx, n.Pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	p.DeletionTimestamp = &now
+	if _, err := w.Kube.CoreV1().Pods(w.NS).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, st, false)
+	if c.calls[n.Pod] != 1 {
+		t.Fatalf("netstats of a pod being deleted: %d calls in all, want the first one only", c.calls[n.Pod])
+	}
+	if err := (&decommission{node: node{sw, n}}).Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := c.calls[n.Pod]
+	mustDone(t, st, true) // out of the ring
+	if c.calls[n.Pod] != before {
+		t.Fatalf("netstats of a pod being deleted: %d calls, want none", c.calls[n.Pod]-before)
+	}
+	if !podGoing(nil, true) || podGoing(&corev1.Pod{}, false) || !podGoing(p, false) {
+		t.Fatal("podGoing")
 	}
 }

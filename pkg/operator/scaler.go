@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -131,6 +132,9 @@ type Watches interface {
 // every pod labelled node-state Started).
 type Settler interface {
 	// Unsettled says what the operator still does with dc of the resource name ("" when
-	// it is settled).
-	Unsettled(ctx context.Context, ns, name, dc string) (string, error)
+	// it is settled), reading the resource and, when the judgement needs them, the
+	// datacenter's pods: kept, when not nil, is that list as a former call returned it
+	// and as the caller knows it still is (their watch saw no change since), judged
+	// instead of listing again. It returns the pod list it judged (nil: none read).
+	Unsettled(ctx context.Context, ns, name, dc string, kept *corev1.PodList) (string, *corev1.PodList, error)
 }

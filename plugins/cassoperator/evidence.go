@@ -31,23 +31,28 @@ func (a *Adapter) WatchTasks(ctx context.Context, ns string) (watch.Interface, e
 // name (operator.Settler; "" when it is settled): its progress is Ready, no scaling
 // condition is True, and it labels every pod of the datacenter node-state Started
 // (reconcile_racks.go labels a pod Started once its node runs and the pod is Ready).
-func (a *Adapter) Unsettled(ctx context.Context, ns, name, dc string) (string, error) {
+// The resource is read each time; the pods are listed unless kept is the list a former
+// call returned and the caller saw no pod change since: a LIST right after other writes
+// waits for the API server's watch cache to catch up (tens of ms), a GET does not.
+func (a *Adapter) Unsettled(ctx context.Context, ns, name, dc string, kept *corev1.PodList) (string, *corev1.PodList, error) {
 	u, err := a.get(ctx, ns, name)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	d, err := read(u)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if d.DCName() != dc {
-		return "", fmt.Errorf("%s %s is datacenter %s, not %s", Kind, name, d.DCName(), dc)
+		return "", nil, fmt.Errorf("%s %s is datacenter %s, not %s", Kind, name, d.DCName(), dc)
 	}
-	l, err := a.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: a.ClusterSelector(name)})
-	if err != nil {
-		return "", fmt.Errorf("cannot list the pods of %s %s/%s: %w", Kind, ns, name, err)
+	l := kept
+	if l == nil {
+		if l, err = a.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: a.ClusterSelector(name)}); err != nil {
+			return "", nil, fmt.Errorf("cannot list the pods of %s %s/%s: %w", Kind, ns, name, err)
+		}
 	}
-	return unsettled(d, l.Items), nil
+	return unsettled(d, l.Items), l, nil
 }
 
 // unsettled is Unsettled's judgement over what was read.

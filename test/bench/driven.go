@@ -66,6 +66,9 @@ type DrivenResult struct {
 	// Timeline is, per plugin run, each request (its kind, name, start after the run
 	// began and duration) and each piece of evidence, in time order: where a run's time goes.
 	Timeline [][]string `json:"timeline,omitempty"`
+	// OperatorTimeline is, per run of the stand-in alone, its evidence from the size
+	// patch on: what the plugin's run is compared with, step by step.
+	OperatorTimeline [][]string `json:"operatorTimeline,omitempty"`
 }
 
 // RunDriven measures the driven row: two datacenters of nodes nodes, each removed down
@@ -89,8 +92,14 @@ func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Durat
 		defer dc.Stop()
 		dcs[ns] = dc
 	}
-	// The stand-in alone.
+	// The stand-in alone, its evidence timed on the same watches as the plugin's.
 	op := dcs["bench-driven-operator"]
+	opEv := &evidenceClock{}
+	stopOp, err := opEv.start(ctx, env, op)
+	if err != nil {
+		return res, err
+	}
+	defer stopOp()
 	for size := nodes - 1; size >= 1; size-- {
 		pod := op.PodName("rack1", size)
 		t0 := time.Now()
@@ -101,8 +110,10 @@ func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Durat
 			return res, err
 		}
 		res.OperatorS = append(res.OperatorS, time.Since(t0).Seconds())
+		res.OperatorTimeline = append(res.OperatorTimeline, opEv.timeline(t0, time.Now(), nil, nil, nil))
 		logf("driven: the stand-in alone removed %s in %.2f s", pod, time.Since(t0).Seconds())
 	}
+	stopOp()
 	// Through the plugin, one run per node, its requests recorded and the evidence timed.
 	pl := dcs["bench-driven-plugin"]
 	ev := &evidenceClock{}
