@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
@@ -41,6 +43,14 @@ type ObservationKeeper interface {
 // earlier step set off): there is no action to fence.
 type Passive interface {
 	Passive()
+}
+
+// CarrierDeleter is implemented by steps during which the operation itself deletes the
+// resource its checkpoint lives on (remove-dc of a CassandraDatacenter): a lease
+// renewal that finds the resource gone then stops renewing, not the run; the step's
+// own Done verifies the end in the world.
+type CarrierDeleter interface {
+	DeletesCarrier()
 }
 
 // Rechecker is implemented by steps whose safety depends on a world that may change
@@ -771,12 +781,28 @@ func (e *Engine) renew(ctx context.Context) {
 				return // a tick that raced the stop: the run is over
 			}
 			if err := e.commit(ctx, func(time.Time) {}); err != nil {
+				if e.carrierDeleted(err) {
+					return
+				}
 				e.Reporter.Warn(e.Current(), "could not renew the lease, stopping at the next safe point: "+err.Error())
 				e.stopWith(err)
 				return
 			}
 		}
 	}
+}
+
+// carrierDeleted reports whether err says the checkpoint's resource is gone while the
+// step running deletes it on purpose (CarrierDeleter).
+func (e *Engine) carrierDeleted(err error) bool {
+	if !apierrors.IsNotFound(err) {
+		return false
+	}
+	e.mu.Lock()
+	st := e.Steps[e.current]
+	e.mu.Unlock()
+	_, ok := st.(CarrierDeleter)
+	return ok
 }
 
 // stopWith records why the run must stop and ends its waits.

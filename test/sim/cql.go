@@ -252,6 +252,12 @@ func readCqlshrc(path string, stdin io.Reader) (user, password string) {
 		case "password":
 			password = v
 		}
+		// configparser reads to the end of the file; the local control plane's exec
+		// (kwok) never passes the end of stdin on, so the section's two keys end it, as
+		// the simulated nodetool's password file ends at its line.
+		if user != "" && password != "" && path == StdinPath {
+			break
+		}
 	}
 	return user, password
 }

@@ -181,6 +181,12 @@ func (s *waitRemoved) Describe() string {
 }
 
 func (s *waitRemoved) Passive()                   {}
+
+// waitRemovedDriven is waitRemoved where the operator deletes the datacenter's resource,
+// the checkpoint's carrier, on the deletion the plugin asked (engine.CarrierDeleter).
+type waitRemovedDriven struct{ waitRemoved }
+
+func (waitRemovedDriven) DeletesCarrier() {}
 func (s *waitRemoved) Safe(context.Context) error { return nil }
 func (s *waitRemoved) Do(context.Context) error   { return nil }
 

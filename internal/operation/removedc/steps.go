@@ -101,6 +101,9 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 				return nil, fmt.Errorf("operation %s removes a datacenter, which this operator's adapter cannot do", w.CP.OperationID)
 			}
 			st = &waitRemoved{r}
+			if r.driven() {
+				st = &waitRemovedDriven{waitRemoved{r}}
+			}
 		default:
 			lib, err := steps.BuildOne(w, steps.Variant{RingReaders: true}, s)
 			if err != nil {
