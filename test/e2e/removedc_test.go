@@ -82,6 +82,7 @@ func testRemoveDC(t *testing.T, crd *fixture.CRDInfo) {
 	assert.Contains(t, r.Stderr, "--alter-keyspaces", "the refusal names the way forward:\n%s", r)
 	assertUnchanged(t, cl, before, true)
 	assertSchemaVersion(t, cl, 0)
+	assertOperatorRestored(t, ns, x.op.Name)
 
 	r = cassandra(t, ns, opTimeout, removeDCArgs(cl, "dc2", "--alter-keyspaces", "--dry-run")...)
 	require.Equal(t, exitOK, r.Code, "%s", r)
@@ -94,11 +95,19 @@ func testRemoveDC(t *testing.T, crd *fixture.CRDInfo) {
 	}
 	assertUnchanged(t, cl, before, true)
 	assertSchemaVersion(t, cl, 0)
+	assertOperatorRestored(t, ns, x.op.Name)
+	assert.Empty(t, x.casskop.Deleted(), "CassKop deleted nothing before the run")
 
+	rr := recordReplicas(t, ns, x.op.Name)
 	r = cassandra(t, ns, opTimeout, removeDCArgs(cl, "dc2", "--alter-keyspaces")...)
 	require.Equal(t, exitOK, r.Code, "%s", r)
 	t.Logf("remove-dc (2 racks x 2 nodes) took %s", r.Duration.Round(time.Millisecond))
 	assertDCRemoved(t, x, "dc2")
+	waitFor(t, "the replica watch to see the restore", 10*time.Second, func(context.Context) (bool, error) {
+		v := rr.Values()
+		return len(v) > 0 && v[len(v)-1] == 1, fmt.Errorf("replicas seen: %v", v)
+	})
+	assert.Equal(t, []int32{1, 0, 1}, rr.Values(), "CassKop paused once for the nodes' removal, then restored")
 	summary.markConverged(t)
 }
 
