@@ -189,6 +189,8 @@ func testRemoveDCAbort(t *testing.T, crd *fixture.CRDInfo) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), n, "dc2's nodesPerRacks unchanged")
 	assert.Equal(t, before, cassandraObjects(t, cl), "no pod, PVC or StatefulSet size changed")
+	// The keyspaces were changed before the pause, once each, and abort keeps that.
+	assertSchemaVersion(t, cl, len(replicatedKeyspaces))
 	for _, pod := range cl.Pods {
 		v, err := cl.Sim.Node(pod.Name)
 		require.NoError(t, err)
