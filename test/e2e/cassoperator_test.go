@@ -47,6 +47,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "replacenode-task-dead-node", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpReplaceTask(t) }},
 		{name: "replace-node-sigkill", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpReplaceNode(t) }},
 		{name: "delete-dc-without-decommission", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpDeleteDC(t) }},
+		{name: "remove-dc-two-datacenters", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRemoveDC(t) }},
 	}
 }
 
