@@ -12,6 +12,10 @@
 // errors with exit 3 and the container log (log.go), per-viewer rings (view.go), and
 // multi-source stream plans (plans.go).
 //
+// `nodetool rebuild` and the management API's rebuild job (rebuild.go, mgmtapi.go)
+// fetch a node's ranges from a source DC in one session per source node, keeping what
+// completed sessions brought (system.available_ranges) across failures and reruns.
+//
 // Each keyspace has its own replication per DC (keyspaces.go), which describecluster,
 // status's ownership, the 4.0+ RF check and the replacement/removal sources read; cqlsh
 // (RunCQL: cql.go, cql_exec.go, cql_replication.go) reads and alters it, with the
