@@ -405,7 +405,8 @@ func (st *state) abortRebuild(n *node, at time.Time) {
 		}
 		p.Failed, p.Ended = true, at
 	}
-	r.Result, r.Ended = rbAborted, at
+	// Not a Cassandra text: the job's error names what happened for a reader of the sim.
+	r.Result, r.Err, r.Ended = rbAborted, "the node's JVM stopped during the rebuild", at
 }
 
 // rebuildFailedText is the stream failure (stderr, exit 2).
