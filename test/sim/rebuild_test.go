@@ -285,3 +285,25 @@ func TestRebuildThroughTheManagementAPI(t *testing.T) {
 	require.Empty(t, id)
 	require.Contains(t, out, "Failed to connect")
 }
+
+// The add-DC flow: before any keyspace replicates to dc2 a rebuild has nothing to
+// fetch; once ALTER KEYSPACE adds dc2, the same rebuild fetches the node's share.
+func TestRebuildAfterAlterKeyspace(t *testing.T) {
+	o := rebuildOptions(V41)
+	dc1 := map[string]int{"dc1": 3}
+	o.Replication = map[string]map[string]int{"app": dc1, ksAuth: dc1, ksDistributed: dc1, ksTraces: dc1}
+	clk := newClock()
+	s := NewMemory(o, newDCNodes(), clk.Now)
+	require.Equal(t, result{"", "", ExitOK}, run(s, newDC0, "rebuild", "dc1"))
+	require.Equal(t, 0.0, loadBytes(t, s, newDC0))
+
+	for _, ks := range []string{"app", ksAuth, ksDistributed, ksTraces} {
+		r := receive(t, goCQL(t, s, oldDC0, "-e", "ALTER KEYSPACE "+ks+" WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 3}"))
+		require.Equal(t, ExitOK, r.code, r.stderr)
+	}
+	ch := startRebuildCmd(t, context.Background(), s, newDC0, "dc1")
+	clk.Advance(time.Minute)
+	require.Equal(t, ExitOK, receive(t, ch).code)
+	require.InDelta(t, gib, loadBytes(t, s, newDC0), gib/500) // Load is printed rounded
+	require.Equal(t, 2, view(t, s, newDC0).RebuildsStarted)
+}
