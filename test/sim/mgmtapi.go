@@ -38,8 +38,9 @@ func (s *Store) StartDecommission(pod string, force bool) (code int, jobID, out 
 	return code, jobID, out, err
 }
 
-// Management API job statuses (Job.JobStatus of the management API: WAITING while it
-// runs, then COMPLETED or ERROR).
+// Management API job statuses: COMPLETED is what the management API's and
+// cass-operator's tests show; WAITING (running) and ERROR are the rest of its
+// Job.JobStatus as recalled, not checked against its source.
 const (
 	JobWaiting   = "WAITING"
 	JobCompleted = "COMPLETED"
@@ -47,7 +48,8 @@ const (
 )
 
 // Job is one asynchronous job of the management API as GET
-// /api/v0/ops/executor/jobs?job_id=<id> reports it.
+// /api/v0/ops/executor/job?job_id=<id> reports it (its JSON fields id, type, status,
+// and error once failed; submit_time/end_time are not modelled).
 type Job struct {
 	ID, Type, Status string
 	// Error is the job's exception message once it failed.
