@@ -366,3 +366,25 @@ func TestCqlsh(t *testing.T) {
 	// nodetool in the same pod sees the new replication.
 	require.Contains(t, runTool(t, state, "r1-0", "describecluster").stdout, "\tapp -> Replication class: NetworkTopologyStrategy {dc1=2}\n")
 }
+
+// TestRebuildAcrossProcesses: `rebuild -- <dc>` blocks in its process while another
+// sees the Rebuild plan and is refused; the ranges it fetched persist in the state
+// file, so a second rebuild streams nothing.
+func TestRebuildAcrossProcesses(t *testing.T) {
+	state, _ := newCluster(t, sim.Options{Version: sim.V41, RebuildTime: 1500 * time.Millisecond})
+	cmd := nodetool(state, "r1-0", "rebuild", "--", "dc1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	require.NoError(t, cmd.Start())
+	eventually(t, "rebuild streaming", func() bool {
+		return strings.Contains(runTool(t, state, "r1-0", "netstats").stdout, "\nRebuild ")
+	})
+	require.Equal(t, out{"nodetool: Node is still rebuilding. Check nodetool netstats.\nSee 'nodetool help' or 'nodetool help <command>'.\n", "", 1},
+		runTool(t, state, "r1-0", "rebuild", "dc1"))
+	require.NoError(t, cmd.Wait())
+	require.Equal(t, "", o.String()+e.String())
+	require.Equal(t, out{"", "", 0}, runTool(t, state, "r1-0", "rebuild", "dc1"))
+	v := nodeView(t, state, "r1-0")
+	require.Equal(t, 2, v.RebuildsStarted)
+	require.False(t, v.Rebuilding)
+}

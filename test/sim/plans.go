@@ -31,6 +31,12 @@ type session struct {
 	To    string     `json:"to"`
 	Bytes float64    `json:"bytes"`
 	Rates []rateStep `json:"rates,omitempty"` // metered only
+	// A rebuild's sessions end one by one (rebuild.go): Ranges is the fraction of the
+	// receiver's ranges of each keyspace it brings, Done/Failed/Ended its own outcome.
+	Ranges map[string]float64 `json:"ranges,omitempty"`
+	Done   bool               `json:"done,omitempty"`
+	Failed bool               `json:"failed,omitempty"`
+	Ended  time.Time          `json:"ended,omitzero"`
 }
 
 // newPlan starts a plan at now: metered sessions move at their sender's rate, unmetered
@@ -58,11 +64,14 @@ func (p *plan) active(now time.Time) bool { return !p.Done && !p.Failed && !p.St
 
 // sent is what session s of p has moved at now (frozen when the plan ended).
 func (st *state) sent(p *plan, s session, now time.Time) float64 {
-	if p.Done {
+	if p.Done || s.Done {
 		return s.Bytes
 	}
 	if p.Failed && p.Ended.Before(now) {
 		now = p.Ended
+	}
+	if s.Failed && s.Ended.Before(now) {
+		now = s.Ended
 	}
 	if st.Options.metered() {
 		return min(sentBy(s.Rates, p.Start, now), s.Bytes)
@@ -73,11 +82,12 @@ func (st *state) sent(p *plan, s session, now time.Time) float64 {
 	return clamp01(float64(now.Sub(p.Start))/float64(p.Dur)) * s.Bytes
 }
 
-// planSent sums what the sessions into pod (all sessions when pod is "") have moved.
+// planSent sums what the sessions into pod (all sessions when pod is "") have moved; a
+// failed session's data is discarded.
 func (st *state) planSent(p *plan, pod string, now time.Time) float64 {
 	total := 0.0
 	for _, s := range p.Sessions {
-		if pod == "" || s.To == pod {
+		if (pod == "" || s.To == pod) && !s.Failed {
 			total += st.sent(p, s, now)
 		}
 	}
@@ -125,22 +135,29 @@ func (st *state) ops() []ownedPlan {
 	var out []ownedPlan
 	for _, n := range st.Nodes {
 		if n.Repl != nil && n.Repl.Plan != nil {
-			out = append(out, ownedPlan{n, nil, n.Repl.Plan})
+			out = append(out, ownedPlan{n, nil, n.Repl.Plan, nil})
 		}
 		for _, r := range n.Removals {
 			for _, p := range r.Plans {
-				out = append(out, ownedPlan{n, r, p})
+				out = append(out, ownedPlan{n, r, p, nil})
+			}
+		}
+		for _, r := range n.Rebuilds {
+			if r.Plan != nil {
+				out = append(out, ownedPlan{n, nil, r.Plan, r})
 			}
 		}
 	}
 	return out
 }
 
-// ownedPlan is a plan with its owner: a replacing node, or a removal's coordinator.
+// ownedPlan is a plan with its owner: a replacing node, a removal's coordinator, or a
+// rebuilding node.
 type ownedPlan struct {
 	owner *node
 	rm    *removal
 	p     *plan
+	rb    *rebuildOp
 }
 
 // rerateOps gives every session n sends the rate its limiters allow now.
@@ -166,6 +183,11 @@ func (st *state) rerateOps(n *node, now time.Time) {
 func (st *state) endPlansOf(n *node, now time.Time) {
 	for _, op := range st.ops() {
 		if !op.p.active(now) {
+			continue
+		}
+		if op.rb != nil {
+			// Only the sessions n sends break; the rebuild's other sessions go on.
+			st.failRebuildSessions(op.owner, op.rb, n, now)
 			continue
 		}
 		for _, s := range op.p.Sessions {

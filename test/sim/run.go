@@ -31,6 +31,16 @@ type invocation struct {
 
 	// JMX credentials (-u, -pw, -pwf): see authenticate.
 	username, password, passwordFile string
+
+	// rebuild's options and source DC (rebuild.go).
+	rebuild rebuildArgs
+}
+
+// rebuildValueOpts are Rebuild's options that take a value (3.11–5.0), by their title.
+var rebuildValueOpts = map[string]string{
+	"-ks": "keyspace", "--keyspace": "keyspace",
+	"-ts": "tokens", "--tokens": "tokens",
+	"-s": "sources", "--sources": "sources",
 }
 
 // globalValueOpts are NodeToolCmd's options that take a value (same in every version).
@@ -46,8 +56,14 @@ var globalValueOpts = map[string]bool{
 func parseArgs(o Options, args []string) invocation {
 	inv := invocation{host: "127.0.0.1", port: "7199"}
 	var rest []string
+	dashes := -1 // index in rest of airline's "--": every later token is an argument
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if a == "--" && inv.cmd != "" {
+			dashes = len(rest)
+			rest = append(rest, args[i+1:]...)
+			break
+		}
 		name, val, hasVal := strings.Cut(a, "=")
 		if !strings.HasPrefix(a, "--") {
 			name, hasVal = a, false
@@ -85,7 +101,12 @@ func parseArgs(o Options, args []string) invocation {
 		}
 		rest = append(rest, a)
 	}
-	for _, a := range rest {
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		if inv.cmd == "rebuild" {
+			j = inv.rebuildArg(o, rest, j, dashes >= 0 && j >= dashes)
+			continue
+		}
 		switch {
 		case inv.cmd == "help":
 			// help takes any command names; the simulator prints the general usage.
@@ -108,11 +129,57 @@ func parseArgs(o Options, args []string) invocation {
 	return inv
 }
 
+// rebuildArg places rest[j] of a rebuild command line and returns the index of the last
+// token it used: -ks/-ts/-s with their value (also --name=value), --exclude-local-dc
+// (4.1+), and one argument, the source DC (Rebuild's single-String @Arguments). After
+// "--" every token is an argument.
+func (inv *invocation) rebuildArg(o Options, rest []string, j int, afterDashes bool) int {
+	a := rest[j]
+	if !afterDashes && strings.HasPrefix(a, "-") {
+		name, val, hasVal := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "--") {
+			name, hasVal = a, false
+		}
+		if title, ok := rebuildValueOpts[name]; ok {
+			if !hasVal {
+				if j+1 >= len(rest) {
+					inv.missing = name
+					return j
+				}
+				j++
+				val = rest[j]
+			}
+			switch title {
+			case "keyspace":
+				inv.rebuild.keyspace = val
+			case "tokens":
+				inv.rebuild.tokens = val
+			case "sources":
+				inv.rebuild.sources = val
+			}
+			return j
+		}
+		if a == "--exclude-local-dc" && !o.is311() && o.Version != V40 {
+			inv.rebuild.excludeLocal = true
+			return j
+		}
+		inv.unexpected = append(inv.unexpected, a)
+		return j
+	}
+	if len(inv.positional) == 0 {
+		inv.positional = append(inv.positional, a)
+		inv.rebuild.source = a
+		return j
+	}
+	inv.unexpected = append(inv.unexpected, a)
+	return j
+}
+
 // knownCommands are the nodetool commands the simulator implements.
 var knownCommands = map[string]bool{
 	"status": true, "netstats": true, "info": true, "describecluster": true,
 	"gossipinfo": true, "decommission": true, "version": true, "help": true,
-	"drain": true, "cleanup": true, "removenode": true,
+	"drain": true, "cleanup": true, "removenode": true, "rebuild": true,
 	"getstreamthroughput": true, "setstreamthroughput": true,
 	"getinterdcstreamthroughput": true, "setinterdcstreamthroughput": true,
 }
@@ -172,6 +239,9 @@ func (s *Store) RunInput(ctx context.Context, pod string, args []string, stdin i
 	}
 	if inv.cmd == "removenode" && inv.usageError() == "" {
 		return s.removeNode(ctx, pod, inv, stdout, stderr)
+	}
+	if inv.cmd == "rebuild" && inv.usageError() == "" {
+		return s.runRebuild(ctx, pod, inv, stdout, stderr)
 	}
 	if (inv.cmd == "drain" || inv.cmd == "cleanup") && inv.usageError() == "" {
 		return s.maintenance(pod, inv, stdout, stderr)
@@ -619,6 +689,7 @@ The most commonly used nodetool commands are:
     help                         Display help information
     info                         Print node information (uptime, load, ...)
     netstats                     Print network information on provided host (connecting node by default)
+    rebuild                      Rebuild data by streaming from other nodes (similarly to bootstrap)
     removenode                   Show status of current node removal, force completion of pending removal or remove provided ID
     setinterdcstreamthroughput   Set the throughput cap for inter-datacenter streaming in the system, or 0 to disable throttling
     setstreamthroughput          Set the throughput cap for streaming in the system, or 0 to disable throttling

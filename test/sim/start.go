@@ -48,7 +48,7 @@ func (s *Store) StartFresh(spec NodeSpec, f Fault, opts StartOptions) error {
 		if _, err := spec.withDefaults(st.Options); err != nil {
 			return err
 		}
-		if f.StreamFailures < 0 || f.Slow < 0 {
+		if f.StreamFailures < 0 || f.Slow < 0 || f.RebuildFailures < 0 {
 			return errors.New("sim: negative fault value")
 		}
 		if spec.HostID == "" {
@@ -147,6 +147,7 @@ func (st *state) detach(n *node, now time.Time) {
 func (st *state) jvmStopped(n *node, at time.Time) {
 	n.DownAt = at
 	n.abort(at)
+	st.abortRebuild(n, at)
 	st.endPlansOf(n, at)
 	st.abortRemovals(n, at)
 }

@@ -91,6 +91,12 @@ type node struct {
 	RemovedAt time.Time `json:"removedAt,omitzero"`
 	// Log is the container log of the JVM's latest start (log.go).
 	Log []logLine `json:"log,omitempty"`
+	// Rebuilds are the rebuilds the node ran (rebuild.go), RebuildsStarted how many
+	// passed their checks; Available is system.available_ranges: per keyspace, the
+	// fraction of the node's ranges already streamed to it.
+	Rebuilds        []*rebuildOp       `json:"rebuilds,omitempty"`
+	RebuildsStarted int                `json:"rebuildsStarted,omitempty"`
+	Available       map[string]float64 `json:"available,omitempty"`
 }
 
 // attempt is one decommission that started leaving.
@@ -224,6 +230,9 @@ type event struct {
 	a    *attempt
 	rm   *removal
 	p    *plan
+	rb   *rebuildOp // evRbSession: the rebuild, its session si, and whether it fails
+	si   int
+	fail bool
 }
 
 const (
@@ -237,6 +246,7 @@ const (
 	evDrop               // peers drop a silent replacement
 	evRmAdvertise        // removenode's RING_DELAY sleep ends (removenode.go)
 	evRmConfirm          // a gainer confirms
+	evRbSession          // a rebuild's session ends (rebuild.go)
 )
 
 // settle applies, in time order, every transition that is due at now. It only depends on
@@ -288,6 +298,7 @@ func (st *state) opEvents() []event {
 		for _, r := range n.Removals {
 			out = append(out, st.rmDue(n, r)...)
 		}
+		out = append(out, st.rbDue(n)...)
 	}
 	return out
 }
@@ -359,6 +370,9 @@ func (st *state) apply(e *event) {
 		return
 	case evRmConfirm:
 		st.applyRmConfirm(e.rm, e.p, e.at)
+		return
+	case evRbSession:
+		st.applyRbSession(e)
 		return
 	case evLeft:
 		n.Left = true
@@ -620,6 +634,8 @@ func (st *state) view(n *node, now time.Time) NodeView {
 		StartupError:         n.startupError(),
 		Detached:             n.Detached,
 		Removed:              !n.RemovedAt.IsZero(),
+		Rebuilding:           n.rebuilding() != nil,
+		RebuildsStarted:      n.RebuildsStarted,
 	}
 	if n.Repl != nil {
 		v.Replacing = n.Repl.Address

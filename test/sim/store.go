@@ -210,7 +210,7 @@ func (s *Store) UpdateFault(pod string, fn func(f *Fault)) error {
 		}
 		f := n.Fault
 		fn(&f)
-		if f.StreamFailures < 0 || f.Slow < 0 {
+		if f.StreamFailures < 0 || f.Slow < 0 || f.RebuildFailures < 0 {
 			return errors.New("sim: negative fault value")
 		}
 		wasDown := n.Fault.Down

@@ -12,6 +12,10 @@
 // errors with exit 3 and the container log (log.go), per-viewer rings (view.go), and
 // multi-source stream plans (plans.go).
 //
+// `nodetool rebuild` and the management API's rebuild job (rebuild.go, mgmtapi.go)
+// fetch a node's ranges from a source DC in one session per source node, keeping what
+// completed sessions brought (system.available_ranges) across failures and reruns.
+//
 // Each keyspace has its own replication per DC (keyspaces.go), which describecluster,
 // status's ownership, the 4.0+ RF check and the replacement/removal sources read; cqlsh
 // (RunCQL: cql.go, cql_exec.go, cql_replication.go) reads and alters it, with the
@@ -128,6 +132,10 @@ type Options struct {
 	// an unthrottled stream and the cap of a higher throttle. Metered streaming only;
 	// default 256 MiB/s (an assumption, not a Cassandra figure).
 	HardwareRate float64 `json:"hardwareRate,omitempty"`
+	// RebuildTime is how long an unmetered rebuild streams (every session takes it; 0,
+	// the default: it ends at once). Metered, a rebuild's sessions move at their
+	// senders' rates instead (rebuild.go).
+	RebuildTime time.Duration `json:"rebuildTime,omitempty"`
 	// ExecCost is charged, in real time, before every nodetool invocation answers (a
 	// real one starts a JVM, about 1.5 s), and each invocation is counted
 	// (NodeView.Execs). 0 (default): free and not counted. The nodetool-sim binary's
@@ -193,6 +201,11 @@ type Fault struct {
 	// DECOMMISSION_FAILED under a decommission that goes on; a caller must not take the
 	// mode alone for a failure. No effect before 5.0 (no such mode).
 	FailedWhileLeaving bool `json:"failedWhileLeaving,omitempty"`
+	// RebuildFailures makes the node's next N rebuilds fail: the session from its first
+	// source breaks half-way, the others complete (their ranges become available), and
+	// the call fails with "Error while rebuilding node: Stream failed" (stderr, exit 2).
+	// It counts down as rebuilds consume it.
+	RebuildFailures int `json:"rebuildFailures,omitempty"`
 }
 
 // NodeView is the effective state of one node at the moment Node was called.
@@ -253,6 +266,10 @@ type NodeView struct {
 	Detached bool
 	// Removed: removenode excised it from the ring.
 	Removed bool
+	// Rebuilding: a rebuild of the node streams; RebuildsStarted counts the rebuilds
+	// that passed their checks (refused ones aside).
+	Rebuilding      bool
+	RebuildsStarted int
 }
 
 // Throughputs are a node's stream limiters in bytes/s: +Inf when unthrottled (0), 0
@@ -273,8 +290,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.JoinTime < 0 {
 		return o, fmt.Errorf("sim: negative JoinTime")
 	}
-	if o.StreamTimeScale < 0 || o.HardwareRate < 0 || o.ExecCost < 0 || o.SchemaAgreeTime < 0 {
-		return o, fmt.Errorf("sim: negative StreamTimeScale, HardwareRate, ExecCost or SchemaAgreeTime")
+	if o.StreamTimeScale < 0 || o.HardwareRate < 0 || o.ExecCost < 0 || o.SchemaAgreeTime < 0 || o.RebuildTime < 0 {
+		return o, fmt.Errorf("sim: negative StreamTimeScale, HardwareRate, ExecCost, SchemaAgreeTime or RebuildTime")
 	}
 	if o.metered() && o.HardwareRate == 0 {
 		o.HardwareRate = 256 * mib

@@ -50,8 +50,8 @@ type Config struct {
 	DecommissionedStaysReady bool
 	// Now is the clock (task names, lastTransitionTime); nil = time.Now.
 	Now func() time.Time
-	// RunTasks runs the CassandraTask controller too (tasks.go: restart, cleanup and
-	// replacenode);
+	// RunTasks runs the CassandraTask controller too (tasks.go: restart, cleanup,
+	// replacenode and rebuild, the last when Cass is a Rebuilder);
 	// without it tasks are created, never run.
 	RunTasks bool
 	// LabelStartedAfter makes the stand-in label a pod Started only on its

@@ -13,7 +13,8 @@ import (
 )
 
 // The CassandraTask controller (internal/controllers/control/cassandratask_controller.go,
-// jobs.go), for the commands restart, cleanup and replacenode (tasks_replace.go). It runs when Config.RunTasks is set,
+// jobs.go), for the commands restart, cleanup, replacenode (tasks_replace.go) and
+// rebuild (tasks_rebuild.go). It runs when Config.RunTasks is set,
 // in the same process as the datacenter's reconcile: Step asks it for a write only when
 // the datacenter's pass has none (the real one runs beside it).
 
@@ -59,6 +60,7 @@ type taskView struct {
 	command string
 	rack    string
 	podName string // args.pod_name
+	srcDC   string // args.source_datacenter (rebuild)
 	forbid  bool
 	active  bool
 	done    bool
@@ -75,6 +77,7 @@ func readTask(u *unstructured.Unstructured) taskView {
 			t.command, _, _ = unstructured.NestedString(m, "command")
 			t.rack, _, _ = unstructured.NestedString(m, "args", "rack")
 			t.podName, _, _ = unstructured.NestedString(m, "args", "pod_name")
+			t.srcDC, _, _ = unstructured.NestedString(m, "args", "source_datacenter")
 		}
 	}
 	// setDefaults: concurrencyPolicy "" is Forbid.
@@ -159,6 +162,8 @@ func (o *Operator) taskPass(w *world, t taskView, all []taskView) ([]op, string)
 		return o.cleanupPass(w, t)
 	case "replacenode":
 		return o.replacePass(w, t)
+	case "rebuild":
+		return o.rebuildPass(w, t)
 	}
 	return nil, "task " + t.name + ": command " + t.command + " is not modelled"
 }
