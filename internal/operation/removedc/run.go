@@ -180,13 +180,13 @@ func (s *waitRemoved) Describe() string {
 	return fmt.Sprintf("wait until the operator removed datacenter %s's StatefulSets and Services, and verify no node of it is left in the ring", s.dc)
 }
 
-func (s *waitRemoved) Passive()                   {}
+func (s *waitRemoved) Passive() {}
 
 // waitRemovedDriven is waitRemoved where the operator deletes the datacenter's resource,
 // the checkpoint's carrier, on the deletion the plugin asked (engine.CarrierDeleter).
 type waitRemovedDriven struct{ waitRemoved }
 
-func (waitRemovedDriven) DeletesCarrier() {}
+func (waitRemovedDriven) DeletesCarrier()         {}
 func (s *waitRemoved) Safe(context.Context) error { return nil }
 func (s *waitRemoved) Do(context.Context) error   { return nil }
 
