@@ -299,7 +299,11 @@ func exercise(t *testing.T) map[access]bool {
 	w7.KillNode("demo-dc1-rack1-2")
 	w7.ExpectReplace("demo-dc1-rack1-2")
 	must(w7, 0, cmd("replace-node", "--pod", "demo-dc1-rack1-2", "--yes")...)
-	more = append(more, w4, w5, w7)
+	// remove-dc: the keyspaces through cqlsh, every node of dc2 removed, dc2 out of the
+	// topology, CassKop's deletion of its StatefulSets and Services verified.
+	w8 := twoDCs(t)
+	must(w8, 0, "remove-dc", "demo", "-n", "cassandra", "--dc", "dc2", "--alter-keyspaces", "--yes")
+	more = append(more, w4, w5, w7, w8)
 	for _, sub := range []bool{true, false} {
 		w6 := stuckWorld(t, "finalizing-not-shrunk", sub)
 		must(w6, 0, repairArgs...)
