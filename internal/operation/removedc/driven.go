@@ -122,7 +122,13 @@ func (s *waitLeft) Describe() string {
 	return fmt.Sprintf("wait until the operator decommissions %s (Host ID %s) and verify it is gone from the ring of a datacenter that stays", s.n.Pod, s.n.HostID)
 }
 
-func (s *waitLeft) Passive()                   {}
+func (s *waitLeft) Passive() {}
+
+// The deletion is asked before these waits: the operator may remove the resource, the
+// checkpoint's carrier, at any time from then on (engine.CarrierDeleter), and the start
+// of a wait is not written ahead (Evident: Done reads the world in full).
+func (s *waitLeft) DeletesCarrier()            {}
+func (s *waitLeft) Evident()                   {}
 func (s *waitLeft) Safe(context.Context) error { return nil }
 func (s *waitLeft) Do(context.Context) error   { return nil }
 

@@ -184,9 +184,13 @@ func (s *waitRemoved) Passive() {}
 
 // waitRemovedDriven is waitRemoved where the operator deletes the datacenter's resource,
 // the checkpoint's carrier, on the deletion the plugin asked (engine.CarrierDeleter).
+// Its start is not written ahead (Evident): the operator may have deleted the
+// resource already, and Done reads the world in full.
 type waitRemovedDriven struct{ waitRemoved }
 
-func (waitRemovedDriven) DeletesCarrier()         {}
+func (waitRemovedDriven) DeletesCarrier() {}
+func (waitRemovedDriven) Evident()        {}
+
 func (s *waitRemoved) Safe(context.Context) error { return nil }
 func (s *waitRemoved) Do(context.Context) error   { return nil }
 
