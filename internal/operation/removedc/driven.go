@@ -38,39 +38,13 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	// pods is this cluster's.
 	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(""),
 		inDC: dcMember(dc.Racks, nil), cql: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
-	ring, reader, err := m.ringWith(ctx, listsAny(podIPs(states)))
-	if err != nil {
-		return nil, exit.Refusedf("cannot read the ring from another datacenter of this cluster (%v): remove-dc needs one, healthy (%s decommissions a datacenter only while another one is in the ring); nothing changed", err, env.Adapter.Title())
-	}
-	if err := checkRing(ring, dc.Name, reader.Name); err != nil {
-		return nil, err
-	}
-	ks, err := m.keyspaces(ctx, reader)
-	if err != nil {
-		return nil, exit.Refusedf("cannot read the keyspaces' replication through cqlsh in %s (%v): give the CQL superuser's Secret with --cql-secret (cass-operator's is <clusterName>-superuser); nothing changed", reader.Name, err)
-	}
-	judged := judgeKeyspaces(ks, dc.Name)
-	if err := refuseKeyspaces(judged, dc.Name, req.Options.AlterKeyspaces); err != nil {
-		return nil, err
-	}
-	nodes, err := planNodes(ctx, p, states, ring)
+	sv, err := survey(ctx, p, m, listsAny(podIPs(states)), states, dc.Name, req.Options.AlterKeyspaces, surveyWords{
+		ring: fmt.Sprintf("remove-dc needs one, healthy (%s decommissions a datacenter only while another one is in the ring)", env.Adapter.Title()),
+		cql:  "give the CQL superuser's Secret with --cql-secret (cass-operator's is <clusterName>-superuser)"})
 	if err != nil {
 		return nil, err
 	}
-	candidates, err := m.readers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	plan := &pub.Plan{Cluster: cl, DC: dc, Racks: dc.Racks}
-	plan.CP = p.NewCheckpoint(cl, k, "remove-dc", req.Request)
-	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(dc.Racks), Nodes: 0, From: fromOf(states), RackNodes: zeroes(dc.Racks)}
-	plan.CP.Nodes = nodes
-	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sameCluster(candidates, ring, dc.Name), Keyspaces: judged.keyspaceNames()}.encode()
-	plan.CP.Steps = drivenSteps(len(judged.alter) > 0, nodes)
-	plan.Findings = append(plan.Findings, fmt.Sprintf("ring read from %s (datacenter %s)", reader.Name, readerDC(ring, reader.Status.PodIP)))
-	if len(judged.alter) > 0 {
-		plan.Warnings = append(plan.Warnings, "the keyspaces' changes are not undone by abort: dropping a datacenter from a keyspace is kept once Cassandra agreed on it")
-	}
+	plan := sv.plan(p, k, env, dc, states, drivenSteps(len(sv.judged.alter) > 0, sv.nodes))
 	return plan, nil
 }
 

@@ -45,41 +45,84 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	}
 	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(cl.Name),
 		inDC: dcMember(dc.Racks, nil), cql: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
-	ring, reader, err := m.ring(ctx)
-	if err != nil {
-		return nil, exit.Refusedf("cannot read the ring from the datacenters that stay (%v): remove-dc needs another datacenter, healthy, to read it; nothing changed", err)
-	}
-	if err := checkRing(ring, dc.Name, reader.Name); err != nil {
-		return nil, err
-	}
-	ks, err := m.keyspaces(ctx, reader)
-	if err != nil {
-		return nil, exit.Refusedf("cannot read the keyspaces' replication through cqlsh in %s (%v): give the CQL superuser's Secret with --cql-secret; nothing changed", reader.Name, err)
-	}
-	judged := judgeKeyspaces(ks, dc.Name)
-	if err := refuseKeyspaces(judged, dc.Name, req.Options.AlterKeyspaces); err != nil {
-		return nil, err
-	}
-	nodes, err := planNodes(ctx, p, states, ring)
+	sv, err := survey(ctx, p, m, nil, states, dc.Name, req.Options.AlterKeyspaces, surveyWords{
+		ring: "remove-dc needs another datacenter, healthy, to read it",
+		cql:  "give the CQL superuser's Secret with --cql-secret"})
 	if err != nil {
 		return nil, err
 	}
-	plan := &pub.Plan{Cluster: cl, DC: dc, Racks: dc.Racks}
-	plan.CP = p.NewCheckpoint(cl, k, "remove-dc", req.Request)
-	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(dc.Racks), Nodes: 0, From: fromOf(states), RackNodes: zeroes(dc.Racks)}
-	plan.CP.Nodes = nodes
+	plan := sv.plan(p, k, env, dc, states, removalSteps(len(sv.judged.alter) > 0, sv.nodes, req.Pause != nil, dc.MaxNodes() > 0 || len(sv.nodes) > 0))
+	plan.Warnings = append(operation.PauseWarnings(req.Pause, env.Adapter.Kind()), plan.Warnings...)
+	return plan, nil
+}
+
+// surveyed is what both planners read of the datacenters that stay: the ring and its
+// reader, the keyspaces judged, the nodes to remove, the readers the steps will ask.
+type surveyed struct {
+	ring    pubnodetool.Ring
+	reader  corev1.Pod
+	judged  replicas
+	nodes   []record.Node
+	readers []string
+}
+
+// surveyWords say, in a refusal, what an unreadable ring or keyspace list needs.
+type surveyWords struct{ ring, cql string }
+
+// survey is the preflight both planners share: the ring read from a datacenter that
+// stays (accept, when set, tells this cluster's ring), every node UN, the keyspaces
+// judged (refused unless alter), the nodes planned, the readers named.
+func survey(ctx context.Context, p *operation.Planner, m remaining, accept func(pubnodetool.Ring) bool, states []operation.RackNow, dc string, alter bool, why surveyWords) (surveyed, error) {
+	var sv surveyed
+	var err error
+	sv.ring, sv.reader, err = m.ringWith(ctx, accept)
+	if err != nil {
+		return sv, exit.Refusedf("cannot read the ring from %s (%v): %s; nothing changed", why.ringSource(accept), err, why.ring)
+	}
+	if err := checkRing(sv.ring, dc, sv.reader.Name); err != nil {
+		return sv, err
+	}
+	ks, err := m.keyspaces(ctx, sv.reader)
+	if err != nil {
+		return sv, exit.Refusedf("cannot read the keyspaces' replication through cqlsh in %s (%v): %s; nothing changed", sv.reader.Name, err, why.cql)
+	}
+	sv.judged = judgeKeyspaces(ks, dc)
+	if err := refuseKeyspaces(sv.judged, dc, alter); err != nil {
+		return sv, err
+	}
+	if sv.nodes, err = planNodes(ctx, p, states, sv.ring); err != nil {
+		return sv, err
+	}
 	candidates, err := m.readers(ctx)
 	if err != nil {
-		return nil, err
+		return sv, err
 	}
-	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sameCluster(candidates, ring, dc.Name), Keyspaces: judged.keyspaceNames()}.encode()
-	plan.CP.Steps = removalSteps(len(judged.alter) > 0, nodes, req.Pause != nil, dc.MaxNodes() > 0 || len(nodes) > 0)
-	plan.Findings = append(plan.Findings, fmt.Sprintf("ring read from %s (datacenter %s)", reader.Name, readerDC(ring, reader.Status.PodIP)))
-	plan.Warnings = append(plan.Warnings, operation.PauseWarnings(req.Pause, env.Adapter.Kind())...)
-	if len(judged.alter) > 0 {
+	sv.readers = sameCluster(candidates, sv.ring, dc)
+	return sv, nil
+}
+
+// ringSource names where the ring was asked, as each planner's refusal words it.
+func (surveyWords) ringSource(accept func(pubnodetool.Ring) bool) string {
+	if accept != nil {
+		return "another datacenter of this cluster"
+	}
+	return "the datacenters that stay"
+}
+
+// plan is the checkpoint of a removal surveyed: every rack of dc to 0, the steps given.
+func (sv surveyed) plan(p *operation.Planner, k Kind, env *pub.Env, dc topology.DC, states []operation.RackNow, list []record.Step) *pub.Plan {
+	req := pub.KindRequestOf[Options](env.Request)
+	plan := &pub.Plan{Cluster: env.Cluster, DC: dc, Racks: dc.Racks}
+	plan.CP = p.NewCheckpoint(env.Cluster, k, "remove-dc", req.Request)
+	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(dc.Racks), Nodes: 0, From: fromOf(states), RackNodes: zeroes(dc.Racks)}
+	plan.CP.Nodes = sv.nodes
+	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sv.readers, Keyspaces: sv.judged.keyspaceNames()}.encode()
+	plan.CP.Steps = list
+	plan.Findings = append(plan.Findings, fmt.Sprintf("ring read from %s (datacenter %s)", sv.reader.Name, readerDC(sv.ring, sv.reader.Status.PodIP)))
+	if len(sv.judged.alter) > 0 {
 		plan.Warnings = append(plan.Warnings, "the keyspaces' changes are not undone by abort: dropping a datacenter from a keyspace is kept once Cassandra agreed on it")
 	}
-	return plan, nil
+	return plan
 }
 
 // planLeftovers plans for a datacenter the resource no longer lists: nothing to do
