@@ -51,3 +51,46 @@ type DatacenterMarker interface {
 	// resourceVersion it judged). A resource gone, or without op's mark, is done.
 	Unmark(ctx context.Context, ns, name, op, uid string) error
 }
+
+// NewDatacenter is the datacenter add-dc asks for: its name and racks, with (CassKop)
+// the nodes per rack, or (cass-operator) the manifest of its own resource (-f FILE,
+// YAML or JSON), which names its size and racks itself.
+type NewDatacenter struct {
+	Name         string
+	Racks        []string
+	NodesPerRack int
+	Manifest     []byte
+}
+
+// NewRack is one rack of a datacenter to add, as the operator will make it: the
+// StatefulSet that will hold its nodes and how many.
+type NewRack struct {
+	Name, StatefulSet string
+	Nodes             int
+	// Selector selects the rack's pods.
+	Selector string
+}
+
+// DatacenterAdder is offered by an operator that can add a datacenter to a cluster
+// (add-dc). The operator creates the datacenter's StatefulSets and its nodes join
+// owning no replicas (no keyspace replicates to it yet); the plugin then adds it to the
+// keyspaces and rebuilds its nodes one at a time:
+//   - without Tasks (CassKop), the datacenter is appended to the resource's topology
+//     and the plugin runs `nodetool rebuild -- SOURCE` on each node;
+//   - with Tasks (cass-operator), a new CassandraDatacenter of the same clusterName is
+//     created from the manifest, marked with the operation, and each node is rebuilt by
+//     a rebuild task naming its pod.
+type DatacenterAdder interface {
+	// PlanDatacenter checks want against the cluster resource name (the manifest's
+	// clusterName, no such datacenter yet unless it is want itself) and says the racks
+	// the operator will make, in order; the name given by a manifest wins over want.Name.
+	PlanDatacenter(ctx context.Context, ns, name string, want NewDatacenter) (string, []NewRack, error)
+	// AddDatacenter asks for want's addition to the cluster of resource name, the one of
+	// UID uid the plan read, for operation op (a resource it creates carries op's mark).
+	// Idempotent: asked again once AdditionRequested, it does nothing.
+	AddDatacenter(ctx context.Context, ns, name, uid, op string, want NewDatacenter) error
+	// AdditionRequested reports whether the operator is asked for want (CassKop: it is
+	// in spec.topology with its racks; cass-operator: its resource exists, not being
+	// deleted).
+	AdditionRequested(ctx context.Context, ns, name string, want NewDatacenter) (bool, error)
+}

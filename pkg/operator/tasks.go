@@ -54,6 +54,10 @@ const (
 	// startCassandra; docs/how-it-works/replace.md §8). Its task completes once the pod is
 	// deleted, not once the replacement is done: the plugin verifies that itself.
 	TaskReplaceNode = "replacenode"
+	// TaskRebuild rebuilds the node of one pod (args.pod_name) from the datacenter
+	// args.source_datacenter (jobs.go rebuild: the management API's rebuild job; the
+	// task's generic pod filter honours pod_name).
+	TaskRebuild = "rebuild"
 )
 
 // Per-pod states of a task (cassandratask_types.go PodProcessingPhase).
@@ -80,6 +84,8 @@ type TaskSpec struct {
 	Rack        string
 	Pod         string
 	OperationID string
+	// SourceDC is args.source_datacenter (rebuild).
+	SourceDC string
 }
 
 // Task is a task as read.
@@ -93,6 +99,8 @@ type Task struct {
 	Rack            string
 	// Pod is args.pod_name of its job ("" when it names none).
 	Pod string
+	// SourceDC is args.source_datacenter of its job (rebuild).
+	SourceDC string
 	// OperationID is the value of its TaskOperationLabel ("" when it has none).
 	OperationID string
 	// Started: the operator began it (its status label or status.startTime is set:
