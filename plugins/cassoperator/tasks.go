@@ -88,7 +88,9 @@ const (
 // CreateTask implements operator.Tasks: a CassandraTask of one job, concurrencyPolicy
 // Forbid (the controller's default too: cassandratask_controller.go setDefaults), on
 // the datacenter resource t.DC, args.rack when t.Rack is set (jobs.go restartSts and
-// genericPodFilter honour it), labelled with the operation's ID.
+// genericPodFilter honour it), args.pod_name when t.Pod is (genericPodFilter: the job
+// runs on that pod only), args.source_datacenter when t.SourceDC is, labelled with the
+// operation's ID.
 func (a *Adapter) CreateTask(ctx context.Context, ns string, t operator.TaskSpec) error {
 	job := map[string]any{"name": t.Name, "command": t.Command}
 	args := map[string]any{}
@@ -97,6 +99,11 @@ func (a *Adapter) CreateTask(ctx context.Context, ns string, t operator.TaskSpec
 	}
 	if t.Pod != "" {
 		args["pod_name"] = t.Pod
+	}
+	// The rebuild job streams from args.source_datacenter (jobs.go callRebuild;
+	// cassandratask_types.go JobArguments).
+	if t.SourceDC != "" {
+		args["source_datacenter"] = t.SourceDC
 	}
 	if len(args) > 0 {
 		job["args"] = args
@@ -168,6 +175,7 @@ func taskOf(u *unstructured.Unstructured) *operator.Task {
 			t.Command, _, _ = unstructured.NestedString(m, "command")
 			t.Rack, _, _ = unstructured.NestedString(m, "args", "rack")
 			t.Pod, _, _ = unstructured.NestedString(m, "args", "pod_name")
+			t.SourceDC, _, _ = unstructured.NestedString(m, "args", "source_datacenter")
 		}
 	}
 	start, _, _ := unstructured.NestedString(u.Object, "status", "startTime")

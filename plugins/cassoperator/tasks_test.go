@@ -85,6 +85,33 @@ func TestCreateAndGetTask(t *testing.T) {
 	}
 }
 
+// TestRebuildTask: a rebuild names its pod and source datacenter in the job's args
+// (JobArguments pod_name, source_datacenter), read back as written.
+func TestRebuildTask(t *testing.T) {
+	ctx := context.Background()
+	a, dyn, _ := fakeAdapter(nil)
+	spec := operator.TaskSpec{Name: "add-1-rebuild-p0", DC: "dc2", Command: operator.TaskRebuild, Pod: "c-dc2-a-sts-0", SourceDC: "dc1", OperationID: "add-1"}
+	if err := a.CreateTask(ctx, "ns", spec); err != nil {
+		t.Fatal(err)
+	}
+	u, err := dyn.Resource(TaskGVR).Namespace("ns").Get(ctx, spec.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, _ := unstructured.NestedSlice(u.Object, "spec", "jobs")
+	wantJob := map[string]any{"name": spec.Name, "command": "rebuild", "args": map[string]any{"pod_name": "c-dc2-a-sts-0", "source_datacenter": "dc1"}}
+	if len(jobs) != 1 || !reflect.DeepEqual(jobs[0], wantJob) {
+		t.Fatalf("jobs %v, want [%v]", jobs, wantJob)
+	}
+	ts, err := a.ListTasks(ctx, "ns", "dc2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 1 || ts[0].Command != "rebuild" || ts[0].Pod != spec.Pod || ts[0].SourceDC != "dc1" || ts[0].OperationID != "add-1" {
+		t.Fatalf("tasks %+v", ts)
+	}
+}
+
 // TestAutoCleanup: the operator cleans up after a scale-up unless no-cleanup is set.
 func TestAutoCleanup(t *testing.T) {
 	u := dc("ns", "dc1", map[string]any{"clusterName": "c", "size": int64(3)})
