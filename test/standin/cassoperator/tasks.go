@@ -105,6 +105,13 @@ func readTask(u *unstructured.Unstructured) taskView {
 	return t
 }
 
+// accepts is genericPodFilter (jobs.go), the pod filter of every job but replacenode
+// and restart: args.rack, when set, must be the pod's rack label, and args.pod_name,
+// when set, its name.
+func (t taskView) accepts(p *corev1.Pod) bool {
+	return (t.rack == "" || p.Labels[LabelRack] == t.rack) && (t.podName == "" || p.Name == t.podName)
+}
+
 // reconcileTasks is one pass of the task controller over the datacenter's tasks, in
 // name order: the writes of the first task that has any, or none and what it waits for.
 func (o *Operator) reconcileTasks(ctx context.Context) ([]op, string, error) {
@@ -227,7 +234,7 @@ func (o *Operator) restartPass(w *world, t taskView) ([]op, string) {
 }
 
 // cleanupPass is processJobs + reconcileEveryPodTask (cassandratask_controller.go) for
-// a cleanup: Running=True first; then the DC's pods (args.rack filters them) rack by
+// a cleanup: Running=True first; then the DC's pods (genericPodFilter: args.rack, args.pod_name) rack by
 // rack in name order, each rack finished before the next, one pod at a time
 // (maxConcurrentPods 1): a pass marks the running pod's job COMPLETED (the sim's
 // cleanup ran when it started: the job is done at its first poll) and starts the next
@@ -240,9 +247,8 @@ func (o *Operator) cleanupPass(w *world, t taskView) ([]op, string) {
 	}
 	byRack := map[string][]*corev1.Pod{}
 	for _, p := range w.pods {
-		r := p.Labels[LabelRack]
-		if t.rack == "" || r == t.rack {
-			byRack[r] = append(byRack[r], p)
+		if t.accepts(p) {
+			byRack[p.Labels[LabelRack]] = append(byRack[p.Labels[LabelRack]], p)
 		}
 	}
 	var racks []string

@@ -14,7 +14,8 @@ import (
 // The rebuild job of the CassandraTask controller (jobs.go rebuild: an asynchronous
 // job, callRebuildAsync → the management API's POST /api/v1/ops/node/rebuild?src_dc=
 // <args.source_datacenter>; FACTS §9 "Rebuild", §5): per pod, one at a time (maxConcurrentPods
-// 1), rack by rack in name order like cleanup. startPodTask calls the endpoint and
+// 1), rack by rack in name order like cleanup, those genericPodFilter accepts
+// (args.rack, args.pod_name: a task naming one pod rebuilds that node only). startPodTask calls the endpoint and
 // records the job id (podStatuses RUNNING, jobId); checkRackCompletion polls the job:
 // COMPLETED → COMPLETED, ERROR → retried once (WAITING, retries 1: podFailedHandling),
 // then ERROR with the job's error. A job still WAITING, or one the node does not know
@@ -41,9 +42,8 @@ func (o *Operator) rebuildPass(w *world, t taskView) ([]op, string) {
 	}
 	byRack := map[string][]*corev1.Pod{}
 	for _, p := range w.pods {
-		r := p.Labels[LabelRack]
-		if t.rack == "" || r == t.rack {
-			byRack[r] = append(byRack[r], p)
+		if t.accepts(p) {
+			byRack[p.Labels[LabelRack]] = append(byRack[p.Labels[LabelRack]], p)
 		}
 	}
 	var racks []string

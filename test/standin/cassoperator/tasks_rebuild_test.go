@@ -29,12 +29,17 @@ func rebuildEnv(t *testing.T) *env {
 
 func (e *env) createRebuildTask(name, src string) {
 	e.t.Helper()
+	e.createRebuildTaskArgs(name, map[string]any{"source_datacenter": src})
+}
+
+func (e *env) createRebuildTaskArgs(name string, args map[string]any) {
+	e.t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": TaskGVR.GroupVersion().String(), "kind": "CassandraTask",
 		"metadata": map[string]any{"name": name, "namespace": testNS},
 		"spec": map[string]any{"datacenter": map[string]any{"name": testDC, "namespace": testNS},
 			"concurrencyPolicy": "Forbid",
-			"jobs":              []any{map[string]any{"name": name, "command": "rebuild", "args": map[string]any{"source_datacenter": src}}}},
+			"jobs":              []any{map[string]any{"name": name, "command": "rebuild", "args": args}}},
 	}}
 	if _, err := e.dyn.Resource(TaskGVR).Namespace(testNS).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
@@ -170,5 +175,53 @@ func TestRebuildTaskUnknownSourceDC(t *testing.T) {
 		if st["status"] != "ERROR" || st["error"] != "Provided datacenter 'nope' is not a valid datacenter, available datacenters are: "+testDC+",src" {
 			t.Fatalf("pod %s: %v", p, st)
 		}
+	}
+}
+
+// TestRebuildTaskOnePod: a task naming a pod (args.pod_name, genericPodFilter) rebuilds
+// that node only, once; with args.rack too, a pod of another rack matches nothing and
+// the task completes at once with nothing done.
+func TestRebuildTaskOnePod(t *testing.T) {
+	e := rebuildEnv(t)
+	cfg := e.cfg()
+	cfg.RunTasks = true
+	op := New(cfg)
+	pod := PodName(testCluster, testDC, "r2", 1)
+	e.createRebuildTaskArgs("a-rebuild", map[string]any{"source_datacenter": "src", "pod_name": pod})
+	for i := 0; i < 8 && !e.task("a-rebuild").done; i++ {
+		e.run(op)
+		e.now = e.now.Add(time.Minute)
+	}
+	tk := e.task("a-rebuild")
+	if !tk.done || tk.conds["Complete"] != "True" || tk.conds["Failed"] == "True" {
+		t.Fatalf("task %+v, pods %v", tk.conds, tk.pods)
+	}
+	if len(tk.pods) != 1 || tk.pods[pod]["status"] != "COMPLETED" {
+		t.Fatalf("pod statuses %v, want %s COMPLETED only", tk.pods, pod)
+	}
+	if n, _, _ := unstructured.NestedInt64(tk.u.Object, "status", "succeeded"); n != 1 {
+		t.Fatalf("succeeded %d, want 1", n)
+	}
+	want := map[string]int{}
+	for _, r := range []string{"r1", "r2"} {
+		for k := 0; k < 2; k++ {
+			want[PodName(testCluster, testDC, r, k)] = 0
+		}
+	}
+	want[pod] = 1
+	if got := e.rebuildsStarted(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("rebuilds started %v, want %v", got, want)
+	}
+
+	e.createRebuildTaskArgs("b-rebuild", map[string]any{"source_datacenter": "src", "pod_name": pod, "rack": "r1"})
+	for i := 0; i < 4 && !e.task("b-rebuild").done; i++ {
+		e.run(op)
+	}
+	tk = e.task("b-rebuild")
+	if !tk.done || tk.conds["Failed"] == "True" || len(tk.pods) != 0 {
+		t.Fatalf("task %+v, pods %v: want complete with no pod", tk.conds, tk.pods)
+	}
+	if got := e.rebuildsStarted(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("rebuilds started %v, want %v", got, want)
 	}
 }
