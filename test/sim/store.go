@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -305,10 +306,21 @@ func (s *Store) AddNode(spec NodeSpec) error {
 	return s.AddNodeWithFault(spec, Fault{})
 }
 
+// EmptyNodeLoad is the Load of a node that holds no replica, only its system tables
+// (nodetool status on a freshly bootstrapped node of a new datacenter shows tens of KiB).
+const EmptyNodeLoad = "74.05 KiB"
+
 // AddNodeWithFault is AddNode with the node's fault set in place from the start (e.g.
 // JoinFails, or Down for a pod whose Cassandra never starts).
 func (s *Store) AddNodeWithFault(spec NodeSpec, f Fault) error {
 	return s.update(func(st *state, now time.Time) error {
+		if spec.Load == "" && st.Schema.maxRFIn(cmp.Or(spec.DC, "dc1")) == 0 {
+			// A node of a datacenter no keyspace replicates to (a new one, add-dc)
+			// bootstraps owning no replica: RangeStreamer fetches nothing
+			// (StorageService.bootstrap; NTS gives the DC no range), so it holds only its
+			// local system tables.
+			spec.Load = EmptyNodeLoad
+		}
 		if err := st.addNode(spec, now); err != nil {
 			return err
 		}

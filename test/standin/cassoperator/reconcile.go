@@ -224,15 +224,12 @@ func (o *Operator) reconcile(ctx context.Context) ([]op, string, error) {
 
 // reconcileRacks is ReconcileAllRacks on the datacenter read.
 func (o *Operator) reconcileRacks(ctx context.Context, w *world) ([]op, string, error) {
-	// CheckRackCreation is not modelled: the racks' StatefulSets must exist.
-	for i, s := range w.sts {
-		if s == nil {
-			return nil, "StatefulSet " + StatefulSetName(w.cluster, w.dcName, w.racks[i]) + " missing (rack creation is not modelled)", nil
-		}
-	}
 	// CheckStatefulSetControllerCaughtUp (hasStatefulSetControllerCaughtUp): every pod
 	// below each StatefulSet's replicas exists.
 	for i, s := range w.sts {
+		if s == nil {
+			continue // created below (checkRackCreation)
+		}
 		for k := 0; k < w.replicas(i); k++ {
 			if w.podByName[fmt.Sprintf("%s-%d", s.Name, k)] == nil {
 				return nil, "StatefulSet controller has not caught up with " + s.Name, nil
@@ -256,6 +253,16 @@ func (o *Operator) reconcileRacks(ctx context.Context, w *world) ([]op, string, 
 	}
 	if ops := o.updateStatus(w); len(ops) > 0 {
 		return ops, "", nil
+	}
+	for i, s := range w.sts {
+		if s != nil {
+			continue
+		}
+		if w.deleting {
+			// A datacenter being deleted gets no new rack here (not modelled).
+			return nil, "StatefulSet " + StatefulSetName(w.cluster, w.dcName, w.racks[i]) + " missing while the datacenter is deleted", nil
+		}
+		return o.checkRackCreation(w), "", nil
 	}
 	if ops, wait, done := o.checkDecommissioningNodes(w); done {
 		return ops, wait, nil
@@ -546,7 +553,7 @@ func ordinal(pod string) int {
 func (o *Operator) startOp(w *world, p *corev1.Pod) op {
 	pod := p.DeepCopy()
 	n, known := w.nodeOf(p.Name)
-	dcName := w.dcName
+	dcName := cassandraDC(w.dc)
 	replaceIP, replaceErr := w.replaceAddress(p.Name)
 	return op{ActStartNode, func(ctx context.Context) error {
 		if replaceErr != nil {

@@ -131,11 +131,17 @@ func (e *env) createPod(rack, name, nodeState string) *corev1.Pod {
 
 // createPodAnn is createPod with the template's annotations.
 func (e *env) createPodAnn(rack, name, nodeState string, ann map[string]string) *corev1.Pod {
+	lbl := RackLabels(testCluster, testDC, rack)
+	lbl[LabelNodeState] = nodeState
+	return e.createPodLabels(lbl, name, ann)
+}
+
+// createPodLabels creates a pod of labels lbl (its rack's labels and node-state), and
+// its claim when missing, with the rack labels.
+func (e *env) createPodLabels(lbl map[string]string, name string, ann map[string]string) *corev1.Pod {
 	ctx := context.Background()
 	e.nextIP++
 	e.uids++
-	lbl := RackLabels(testCluster, testDC, rack)
-	lbl[LabelNodeState] = nodeState
 	claim := DataPVCName(name)
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: lbl, Annotations: ann, UID: types.UID(fmt.Sprintf("pod-uid-%d", e.uids)),
@@ -148,7 +154,7 @@ func (e *env) createPodAnn(rack, name, nodeState string, ann map[string]string) 
 		e.t.Fatal(err)
 	}
 	if _, err := e.kube.CoreV1().PersistentVolumeClaims(testNS).Get(ctx, claim, metav1.GetOptions{}); err != nil {
-		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: testNS, Labels: RackLabels(testCluster, testDC, rack)},
+		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: testNS, Labels: RackLabels(lbl[LabelCluster], lbl[LabelDatacenter], lbl[LabelRack])},
 			Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}}
 		if _, err := e.kube.CoreV1().PersistentVolumeClaims(testNS).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 			e.t.Fatal(err)
@@ -171,7 +177,6 @@ func (e *env) controller() {
 		e.t.Fatal(err)
 	}
 	for _, s := range sl.Items {
-		rack := s.Labels[LabelRack]
 		n := int(*s.Spec.Replicas)
 		pl, _ := e.kube.CoreV1().Pods(testNS).List(ctx, metav1.ListOptions{})
 		have := map[string]bool{}
@@ -218,7 +223,12 @@ func (e *env) controller() {
 			if _, nerr := e.node(name); nerr == nil && fresh {
 				_ = e.cass.Detach(name)
 			}
-			e.createPodAnn(rack, name, StateReadyToStart, s.Spec.Template.Annotations)
+			// From the template: its labels (node-state Ready-to-Start) and annotations.
+			lbl := map[string]string{}
+			for k, v := range s.Spec.Template.Labels {
+				lbl[k] = v
+			}
+			e.createPodLabels(lbl, name, s.Spec.Template.Annotations)
 		}
 	}
 }
