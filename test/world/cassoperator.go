@@ -52,12 +52,11 @@ type cassOpState struct {
 	step sync.Mutex
 	cfg  standin.Config
 	op   *standin.Operator
-	// other is the stand-in's reconcile of the second datacenter (Opts.OtherDC; nil
-	// without one), otherCfg its configuration, otherActions its actions: the same
-	// operator process reconciles both (one Deployment), kept apart to tell them apart.
-	other        *standin.Operator
-	otherCfg     standin.Config
-	otherActions []standin.Action
+	// others are the stand-in's reconciles of the cluster's other datacenters: the
+	// second one of Opts.OtherDC first, then each CassandraDatacenter created during the
+	// run (add-dc), as the step finds it. The same operator process reconciles them all
+	// (one Deployment watches the namespace); their actions are kept apart.
+	others []*dcReconcile
 	// actions are every process's actions, in order; procs the processes started.
 	actions []standin.Action
 	procs   int
@@ -79,6 +78,13 @@ type cassOpState struct {
 	// the stand-in does nothing (drivenchanges.go).
 	sizeEdits    []string
 	crashLooping bool
+}
+
+// dcReconcile is the stand-in's reconcile of one datacenter other than dc1.
+type dcReconcile struct {
+	op      *standin.Operator
+	cfg     standin.Config
+	actions []standin.Action
 }
 
 // crGVR is the cluster resource of the world's shape.
@@ -193,9 +199,43 @@ func newCassOperator(t *testing.T, w *World, o Opts) {
 	w.co.op = standin.New(w.co.cfg)
 	w.co.procs = 1
 	if o.OtherDC != "" {
-		w.co.otherCfg = w.co.cfg
-		w.co.otherCfg.Name = o.OtherDC
-		w.co.other = standin.New(w.co.otherCfg)
+		w.co.addReconcile(o.OtherDC)
+	}
+}
+
+// addReconcile starts the stand-in's reconcile of datacenter name (a resource of the
+// world's namespace other than dc1).
+func (co *cassOpState) addReconcile(name string) {
+	cfg := co.cfg
+	cfg.Name = name
+	co.others = append(co.others, &dcReconcile{op: standin.New(cfg), cfg: cfg})
+}
+
+// discoverDCs starts a reconcile for each CassandraDatacenter of the namespace that has
+// none yet (one created during the run: the operator's watch sees it). Called with
+// w.mu held.
+func (w *World) discoverDCs() {
+	l, err := w.Dyn.Tracker().List(DCGVR, DCGVR.GroupVersion().WithKind(cassop.Kind), w.NS)
+	if err != nil {
+		return
+	}
+	ul, ok := l.(*unstructured.UnstructuredList)
+	if !ok {
+		return
+	}
+	known := map[string]bool{w.co.cfg.Name: true}
+	for _, r := range w.co.others {
+		known[r.cfg.Name] = true
+	}
+	var names []string
+	for _, u := range ul.Items {
+		if !known[u.GetName()] {
+			names = append(names, u.GetName())
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w.co.addReconcile(n)
 	}
 }
 
@@ -349,6 +389,11 @@ func (w *World) operatorReact(tracker k8stesting.ObjectTracker) k8stesting.React
 			}
 			w.finalize(tracker, gvr, action.GetNamespace(), name)
 		}
+		if verb == "create" && gvr.Resource == "statefulsets" {
+			// A rack the operator created (CheckRackCreation): the StatefulSet
+			// controller makes its pods and claims.
+			w.statefulSetController(action.GetNamespace(), name)
+		}
 		if verb == "delete" && gvr.Resource == "pods" {
 			w.releaseClaims(action.GetNamespace(), name)
 			w.podDeleted(action.GetNamespace(), name)
@@ -411,29 +456,36 @@ func (w *World) stepOperator() standin.Action {
 	if w.rollStatefulSets() {
 		w.kubelet()
 	}
-	other := w.co.other != nil && !w.co.crashLooping
+	others := !w.co.crashLooping
+	if others {
+		w.discoverDCs()
+	}
+	rs := append([]*dcReconcile(nil), w.co.others...)
 	w.mu.Unlock()
-	if other {
-		// The same process reconciles the other datacenter (its own request).
-		if oa := w.stepOther(); a == "" {
+	if !others {
+		return a
+	}
+	// The same process reconciles the other datacenters (a request each).
+	for _, r := range rs {
+		if oa := w.stepOther(r); a == "" {
 			a = oa
 		}
 	}
 	return a
 }
 
-// stepOther is one step of the stand-in's reconcile of the other datacenter
-// (Opts.OtherDC), with co.step held: its actions are kept in otherActions.
-func (w *World) stepOther() standin.Action {
-	a, err := w.co.other.Step(context.Background())
+// stepOther is one step of the stand-in's reconcile of another datacenter, with
+// co.step held: its actions are kept in r.actions.
+func (w *World) stepOther(r *dcReconcile) standin.Action {
+	a, err := r.op.Step(context.Background())
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if a != "" {
-		w.co.otherActions = append(w.co.otherActions, a)
-		w.hist.timeline = append(w.hist.timeline, "operator "+w.co.otherCfg.Name+" "+string(a))
+		r.actions = append(r.actions, a)
+		w.hist.timeline = append(w.hist.timeline, "operator "+r.cfg.Name+" "+string(a))
 	}
 	if err != nil {
-		w.co.errs = append(w.co.errs, w.co.otherCfg.Name+": "+err.Error())
+		w.co.errs = append(w.co.errs, r.cfg.Name+": "+err.Error())
 	}
 	w.kubelet()
 	return a
@@ -444,7 +496,36 @@ func (w *World) stepOther() standin.Action {
 func (w *World) OtherOperatorActions() []standin.Action {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]standin.Action(nil), w.co.otherActions...)
+	if len(w.co.others) == 0 {
+		return nil
+	}
+	return append([]standin.Action(nil), w.co.others[0].actions...)
+}
+
+// DCOperatorActions lists the stand-in's actions on datacenter resource name (dc1's
+// are OperatorActions), in order; nil when it never reconciled it.
+func (w *World) DCOperatorActions(name string) []standin.Action {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.co.others {
+		if r.cfg.Name == name {
+			return append([]standin.Action(nil), r.actions...)
+		}
+	}
+	return nil
+}
+
+// DCOperatorWaiting says what the stand-in's reconcile of datacenter resource name
+// waited for at its last idle step.
+func (w *World) DCOperatorWaiting(name string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.co.others {
+		if r.cfg.Name == name {
+			return r.op.Waiting()
+		}
+	}
+	return ""
 }
 
 // rollStatefulSets is the StatefulSet controller's rolling update (RollingUpdate, one

@@ -170,7 +170,7 @@ func TestCassOperatorRemoveDatacenter(t *testing.T) {
 		}
 	}
 	if len(left) != 0 {
-		t.Fatalf("left after 500 polls: %q; the stand-in waits: %s", left, w.co.other.Waiting())
+		t.Fatalf("left after 500 polls: %q; the stand-in waits: %s", left, w.co.others[0].op.Waiting())
 	}
 	if err := a.RemoveDatacenter(ctx, w.NS, "dc2", "dc2", "dc-uid-2", "op-1"); err != nil {
 		t.Fatalf("again: %v", err)

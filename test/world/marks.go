@@ -98,7 +98,7 @@ func (w *World) removalMarksLeft() []string {
 	if w.co == nil {
 		return nil
 	}
-	l, err := w.Dyn.Tracker().List(DCGVR, DCGVR.GroupVersion().WithKind("CassandraDatacenterList"), w.NS)
+	l, err := w.Dyn.Tracker().List(DCGVR, DCGVR.GroupVersion().WithKind(cassop.Kind), w.NS)
 	if err != nil {
 		return nil
 	}
