@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/world"
@@ -135,12 +137,8 @@ func TestAddDCStopsForKeyspaces(t *testing.T) {
 	}
 }
 
-// On cass-operator the new CassandraDatacenter comes from -f; each of its pods is
-// rebuilt by exactly one rebuild task naming it.
-func TestAddDCCassOperator(t *testing.T) {
-	w := world.New(t, world.Opts{CassOperator: true, Nodes: 2, RF: 2})
-	file := filepath.Join(t.TempDir(), "dc2.yaml")
-	manifest := `apiVersion: cassandra.datastax.com/v1beta1
+// dc2YAML is a CassandraDatacenter dc2 of the cluster demo: one rack of two nodes.
+const dc2YAML = `apiVersion: cassandra.datastax.com/v1beta1
 kind: CassandraDatacenter
 metadata:
   name: dc2
@@ -152,9 +150,21 @@ spec:
   racks:
   - name: rack1
 `
-	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
+
+// dc2Manifest writes dc2YAML once per test binary and returns its path.
+var dc2Manifest = sync.OnceValue(func() string {
+	f := filepath.Join(os.TempDir(), fmt.Sprintf("kcass-dc2-%d.yaml", os.Getpid()))
+	if err := os.WriteFile(f, []byte(dc2YAML), 0o600); err != nil {
+		panic(err)
 	}
+	return f
+})
+
+// On cass-operator the new CassandraDatacenter comes from -f; each of its pods is
+// rebuilt by exactly one rebuild task naming it.
+func TestAddDCCassOperator(t *testing.T) {
+	w := world.New(t, world.Opts{CassOperator: true, Nodes: 2, RF: 2})
+	file := dc2Manifest()
 	_, stderr, code, _ := drun(w, 0, "add-dc", "dc1", "-n", "cassandra", "-f", file, "--alter-keyspaces", "--yes", "--poll-interval", "10ms")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
