@@ -9,12 +9,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // Adding a datacenter to a cass-operator cluster is creating a second
@@ -95,7 +95,7 @@ func parseManifest(b []byte, ns string) (*unstructured.Unstructured, error) {
 // a datacenter name no other datacenter of the cluster has. existing is want's own
 // resource when it exists: it must be one add-dc created (marked), of the same
 // cluster. It returns the datacenter's name and racks as the operator will make them.
-func judgeNewDC(src, want *unstructured.Unstructured, all []unstructured.Unstructured) (string, []operator.NewRack, error) {
+func judgeNewDC(src, want *unstructured.Unstructured, all []unstructured.Unstructured) (string, []topology.Rack, error) {
 	s, err := read(src)
 	if err != nil {
 		return "", nil, err
@@ -164,21 +164,14 @@ func judgeNewDC(src, want *unstructured.Unstructured, all []unstructured.Unstruc
 	}
 	counts := SplitRacks(w.Spec.Size, len(racks))
 	dcPart := DCResourceName(want.GetName(), statusName)
-	out := make([]operator.NewRack, len(racks))
+	out := make([]topology.Rack, len(racks))
 	for i, r := range racks {
-		out[i] = operator.NewRack{Name: r, Nodes: counts[i],
+		// As DC() maps a datacenter read: the rack labels select its pods.
+		out[i] = topology.Rack{DC: name, Name: r, Nodes: counts[i],
 			StatefulSet: StatefulSetName(w.Spec.ClusterName, dcPart, r),
-			Selector:    rackSelector(w.Spec.ClusterName, want.GetName(), r)}
+			Labels:      RackLabels(w.Spec.ClusterName, want.GetName(), r)}
 	}
 	return name, out, nil
-}
-
-// rackSelector selects a rack's Cassandra pods: managed-by and the rack labels
-// (podBase; GetRackLabels).
-func rackSelector(clusterName, name, rack string) string {
-	set := labels.Set(RackLabels(clusterName, name, rack))
-	set[LabelManagedBy] = ManagedByValue
-	return labels.SelectorFromSet(set).String()
 }
 
 // newDCState reads what PlanDatacenter and AddDatacenter judge: the manifest, the
@@ -201,7 +194,7 @@ func (a *Adapter) newDCState(ctx context.Context, ns, name string, want operator
 
 // PlanDatacenter implements operator.DatacenterAdder: want.Manifest is the new
 // CassandraDatacenter; the source resource name gives the cluster.
-func (a *Adapter) PlanDatacenter(ctx context.Context, ns, name string, want operator.NewDatacenter) (string, []operator.NewRack, error) {
+func (a *Adapter) PlanDatacenter(ctx context.Context, ns, name string, want operator.NewDatacenter) (string, []topology.Rack, error) {
 	src, m, all, err := a.newDCState(ctx, ns, name, want)
 	if err != nil {
 		return "", nil, err

@@ -12,6 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // source is datacenter dc1 (UID uid-1) of cluster c, racks r1 r2, size 2.
@@ -50,23 +51,23 @@ func TestPlanDatacenter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel := func(r string) string {
-		return "app.kubernetes.io/managed-by=cass-operator,cassandra.datastax.com/cluster=c,cassandra.datastax.com/datacenter=dc2,cassandra.datastax.com/rack=" + r
-	}
-	wantRacks := []operator.NewRack{
-		{Name: "a", StatefulSet: "c-dc2-a-sts", Nodes: 2, Selector: sel("a")},
-		{Name: "b", StatefulSet: "c-dc2-b-sts", Nodes: 2, Selector: sel("b")},
-		{Name: "c", StatefulSet: "c-dc2-c-sts", Nodes: 1, Selector: sel("c")},
+	wantRacks := []topology.Rack{
+		{DC: "dc2", Name: "a", StatefulSet: "c-dc2-a-sts", Nodes: 2, Labels: RackLabels("c", "dc2", "a")},
+		{DC: "dc2", Name: "b", StatefulSet: "c-dc2-b-sts", Nodes: 2, Labels: RackLabels("c", "dc2", "b")},
+		{DC: "dc2", Name: "c", StatefulSet: "c-dc2-c-sts", Nodes: 1, Labels: RackLabels("c", "dc2", "c")},
 	}
 	if name != "dc2" || !reflect.DeepEqual(rs, wantRacks) {
 		t.Fatalf("plan %s %+v\nwant dc2 %+v", name, rs, wantRacks)
+	}
+	if sel := rs[0].LabelSelector(); sel != "cassandra.datastax.com/cluster=c,cassandra.datastax.com/datacenter=dc2,cassandra.datastax.com/rack=a" {
+		t.Fatalf("rack a's selector %q", sel)
 	}
 	json := `{"apiVersion":"cassandra.datastax.com/v1beta1","kind":"CassandraDatacenter","metadata":{"name":"west","namespace":"db"},"spec":{"clusterName":"c","datacenterName":"dc-west","size":3}}`
 	name, rs, err = a.PlanDatacenter(ctx, "db", "dc1", want(json))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name != "dc-west" || len(rs) != 1 || rs[0].Name != DefaultRack || rs[0].Nodes != 3 || rs[0].StatefulSet != "c-west-default-sts" {
+	if name != "dc-west" || len(rs) != 1 || rs[0].Name != DefaultRack || rs[0].Nodes != 3 || rs[0].StatefulSet != "c-west-default-sts" || rs[0].DC != "dc-west" || rs[0].Labels[LabelDatacenter] != "west" {
 		t.Fatalf("plan %s %+v, want dc-west: one default rack of 3 in c-west-default-sts", name, rs)
 	}
 }
