@@ -119,6 +119,12 @@ func judgeNewDC(src, want *unstructured.Unstructured, all []unstructured.Unstruc
 		return "", nil, fmt.Errorf("the manifest's %s has spec.clusterName %q, but %s is of cluster %q: a datacenter joins the cluster of its clusterName; set spec.clusterName: %s", ref, w.Spec.ClusterName, src.GetName(), s.Spec.ClusterName, s.Spec.ClusterName)
 	}
 	name := w.DCName()
+	// The rebuild tasks name the datacenter by its resource (spec.datacenter.name) and
+	// add-dc names it by its datacenter: with a datacenterName override they differ, and
+	// the plugin would ask for tasks on the wrong name. So the two are held equal.
+	if name != want.GetName() {
+		return "", nil, fmt.Errorf("the manifest's %s sets spec.datacenterName %s: add-dc needs the datacenter named as its resource; set metadata.name: %s and remove spec.datacenterName", ref, name, name)
+	}
 	racks := w.RackNames()
 	// cass-operator refuses a size below the rack count (CalculateRackInformation in
 	// pkg/reconciliation/reconcile_racks.go) and a stopped datacenter starts no node.

@@ -43,7 +43,7 @@ func want(manifest string) operator.NewDatacenter {
 
 // TestPlanDatacenter: the name and racks as cass-operator makes them (SplitRacks in
 // spec order, the StatefulSet names, the rack selectors); JSON reads as YAML; one
-// default rack when the spec names none; datacenterName overrides the name.
+// default rack when the spec names none.
 func TestPlanDatacenter(t *testing.T) {
 	ctx := context.Background()
 	a, _, _ := fakeAdapter([]runtime.Object{source()})
@@ -62,13 +62,13 @@ func TestPlanDatacenter(t *testing.T) {
 	if sel := rs[0].LabelSelector(); sel != "cassandra.datastax.com/cluster=c,cassandra.datastax.com/datacenter=dc2,cassandra.datastax.com/rack=a" {
 		t.Fatalf("rack a's selector %q", sel)
 	}
-	json := `{"apiVersion":"cassandra.datastax.com/v1beta1","kind":"CassandraDatacenter","metadata":{"name":"west","namespace":"db"},"spec":{"clusterName":"c","datacenterName":"dc-west","size":3}}`
+	json := `{"apiVersion":"cassandra.datastax.com/v1beta1","kind":"CassandraDatacenter","metadata":{"name":"west","namespace":"db"},"spec":{"clusterName":"c","size":3}}`
 	name, rs, err = a.PlanDatacenter(ctx, "db", "dc1", want(json))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name != "dc-west" || len(rs) != 1 || rs[0].Name != DefaultRack || rs[0].Nodes != 3 || rs[0].StatefulSet != "c-west-default-sts" || rs[0].DC != "dc-west" || rs[0].Labels[LabelDatacenter] != "west" {
-		t.Fatalf("plan %s %+v, want dc-west: one default rack of 3 in c-west-default-sts", name, rs)
+	if name != "west" || len(rs) != 1 || rs[0].Name != DefaultRack || rs[0].Nodes != 3 || rs[0].StatefulSet != "c-west-default-sts" || rs[0].DC != "west" {
+		t.Fatalf("plan %s %+v, want west: one default rack of 3 in c-west-default-sts", name, rs)
 	}
 }
 
@@ -95,7 +95,7 @@ func TestPlanDatacenterRefusals(t *testing.T) {
 		{"size", "dc1", repl("size: 5", "size: 2"), "at least one node per rack"},
 		{"stopped", "dc1", repl("size: 5", "size: 5\n  stopped: true"), "spec.stopped"},
 		{"itself", "dc1", repl("name: dc2", "name: dc1"), "is dc1 itself"},
-		{"same dc name as source", "dc1", repl("size: 5", "size: 5\n  datacenterName: dc1"), "datacenter dc1 exists already"},
+		{"datacenterName", "dc1", repl("size: 5", "size: 5\n  datacenterName: west"), "sets spec.datacenterName west"},
 		{"same dc name as another", "dc1", dc2YAML, "datacenter dc2 exists already in cluster c (CassandraDatacenter dc3)"},
 		{"user's resource", "dc1", repl("name: dc2", "name: dc4"), "add-dc did not create it"},
 		{"source deleted", "gone", repl("name: dc2", "name: dc5"), "being deleted"},
