@@ -2,6 +2,7 @@ package cassoperator
 
 import (
 	"context"
+	"encoding/json"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,11 +40,14 @@ func (o *Operator) checkRackCreation(w *world) []op {
 
 // newStatefulSet is the StatefulSet of rack i as newStatefulSetForCassandraDatacenter
 // (pkg/reconciliation/construct_statefulset.go) makes it, reduced to what the world
-// reads: its name, the rack labels (GetRackLabels + the operator's), the selector (the
-// rack labels), parallel pod management, the replicas, the pod template's labels with
-// node-state Ready-to-Start (construct_podtemplatespec.go), the server-data claim
-// template, and the datacenter as its controlling owner (setControllerReference: the
-// garbage collector deletes it with the datacenter).
+// reads and the API server requires: its name, the rack labels (GetRackLabels + the
+// operator's), the selector (the rack labels), parallel pod management, the replicas,
+// the pod template (construct_podtemplatespec.go: node-state Ready-to-Start, the
+// cassandra container of the management API image with MGMT_API_EXPLICIT_START, its
+// ports and data mount, the system-logger container), the server-data claim template
+// (spec.storageConfig.cassandraDataVolumeClaimSpec), and the datacenter as its
+// controlling owner (setControllerReference: the garbage collector deletes it with the
+// datacenter).
 func newStatefulSet(w *world, i int) *appsv1.StatefulSet {
 	rack := w.racks[i]
 	replicas := int32(SplitRacks(w.size, len(w.racks))[i])
@@ -51,7 +55,14 @@ func newStatefulSet(w *world, i int) *appsv1.StatefulSet {
 	selector := map[string]string{LabelCluster: w.cluster, LabelDatacenter: w.dcName, LabelRack: rack}
 	tpl := RackLabels(w.cluster, w.dcName, rack)
 	tpl[LabelNodeState] = StateReadyToStart
+	version, _, _ := unstructured.NestedString(w.dc.Object, "spec", "serverVersion")
+	var claim corev1.PersistentVolumeClaimSpec
+	if m, ok, _ := unstructured.NestedMap(w.dc.Object, "spec", "storageConfig", "cassandraDataVolumeClaimSpec"); ok {
+		b, _ := json.Marshal(m)
+		_ = json.Unmarshal(b, &claim)
+	}
 	yes := true
+	grace := int64(120)
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: StatefulSetName(w.cluster, w.dcName, rack), Namespace: w.dc.GetNamespace(), Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: w.dc.GetAPIVersion(), Kind: w.dc.GetKind(), Name: w.dc.GetName(),
@@ -61,9 +72,18 @@ func newStatefulSet(w *world, i int) *appsv1.StatefulSet {
 			Selector:            &metav1.LabelSelector{MatchLabels: selector},
 			PodManagementPolicy: appsv1.ParallelPodManagement,
 			ServiceName:         w.cluster + "-" + w.dcName + "-all-pods-service",
-			Template:            corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tpl}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tpl}, Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: &grace,
+				Containers: []corev1.Container{{
+					Name: "cassandra", Image: "cr.k8ssandra.io/k8ssandra/cass-management-api:" + version,
+					Env: []corev1.EnvVar{{Name: "MGMT_API_EXPLICIT_START", Value: "true"}},
+					Ports: []corev1.ContainerPort{{Name: "native", ContainerPort: 9042}, {Name: "internode", ContainerPort: 7000},
+						{Name: "mgmt-api-http", ContainerPort: 8080}},
+					VolumeMounts: []corev1.VolumeMount{{Name: "server-data", MountPath: "/var/lib/cassandra"}},
+				}, {Name: "server-system-logger", Image: "cr.k8ssandra.io/k8ssandra/system-logger:v1.32.0"}},
+			}},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "server-data",
-				Labels: RackLabels(w.cluster, w.dcName, rack)}}},
+				Labels: RackLabels(w.cluster, w.dcName, rack)}, Spec: claim}},
 		},
 	}
 }
