@@ -48,6 +48,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "replace-node-sigkill", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpReplaceNode(t) }},
 		{name: "delete-dc-without-decommission", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpDeleteDC(t) }},
 		{name: "remove-dc-two-datacenters", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRemoveDC(t) }},
+		{name: "add-dc-alter-keyspaces", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpAddDC(t) }},
 	}
 }
 

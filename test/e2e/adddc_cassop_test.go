@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	cassop "github.com/kubectl-cassandra/kubectl-cassandra/plugins/cassoperator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/e2e/fixture"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
+	coop "github.com/kubectl-cassandra/kubectl-cassandra/test/standin/cassoperator"
+)
+
+// dc2Manifest is the user's CassandraDatacenter dc2 of cluster: two racks, one node
+// each, the storage of the fixture's datacenters.
+func dc2Manifest(cluster string) string {
+	return fmt.Sprintf(`apiVersion: cassandra.datastax.com/v1beta1
+kind: CassandraDatacenter
+metadata:
+  name: dc2
+spec:
+  clusterName: %s
+  serverType: cassandra
+  serverVersion: "4.1.5"
+  managementApiAuth:
+    insecure: {}
+  size: 2
+  racks:
+  - name: r1
+  - name: r2
+  storageConfig:
+    cassandraDataVolumeClaimSpec:
+      storageClassName: standard
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests:
+          storage: 10Gi
+`, cluster)
+}
+
+// testCassOpAddDC: add-dc dc1 -f dc2.yaml on a one-datacenter cluster whose operator is
+// the stand-in (it reconciles dc2 once the plugin creates it: StatefulSets, pods, nodes
+// joining dc1's ring owning nothing). --dry-run creates nothing; the run with
+// --alter-keyspaces creates dc2 once (with the operation's mark), gives every keyspace
+// replicas in dc2 (one ALTER each), and has each node of dc2 rebuilt from dc1 by
+// exactly one rebuild task naming its pod, each node rebuilt once; the checkpoint on
+// dc1 is gone at the end, dc1 untouched.
+func testCassOpAddDC(t *testing.T) {
+	requireCommand(t, "add-dc")
+	ctx := context.Background()
+	ns := newNamespace(t)
+	dc1 := newCassOpDC(t, ns, fixture.DatacenterOptions{Name: "dc1", Size: 2})
+	dc2, err := dc1.ExpectDatacenter(ctx, "dc2", []string{"r1", "r2"})
+	require.NoError(t, err)
+	t.Cleanup(dc2.Stop)
+	file := filepath.Join(t.TempDir(), "dc2.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(dc2Manifest(dc1.ClusterName)), 0o600))
+	args := func(extra ...string) []string {
+		return append(append([]string{"add-dc", dc1.Name, "-f", file}, extra...), runFlags...)
+	}
+	res := suite.clients.Dyn.Resource(fixture.CassandraDatacenterGVR).Namespace(ns)
+	before, err := dc1.ReadSimSchema()
+	require.NoError(t, err)
+
+	r := cassandra(t, ns, opTimeout, args("--dry-run")...)
+	require.Equal(t, exitOK, r.Code, "%s", r)
+	_, err = res.Get(ctx, "dc2", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "--dry-run created no CassandraDatacenter dc2 (err=%v)", err)
+
+	// No --cql-secret: the simulated nodes have no PasswordAuthenticator (as remove-dc's).
+	r = cassandra(t, ns, opTimeout, args("--alter-keyspaces")...)
+	require.Equal(t, exitOK, r.Code, "%s", r)
+	t.Logf("add-dc on cass-operator (2 nodes) took %s", r.Duration.Round(time.Millisecond))
+	assert.NotContains(t, r.Stdout+r.Stderr, fixture.SuperuserPassword, "the password never shows")
+
+	u, err := res.Get(ctx, "dc2", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Contains(t, u.GetAnnotations()[cassop.AddDCMarkAnnotation], `"operationID"`, "dc2 carries the operation's mark")
+	got, err := dc1.Get(ctx)
+	require.NoError(t, err)
+	assert.NotContains(t, got.GetAnnotations(), annCheckpoint, "no checkpoint left on dc1")
+	assert.Contains(t, got.GetAnnotations(), annLastOperation, "a last-operation record on dc1")
+	n, err := dc1.Size(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "dc1's size untouched")
+
+	// Every keyspace that replicated to dc1 replicates to dc2: one ALTER each.
+	sc, err := dc1.ReadSimSchema()
+	require.NoError(t, err)
+	altered := 0
+	for ks, rf := range before.Keyspaces {
+		if rf["dc1"] == 0 {
+			continue
+		}
+		altered++
+		assert.Equal(t, rf["dc1"], sc.Keyspaces[ks]["dc2"], "keyspace %s: replicas in dc2 (as many as in dc1)", ks)
+	}
+	assert.Equal(t, before.Version+altered, sc.Version, "one ALTER per keyspace")
+
+	// dc2's nodes are UN in dc1's ring.
+	pods := []string{dc2.PodName("r1", 0), dc2.PodName("r2", 0)}
+	r = cassandra(t, ns, time.Minute, "nodetool", dc1.Pods[0].Name, "--", "status")
+	require.Equal(t, exitOK, r.Code, "%s", r)
+	assert.Contains(t, r.Stdout, "Datacenter: dc2", "%s", r.Stdout)
+	for _, p := range pods {
+		v, err := dc1.Sim.Node(p)
+		if assert.NoError(t, err, p) {
+			assert.Equal(t, "dc2", v.DC, p)
+			assert.Equal(t, "UN", v.PeerCode, p)
+			assert.True(t, strings.Contains(r.Stdout, "UN  "+v.Address+" "), "dc1's ring lists %s UN (%s):\n%s", p, v.Address, r.Stdout)
+			assert.Equal(t, 1, v.RebuildsStarted, "rebuilds of %s", p)
+			assert.NotEqual(t, sim.EmptyNodeLoad, v.Load, "%s holds its share after the rebuild", p)
+		}
+	}
+
+	// Each pod of dc2 rebuilt by exactly one rebuild task naming it, from dc1, completed.
+	tl, err := suite.clients.Dyn.Resource(coop.TaskGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	per := map[string]int{}
+	for _, tk := range tl.Items {
+		jobs, _, _ := unstructured.NestedSlice(tk.Object, "spec", "jobs")
+		if len(jobs) != 1 {
+			continue
+		}
+		job, _ := jobs[0].(map[string]any)
+		if job["command"] != "rebuild" {
+			continue
+		}
+		pod, _, _ := unstructured.NestedString(job, "args", "pod_name")
+		src, _, _ := unstructured.NestedString(job, "args", "source_datacenter")
+		dc, _, _ := unstructured.NestedString(tk.Object, "spec", "datacenter", "name")
+		done, _, _ := unstructured.NestedString(tk.Object, "status", "completionTime")
+		assert.Equal(t, "dc1", src, "task %s's source", tk.GetName())
+		assert.Equal(t, "dc2", dc, "task %s's datacenter", tk.GetName())
+		assert.NotEmpty(t, done, "task %s completed", tk.GetName())
+		per[pod]++
+	}
+	assert.Equal(t, map[string]int{pods[0]: 1, pods[1]: 1}, per, "rebuild tasks per pod")
+
+	assert.Zero(t, countActions(dc1.Operator, coop.ActDecommission), "dc1's operator decommissioned nothing: %q", dc1.Operator.Actions())
+	assert.Equal(t, 2, countActions(dc2.Operator, coop.ActCreateStatefulSet), "dc2's StatefulSets created once each: %q", dc2.Operator.Actions())
+	assert.NoError(t, dc1.RunErr())
+	assert.NoError(t, dc2.RunErr())
+	summary.markConverged(t)
+}
