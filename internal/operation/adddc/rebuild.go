@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -271,8 +270,9 @@ func (s *rebuild) askTask(ctx context.Context) error {
 		}
 		attempt++
 	}
-	suffix := strings.TrimPrefix(s.n.Pod, s.n.StatefulSet)
-	spec := operator.TaskSpec{Name: operator.TaskName(s.w.CP.OperationID, fmt.Sprintf("rebuild%s-%d", suffix, attempt)), DC: s.taskDC(),
+	// The whole pod name: pods of different racks share their ordinals, and a name
+	// taken by another pod's task would leave this pod's never created.
+	spec := operator.TaskSpec{Name: operator.TaskName(s.w.CP.OperationID, fmt.Sprintf("rebuild-%s-%d", s.n.Pod, attempt)), DC: s.taskDC(),
 		Command: operator.TaskRebuild, Pod: s.n.Pod, SourceDC: s.e.Source, OperationID: s.w.CP.OperationID}
 	if err := s.w.Tasks.CreateTask(ctx, s.w.CP.Namespace, spec); err != nil && !errors.Is(err, operator.ErrTaskExists) {
 		return &pub.Retryable{Err: err}
