@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,23 @@ spec:
 `, cluster)
 }
 
+// addDCWorld is namespace ns with dc1 (two nodes, the stand-in operator running), the
+// stand-in ready to reconcile dc2 once created, and the add-dc command line of dc2.
+func addDCWorld(t *testing.T) (ns string, dc1, dc2 *fixture.Datacenter, args func(extra ...string) []string) {
+	t.Helper()
+	ns = newNamespace(t)
+	dc1 = newCassOpDC(t, ns, fixture.DatacenterOptions{Name: "dc1", Size: 2})
+	dc2, err := dc1.ExpectDatacenter(context.Background(), "dc2", []string{"r1", "r2"})
+	require.NoError(t, err)
+	t.Cleanup(dc2.Stop)
+	file := filepath.Join(t.TempDir(), "dc2.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(dc2Manifest(dc1.ClusterName)), 0o600))
+	args = func(extra ...string) []string {
+		return append(append([]string{"add-dc", dc1.Name, "-f", file}, extra...), runFlags...)
+	}
+	return ns, dc1, dc2, args
+}
+
 // testCassOpAddDC: add-dc dc1 -f dc2.yaml on a one-datacenter cluster whose operator is
 // the stand-in (it reconciles dc2 once the plugin creates it: StatefulSets, pods, nodes
 // joining dc1's ring owning nothing). --dry-run creates nothing; the run with
@@ -58,16 +76,7 @@ spec:
 func testCassOpAddDC(t *testing.T) {
 	requireCommand(t, "add-dc")
 	ctx := context.Background()
-	ns := newNamespace(t)
-	dc1 := newCassOpDC(t, ns, fixture.DatacenterOptions{Name: "dc1", Size: 2})
-	dc2, err := dc1.ExpectDatacenter(ctx, "dc2", []string{"r1", "r2"})
-	require.NoError(t, err)
-	t.Cleanup(dc2.Stop)
-	file := filepath.Join(t.TempDir(), "dc2.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(dc2Manifest(dc1.ClusterName)), 0o600))
-	args := func(extra ...string) []string {
-		return append(append([]string{"add-dc", dc1.Name, "-f", file}, extra...), runFlags...)
-	}
+	ns, dc1, dc2, args := addDCWorld(t)
 	res := suite.clients.Dyn.Resource(fixture.CassandraDatacenterGVR).Namespace(ns)
 	before, err := dc1.ReadSimSchema()
 	require.NoError(t, err)
@@ -83,6 +92,19 @@ func testCassOpAddDC(t *testing.T) {
 	t.Logf("add-dc on cass-operator (2 nodes) took %s", r.Duration.Round(time.Millisecond))
 	assert.NotContains(t, r.Stdout+r.Stderr, fixture.SuperuserPassword, "the password never shows")
 
+	assertDC2Added(t, ns, dc1, dc2, before)
+	summary.markConverged(t)
+}
+
+// assertDC2Added checks the end of an add-dc of dc2: dc2 carries the operation's
+// mark, dc1 no checkpoint and a record, its size untouched; every keyspace that
+// replicated to dc1 replicates to dc2 as many times (one ALTER each since before);
+// dc2's nodes are UN in dc1's ring, each rebuilt once, by exactly one rebuild task
+// naming its pod, from dc1, completed; nobody decommissioned anything.
+func assertDC2Added(t *testing.T, ns string, dc1, dc2 *fixture.Datacenter, before fixture.SimSchema) {
+	t.Helper()
+	ctx := context.Background()
+	res := suite.clients.Dyn.Resource(fixture.CassandraDatacenterGVR).Namespace(ns)
 	u, err := res.Get(ctx, "dc2", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Contains(t, u.GetAnnotations()[cassop.AddDCMarkAnnotation], `"operationID"`, "dc2 carries the operation's mark")
@@ -109,7 +131,7 @@ func testCassOpAddDC(t *testing.T) {
 
 	// dc2's nodes are UN in dc1's ring.
 	pods := []string{dc2.PodName("r1", 0), dc2.PodName("r2", 0)}
-	r = cassandra(t, ns, time.Minute, "nodetool", dc1.Pods[0].Name, "--", "status")
+	r := cassandra(t, ns, time.Minute, "nodetool", dc1.Pods[0].Name, "--", "status")
 	require.Equal(t, exitOK, r.Code, "%s", r)
 	assert.Contains(t, r.Stdout, "Datacenter: dc2", "%s", r.Stdout)
 	for _, p := range pods {
@@ -151,5 +173,70 @@ func testCassOpAddDC(t *testing.T) {
 	assert.Equal(t, 2, countActions(dc2.Operator, coop.ActCreateStatefulSet), "dc2's StatefulSets created once each: %q", dc2.Operator.Actions())
 	assert.NoError(t, dc1.RunErr())
 	assert.NoError(t, dc2.RunErr())
+}
+
+// testCassOpAddDCStopResume: without --alter-keyspaces the run stops (exit 3) once dc2
+// joined, the checkpoint kept on dc1, naming each ALTER KEYSPACE to run; nothing is
+// rebuilt. A resume before they are applied stops the same way. Once the user ran
+// them (cqlsh in a pod of dc1), resume rebuilds each node of dc2 once, through one
+// rebuild task per pod, and ends.
+func testCassOpAddDCStopResume(t *testing.T) {
+	requireCommand(t, "add-dc")
+	requireCommand(t, "resume")
+	ctx := context.Background()
+	ns, dc1, dc2, args := addDCWorld(t)
+	before, err := dc1.ReadSimSchema()
+	require.NoError(t, err)
+	want := 0
+	for _, rf := range before.Keyspaces {
+		if rf["dc1"] > 0 {
+			want++
+		}
+	}
+	pods := []string{dc2.PodName("r1", 0), dc2.PodName("r2", 0)}
+	notRebuilt := func(when string) {
+		t.Helper()
+		for _, p := range pods {
+			v, err := dc1.Sim.Node(p)
+			if assert.NoError(t, err, p) {
+				assert.Equal(t, "UN", v.PeerCode, "%s: %s joined", when, p)
+				assert.Zero(t, v.RebuildsStarted, "%s: %s not rebuilt", when, p)
+			}
+		}
+		tl, err := suite.clients.Dyn.Resource(coop.TaskGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, tl.Items, "%s: no task", when)
+		got, err := dc1.Get(ctx)
+		require.NoError(t, err)
+		assert.Contains(t, got.GetAnnotations(), annCheckpoint, "%s: the checkpoint is kept on dc1", when)
+	}
+
+	r := cassandra(t, ns, opTimeout, args()...)
+	require.Equal(t, exitRefused, r.Code, "%s", r)
+	seen := map[string]bool{}
+	var stmts []string
+	for _, s := range regexp.MustCompile(`ALTER KEYSPACE [^;]*;`).FindAllString(r.Stdout+r.Stderr, -1) {
+		if !seen[s] {
+			seen[s] = true
+			stmts = append(stmts, s)
+		}
+	}
+	require.Len(t, stmts, want, "one statement per keyspace of dc1: %s", r)
+	for _, s := range stmts {
+		assert.Contains(t, s, "'dc2'", s)
+	}
+	notRebuilt("stopped for the keyspaces")
+
+	r = cassandra(t, ns, opTimeout, cassOpResumeArgs(dc1)...)
+	require.Equal(t, exitRefused, r.Code, "resume before the statements ran: %s", r)
+	notRebuilt("resumed before the statements")
+
+	for _, s := range stmts {
+		r := kubectl(t, 30*time.Second, "-n", ns, "exec", dc1.Pods[0].Name, "-c", "cassandra", "--", "cqlsh", "-e", s)
+		require.Equal(t, exitOK, r.Code, "%s", r)
+	}
+	r = cassandra(t, ns, opTimeout, cassOpResumeArgs(dc1)...)
+	require.Equal(t, exitOK, r.Code, "%s", r)
+	assertDC2Added(t, ns, dc1, dc2, before)
 	summary.markConverged(t)
 }

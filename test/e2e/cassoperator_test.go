@@ -49,6 +49,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "delete-dc-without-decommission", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpDeleteDC(t) }},
 		{name: "remove-dc-two-datacenters", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRemoveDC(t) }},
 		{name: "add-dc-alter-keyspaces", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpAddDC(t) }},
+		{name: "add-dc-stop-for-keyspaces-resume", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpAddDCStopResume(t) }},
 	}
 }
 
