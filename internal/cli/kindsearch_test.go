@@ -93,7 +93,7 @@ func searchOperators() []searchOperator {
 		},
 		{
 			name: "cass-operator", deployment: world.CassOperatorDeployment, cluster: "dc1",
-			settle:       func(w *world.World) { w.SettleOperator(400) },
+			settle: func(w *world.World) { w.SettleOperator(400) },
 			disturbances: append(append([]world.Change{}, common...), world.CassOperatorDown(), world.TaskDeleted(), world.TaskFailed(), world.NodeBack(pod(1)),
 				world.DatacenterNodeDown(world.PickDC("dc2", 0)), world.RebuildStreamFails()),
 			cases: map[string][]searchCase{
