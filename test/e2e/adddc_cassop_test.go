@@ -49,12 +49,12 @@ spec:
 `, cluster)
 }
 
-// addDCWorld is namespace ns with dc1 (two nodes, the stand-in operator running), the
+// addDCWorld is namespace ns with dc1 (two nodes, simulated with so, the stand-in operator running), the
 // stand-in ready to reconcile dc2 once created, and the add-dc command line of dc2.
-func addDCWorld(t *testing.T) (ns string, dc1, dc2 *fixture.Datacenter, args func(extra ...string) []string) {
+func addDCWorld(t *testing.T, so fixture.SimOptions) (ns string, dc1, dc2 *fixture.Datacenter, args func(extra ...string) []string) {
 	t.Helper()
 	ns = newNamespace(t)
-	dc1 = newCassOpDC(t, ns, fixture.DatacenterOptions{Name: "dc1", Size: 2})
+	dc1 = newCassOpDC(t, ns, fixture.DatacenterOptions{Name: "dc1", Size: 2, Sim: so})
 	dc2, err := dc1.ExpectDatacenter(context.Background(), "dc2", []string{"r1", "r2"})
 	require.NoError(t, err)
 	t.Cleanup(dc2.Stop)
@@ -76,7 +76,7 @@ func addDCWorld(t *testing.T) (ns string, dc1, dc2 *fixture.Datacenter, args fun
 func testCassOpAddDC(t *testing.T) {
 	requireCommand(t, "add-dc")
 	ctx := context.Background()
-	ns, dc1, dc2, args := addDCWorld(t)
+	ns, dc1, dc2, args := addDCWorld(t, fixture.SimOptions{})
 	res := suite.clients.Dyn.Resource(fixture.CassandraDatacenterGVR).Namespace(ns)
 	before, err := dc1.ReadSimSchema()
 	require.NoError(t, err)
@@ -184,7 +184,7 @@ func testCassOpAddDCStopResume(t *testing.T) {
 	requireCommand(t, "add-dc")
 	requireCommand(t, "resume")
 	ctx := context.Background()
-	ns, dc1, dc2, args := addDCWorld(t)
+	ns, dc1, dc2, args := addDCWorld(t, fixture.SimOptions{})
 	before, err := dc1.ReadSimSchema()
 	require.NoError(t, err)
 	want := 0
@@ -237,6 +237,44 @@ func testCassOpAddDCStopResume(t *testing.T) {
 	}
 	r = cassandra(t, ns, opTimeout, cassOpResumeArgs(dc1)...)
 	require.Equal(t, exitOK, r.Code, "%s", r)
+	assertDC2Added(t, ns, dc1, dc2, before)
+	summary.markConverged(t)
+}
+
+// testCassOpAddDCKillResume: the plugin is SIGKILLed while the first node of dc2 is
+// really rebuilding (its rebuild task runs, the simulated node streams for 3 s);
+// resume finds the task of that pod running, waits for it rather than asking again,
+// and finishes: each pod rebuilt once, through one task, as an uninterrupted run.
+func testCassOpAddDCKillResume(t *testing.T) {
+	requireCommand(t, "add-dc")
+	requireCommand(t, "resume")
+	ns, dc1, dc2, args := addDCWorld(t, fixture.SimOptions{RebuildTime: 3 * time.Second})
+	before, err := dc1.ReadSimSchema()
+	require.NoError(t, err)
+	p := startCassandra(t, ns, args("--alter-keyspaces")...)
+	pods := []string{dc2.PodName("r1", 0), dc2.PodName("r2", 0)}
+	killed := ""
+	waitFor(t, "a node of dc2 rebuilding", opTimeout, func(context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("the plugin ended before a rebuild started:\n%s", p.Stderr())
+		}
+		for _, pod := range pods {
+			if v, err := dc1.Sim.Node(pod); err == nil && v.Rebuilding {
+				killed = pod
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("no node of dc2 rebuilding yet")
+	})
+	p.Kill(t)
+	summary.crash("add-dc rebuild")
+	t.Logf("SIGKILL during the rebuild of %s", killed)
+	got, err := dc1.Get(context.Background())
+	require.NoError(t, err)
+	require.Contains(t, got.GetAnnotations(), annCheckpoint, "checkpoint kept by the crash")
+	r := cassandra(t, ns, opTimeout, cassOpResumeArgs(dc1)...)
+	require.Equal(t, exitOK, r.Code, "%s", r)
+	t.Logf("resume took %s", r.Duration.Round(time.Millisecond))
 	assertDC2Added(t, ns, dc1, dc2, before)
 	summary.markConverged(t)
 }

@@ -50,6 +50,7 @@ func cassOperatorScenarios() []scenario {
 		{name: "remove-dc-two-datacenters", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpRemoveDC(t) }},
 		{name: "add-dc-alter-keyspaces", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpAddDC(t) }},
 		{name: "add-dc-stop-for-keyspaces-resume", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpAddDCStopResume(t) }},
+		{name: "add-dc-sigkill-in-rebuild-resume", run: func(t *testing.T, _ *fixture.CRDInfo) { testCassOpAddDCKillResume(t) }},
 	}
 }
 
