@@ -102,7 +102,7 @@ func TestNewKindIsOnePackage(t *testing.T) {
 	ann := w.CR().GetAnnotations()[checkpoint.Annotation]
 	for _, args := range [][]string{{"resume", "demo", "-n", "cassandra", "--yes"}, {"abort", "demo", "-n", "cassandra", "--yes"}} {
 		_, stderr, code := exec(w, without, 0, args...)
-		if code != 3 || !strings.Contains(stderr, `operation kind this build does not know: "bounce" (this build knows remove-dc, repair-operator-state, replace-node, restart, scale-down, scale-up;`) ||
+		if code != 3 || !strings.Contains(stderr, `operation kind this build does not know: "bounce" (this build knows add-dc, remove-dc, repair-operator-state, replace-node, restart, scale-down, scale-up;`) ||
 			!strings.Contains(stderr, "Finish it with the kubectl-cassandra that started it") || strings.Contains(stderr, "annotate") {
 			t.Fatalf("%s by a build without the kind: exit %d %s", args[0], code, stderr)
 		}

@@ -107,6 +107,8 @@ type World struct {
 	// (operator.DatacenterRemover; nil otherwise).
 	Exec        cql.Streamer
 	Datacenters operator.DatacenterRemover
+	// Adder is the operator's adapter when it can add a datacenter (add-dc).
+	Adder operator.DatacenterAdder
 
 	// mu guards readers, noWatchList and feed; the maps below guard themselves (guarded).
 	mu     sync.Mutex

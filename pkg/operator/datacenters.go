@@ -2,6 +2,8 @@ package operator
 
 import (
 	"context"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // DatacenterRemover is offered by an operator that can take a whole datacenter out of
@@ -62,15 +64,6 @@ type NewDatacenter struct {
 	Manifest     []byte
 }
 
-// NewRack is one rack of a datacenter to add, as the operator will make it: the
-// StatefulSet that will hold its nodes and how many.
-type NewRack struct {
-	Name, StatefulSet string
-	Nodes             int
-	// Selector selects the rack's pods.
-	Selector string
-}
-
 // DatacenterAdder is offered by an operator that can add a datacenter to a cluster
 // (add-dc). The operator creates the datacenter's StatefulSets and its nodes join
 // owning no replicas (no keyspace replicates to it yet); the plugin then adds it to the
@@ -82,9 +75,10 @@ type NewRack struct {
 //     a rebuild task naming its pod.
 type DatacenterAdder interface {
 	// PlanDatacenter checks want against the cluster resource name (the manifest's
-	// clusterName, no such datacenter yet unless it is want itself) and says the racks
-	// the operator will make, in order; the name given by a manifest wins over want.Name.
-	PlanDatacenter(ctx context.Context, ns, name string, want NewDatacenter) (string, []NewRack, error)
+	// clusterName, no such datacenter yet unless it is want itself) and says the
+	// datacenter's name (a manifest's wins over want.Name) and the racks the operator
+	// will make, in order: each its StatefulSet, its pods' labels and its nodes.
+	PlanDatacenter(ctx context.Context, ns, name string, want NewDatacenter) (string, []topology.Rack, error)
 	// AddDatacenter asks for want's addition to the cluster of resource name, the one of
 	// UID uid the plan read, for operation op (a resource it creates carries op's mark).
 	// Idempotent: asked again once AdditionRequested, it does nothing.

@@ -5,6 +5,7 @@ package kinds
 
 import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/adddc"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/removedc"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/replacenode"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
@@ -22,6 +23,7 @@ func Registry(extra ...pub.Kind) operation.Registry {
 		scaleup.Kind{},
 		restart.Kind{},
 		replacenode.Kind{},
+		adddc.Kind{},
 		removedc.Kind{},
 	}, extra...)...)
 }

@@ -141,6 +141,7 @@ func (l *Lifecycle) stepWorld(cp *record.Checkpoint) *steps.World {
 	}
 	w.Exec, _ = l.Nodetool.Exec.(cql.Streamer)
 	w.Datacenters, _ = a.(operator.DatacenterRemover)
+	w.Adder, _ = a.(operator.DatacenterAdder)
 	if ts, ok := a.(operator.Tasks); ok {
 		w.Tasks = ts
 		// A driven scale waits while another of the operator's tasks runs on the

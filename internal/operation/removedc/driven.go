@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/dcread"
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
@@ -36,8 +37,8 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	// The other datacenters are other resources: every pod of the operator in the
 	// namespace is a candidate reader, and only a ring that lists this datacenter's
 	// pods is this cluster's.
-	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(""),
-		inDC: dcMember(dc.Racks, nil), cql: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
+	m := dcread.Readers{Kube: p.Client, Nodetool: p.Nodetool, NS: cl.Namespace, Selector: env.Adapter.ClusterSelector(""),
+		Exclude: dcread.Member(dc.Racks, nil), CQL: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
 	sv, err := survey(ctx, p, m, listsAny(podIPs(states)), states, dc.Name, req.Options.AlterKeyspaces, surveyWords{
 		ring: fmt.Sprintf("remove-dc needs one, healthy (%s decommissions a datacenter only while another one is in the ring)", env.Adapter.Title()),
 		cql:  "give the CQL superuser's Secret with --cql-secret (cass-operator's is <clusterName>-superuser)"})
@@ -107,7 +108,7 @@ func (s *waitLeft) Safe(context.Context) error { return nil }
 func (s *waitLeft) Do(context.Context) error   { return nil }
 
 func (s *waitLeft) Done(ctx context.Context) (bool, error) {
-	ring, _, err := s.m.ring(ctx)
+	ring, _, err := s.m.Ring(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/dcread"
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
@@ -43,8 +44,8 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := remaining{kube: p.Client, nodetool: p.Nodetool, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(cl.Name),
-		inDC: dcMember(dc.Racks, nil), cql: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
+	m := dcread.Readers{Kube: p.Client, Nodetool: p.Nodetool, NS: cl.Namespace, Selector: env.Adapter.ClusterSelector(cl.Name),
+		Exclude: dcread.Member(dc.Racks, nil), CQL: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
 	sv, err := survey(ctx, p, m, nil, states, dc.Name, req.Options.AlterKeyspaces, surveyWords{
 		ring: "remove-dc needs another datacenter, healthy, to read it",
 		cql:  "give the CQL superuser's Secret with --cql-secret"})
@@ -72,17 +73,17 @@ type surveyWords struct{ ring, cql string }
 // survey is the preflight both planners share: the ring read from a datacenter that
 // stays (accept, when set, tells this cluster's ring), every node UN, the keyspaces
 // judged (refused unless alter), the nodes planned, the readers named.
-func survey(ctx context.Context, p *operation.Planner, m remaining, accept func(pubnodetool.Ring) bool, states []operation.RackNow, dc string, alter bool, why surveyWords) (surveyed, error) {
+func survey(ctx context.Context, p *operation.Planner, m dcread.Readers, accept func(pubnodetool.Ring) bool, states []operation.RackNow, dc string, alter bool, why surveyWords) (surveyed, error) {
 	var sv surveyed
 	var err error
-	sv.ring, sv.reader, err = m.ringWith(ctx, accept)
+	sv.ring, sv.reader, err = m.RingWith(ctx, accept)
 	if err != nil {
 		return sv, exit.Refusedf("cannot read the ring from %s (%v): %s; nothing changed", why.ringSource(accept), err, why.ring)
 	}
 	if err := checkRing(sv.ring, dc, sv.reader.Name); err != nil {
 		return sv, err
 	}
-	ks, err := m.keyspaces(ctx, sv.reader)
+	ks, err := m.Keyspaces(ctx, sv.reader)
 	if err != nil {
 		return sv, exit.Refusedf("cannot read the keyspaces' replication through cqlsh in %s (%v): %s; nothing changed", sv.reader.Name, err, why.cql)
 	}
@@ -93,11 +94,11 @@ func survey(ctx context.Context, p *operation.Planner, m remaining, accept func(
 	if sv.nodes, err = planNodes(ctx, p, states, sv.ring); err != nil {
 		return sv, err
 	}
-	candidates, err := m.readers(ctx)
+	candidates, err := m.Pods(ctx)
 	if err != nil {
 		return sv, err
 	}
-	sv.readers = sameCluster(candidates, sv.ring, dc)
+	sv.readers = dcread.SameCluster(candidates, sv.ring, dc)
 	return sv, nil
 }
 
@@ -141,8 +142,8 @@ func (k Kind) planLeftovers(ctx context.Context, env *pub.Env, remover operator.
 	plan.CP = p.NewCheckpoint(cl, k, "remove-dc", req)
 	plan.CP.Target = record.Target{DC: req.DC, Nodes: 0}
 	// The resource lists the datacenters that stay: its selector is this cluster's.
-	m := remaining{kube: p.Client, ns: cl.Namespace, selector: env.Adapter.ClusterSelector(cl.Name), inDC: func(*corev1.Pod) bool { return false }}
-	readers, err := m.readers(ctx)
+	m := dcread.Readers{Kube: p.Client, NS: cl.Namespace, Selector: env.Adapter.ClusterSelector(cl.Name), Exclude: func(*corev1.Pod) bool { return false }}
+	readers, err := m.Pods(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func (k Kind) planLeftovers(ctx context.Context, env *pub.Env, remover operator.
 // checkRing refuses unless another datacenter has nodes and every node of the others
 // is UN; the removed datacenter's nodes must be UN too (each decommissions), or gone.
 func checkRing(ring pubnodetool.Ring, dc, reader string) error {
-	mine, otherNotUN := dcNodes(ring, dc)
+	mine, otherNotUN := dcread.DCNodes(ring, dc)
 	if len(mine) == len(ring.Nodes) {
 		return exit.Refusedf("the ring read from %s has no node outside datacenter %s: removing it would remove the cluster; nothing changed", reader, dc)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/dcread"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 )
@@ -16,22 +16,16 @@ import (
 type run struct {
 	w  *steps.World
 	dc string
-	m  remaining
-}
-
-// describer is the nodetool read the schema agreement needs (the plugin's nodetool
-// client has it).
-type describer interface {
-	DescribeCluster(ctx context.Context, pod string) (nodetool.ClusterDescription, error)
+	m  dcread.Readers
 }
 
 // keyspacesNow reads the replication of every keyspace from a pod that stays.
 func (r *run) keyspacesNow(ctx context.Context) ([]cql.Keyspace, string, string, error) {
-	_, reader, err := r.m.ring(ctx)
+	_, reader, err := r.m.Ring(ctx)
 	if err != nil {
 		return nil, "", "", err
 	}
-	ks, err := r.m.keyspaces(ctx, reader)
+	ks, err := r.m.Keyspaces(ctx, reader)
 	return ks, reader.Name, reader.Status.PodIP, err
 }
 
@@ -72,7 +66,7 @@ func (s *alterKeyspaces) Do(ctx context.Context) error {
 		return &pub.Retryable{Err: err}
 	}
 	for _, a := range judgeKeyspaces(ks, s.dc).alter {
-		if _, _, err := s.m.cql.Run(ctx, pod, host, a.Statement); err != nil {
+		if _, _, err := s.m.CQL.Run(ctx, pod, host, a.Statement); err != nil {
 			return &pub.Retryable{Err: fmt.Errorf("keyspace %s: %w", a.Keyspace, err)}
 		}
 	}
@@ -99,7 +93,7 @@ func (s *waitSchema) Done(ctx context.Context) (bool, error) {
 	if judged := judgeKeyspaces(ks, s.dc); len(judged.alter)+len(judged.blocking) > 0 {
 		return false, &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspaces replicate to datacenter %s again (%s), after their change: someone changed them meanwhile; run remove-dc again to plan their change (kubectl cassandra abort first)", s.dc, strings.Join(append(judged.keyspaceNames(), judged.blocking...), "; "))}
 	}
-	d, ok := s.w.Nodetool.(describer)
+	d, ok := s.w.Nodetool.(dcread.Describer)
 	if !ok {
 		return false, fmt.Errorf("this nodetool client cannot run describecluster")
 	}
@@ -107,20 +101,7 @@ func (s *waitSchema) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return schemaAgreed(desc), nil
-}
-
-// schemaAgreed: one schema version, no node unreachable (an unreachable node has not
-// seen the change yet: it is not agreement, nodetool lists it apart).
-func schemaAgreed(d nodetool.ClusterDescription) bool {
-	versions := 0
-	for v := range d.SchemaVersions {
-		if strings.EqualFold(v, "UNREACHABLE") {
-			return false
-		}
-		versions++
-	}
-	return versions == 1
+	return dcread.SchemaAgreed(desc), nil
 }
 
 // removeDC takes the datacenter out of the cluster resource, once no node of it is
@@ -142,7 +123,7 @@ func (s *removeDC) Done(ctx context.Context) (bool, error) {
 // them) no node of it is left in the ring, or (the operator will) every node of the
 // cluster is UN, so that each decommission it starts can finish.
 func (s *removeDC) Safe(ctx context.Context) error {
-	ring, reader, err := s.m.ring(ctx)
+	ring, reader, err := s.m.Ring(ctx)
 	if err != nil {
 		return err
 	}
@@ -150,10 +131,10 @@ func (s *removeDC) Safe(ctx context.Context) error {
 		if err := checkRing(ring, s.dc, reader.Name); err != nil {
 			return err
 		}
-	} else if mine, _ := dcNodes(ring, s.dc); len(mine) > 0 {
+	} else if mine, _ := dcread.DCNodes(ring, s.dc); len(mine) > 0 {
 		return fmt.Errorf("the ring read from %s still lists %d node(s) of datacenter %s (first %s, %s)", reader.Name, len(mine), s.dc, mine[0].Address, mine[0].Code())
 	}
-	ks, err := s.m.keyspaces(ctx, reader)
+	ks, err := s.m.Keyspaces(ctx, reader)
 	if err != nil {
 		return err
 	}
@@ -199,11 +180,11 @@ func (s *waitRemoved) Done(ctx context.Context) (bool, error) {
 	if err != nil || len(left) > 0 {
 		return false, err
 	}
-	ring, reader, err := s.m.ring(ctx)
+	ring, reader, err := s.m.Ring(ctx)
 	if err != nil {
 		return false, err
 	}
-	if mine, _ := dcNodes(ring, s.dc); len(mine) > 0 {
+	if mine, _ := dcread.DCNodes(ring, s.dc); len(mine) > 0 {
 		return false, &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("the operator removed datacenter %s, but the ring read from %s still lists %s (%s): remove it with kubectl cassandra nodetool -n %s %s removenode %s, then resume",
 			s.dc, reader.Name, mine[0].Address, mine[0].Code(), s.w.CP.Namespace, reader.Name, mine[0].HostID)}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/dcread"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
@@ -74,8 +75,8 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	for _, p := range e.Readers {
 		named[p] = true
 	}
-	r := &run{w: w, dc: w.CP.Target.DC, m: remaining{kube: w.Kube, nodetool: w.Nodetool, ns: w.CP.Namespace, named: named,
-		inDC: dcMember(w.Racks, planned), cql: cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}}}
+	r := &run{w: w, dc: w.CP.Target.DC, m: dcread.Readers{Kube: w.Kube, Nodetool: w.Nodetool, NS: w.CP.Namespace, Named: named,
+		Exclude: dcread.Member(w.Racks, planned), CQL: cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}}}
 	removed := removalRequested(w, r.dc)
 	out := map[string]pub.Step{}
 	for _, s := range w.CP.Steps {
