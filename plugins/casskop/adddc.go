@@ -30,8 +30,9 @@ var dcRackName = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
 // PlanDatacenter implements operator.DatacenterAdder: want must be new to the topology,
 // or be there already with exactly its racks and count (its addition was asked by an
-// earlier run). The racks are CassKop's StatefulSets <cluster>-<dc>-<rack>.
-func (a *Adapter) PlanDatacenter(ctx context.Context, ns, name string, want operator.NewDatacenter) (string, []operator.NewRack, error) {
+// earlier run). The racks are CassKop's StatefulSets <cluster>-<dc>-<rack>, with its
+// rack labels (dcOf, as the mapping reads a DC of the topology).
+func (a *Adapter) PlanDatacenter(ctx context.Context, ns, name string, want operator.NewDatacenter) (string, []topology.Rack, error) {
 	_, u, err := a.Get(ctx, ns, name)
 	if err != nil {
 		return "", nil, err
@@ -39,13 +40,7 @@ func (a *Adapter) PlanDatacenter(ctx context.Context, ns, name string, want oper
 	if err := checkNewDC(u, want); err != nil {
 		return "", nil, err
 	}
-	var racks []operator.NewRack
-	for _, r := range want.Racks {
-		rack := topology.Rack{Labels: RackLabels(name, want.Name, r)}
-		racks = append(racks, operator.NewRack{Name: r, StatefulSet: StatefulSetName(name, want.Name, r),
-			Nodes: want.NodesPerRack, Selector: rack.LabelSelector()})
-	}
-	return want.Name, racks, nil
+	return want.Name, dcOf(name, want.Name, want.NodesPerRack, want.Racks).Racks, nil
 }
 
 // checkNewDC says why want cannot be added to u's topology (nil: it can, or it is

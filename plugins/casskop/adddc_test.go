@@ -53,10 +53,10 @@ func TestAddDatacenter(t *testing.T) {
 	if err != nil || name != "dc2" || len(racks) != 2 {
 		t.Fatalf("plan: %q %v %v", name, racks, err)
 	}
-	want := operator.NewRack{Name: "r2", StatefulSet: "c-dc2-r2", Nodes: 2,
-		Selector: "app=cassandracluster,cassandracluster=c,cassandraclusters.db.orange.com.dc=dc2,cassandraclusters.db.orange.com.rack=r2,dc-rack=dc2-r2"}
-	if racks[1] != want {
-		t.Errorf("rack r2 planned as %+v, want %+v", racks[1], want)
+	r2 := racks[1]
+	if r2.DC != "dc2" || r2.Name != "r2" || r2.StatefulSet != "c-dc2-r2" || r2.Nodes != 2 ||
+		r2.LabelSelector() != "app=cassandracluster,cassandracluster=c,cassandraclusters.db.orange.com.dc=dc2,cassandraclusters.db.orange.com.rack=r2,dc-rack=dc2-r2" {
+		t.Errorf("rack r2 planned as %+v", r2)
 	}
 	if ok, err := a.AdditionRequested(ctx, "ns", "c", dc2()); ok || err != nil {
 		t.Fatalf("requested before the addition: %v %v", ok, err)
