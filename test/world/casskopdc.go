@@ -77,6 +77,11 @@ func (w *World) casskopAddDCs(ns string) {
 	if err != nil {
 		return
 	}
+	if dcs, _, _ := unstructured.NestedSlice(obj.(*unstructured.Unstructured).Object, "spec", "topology", "dc"); len(dcs) == 0 {
+		// CassKop's implicit dc1, which the world made: nothing to add. (The world's
+		// implicit topology may have more racks than CassKop's one: not judged.)
+		return
+	}
 	cl, err := (&casskop.Adapter{Version: CCGVR.Version}).FromObject(obj.(*unstructured.Unstructured))
 	if err != nil {
 		return
