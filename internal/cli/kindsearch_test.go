@@ -49,7 +49,8 @@ type searchOperator struct {
 // searchOperators are both operators' worlds. The catalogue of disturbances, at every
 // step boundary: a crash; the record wiped; the cluster resource deleted; a kept node
 // DN, or its JVM gone (a stream source among them); another run taking the lock over; a replaced node back; CassKop's Deployment
-// re-created or scaled up by hand while paused; the user's start script reverted;
+// re-created or scaled up by hand while paused; the user's start script reverted; while a
+// datacenter kind runs, a node of dc2 DN and (add-dc) a rebuild's stream failing part-way;
 // cass-operator down; the operation's task deleted (before it finished, or after, by its
 // TTL) or failed.
 func searchOperators() []searchOperator {
@@ -71,7 +72,8 @@ func searchOperators() []searchOperator {
 		{
 			name: "casskop", deployment: "casskop", cluster: "demo",
 			disturbances: append(append([]world.Change{}, common...),
-				world.OperatorRecreated("casskop"), world.OperatorScaledUp("casskop"), world.StartScriptReverted(), world.NodeBack(deadPod)),
+				world.OperatorRecreated("casskop"), world.OperatorScaledUp("casskop"), world.StartScriptReverted(), world.NodeBack(deadPod),
+				world.DatacenterNodeDown(world.PickDC("dc2", 0)), world.RebuildStreamFails()),
 			cases: map[string][]searchCase{
 				"scale-down": {{name: "3->1", opts: world.Opts{Nodes: 3, Operator: true}, args: demo("scale", "--rack", "rack1", "--nodes", "1"), again: demo("scale", "--rack", "rack1", "--nodes", "1")}},
 				"scale-up": {{name: "1->2 --stream-throughput", opts: casskopOne,
@@ -91,8 +93,9 @@ func searchOperators() []searchOperator {
 		},
 		{
 			name: "cass-operator", deployment: world.CassOperatorDeployment, cluster: "dc1",
-			settle:       func(w *world.World) { w.SettleOperator(400) },
-			disturbances: append(append([]world.Change{}, common...), world.CassOperatorDown(), world.TaskDeleted(), world.TaskFailed(), world.NodeBack(pod(1))),
+			settle: func(w *world.World) { w.SettleOperator(400) },
+			disturbances: append(append([]world.Change{}, common...), world.CassOperatorDown(), world.TaskDeleted(), world.TaskFailed(), world.NodeBack(pod(1)),
+				world.DatacenterNodeDown(world.PickDC("dc2", 0)), world.RebuildStreamFails()),
 			cases: map[string][]searchCase{
 				"scale-down": {{name: "3->2 --stream-throughput", opts: world.Opts{CassOperator: true, Nodes: 3},
 					args: dc1("scale", "--nodes", "2", "--stream-throughput", "100MiB/s"), again: dc1("scale", "--nodes", "2")}},
