@@ -14,7 +14,7 @@ import (
 
 // oneDC is a CassKop cluster of one datacenter, two racks of two nodes, RF 2.
 func oneDC(t *testing.T) *world.World {
-	return world.New(t, world.Opts{Racks: []string{"rack1", "rack2"}, Nodes: 2, RF: 2, Operator: true})
+	return world.New(t, world.Opts{Racks: []string{"rack1", "rack2"}, Topology: true, Nodes: 2, RF: 2, Operator: true})
 }
 
 func addDC(extra ...string) []string {

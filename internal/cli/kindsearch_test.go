@@ -81,7 +81,7 @@ func searchOperators() []searchOperator {
 				"restart": {{name: "rack1", opts: casskopNodes, args: demo("restart", "--rack", "rack1"), again: demo("restart", "--rack", "rack1")}},
 				"replace-node": {{name: "dead " + deadPod + " --stream-throughput", opts: casskopNodes, setup: kill(deadPod),
 					args: demo("replace-node", "--pod", deadPod, "--stream-throughput", "100MiB/s"), again: demo("replace-node", "--pod", deadPod)}},
-				"add-dc": {{name: "dc2 --alter-keyspaces --stream-throughput", opts: world.Opts{Racks: []string{"rack1", "rack2"}, Nodes: 1, RF: 1, Operator: true},
+				"add-dc": {{name: "dc2 --alter-keyspaces --stream-throughput", opts: world.Opts{Racks: []string{"rack1", "rack2"}, Topology: true, Nodes: 1, RF: 1, Operator: true},
 					args:  demo("add-dc", "--dc", "dc2", "--nodes", "1", "--rebuild-from", "dc1", "--alter-keyspaces", "--stream-throughput", "100MiB/s"),
 					again: demo("add-dc", "--dc", "dc2", "--nodes", "1", "--rebuild-from", "dc1", "--alter-keyspaces")}},
 				"remove-dc": {{name: "dc2 --alter-keyspaces", opts: world.Opts{DCs: []string{"dc1", "dc2"}, Racks: []string{"rack1", "rack2"}, Nodes: 1, RF: 1, Operator: true},

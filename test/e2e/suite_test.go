@@ -64,7 +64,7 @@ func TestCassKop(t *testing.T) {
 					t.Errorf("removing CRD %s: %v", v.Name, err)
 				}
 			})
-			for _, sc := range append(append(append(append(append(append(append(append(scenarios(), safetyScenarios()...), opsScenarios()...), changeScenarios()...), liveScenarios()...), toolsScenarios()...), recoveryScenarios()...), docsScenarios()...), removeDCScenarios()...) {
+			for _, sc := range append(append(append(append(append(append(append(append(append(scenarios(), safetyScenarios()...), opsScenarios()...), changeScenarios()...), liveScenarios()...), toolsScenarios()...), recoveryScenarios()...), docsScenarios()...), removeDCScenarios()...), addDCScenarios()...) {
 				t.Run(sc.name, func(t *testing.T) {
 					t.Parallel()
 					if !sc.group {

@@ -19,6 +19,10 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
+// emptyNodeLoad is what nodetool status shows of a node with no user data (its system
+// keyspaces; a 4.1 node just bootstrapped).
+const emptyNodeLoad = "74.15 KiB"
+
 var (
 	podsGVR = corev1.SchemeGroupVersion.WithResource("pods")
 	pvcsGVR = corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")
@@ -77,6 +81,11 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 			addr = w.simAddress(w.nextIP)
 			spec := sim.NodeSpec{Pod: name, HostID: fmt.Sprintf("00000000-0000-4000-8000-%012d", w.nextIP), Address: addr,
 				DC: dc, Rack: rack, Load: "1.2 GiB"}
+			if held, err := w.Cass.HoldsData(dc); err == nil && !held {
+				// A node of a DC no keyspace replicates to (a new DC, add-dc) streams
+				// nothing when it joins: it holds its system tables only.
+				spec.Load = emptyNodeLoad
+			}
 			var f sim.Fault
 			if w.joinFails[name] {
 				f.JoinFails = true

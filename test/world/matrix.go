@@ -221,6 +221,14 @@ func (w *World) checkExec(pod string, args []string) {
 		w.checkRemoval(pod, args[1])
 		return
 	}
+	if len(args) > 0 && args[0] == "rebuild" {
+		// It streams into the node (add-dc): only while holding the lock. The
+		// operator may run: a rebuild changes no topology.
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.checkLock("nodetool rebuild on "+pod, w.storedHolder())
+		return
+	}
 	if len(args) == 0 || (args[0] != "decommission" && args[0] != "drain" && args[0] != "cleanup") {
 		return
 	}

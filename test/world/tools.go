@@ -32,7 +32,7 @@ func nodetoolCommand(args []string) string {
 // feeds) and the output copied to stdout and stderr; a non-zero exit is client-go's
 // CodeExitError, as the real pod exec returns it. Every argv it was given is kept
 // (StreamArgv) so tests can check what a command line carried. A decommission, drain,
-// cleanup or cqlsh ALTER KEYSPACE is a side effect, as in Exec.
+// cleanup, rebuild or cqlsh ALTER KEYSPACE is a side effect, as in Exec.
 func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	w.mu.Lock()
 	w.streamArgv = append(w.streamArgv, append([]string(nil), argv...))
@@ -59,7 +59,7 @@ func (w *World) Stream(ctx context.Context, pod string, argv []string, stdin io.
 		err = utilexec.CodeExitError{Err: fmt.Errorf("command terminated with non-zero exit code: %d", code), Code: code}
 	}
 	entry := ""
-	if cmd := nodetoolCommand(args); tool == "nodetool" && (cmd == "decommission" || cmd == "drain" || cmd == "cleanup" || (cmd == "removenode" && !strings.Contains(" "+strings.Join(args, " ")+" ", " status "))) {
+	if cmd := nodetoolCommand(args); tool == "nodetool" && (cmd == "decommission" || cmd == "drain" || cmd == "cleanup" || cmd == "rebuild" || (cmd == "removenode" && !strings.Contains(" "+strings.Join(args, " ")+" ", " status "))) {
 		entry = pod + " " + strings.Join(args, " ")
 	}
 	if stmt := cqlStatement(args); tool == "cqlsh" && altersSchema(stmt) {

@@ -465,6 +465,7 @@ func (w *World) react(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 			}
 			if gvr.Resource == "deployments" || gvr == CCGVR {
 				w.casskopDeleteDCs(action.GetNamespace())
+				w.casskopAddDCs(action.GetNamespace())
 			}
 		}
 		w.recordWrite(tracker, action, hsnap)
@@ -624,7 +625,7 @@ func (w *World) DeploymentReplicas(name string) int32 {
 }
 
 // Exec runs the simulated nodetool (or cqlsh, without standard input) "in" a pod; a
-// decommission, drain, cleanup, removenode (but its status),
+// decommission, drain, cleanup, rebuild, removenode (but its status),
 // set(interdc)streamthroughput or cqlsh ALTER KEYSPACE call is a side effect (a crash
 // point right after it returns).
 func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
@@ -652,7 +653,7 @@ func (w *World) Exec(ctx context.Context, pod string, argv []string) (string, st
 		err = fmt.Errorf("command terminated with non-zero exit code: %d", code)
 	}
 	entry, verb := "", ""
-	if tool == "nodetool" && len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup" || setsThroughput(args) || removes(args)) {
+	if tool == "nodetool" && len(args) > 0 && (args[0] == "decommission" || args[0] == "drain" || args[0] == "cleanup" || args[0] == "rebuild" || setsThroughput(args) || removes(args)) {
 		entry, verb = pod+" "+strings.Join(args, " "), args[0]
 		if setsThroughput(args) {
 			verb = strings.Join(args, " ") // which limiter, and to what

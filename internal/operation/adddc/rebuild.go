@@ -52,6 +52,8 @@ type rebuild struct {
 	ran      bool
 	failures int
 	lastErr  string
+	// streams: the last netstats read showed a rebuild streaming to the node.
+	streams bool
 }
 
 func newRebuild(r *run, id string, n record.Node) *rebuild { return &rebuild{run: r, id: id, n: n} }
@@ -103,11 +105,11 @@ func (s *rebuild) streaming(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, ok := ns.StreamProgress(nodetool.PlanRebuild, nodetool.DirReceiving); ok {
+	_, s.streams = ns.StreamProgress(nodetool.PlanRebuild, nodetool.DirReceiving)
+	if s.streams {
 		s.w.ReportStream(s.id, "rebuild", s.n.Pod, ns, nodetool.PlanRebuild, nodetool.DirReceiving, &s.meter)
-		return true, nil
 	}
-	return false, nil
+	return s.streams, nil
 }
 
 func (s *rebuild) Done(ctx context.Context) (bool, error) {
@@ -193,7 +195,9 @@ func (s *rebuild) Wait(ctx context.Context) error {
 		if errors.As(err, &fatal) {
 			return err
 		}
-		if err == nil {
+		// A rebuild still streaming (an earlier run's, which this run's Do left to
+		// run) is followed, not asked again.
+		if err == nil && !s.streams {
 			if again, err := s.again(ctx); err != nil || again {
 				if err != nil {
 					return err
