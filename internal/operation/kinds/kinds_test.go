@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/adddc"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/removedc"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/replacenode"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
@@ -29,7 +30,7 @@ func (extra) Info() pub.Info {
 func TestRegistry(t *testing.T) {
 	r := Registry(extra{})
 	names := r.Names()
-	if !slices.Equal(names, []string{"extra", removedc.Name, replacenode.Name, restart.Kind{}.Info().Name, checkpoint.KindScaleDown, scaleup.Name}) {
+	if !slices.Equal(names, []string{adddc.Name, "extra", removedc.Name, replacenode.Name, restart.Kind{}.Info().Name, checkpoint.KindScaleDown, scaleup.Name}) {
 		t.Fatalf("registered kinds %v", names)
 	}
 	schemas := r.Schemas()
@@ -51,7 +52,7 @@ func TestRegistry(t *testing.T) {
 	if schemas[checkpoint.KindScaleDown].Version != 1 {
 		t.Error("a scale-down must stay readable by schema 1 plugins")
 	}
-	if len(Registry().Names()) != 5 {
+	if len(Registry().Names()) != 6 {
 		t.Errorf("without extra kinds: %v", Registry().Names())
 	}
 }
