@@ -303,7 +303,11 @@ func exercise(t *testing.T) map[access]bool {
 	// topology, CassKop's deletion of its StatefulSets and Services verified.
 	w8 := twoDCs(t)
 	must(w8, 0, "remove-dc", "demo", "-n", "cassandra", "--dc", "dc2", "--alter-keyspaces", "--yes")
-	more = append(more, w4, w5, w7, w8)
+	// add-dc: dc2 into the topology, the keyspaces through cqlsh, each node rebuilt
+	// through exec, the source's stream throughput set and put back.
+	w9 := oneDC(t)
+	must(w9, 0, addDC("--alter-keyspaces", "--stream-throughput", "100MiB/s")...)
+	more = append(more, w4, w5, w7, w8, w9)
 	for _, sub := range []bool{true, false} {
 		w6 := stuckWorld(t, "finalizing-not-shrunk", sub)
 		must(w6, 0, repairArgs...)
