@@ -74,15 +74,23 @@ func (s *decommission) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if gone {
+	if gone || nerr != nil {
+		// The node cannot say (its pod gone, or its JVM: a decommissioned node refuses
+		// to start again, E4): the ring of the others says whether it left.
 		r, _, err := s.w.ring(ctx)
 		if err != nil {
+			if nerr != nil {
+				return false, nerr
+			}
 			return false, err
 		}
 		_, member := inRing(r, s.n)
+		if !gone && member {
+			return false, nerr
+		}
 		return !member, nil
 	}
-	return false, nerr
+	return false, nil
 }
 
 // Safe: right now, every node of the datacenter is UN and no other node of the cluster
