@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -223,8 +225,11 @@ func (s *rebuild) again(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	t, err := s.lastTask(ctx)
-	if err != nil || t == nil || !t.Finished {
+	if err != nil || t != nil && !t.Finished {
 		return false, err
+	}
+	if t == nil {
+		return true, nil // the task is gone (deleted by hand, or by its TTL): ask again
 	}
 	why := t.Pods[s.n.Pod].Error
 	if why == "" {
@@ -247,11 +252,18 @@ func (s *rebuild) lastTask(ctx context.Context) (*operator.Task, error) {
 	}
 	var last *operator.Task
 	for _, t := range all {
-		if t.OperationID == s.w.CP.OperationID && t.Command == operator.TaskRebuild && t.Pod == s.n.Pod {
-			last = t // sorted by name: the attempt number grows
+		if t.OperationID == s.w.CP.OperationID && t.Command == operator.TaskRebuild && t.Pod == s.n.Pod && (last == nil || attemptOf(t.Name) > attemptOf(last.Name)) {
+			last = t
 		}
 	}
 	return last, nil
+}
+
+// attemptOf is the attempt number a rebuild task's name ends with (askTask), 0 when
+// it ends with none.
+func attemptOf(name string) int {
+	n, _ := strconv.Atoi(name[strings.LastIndex(name, "-")+1:])
+	return n
 }
 
 // taskDC is the datacenter resource the tasks name: the new one's, whose name is the
