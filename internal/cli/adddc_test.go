@@ -185,3 +185,31 @@ func TestAddDCCassOperator(t *testing.T) {
 		t.Errorf("violations: %v", v)
 	}
 }
+
+// Abort of an add-dc stopped before its rebuilds ends it: the datacenter and its nodes
+// stay, the abort names the nodes left to rebuild, nothing is rebuilt or removed.
+func TestAddDCAbortKeepsWhatJoined(t *testing.T) {
+	w := oneDC(t)
+	if _, stderr, code, _ := run(w, 0, addDC()...); code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	_, stderr, code, _ := run(w, 0, "abort", "demo", "-n", "cassandra", "--yes")
+	if code != 0 {
+		t.Fatalf("abort: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "not rebuilt yet: demo-dc2-rack1-0, demo-dc2-rack2-0") {
+		t.Errorf("abort does not name the nodes left to rebuild:\n%s", stderr)
+	}
+	if rebuilds, _ := rebuildsOf(w); len(rebuilds) != 0 {
+		t.Errorf("rebuilt: %v", rebuilds)
+	}
+	if got := topologyDCs(w); len(got) != 2 {
+		t.Errorf("topology after abort: %v (dc2 stays)", got)
+	}
+	if w.HasCheckpoint() {
+		t.Error("checkpoint left")
+	}
+	if r := w.DeploymentReplicas("casskop"); r != 1 {
+		t.Errorf("CassKop at %d replicas", r)
+	}
+}

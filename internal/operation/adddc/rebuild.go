@@ -163,7 +163,7 @@ func (s *rebuild) Do(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("this nodetool client cannot run rebuild")
 	}
-	outcome, line := rb.Rebuild(ctx, s.n.Pod, s.e.Source)
+	outcome, line := s.follow(ctx, func() (nodetool.RebuildOutcome, string) { return rb.Rebuild(ctx, s.n.Pod, s.e.Source) })
 	switch outcome {
 	case nodetool.RebuildReturned:
 		s.ran = true
@@ -172,6 +172,34 @@ func (s *rebuild) Do(ctx context.Context) error {
 	}
 	// Running or unknown: the node says, the wait reads it.
 	return nil
+}
+
+// follow runs the blocking rebuild call and, while it runs, reads the node's netstats
+// every poll interval for its progress, rate and ETA.
+func (s *rebuild) follow(ctx context.Context, call func() (nodetool.RebuildOutcome, string)) (nodetool.RebuildOutcome, string) {
+	type answer struct {
+		outcome nodetool.RebuildOutcome
+		line    string
+	}
+	ended := make(chan answer, 1)
+	go func() {
+		o, l := call()
+		ended <- answer{o, l}
+	}()
+	every := s.w.Poll
+	if every <= 0 {
+		every = time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case a := <-ended:
+			return a.outcome, a.line
+		case <-tick.C:
+			_, _ = s.streaming(ctx) // progress only: the call's answer and the wait decide
+		}
+	}
 }
 
 // failed counts a failed rebuild: retried on that node only, until maxFailures.
