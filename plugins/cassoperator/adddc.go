@@ -149,24 +149,9 @@ func judgeNewDC(src, want *unstructured.Unstructured, all []unstructured.Unstruc
 			return "", nil, fmt.Errorf("datacenter %s exists already in cluster %s (%s %s): choose another spec.datacenterName or metadata.name", name, w.Spec.ClusterName, Kind, o.GetName())
 		}
 	}
-	statusName := ""
-	if existing != nil {
-		// Asked already (a run that created it and stopped): only if it is add-dc's.
-		if _, marked, err := addMarkOf(existing); err != nil {
-			return "", nil, err
-		} else if !marked {
-			return "", nil, fmt.Errorf("%s exists already and add-dc did not create it (no annotation %s): it is not ours to add; choose another metadata.name, or delete it if it is a leftover", ref, AddDCMarkAnnotation)
-		}
-		e, err := read(existing)
-		if err != nil {
-			return "", nil, err
-		}
-		if e.Spec.ClusterName != w.Spec.ClusterName || e.DCName() != name {
-			return "", nil, fmt.Errorf("%s exists already as datacenter %s of cluster %q, not as the manifest asks (datacenter %s of cluster %q)", ref, e.DCName(), e.Spec.ClusterName, name, w.Spec.ClusterName)
-		}
-		if e.Status.DatacenterName != nil {
-			statusName = *e.Status.DatacenterName
-		}
+	statusName, err := judgeExisting(existing, w, ref, name)
+	if err != nil {
+		return "", nil, err
 	}
 	counts := SplitRacks(w.Spec.Size, len(racks))
 	dcPart := DCResourceName(want.GetName(), statusName)
@@ -276,4 +261,31 @@ func (a *Adapter) AdditionRequested(ctx context.Context, ns, _ string, want oper
 		return false, err
 	}
 	return u != nil && u.GetDeletionTimestamp() == nil, nil
+}
+
+// judgeExisting judges a resource of the manifest's name that exists already (nil:
+// none): only add-dc's own, asked already by a run that stopped, as the manifest asks.
+// It returns the datacenter's name in its status ("" when it has none).
+func judgeExisting(existing *unstructured.Unstructured, w datacenter, ref, name string) (string, error) {
+	if existing == nil {
+		return "", nil
+	}
+	statusName := ""
+	// Asked already (a run that created it and stopped): only if it is add-dc's.
+	if _, marked, err := addMarkOf(existing); err != nil {
+		return "", err
+	} else if !marked {
+		return "", fmt.Errorf("%s exists already and add-dc did not create it (no annotation %s): it is not ours to add; choose another metadata.name, or delete it if it is a leftover", ref, AddDCMarkAnnotation)
+	}
+	e, err := read(existing)
+	if err != nil {
+		return "", err
+	}
+	if e.Spec.ClusterName != w.Spec.ClusterName || e.DCName() != name {
+		return "", fmt.Errorf("%s exists already as datacenter %s of cluster %q, not as the manifest asks (datacenter %s of cluster %q)", ref, e.DCName(), e.Spec.ClusterName, name, w.Spec.ClusterName)
+	}
+	if e.Status.DatacenterName != nil {
+		statusName = *e.Status.DatacenterName
+	}
+	return statusName, nil
 }

@@ -47,85 +47,97 @@ its Load against SOURCE's per node.
 Abort is always allowed: what joined stays, and the abort says which nodes are left to rebuild.`,
 		Example: example,
 		DryRun:  "Print the plan and change nothing", During: "the rebuilds",
-		Flags: func(fs *pflag.FlagSet, req *pub.Request) {
-			o := &Options{}
-			req.Ext = o
-			fs.StringVar(&req.DC, "dc", "", "Datacenter to add (CassKop)")
-			fs.IntVar(&req.Nodes, "nodes", 0, "Nodes of each rack of the new datacenter (CassKop)")
-			fs.StringSliceVar(&o.Racks, "racks", nil, "Racks of the new datacenter (CassKop; default: the source datacenter's rack names)")
-			fs.StringVarP(&o.File, "filename", "f", "", "The new CassandraDatacenter, YAML or JSON (cass-operator)")
-			fs.StringVar(&o.Source, "rebuild-from", "", "Datacenter the new one is rebuilt from (cass-operator: default CLUSTER's)")
-			fs.StringSliceVar(&o.Keyspaces, "keyspaces", nil, "Keyspaces given replicas in the new datacenter (default: every keyspace that replicates to the source, system ones included)")
-			fs.IntVar(&o.RF, "rf", 0, "Replicas of each keyspace in the new datacenter (default: as many as in the source)")
-			fs.BoolVar(&o.AlterKeyspaces, "alter-keyspaces", false, "Run the ALTER KEYSPACE statements (cqlsh, as planned steps); without it the run stops before the rebuilds, naming them")
-			fs.StringVar(&o.CQLSecret, "cql-secret", "", "Secret with keys username and password of the CQL superuser cqlsh logs in with (none: no authentication)")
-			operation.ThroughputFlag(fs, req, "the source datacenter's nodes")
-		},
-		Validate: func(req pub.Request, changed func(string) bool) error {
-			o, _ := req.Ext.(*Options)
-			if o == nil {
-				return exit.Usagef("add-dc: no options")
-			}
-			if o.RF < 0 || req.Nodes < 0 {
-				return exit.Usagef("--rf and --nodes cannot be negative")
-			}
-			if o.File != "" {
-				if req.DC != "" || req.Nodes > 0 || len(o.Racks) > 0 {
-					return exit.Usagef("-f names the datacenter, its racks and its size: give either -f or --dc/--nodes/--racks")
-				}
-				b, err := os.ReadFile(o.File)
-				if err != nil {
-					return exit.Usagef("-f: %v; nothing changed", err)
-				}
-				o.Manifest = b
-			} else {
-				if req.DC == "" {
-					return exit.Usagef("name the datacenter to add with --dc (or give its resource with -f)")
-				}
-				if req.Nodes == 0 {
-					return exit.Usagef("give the nodes of each rack of %s with --nodes", req.DC)
-				}
-			}
-			return operation.ValidateThroughput(req, changed)
-		},
-		Busy: true,
-		InFlight: func(existing *record.Checkpoint, asked pub.Asked) pub.InFlight {
-			if existing.Kind == Name && (asked.Request.DC == "" || existing.Target.DC == asked.Request.DC) {
-				say := fmt.Sprintf("Operation %s adding datacenter %s is in flight; resuming it.", existing.OperationID, existing.Target.DC)
-				return pub.InFlight{Resume: true, Say: say + operation.ThroughputSay(existing, asked.Request.StreamThroughput, "add-dc again")}
-			}
-			return pub.InFlight{}
-		},
-		Next: func(ns, cluster string, plan *pub.Plan, req pub.Request) string {
-			o := pub.KindRequestOf[Options](req).Options
-			next := fmt.Sprintf("kubectl cassandra add-dc -n %s %s", ns, cluster)
-			if o.File != "" {
-				next += " -f " + o.File
-			} else {
-				next += fmt.Sprintf(" --dc %s --nodes %d", req.DC, req.Nodes)
-				if len(o.Racks) > 0 {
-					next += " --racks " + strings.Join(o.Racks, ",")
-				}
-			}
-			if o.Source != "" {
-				next += " --rebuild-from " + o.Source
-			}
-			if len(o.Keyspaces) > 0 {
-				next += " --keyspaces " + strings.Join(o.Keyspaces, ",")
-			}
-			if o.RF > 0 {
-				next += fmt.Sprintf(" --rf %d", o.RF)
-			}
-			if o.AlterKeyspaces {
-				next += " --alter-keyspaces"
-			}
-			if o.CQLSecret != "" {
-				next += " --cql-secret " + o.CQLSecret
-			}
-			if req.StreamThroughput != "" {
-				next += " --stream-throughput " + req.StreamThroughput
-			}
-			return next + " --yes"
-		},
+		Flags:    flags,
+		Validate: validate,
+		Busy:     true,
+		InFlight: inFlight,
+		Next:     next,
 	}
+}
+
+// flags registers add-dc's flags, its own options into req.Ext.
+func flags(fs *pflag.FlagSet, req *pub.Request) {
+	o := &Options{}
+	req.Ext = o
+	fs.StringVar(&req.DC, "dc", "", "Datacenter to add (CassKop)")
+	fs.IntVar(&req.Nodes, "nodes", 0, "Nodes of each rack of the new datacenter (CassKop)")
+	fs.StringSliceVar(&o.Racks, "racks", nil, "Racks of the new datacenter (CassKop; default: the source datacenter's rack names)")
+	fs.StringVarP(&o.File, "filename", "f", "", "The new CassandraDatacenter, YAML or JSON (cass-operator)")
+	fs.StringVar(&o.Source, "rebuild-from", "", "Datacenter the new one is rebuilt from (cass-operator: default CLUSTER's)")
+	fs.StringSliceVar(&o.Keyspaces, "keyspaces", nil, "Keyspaces given replicas in the new datacenter (default: every keyspace that replicates to the source, system ones included)")
+	fs.IntVar(&o.RF, "rf", 0, "Replicas of each keyspace in the new datacenter (default: as many as in the source)")
+	fs.BoolVar(&o.AlterKeyspaces, "alter-keyspaces", false, "Run the ALTER KEYSPACE statements (cqlsh, as planned steps); without it the run stops before the rebuilds, naming them")
+	fs.StringVar(&o.CQLSecret, "cql-secret", "", "Secret with keys username and password of the CQL superuser cqlsh logs in with (none: no authentication)")
+	operation.ThroughputFlag(fs, req, "the source datacenter's nodes")
+}
+
+// validate refuses bad usage before anything is read; -f is read here.
+func validate(req pub.Request, changed func(string) bool) error {
+	o, _ := req.Ext.(*Options)
+	if o == nil {
+		return exit.Usagef("add-dc: no options")
+	}
+	if o.RF < 0 || req.Nodes < 0 {
+		return exit.Usagef("--rf and --nodes cannot be negative")
+	}
+	if o.File != "" {
+		if req.DC != "" || req.Nodes > 0 || len(o.Racks) > 0 {
+			return exit.Usagef("-f names the datacenter, its racks and its size: give either -f or --dc/--nodes/--racks")
+		}
+		b, err := os.ReadFile(o.File)
+		if err != nil {
+			return exit.Usagef("-f: %v; nothing changed", err)
+		}
+		o.Manifest = b
+	} else {
+		if req.DC == "" {
+			return exit.Usagef("name the datacenter to add with --dc (or give its resource with -f)")
+		}
+		if req.Nodes == 0 {
+			return exit.Usagef("give the nodes of each rack of %s with --nodes", req.DC)
+		}
+	}
+	return operation.ValidateThroughput(req, changed)
+}
+
+// inFlight resumes an add-dc of the same datacenter.
+func inFlight(existing *record.Checkpoint, asked pub.Asked) pub.InFlight {
+	if existing.Kind == Name && (asked.Request.DC == "" || existing.Target.DC == asked.Request.DC) {
+		say := fmt.Sprintf("Operation %s adding datacenter %s is in flight; resuming it.", existing.OperationID, existing.Target.DC)
+		return pub.InFlight{Resume: true, Say: say + operation.ThroughputSay(existing, asked.Request.StreamThroughput, "add-dc again")}
+	}
+	return pub.InFlight{}
+}
+
+// next is the command that starts the same plan again.
+func next(ns, cluster string, plan *pub.Plan, req pub.Request) string {
+	o := pub.KindRequestOf[Options](req).Options
+	next := fmt.Sprintf("kubectl cassandra add-dc -n %s %s", ns, cluster)
+	if o.File != "" {
+		next += " -f " + o.File
+	} else {
+		next += fmt.Sprintf(" --dc %s --nodes %d", req.DC, req.Nodes)
+		if len(o.Racks) > 0 {
+			next += " --racks " + strings.Join(o.Racks, ",")
+		}
+	}
+	if o.Source != "" {
+		next += " --rebuild-from " + o.Source
+	}
+	if len(o.Keyspaces) > 0 {
+		next += " --keyspaces " + strings.Join(o.Keyspaces, ",")
+	}
+	if o.RF > 0 {
+		next += fmt.Sprintf(" --rf %d", o.RF)
+	}
+	if o.AlterKeyspaces {
+		next += " --alter-keyspaces"
+	}
+	if o.CQLSecret != "" {
+		next += " --cql-secret " + o.CQLSecret
+	}
+	if req.StreamThroughput != "" {
+		next += " --stream-throughput " + req.StreamThroughput
+	}
+	return next + " --yes"
 }
