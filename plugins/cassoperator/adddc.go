@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"sigs.k8s.io/yaml"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
@@ -59,7 +59,7 @@ func parseManifest(b []byte, ns string) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("the datacenter's manifest is empty: give a %s with -f FILE", Kind)
 	}
 	// As the API server decodes it: integers as int64 (k8s.io/apimachinery util/json).
-	j, err := yaml.YAMLToJSON(b)
+	j, err := k8syaml.ToJSON(b)
 	var m map[string]any
 	if err == nil {
 		err = utiljson.Unmarshal(j, &m)
