@@ -147,6 +147,90 @@ func TestRemoveDCCassKop(t *testing.T) {
 	}
 }
 
+// On Cassandra 5.0 system_auth must name every datacenter with nodes: remove-dc drops
+// dc2 from the other keyspaces first, keeps it in system_auth while dc2's nodes leave
+// (the decommissions the replication check would refuse for system_auth alone run
+// with --force), and drops it from system_auth once no node of dc2 is in the ring.
+// Each keyspace is altered once, system_auth after every decommission; each node is
+// decommissioned once.
+func TestRemoveDCCassKop50(t *testing.T) {
+	w := world.New(t, world.Opts{DCs: []string{"dc1", "dc2"}, Racks: []string{"rack1", "rack2"}, Nodes: 2, RF: 2, Operator: true, Version: "5.0"})
+	_, stderr, code, _ := run(w, 0, removeDC("--alter-keyspaces")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	alters, decommissions := map[string]int{}, map[string]int{}
+	authAt, lastDecommission := -1, -1
+	var forced []bool
+	for i, e := range w.ExecLog() {
+		f := strings.Fields(e)
+		switch {
+		case strings.Contains(e, "ALTER KEYSPACE"):
+			alters[f[4]]++
+			if f[4] == "system_auth" {
+				authAt = i
+			}
+		case len(f) > 1 && f[1] == "decommission":
+			decommissions[f[0]]++
+			lastDecommission = i
+			forced = append(forced, f[len(f)-1] == "--force")
+		}
+	}
+	// RF 2 in dc2: the check refuses from N = 2 on, the last two decommissions.
+	if fmt.Sprint(forced) != "[false false true true]" {
+		t.Errorf("--force per decommission: %v, want the last two only:\n%s", forced, strings.Join(w.ExecLog(), "\n"))
+	}
+	if len(alters) != 4 {
+		t.Errorf("keyspaces altered: %v (want the 4 that replicated to dc2, once each)", alters)
+	}
+	for ks, n := range alters {
+		if n != 1 {
+			t.Errorf("keyspace %s altered %d times", ks, n)
+		}
+	}
+	if authAt < lastDecommission {
+		t.Errorf("system_auth altered at %d, before the last decommission (%d):\n%s", authAt, lastDecommission, strings.Join(w.ExecLog(), "\n"))
+	}
+	if len(decommissions) != 4 {
+		t.Errorf("decommissions: %v (want each of dc2's 4 nodes once)", decommissions)
+	}
+	for pod, n := range decommissions {
+		if !strings.Contains(pod, "dc2") || n != 1 {
+			t.Errorf("decommission of %s: %d times", pod, n)
+		}
+	}
+	if got := topologyDCs(w); len(got) != 1 || got[0] != "dc1" {
+		t.Errorf("topology: %v", got)
+	}
+	for _, n := range ringOf(t, w, "demo-dc1-rack1-0") {
+		if strings.HasPrefix(n, "dc2/") {
+			t.Errorf("dc1's ring still lists %s", n)
+		}
+	}
+	if r := w.DeploymentReplicas("casskop"); r != 1 {
+		t.Errorf("CassKop at %d replicas", r)
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("violations: %v", v)
+	}
+	if w.HasCheckpoint() {
+		t.Error("checkpoint left")
+	}
+}
+
+// On 5.0 without --alter-keyspaces, system_auth cannot be changed by hand while dc2
+// has nodes: the refusal says so and names --alter-keyspaces; nothing changes.
+func TestRemoveDCRefusesAuth50(t *testing.T) {
+	w := world.New(t, world.Opts{DCs: []string{"dc1", "dc2"}, Racks: []string{"rack1", "rack2"}, Nodes: 2, RF: 2, Operator: true, Version: "5.0"})
+	_, stderr, code, _ := run(w, 0, removeDC()...)
+	if code != 3 || !strings.Contains(stderr, "Cassandra 5.0 refuses") || !strings.Contains(stderr, "--alter-keyspaces") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if n := w.SideEffects(); n != 0 {
+		t.Fatalf("%d side effects on a refusal", n)
+	}
+}
+
 // On cass-operator the plugin never pauses the operator: it drops dc2 from the
 // keyspaces, annotates dc2's CassandraDatacenter decommission-on-delete, deletes it,
 // and verifies each node leave the ring of dc1, then the resource and its claims gone.
@@ -183,6 +267,25 @@ func TestRemoveDCCassOperator(t *testing.T) {
 	}
 	if v := w.Violations(); len(v) > 0 {
 		t.Errorf("violations: %v", v)
+	}
+}
+
+// On 5.0 cass-operator removes dc2's nodes only after the deletion of its resource,
+// the operation's carrier: remove-dc refuses while system_auth replicates to dc2, and
+// names the removal by hand (the statements, the deletion, system_auth's last).
+func TestRemoveDCCassOperatorRefusesAuth50(t *testing.T) {
+	w := world.New(t, world.Opts{CassOperator: true, Nodes: 2, RF: 2, OtherDC: "dc2", Version: "5.0"})
+	_, stderr, code, _ := drun(w, 0, "remove-dc", "dc2", "-n", "cassandra", "--dc", "dc2", "--alter-keyspaces", "--yes", "--poll-interval", "10ms")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	for _, want := range []string{"Cassandra 5.0 refuses", "ALTER KEYSPACE app WITH", "decommission-on-delete", "ALTER KEYSPACE system_auth WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '2'};"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("refusal lacks %q:\n%s", want, stderr)
+		}
+	}
+	if n := w.SideEffects(); n != 0 {
+		t.Fatalf("%d side effects on a refusal", n)
 	}
 }
 

@@ -41,6 +41,19 @@ type Variant struct {
 	// Driven: the operator acts (operator.Scaler) and the steps ask it and verify
 	// (driven.go); the waits also watch the operator for its stuck states.
 	Driven bool
+	// Force (remove-dc on 5.0): each decommission asks Now right before it runs, and
+	// runs with --force when it says so (the plan says When). nil: the checkpoint's
+	// Force alone decides.
+	Force *ForceRule
+}
+
+// ForceRule is a kind's condition for a decommission with --force (Variant.Force).
+type ForceRule struct {
+	// When says in the plan when --force is given.
+	When string
+	// Now reads the world right before the decommission; an error is "unknown": the
+	// decommission is not called and the step retries.
+	Now func(ctx context.Context) (bool, error)
 }
 
 // Build returns the implementations of the checkpoint's steps, one per step record.

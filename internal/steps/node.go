@@ -23,6 +23,8 @@ type decommission struct {
 	// refire: the operator already fired this decommission (repair-operator-state); the
 	// plan says so (like any decommission, it runs again only on a NORMAL node).
 	refire bool
+	// forceRule: the kind's condition for --force (Variant.Force), nil when none.
+	forceRule *ForceRule
 }
 
 func (*decommission) kind() string { return record.StepDecommission }
@@ -30,6 +32,7 @@ func (*decommission) kind() string { return record.StepDecommission }
 // variant: in a repair, the operator already fired the decommission (refire).
 func (s *decommission) variant(v Variant) operation.Step {
 	s.refire = v.Repair
+	s.forceRule = v.Force
 	return s
 }
 
@@ -38,14 +41,16 @@ func (s *decommission) Describe() string { return "decommission " + s.n.Pod }
 
 // PlanText implements PlanTexter.
 func (s *decommission) PlanText() string {
-	force := ""
+	force, when := "", ""
 	if s.w.CP.Force {
 		force = " --force"
+	} else if s.forceRule != nil {
+		when = ", with --force " + s.forceRule.When
 	}
 	if s.refire {
-		return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s), only if it is NORMAL again (it was already fired)", force, s.n.Pod, s.n.HostID)
+		return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s), only if it is NORMAL again (it was already fired)%s", force, s.n.Pod, s.n.HostID, when)
 	}
-	return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s)", force, s.n.Pod, s.n.HostID)
+	return fmt.Sprintf("nodetool decommission%s on %s (Host ID %s)%s", force, s.n.Pod, s.n.HostID, when)
 }
 
 // Done: the node reports LEAVING or DECOMMISSIONED, or DECOMMISSION_FAILED while
@@ -158,10 +163,14 @@ func (s *decommission) Do(ctx context.Context) error {
 	if err := s.w.refuseDeleting(record.StepID(record.StepDecommission, s.n.Pod)); err != nil {
 		return err
 	}
+	force, err := s.force(ctx)
+	if err != nil {
+		return err
+	}
 	s.w.setFailed(s.n.Pod, "")
 	done := make(chan struct{})
 	go s.progress(ctx, done)
-	outcome, msg := s.w.Nodetool.Decommission(ctx, s.n.Pod, s.w.CP.Force)
+	outcome, msg := s.w.Nodetool.Decommission(ctx, s.n.Pod, force)
 	close(done)
 	// The call lasted as long as the decommission: what was read before is stale.
 	s.w.Forget()
@@ -188,6 +197,19 @@ func (s *decommission) Do(ctx context.Context) error {
 	// Returned, already running, already decommissioned, or unknown (the exec broke):
 	// the node's state decides.
 	return nil
+}
+
+// force is whether this call passes --force: the checkpoint's Force, else the kind's
+// rule read now (unreadable: retried, the decommission not called).
+func (s *decommission) force(ctx context.Context) (bool, error) {
+	if s.w.CP.Force || s.forceRule == nil {
+		return s.w.CP.Force, nil
+	}
+	f, err := s.forceRule.Now(ctx)
+	if err != nil {
+		return false, &operation.Retryable{Err: fmt.Errorf("cannot tell whether the decommission of %s takes --force: %w", s.n.Pod, err)}
+	}
+	return f, nil
 }
 
 // Wait waits until the node is leaving or gone. A node that stays NORMAL (the call was

@@ -39,14 +39,39 @@ func (k Kind) planDriven(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	// pods is this cluster's.
 	m := dcread.Readers{Kube: p.Client, Nodetool: p.Nodetool, NS: cl.Namespace, Selector: env.Adapter.ClusterSelector(""),
 		Exclude: dcread.Member(dc.Racks, nil), CQL: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
-	sv, err := survey(ctx, p, m, listsAny(podIPs(states)), states, dc.Name, req.Options.AlterKeyspaces, surveyWords{
+	sv, err := survey(ctx, env, m, listsAny(podIPs(states)), states, dc.Name, req.Options.AlterKeyspaces, surveyWords{
 		ring: fmt.Sprintf("remove-dc needs one, healthy (%s decommissions a datacenter only while another one is in the ring)", env.Adapter.Title()),
 		cql:  "give the CQL superuser's Secret with --cql-secret (cass-operator's is <clusterName>-superuser)"})
 	if err != nil {
 		return nil, err
 	}
+	if sv.authLast {
+		return nil, refuseDrivenAuth(env, dc.Name, sv.judged)
+	}
 	plan := sv.plan(p, k, env, dc, states, drivenSteps(len(sv.judged.alter) > 0, sv.nodes))
 	return plan, nil
+}
+
+// refuseDrivenAuth refuses a driven removal on 5.0 while system_auth replicates to dc:
+// system_auth can lose dc only once its nodes left, and the operator removes them
+// only after the deletion of the datacenter's resource, which carries the operation's
+// record. The removal by hand is named: cass-operator decommissions with force
+// (pkg/reconciliation/decommission_node.go: CallDecommissionNode(pod, true)), so
+// Cassandra's replication check does not stop it.
+func refuseDrivenAuth(env *pub.Env, dc string, r replicas) error {
+	others := r.without(systemAuth)
+	first := ""
+	if len(others.alter) > 0 {
+		first = "drop it from the other keyspaces (cqlsh in a pod of another datacenter):\n" + others.statements() + "\nthen "
+	}
+	var auth string
+	for _, a := range r.alter {
+		if a.Keyspace == systemAuth {
+			auth = a.Statement
+		}
+	}
+	return exit.Refusedf("keyspace system_auth replicates to datacenter %s, and Cassandra 5.0 refuses to drop a datacenter from system_auth while it has nodes in the ring; %s removes them only after the deletion of its %s, which carries this plugin's record of the operation, so remove-dc cannot drop it afterwards. Remove it by hand: %sannotate %s %s with cassandra.datastax.com/decommission-on-delete=\"true\" and delete it (the operator decommissions its nodes with force, system_auth's data is held in full by the other datacenters); once no node of %s is in the ring (kubectl cassandra nodetool … status), run:\n  %s;\nnothing changed",
+		dc, env.Adapter.Title(), env.Adapter.Kind(), first, env.Adapter.Kind(), env.Cluster.Name, dc, auth)
 }
 
 // drivenSteps lists the steps of a removal the operator drives.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
+	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 )
 
 // replicas is what the keyspaces say about removing dc: the ones that still replicate
@@ -76,4 +77,67 @@ func (r replicas) keyspaceNames() []string {
 		out = append(out, a.Keyspace)
 	}
 	return out
+}
+
+// systemAuth is the keyspace Cassandra 5.0 requires to replicate to every datacenter
+// that has nodes (5.0's NetworkTopologyStrategy, test/sim/cql_replication.go: "Following datacenters have active nodes and must be present in replication options
+// for keyspace system_auth").
+const systemAuth = "system_auth"
+
+// authDeferred reports whether system_auth's change must wait until no node of the
+// datacenter is left in the ring: on 5.0, while system_auth still replicates to it.
+func authDeferred(r replicas, v50 bool) bool {
+	return v50 && r.has(systemAuth)
+}
+
+// has reports whether keyspace ks is among the ones to alter.
+func (r replicas) has(ks string) bool {
+	for _, a := range r.alter {
+		if a.Keyspace == ks {
+			return true
+		}
+	}
+	return false
+}
+
+// without is r without keyspace ks's change (system_auth's, deferred on 5.0).
+func (r replicas) without(ks string) replicas {
+	out := replicas{blocking: r.blocking}
+	for _, a := range r.alter {
+		if a.Keyspace != ks {
+			out.alter = append(out.alter, a)
+		}
+	}
+	return out
+}
+
+// onlyAuth reports whether system_auth is the only keyspace that replicates to the
+// datacenter (and keeps replicas elsewhere): then a decommission the replication
+// check refuses loses nothing, the other datacenters hold system_auth in full.
+func (r replicas) onlyAuth() bool {
+	return len(r.blocking) == 0 && len(r.alter) == 1 && r.alter[0].Keyspace == systemAuth
+}
+
+// forceNeeded is a decommission's --force (5.0, system_auth changed last): system_auth
+// is the only keyspace that replicates to dc, and the replication check would refuse
+// the decommission for it: N, dc's token owners that are not leaving (as the ring
+// lists them), is at most system_auth's replicas in dc (StorageService.decommission,
+// /work/shared/cassandra/NODETOOL.md E1/E6; test/sim/run.go rfCheck). --force skips
+// only that check.
+func forceNeeded(ks []cql.Keyspace, ring pubnodetool.Ring, dc string) bool {
+	if !judgeKeyspaces(ks, dc).onlyAuth() {
+		return false
+	}
+	owners := 0
+	for _, n := range ring.Nodes {
+		if n.DC == dc && (n.State == "N" || n.State == "M") {
+			owners++
+		}
+	}
+	for _, k := range ks {
+		if k.Name == systemAuth {
+			return owners <= k.RF(dc)
+		}
+	}
+	return false
 }

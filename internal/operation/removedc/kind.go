@@ -30,7 +30,7 @@ type Kind struct{}
 func (Kind) Info() pub.Info {
 	return pub.Info{
 		Name: Name,
-		Checkpoint: record.Schema{Version: 2, Empties: true, Steps: []string{StepAlterKeyspaces, StepWaitLeft, StepWaitSchema, StepRemoveDC, StepWaitRemoved,
+		Checkpoint: record.Schema{Version: 2, Empties: true, Steps: []string{StepAlterKeyspaces, StepAlterAuth, StepWaitLeft, StepWaitSchema, StepRemoveDC, StepWaitRemoved,
 			record.StepDecommission, record.StepVerifyLeft, record.StepShrinkSTS, record.StepWaitPodGone, record.StepDeletePVCs,
 			steps.StepUpdateCluster, record.StepPauseOperator, record.StepResumeOperator}},
 		StepsHeader: "Steps (the keyspaces first, then one node at a time, highest ordinal first across the racks):",
@@ -63,7 +63,11 @@ func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 // Summary implements operation.Kind.
 func (Kind) Summary(cp *record.Checkpoint) string {
 	e, _ := extOf(cp)
-	return fmt.Sprintf("datacenter %s removed (%d nodes decommissioned, %d keyspaces changed)", cp.Target.DC, len(cp.Nodes), len(e.Keyspaces))
+	changed := len(e.Keyspaces)
+	if hasKind(cp, StepAlterAuth) {
+		changed++
+	}
+	return fmt.Sprintf("datacenter %s removed (%d nodes decommissioned, %d keyspaces changed)", cp.Target.DC, len(cp.Nodes), changed)
 }
 
 // Target implements operation.Kind.
@@ -80,6 +84,9 @@ func (Kind) PlanLines(cp *record.Checkpoint, findings []string) []string {
 	}
 	for _, r := range cp.Target.Racks {
 		lines = append(lines, fmt.Sprintf("  rack %s: %d → 0 nodes", r, cp.Target.From[r]))
+	}
+	if hasKind(cp, StepAlterAuth) {
+		lines = append(lines, fmt.Sprintf("  keyspace system_auth: drop datacenter %s from its replication once no node of it is left in the ring (Cassandra 5.0 refuses it before)", cp.Target.DC))
 	}
 	for _, f := range findings {
 		lines = append(lines, "  "+f)

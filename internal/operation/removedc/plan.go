@@ -46,13 +46,13 @@ func (k Kind) Plan(ctx context.Context, env *pub.Env) (*pub.Plan, error) {
 	}
 	m := dcread.Readers{Kube: p.Client, Nodetool: p.Nodetool, NS: cl.Namespace, Selector: env.Adapter.ClusterSelector(cl.Name),
 		Exclude: dcread.Member(dc.Racks, nil), CQL: cql.Client{Exec: p.Exec, Auth: cql.SecretAuth(p.Client, cl.Namespace, req.Options.CQLSecret)}}
-	sv, err := survey(ctx, p, m, nil, states, dc.Name, req.Options.AlterKeyspaces, surveyWords{
+	sv, err := survey(ctx, env, m, nil, states, dc.Name, req.Options.AlterKeyspaces, surveyWords{
 		ring: "remove-dc needs another datacenter, healthy, to read it",
 		cql:  "give the CQL superuser's Secret with --cql-secret"})
 	if err != nil {
 		return nil, err
 	}
-	plan := sv.plan(p, k, env, dc, states, removalSteps(len(sv.judged.alter) > 0, sv.nodes, req.Pause != nil, dc.MaxNodes() > 0 || len(sv.nodes) > 0))
+	plan := sv.plan(p, k, env, dc, states, removalSteps(len(sv.now().alter) > 0, sv.authLast, sv.nodes, req.Pause != nil, dc.MaxNodes() > 0 || len(sv.nodes) > 0))
 	plan.Warnings = append(operation.PauseWarnings(req.Pause, env.Adapter.Kind()), plan.Warnings...)
 	return plan, nil
 }
@@ -65,6 +65,17 @@ type surveyed struct {
 	judged  replicas
 	nodes   []record.Node
 	readers []string
+	// authLast: system_auth's change waits until no node of the datacenter is left
+	// in the ring (Cassandra 5.0 refuses it before: authDeferred).
+	authLast bool
+}
+
+// now is the keyspaces' change made before the nodes leave.
+func (sv surveyed) now() replicas {
+	if sv.authLast {
+		return sv.judged.without(systemAuth)
+	}
+	return sv.judged
 }
 
 // surveyWords say, in a refusal, what an unreadable ring or keyspace list needs.
@@ -72,8 +83,9 @@ type surveyWords struct{ ring, cql string }
 
 // survey is the preflight both planners share: the ring read from a datacenter that
 // stays (accept, when set, tells this cluster's ring), every node UN, the keyspaces
-// judged (refused unless alter), the nodes planned, the readers named.
-func survey(ctx context.Context, p *operation.Planner, m dcread.Readers, accept func(pubnodetool.Ring) bool, states []operation.RackNow, dc string, alter bool, why surveyWords) (surveyed, error) {
+// judged (refused unless alter; system_auth's change deferred on 5.0), the nodes
+// planned, the readers named.
+func survey(ctx context.Context, env *pub.Env, m dcread.Readers, accept func(pubnodetool.Ring) bool, states []operation.RackNow, dc string, alter bool, why surveyWords) (surveyed, error) {
 	var sv surveyed
 	var err error
 	sv.ring, sv.reader, err = m.RingWith(ctx, accept)
@@ -88,9 +100,17 @@ func survey(ctx context.Context, p *operation.Planner, m dcread.Readers, accept 
 		return sv, exit.Refusedf("cannot read the keyspaces' replication through cqlsh in %s (%v): %s; nothing changed", sv.reader.Name, err, why.cql)
 	}
 	sv.judged = judgeKeyspaces(ks, dc)
-	if err := refuseKeyspaces(sv.judged, dc, alter); err != nil {
+	if sv.judged.has(systemAuth) {
+		v, err := operation.ClusterVersion(ctx, env, sv.reader.Name, "cannot tell the Cassandra version (%v), on which the change of system_auth depends (5.0 keeps it until the datacenter's nodes left); nothing changed")
+		if err != nil {
+			return sv, err
+		}
+		sv.authLast = authDeferred(sv.judged, v.AtLeast(5, 0))
+	}
+	if err := refuseKeyspaces(sv.judged, dc, alter, sv.authLast); err != nil {
 		return sv, err
 	}
+	p := operation.PlannerOf(env)
 	if sv.nodes, err = planNodes(ctx, p, states, sv.ring); err != nil {
 		return sv, err
 	}
@@ -117,9 +137,12 @@ func (sv surveyed) plan(p *operation.Planner, k Kind, env *pub.Env, dc topology.
 	plan.CP = p.NewCheckpoint(env.Cluster, k, "remove-dc", req.Request)
 	plan.CP.Target = record.Target{DC: dc.Name, Racks: operation.RackNames(dc.Racks), Nodes: 0, From: fromOf(states), RackNodes: zeroes(dc.Racks)}
 	plan.CP.Nodes = sv.nodes
-	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sv.readers, Keyspaces: sv.judged.keyspaceNames()}.encode()
+	plan.CP.Ext = ext{CQLSecret: req.Options.CQLSecret, Readers: sv.readers, Keyspaces: sv.now().keyspaceNames()}.encode()
 	plan.CP.Steps = list
 	plan.Findings = append(plan.Findings, fmt.Sprintf("ring read from %s (datacenter %s)", sv.reader.Name, readerDC(sv.ring, sv.reader.Status.PodIP)))
+	if sv.authLast {
+		plan.Findings = append(plan.Findings, fmt.Sprintf("Cassandra 5.0: system_auth must replicate to every datacenter that has nodes, so it keeps %s while its nodes leave and loses it once none is left in the ring; a decommission runs with --force only when the replication check would refuse it for system_auth alone (no other keyspace replicates to %s then, and the other datacenters hold system_auth in full)", dc.Name, dc.Name))
+	}
 	if len(sv.judged.alter) > 0 {
 		plan.Warnings = append(plan.Warnings, "the keyspaces' changes are not undone by abort: dropping a datacenter from a keyspace is kept once Cassandra agreed on it")
 	}
@@ -180,10 +203,19 @@ func checkRing(ring pubnodetool.Ring, dc, reader string) error {
 }
 
 // refuseKeyspaces refuses a removal that would lose data, and one that needs
-// keyspace changes the user did not ask the plugin to make (naming them).
-func refuseKeyspaces(r replicas, dc string, alter bool) error {
+// keyspace changes the user did not ask the plugin to make (naming them). With
+// authLast (5.0) system_auth cannot be changed by hand before the nodes left: only
+// --alter-keyspaces removes the datacenter then.
+func refuseKeyspaces(r replicas, dc string, alter, authLast bool) error {
 	if len(r.blocking) > 0 {
 		return exit.Refusedf("datacenter %s cannot be removed: %s; nothing changed", dc, strings.Join(r.blocking, "; "))
+	}
+	if authLast && !alter {
+		rest := ""
+		if others := r.without(systemAuth); len(others.alter) > 0 {
+			rest = fmt.Sprintf(" Other keyspaces replicate to it too (%s); the plugin drops it from them first.", strings.Join(others.keyspaceNames(), ", "))
+		}
+		return exit.Refusedf("keyspace system_auth replicates to datacenter %s, and Cassandra 5.0 refuses to drop a datacenter from system_auth while it has nodes in the ring.%s Run remove-dc with --alter-keyspaces: system_auth keeps %s while its nodes leave (a decommission the replication check refuses for system_auth alone runs with --force: the other datacenters hold system_auth in full) and loses it once none is left in the ring; nothing changed", dc, rest, dc)
 	}
 	if len(r.alter) > 0 && !alter {
 		return exit.Refusedf("keyspaces still replicate to datacenter %s (%s); drop it from each (cqlsh in a pod of another datacenter):\n%s\nthen run remove-dc again, or run it with --alter-keyspaces to have the plugin run them as planned steps; nothing changed",

@@ -17,6 +17,33 @@ type run struct {
 	w  *steps.World
 	dc string
 	m  dcread.Readers
+	// authLast: system_auth loses the datacenter only once its nodes left (5.0; the
+	// plan has StepAlterAuth): until then it is expected to replicate to it.
+	authLast bool
+}
+
+// judged is the keyspaces' judgement the steps before the nodes' removal act on:
+// without system_auth when its change comes last.
+func (r *run) judged(ks []cql.Keyspace) replicas {
+	j := judgeKeyspaces(ks, r.dc)
+	if r.authLast {
+		return j.without(systemAuth)
+	}
+	return j
+}
+
+// forceNow reads, right before a decommission, whether it runs with --force: only
+// when the replication check would refuse it for system_auth alone (forceNeeded).
+func (r *run) forceNow(ctx context.Context) (bool, error) {
+	ring, reader, err := r.m.Ring(ctx)
+	if err != nil {
+		return false, err
+	}
+	ks, err := r.m.Keyspaces(ctx, reader)
+	if err != nil {
+		return false, err
+	}
+	return forceNeeded(ks, ring, r.dc), nil
 }
 
 // keyspacesNow reads the replication of every keyspace from a pod that stays.
@@ -45,7 +72,7 @@ func (s *alterKeyspaces) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return len(judgeKeyspaces(ks, s.dc).alter) == 0, nil
+	return len(s.judged(ks).alter) == 0, nil
 }
 
 // Safe: every keyspace that has the datacenter keeps replicas elsewhere.
@@ -65,7 +92,7 @@ func (s *alterKeyspaces) Do(ctx context.Context) error {
 	if err != nil {
 		return &pub.Retryable{Err: err}
 	}
-	for _, a := range judgeKeyspaces(ks, s.dc).alter {
+	for _, a := range s.judged(ks).alter {
 		if _, _, err := s.m.CQL.Run(ctx, pod, host, a.Statement); err != nil {
 			return &pub.Retryable{Err: fmt.Errorf("keyspace %s: %w", a.Keyspace, err)}
 		}
@@ -78,6 +105,9 @@ func (s *alterKeyspaces) Do(ctx context.Context) error {
 type waitSchema struct{ *run }
 
 func (s *waitSchema) Describe() string {
+	if s.authLast {
+		return fmt.Sprintf("wait until every node agrees on the schema (nodetool describecluster) and verify no keyspace but system_auth replicates to %s", s.dc)
+	}
 	return fmt.Sprintf("wait until every node agrees on the schema (nodetool describecluster) and verify no keyspace replicates to %s", s.dc)
 }
 
@@ -90,7 +120,7 @@ func (s *waitSchema) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if judged := judgeKeyspaces(ks, s.dc); len(judged.alter)+len(judged.blocking) > 0 {
+	if judged := s.judged(ks); len(judged.alter)+len(judged.blocking) > 0 {
 		return false, &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspaces replicate to datacenter %s again (%s), after their change: someone changed them meanwhile; run remove-dc again to plan their change (kubectl cassandra abort first)", s.dc, strings.Join(append(judged.keyspaceNames(), judged.blocking...), "; "))}
 	}
 	d, ok := s.w.Nodetool.(dcread.Describer)
@@ -102,6 +132,71 @@ func (s *waitSchema) Done(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return dcread.SchemaAgreed(desc), nil
+}
+
+// alterAuth drops the datacenter from system_auth once no node of it is left in the
+// ring (Cassandra 5.0 refuses it before), from the replication read right before.
+type alterAuth struct{ *run }
+
+func (s *alterAuth) Describe() string {
+	return fmt.Sprintf("drop datacenter %s from the replication of system_auth, now that no node of it is left in the ring (Cassandra 5.0 refuses it before; ALTER KEYSPACE through cqlsh in a pod of another datacenter)", s.dc)
+}
+
+// Done: system_auth does not replicate to the datacenter.
+func (s *alterAuth) Done(ctx context.Context) (bool, error) {
+	ks, _, _, err := s.keyspacesNow(ctx)
+	if err != nil {
+		return false, err
+	}
+	j := judgeKeyspaces(ks, s.dc)
+	return !j.has(systemAuth) && !blocks(j, systemAuth), nil
+}
+
+// Safe: no node of the datacenter is left in the ring, and system_auth keeps
+// replicas elsewhere.
+func (s *alterAuth) Safe(ctx context.Context) error {
+	ring, reader, err := s.m.Ring(ctx)
+	if err != nil {
+		return err
+	}
+	if mine, _ := dcread.DCNodes(ring, s.dc); len(mine) > 0 {
+		return fmt.Errorf("the ring read from %s still lists %d node(s) of datacenter %s (first %s, %s): system_auth keeps it until none is left", reader.Name, len(mine), s.dc, mine[0].Address, mine[0].Code())
+	}
+	ks, err := s.m.Keyspaces(ctx, reader)
+	if err != nil {
+		return err
+	}
+	if j := judgeKeyspaces(ks, s.dc); blocks(j, systemAuth) {
+		return &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspace system_auth changed since the plan: %s; give it replicas in another datacenter (ALTER KEYSPACE, then nodetool repair there), then resume", strings.Join(j.blocking, "; "))}
+	}
+	return nil
+}
+
+func (s *alterAuth) Do(ctx context.Context) error {
+	ks, pod, host, err := s.keyspacesNow(ctx)
+	if err != nil {
+		return &pub.Retryable{Err: err}
+	}
+	for _, a := range judgeKeyspaces(ks, s.dc).alter {
+		if a.Keyspace != systemAuth {
+			continue
+		}
+		if _, _, err := s.m.CQL.Run(ctx, pod, host, a.Statement); err != nil {
+			return &pub.Retryable{Err: fmt.Errorf("keyspace %s: %w", a.Keyspace, err)}
+		}
+	}
+	return nil
+}
+
+// blocks reports whether keyspace ks is among r's blocking ones (their text starts
+// with "keyspace <name> ").
+func blocks(r replicas, ks string) bool {
+	for _, b := range r.blocking {
+		if strings.HasPrefix(b, "keyspace "+ks+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 // removeDC takes the datacenter out of the cluster resource, once no node of it is

@@ -23,6 +23,9 @@ const (
 	StepWaitSchema = "wait-schema-agreement"
 	// StepRemoveDC takes the datacenter out of the cluster resource.
 	StepRemoveDC = "remove-datacenter"
+	// StepAlterAuth drops the datacenter from system_auth once no node of it is left
+	// in the ring (Cassandra 5.0 refuses it before: keyspaces.go authDeferred).
+	StepAlterAuth = "alter-system-auth"
 	// StepWaitRemoved waits until the operator removed what it kept of the
 	// datacenter, and verifies no node of it is left in the ring.
 	StepWaitRemoved = "wait-datacenter-removed"
@@ -34,9 +37,10 @@ var nodeKinds = []string{record.StepDecommission, record.StepVerifyLeft, record.
 
 // removalSteps lists the steps: the keyspaces' changes and the schema agreement, then
 // (the operator paused when pause) every node's removal and the resource's count
-// (when counted: the datacenter still counts nodes), then, the operator running,
-// the datacenter out of the resource and the wait until the operator removed it.
-func removalSteps(alter bool, nodes []record.Node, pause, counted bool) []record.Step {
+// (when counted: the datacenter still counts nodes), then system_auth's change when
+// authLast (5.0), then, the operator running, the datacenter out of the resource and
+// the wait until the operator removed it.
+func removalSteps(alter, authLast bool, nodes []record.Node, pause, counted bool) []record.Step {
 	var list []record.Step
 	if alter {
 		list = append(list, checkpoint.PendingStep(StepAlterKeyspaces, ""))
@@ -49,6 +53,9 @@ func removalSteps(alter bool, nodes []record.Node, pause, counted bool) []record
 		}
 		removal = append(removal, checkpoint.PendingStep(steps.StepUpdateCluster, ""))
 		list = append(list, checkpoint.Paused(pause, removal)...)
+	}
+	if authLast {
+		list = append(list, checkpoint.PendingStep(StepAlterAuth, ""))
 	}
 	return append(list, checkpoint.PendingStep(StepRemoveDC, ""), checkpoint.PendingStep(StepWaitRemoved, ""))
 }
@@ -76,7 +83,14 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 		named[p] = true
 	}
 	r := &run{w: w, dc: w.CP.Target.DC, m: dcread.Readers{Kube: w.Kube, Nodetool: w.Nodetool, NS: w.CP.Namespace, Named: named,
-		Exclude: dcread.Member(w.Racks, planned), CQL: cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}}}
+		Exclude: dcread.Member(w.Racks, planned), CQL: cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}},
+		authLast: hasKind(w.CP, StepAlterAuth)}
+	variant := steps.Variant{RingReaders: true}
+	if r.authLast {
+		variant.Force = &steps.ForceRule{
+			When: "if the replication check would refuse it for system_auth alone (kept until " + r.dc + "'s nodes left)",
+			Now:  r.forceNow}
+	}
 	removed := removalRequested(w, r.dc)
 	out := map[string]pub.Step{}
 	for _, s := range w.CP.Steps {
@@ -90,6 +104,8 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 			st = &waitLeft{run: r, n: n}
 		case StepAlterKeyspaces:
 			st = &alterKeyspaces{r}
+		case StepAlterAuth:
+			st = &alterAuth{r}
 		case StepWaitSchema:
 			st = &waitSchema{r}
 		case StepRemoveDC:
@@ -106,7 +122,7 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 				st = &waitRemovedDriven{waitRemoved{r}}
 			}
 		default:
-			lib, err := steps.BuildOne(w, steps.Variant{RingReaders: true}, s)
+			lib, err := steps.BuildOne(w, variant, s)
 			if err != nil {
 				return nil, err
 			}
