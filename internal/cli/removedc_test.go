@@ -218,6 +218,61 @@ func TestRemoveDCCassKop50(t *testing.T) {
 	}
 }
 
+// On 5.0, a run killed at every side effect in turn, then resumed: each keyspace is
+// altered once (system_auth after every decommission), each node decommissioned once.
+func TestRemoveDCResume50(t *testing.T) {
+	for k := 1; ; k++ {
+		w := world.New(t, world.Opts{DCs: []string{"dc1", "dc2"}, Racks: []string{"rack1", "rack2"}, Nodes: 2, RF: 2, Operator: true, Version: "5.0"})
+		if _, _, _, crashed := run(w, k, removeDC("--alter-keyspaces")...); !crashed {
+			if k < 8 {
+				t.Fatalf("the run ended at side effect %d", k)
+			}
+			return
+		}
+		if _, stderr, code, _ := run(w, 0, "resume", "demo", "-n", "cassandra", "--yes"); code != 0 {
+			t.Fatalf("killed at side effect %d, resume: exit %d\n%s", k, code, stderr)
+		}
+		alters, decommissions := map[string]int{}, map[string]int{}
+		authAt, lastDecommission := -1, -1
+		for i, e := range w.ExecLog() {
+			f := strings.Fields(e)
+			switch {
+			case strings.Contains(e, "ALTER KEYSPACE"):
+				alters[f[4]]++
+				if f[4] == "system_auth" {
+					authAt = i
+				}
+			case len(f) > 1 && f[1] == "decommission":
+				decommissions[f[0]]++
+				lastDecommission = i
+			}
+		}
+		if len(alters) != 4 || len(decommissions) != 4 || authAt < lastDecommission {
+			t.Fatalf("killed at side effect %d: alters %v, decommissions %v, system_auth at %d, last decommission at %d", k, alters, decommissions, authAt, lastDecommission)
+		}
+		for what, n := range sumCounts(alters, decommissions) {
+			if n != 1 {
+				t.Errorf("killed at side effect %d: %s %d times:\n%s", k, what, n, strings.Join(w.ExecLog(), "\n"))
+			}
+		}
+		if got := topologyDCs(w); len(got) != 1 || w.HasCheckpoint() || w.DeploymentReplicas("casskop") != 1 {
+			t.Fatalf("killed at side effect %d: topology %v, checkpoint %v", k, got, w.HasCheckpoint())
+		}
+	}
+}
+
+// sumCounts adds two tallies (keys apart: keyspaces and pods).
+func sumCounts(a, b map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range a {
+		out[k] += v
+	}
+	for k, v := range b {
+		out[k] += v
+	}
+	return out
+}
+
 // On 5.0 without --alter-keyspaces, system_auth cannot be changed by hand while dc2
 // has nodes: the refusal says so and names --alter-keyspaces; nothing changes.
 func TestRemoveDCRefusesAuth50(t *testing.T) {
