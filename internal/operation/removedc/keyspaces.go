@@ -134,10 +134,16 @@ func forceNeeded(ks []cql.Keyspace, ring pubnodetool.Ring, dc string) bool {
 			owners++
 		}
 	}
+	k, _ := keyspaceOf(ks, systemAuth)
+	return owners <= k.RF(dc)
+}
+
+// keyspaceOf is keyspace name among ks.
+func keyspaceOf(ks []cql.Keyspace, name string) (cql.Keyspace, bool) {
 	for _, k := range ks {
-		if k.Name == systemAuth {
-			return owners <= k.RF(dc)
+		if k.Name == name {
+			return k, true
 		}
 	}
-	return false
+	return cql.Keyspace{}, false
 }

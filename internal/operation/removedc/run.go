@@ -148,8 +148,8 @@ func (s *alterAuth) Done(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	j := judgeKeyspaces(ks, s.dc)
-	return !j.has(systemAuth) && !blocks(j, systemAuth), nil
+	k, ok := keyspaceOf(ks, systemAuth)
+	return !ok || k.RF(s.dc) == 0, nil
 }
 
 // Safe: no node of the datacenter is left in the ring, and system_auth keeps
@@ -166,8 +166,8 @@ func (s *alterAuth) Safe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if j := judgeKeyspaces(ks, s.dc); blocks(j, systemAuth) {
-		return &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspace system_auth changed since the plan: %s; give it replicas in another datacenter (ALTER KEYSPACE, then nodetool repair there), then resume", strings.Join(j.blocking, "; "))}
+	if k, ok := keyspaceOf(ks, systemAuth); ok && k.RF(s.dc) > 0 && (!k.NTS() || len(k.Without(s.dc)) == 0) {
+		return &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspace system_auth changed since the plan: it no longer keeps replicas outside datacenter %s (%s %s); give it replicas in another datacenter (ALTER KEYSPACE, then nodetool repair there), then resume", s.dc, shortClass(k.Class), rfText(k.DCs))}
 	}
 	return nil
 }
@@ -186,17 +186,6 @@ func (s *alterAuth) Do(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// blocks reports whether keyspace ks is among r's blocking ones (their text starts
-// with "keyspace <name> ").
-func blocks(r replicas, ks string) bool {
-	for _, b := range r.blocking {
-		if strings.HasPrefix(b, "keyspace "+ks+" ") {
-			return true
-		}
-	}
-	return false
 }
 
 // removeDC takes the datacenter out of the cluster resource, once no node of it is
