@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -175,31 +176,37 @@ func (s *rebuild) Do(ctx context.Context) error {
 }
 
 // follow runs the blocking rebuild call and, while it runs, reads the node's netstats
-// every poll interval for its progress, rate and ETA.
+// every poll interval for its progress, rate and ETA. The call runs in the caller's
+// goroutine (whatever it panics with stays the caller's); the reader stops before
+// follow returns.
 func (s *rebuild) follow(ctx context.Context, call func() (nodetool.RebuildOutcome, string)) (nodetool.RebuildOutcome, string) {
-	type answer struct {
-		outcome nodetool.RebuildOutcome
-		line    string
-	}
-	ended := make(chan answer, 1)
-	go func() {
-		o, l := call()
-		ended <- answer{o, l}
-	}()
 	every := s.w.Poll
 	if every <= 0 {
 		every = time.Second
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case a := <-ended:
-			return a.outcome, a.line
-		case <-tick.C:
-			_, _ = s.streaming(ctx) // progress only: the call's answer and the wait decide
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_, _ = s.streaming(ctx) // progress only: the call's answer and the wait decide
+			}
 		}
-	}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	return call()
 }
 
 // failed counts a failed rebuild: retried on that node only, until maxFailures.
