@@ -20,7 +20,7 @@ const example = `  # Show what adding datacenter dc2 (2 racks of 3 nodes) rebuil
   kubectl cassandra add-dc cassandra-demo --dc dc2 --nodes 3 --rebuild-from dc1 --alter-keyspaces --cql-secret demo-superuser
 
   # cass-operator: the new CassandraDatacenter from a file, rebuilt from dc1's
-  kubectl cassandra add-dc dc1 -f dc2.yaml --alter-keyspaces --cql-secret demo-superuser`
+  kubectl cassandra add-dc dc1 -f dc2.yaml --alter-keyspaces --cql-secret demo-superuser   # needs a real cluster (and the file dc2.yaml)`
 
 // Command implements operation.Commander: kubectl cassandra add-dc.
 func (Kind) Command() pub.Command {
