@@ -17,7 +17,7 @@ const example = `  # Show what adding datacenter dc2 (2 racks of 3 nodes) rebuil
   kubectl cassandra add-dc cassandra-demo --dc dc2 --racks r1,r2 --nodes 3 --rebuild-from dc1 --dry-run
 
   # Add it; the plugin gives dc2 replicas in every keyspace dc1 has (cqlsh, superuser Secret)
-  kubectl cassandra add-dc cassandra-demo --dc dc2 --nodes 3 --rebuild-from dc1 --alter-keyspaces --cql-secret demo-superuser
+  kubectl cassandra add-dc cassandra-demo --dc dc2 --nodes 3 --rebuild-from dc1 --alter-keyspaces --cql-secret demo-superuser   # needs a real cluster (and the Secret)
 
   # cass-operator: the new CassandraDatacenter from a file, rebuilt from dc1's
   kubectl cassandra add-dc dc1 -f dc2.yaml --alter-keyspaces --cql-secret demo-superuser   # needs a real cluster (and the file dc2.yaml)`
