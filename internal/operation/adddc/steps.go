@@ -273,13 +273,5 @@ func (s *waitSchema) Done(ctx context.Context) (bool, error) {
 	if p := pending(ks, s.dc, s.e.Wanted); len(p) > 0 {
 		return false, &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspaces no longer replicate to datacenter %s (%s), after their change: someone changed them meanwhile; give them replicas there again, then resume", s.dc, p[0].Keyspace)}
 	}
-	d, ok := s.w.Nodetool.(dcread.Describer)
-	if !ok {
-		return false, fmt.Errorf("this nodetool client cannot run describecluster")
-	}
-	desc, err := d.DescribeCluster(ctx, reader.Name)
-	if err != nil {
-		return false, err
-	}
-	return dcread.SchemaAgreed(desc), nil
+	return s.m.Agreed(ctx, reader.Name)
 }

@@ -2,6 +2,7 @@ package dcread
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
@@ -24,4 +25,18 @@ func SchemaAgreed(d nodetool.ClusterDescription) bool {
 		versions++
 	}
 	return versions == 1
+}
+
+// Agreed asks pod (one of the readers) for the cluster's schema versions: true when
+// every node agrees (SchemaAgreed).
+func (m Readers) Agreed(ctx context.Context, pod string) (bool, error) {
+	d, ok := m.Nodetool.(Describer)
+	if !ok {
+		return false, fmt.Errorf("this nodetool client cannot run describecluster")
+	}
+	desc, err := d.DescribeCluster(ctx, pod)
+	if err != nil {
+		return false, err
+	}
+	return SchemaAgreed(desc), nil
 }

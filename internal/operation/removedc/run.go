@@ -123,15 +123,7 @@ func (s *waitSchema) Done(ctx context.Context) (bool, error) {
 	if judged := s.judged(ks); len(judged.alter)+len(judged.blocking) > 0 {
 		return false, &pub.Fatal{Code: pub.ExitRefused, Err: fmt.Errorf("keyspaces replicate to datacenter %s again (%s), after their change: someone changed them meanwhile; run remove-dc again to plan their change (kubectl cassandra abort first)", s.dc, strings.Join(append(judged.keyspaceNames(), judged.blocking...), "; "))}
 	}
-	d, ok := s.w.Nodetool.(dcread.Describer)
-	if !ok {
-		return false, fmt.Errorf("this nodetool client cannot run describecluster")
-	}
-	desc, err := d.DescribeCluster(ctx, pod)
-	if err != nil {
-		return false, err
-	}
-	return dcread.SchemaAgreed(desc), nil
+	return s.m.Agreed(ctx, pod)
 }
 
 // alterAuth drops the datacenter from system_auth once no node of it is left in the
