@@ -115,16 +115,9 @@ func entryRacks(u *unstructured.Unstructured, entry map[string]any) ([]string, i
 // with a JSON patch testing the cluster's UID and resourceVersion. op is not written:
 // CassKop's topology keeps no mark, the entry is the operation's whole effect.
 func (a *Adapter) AddDatacenter(ctx context.Context, ns, name, uid, _ string, want operator.NewDatacenter) error {
-	c, err := a.client(ns)
+	c, u, err := a.planned(ctx, ns, name, uid, "no datacenter was added")
 	if err != nil {
 		return err
-	}
-	u, err := c.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	if string(u.GetUID()) != uid {
-		return fmt.Errorf("%s %s/%s was re-created since the plan (UID %s, planned %s): no datacenter was added", Kind, ns, name, u.GetUID(), uid)
 	}
 	if err := checkNewDC(u, want); err != nil {
 		return err

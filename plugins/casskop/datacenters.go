@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 )
 
 // CassKop removes a datacenter in two steps (CheckTopologyChanges, reconcile.go; see
@@ -24,16 +25,9 @@ import (
 // op is not written: CassKop's topology keeps no mark, the change is the operation's
 // whole effect.
 func (a *Adapter) RemoveDatacenter(ctx context.Context, ns, name, dc, uid, _ string) error {
-	c, err := a.client(ns)
+	c, u, err := a.planned(ctx, ns, name, uid, "its datacenters were not touched")
 	if err != nil {
 		return err
-	}
-	u, err := c.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	if string(u.GetUID()) != uid {
-		return fmt.Errorf("%s %s/%s was re-created since the plan (UID %s, planned %s): its datacenters were not touched", Kind, ns, name, u.GetUID(), uid)
 	}
 	ops, err := removeDCPatch(u, dc)
 	if err != nil || ops == nil {
@@ -108,4 +102,21 @@ func (a *Adapter) DatacenterLeft(ctx context.Context, ns, name, dc string) ([]st
 	}
 	sort.Strings(left)
 	return left, nil
+}
+
+// planned reads the cluster resource name with its client, refusing (untouched says
+// what was not done) when it is not the one of UID uid the plan read.
+func (a *Adapter) planned(ctx context.Context, ns, name, uid, untouched string) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
+	c, err := a.client(ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if string(u.GetUID()) != uid {
+		return nil, nil, fmt.Errorf("%s %s/%s was re-created since the plan (UID %s, planned %s): %s", Kind, ns, name, u.GetUID(), uid, untouched)
+	}
+	return c, u, nil
 }
