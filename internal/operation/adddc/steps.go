@@ -104,16 +104,6 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	return out, nil
 }
 
-// keyspacesNow reads the keyspaces' replication from a pod of the source.
-func (r *run) keyspacesNow(ctx context.Context) ([]cql.Keyspace, corev1.Pod, error) {
-	_, reader, err := r.m.Ring(ctx)
-	if err != nil {
-		return nil, reader, err
-	}
-	ks, err := r.m.Keyspaces(ctx, reader)
-	return ks, reader, err
-}
-
 // addDC asks the operator for the datacenter.
 type addDC struct{ *run }
 
@@ -199,7 +189,7 @@ func (s *alterKeyspaces) Describe() string {
 }
 
 func (s *alterKeyspaces) Done(ctx context.Context) (bool, error) {
-	ks, _, err := s.keyspacesNow(ctx)
+	ks, _, err := s.m.KeyspacesNow(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -209,7 +199,7 @@ func (s *alterKeyspaces) Done(ctx context.Context) (bool, error) {
 func (s *alterKeyspaces) Safe(context.Context) error { return nil }
 
 func (s *alterKeyspaces) Do(ctx context.Context) error {
-	ks, reader, err := s.keyspacesNow(ctx)
+	ks, reader, err := s.m.KeyspacesNow(ctx)
 	if err != nil {
 		return &pub.Retryable{Err: err}
 	}
@@ -230,7 +220,7 @@ func (s *verifyKeyspaces) Describe() string {
 }
 
 func (s *verifyKeyspaces) Done(ctx context.Context) (bool, error) {
-	ks, _, err := s.keyspacesNow(ctx)
+	ks, _, err := s.m.KeyspacesNow(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -241,7 +231,7 @@ func (s *verifyKeyspaces) Safe(context.Context) error { return nil }
 
 // Do refuses, nothing done: the statements are named, the checkpoint kept for resume.
 func (s *verifyKeyspaces) Do(ctx context.Context) error {
-	ks, _, err := s.keyspacesNow(ctx)
+	ks, _, err := s.m.KeyspacesNow(ctx)
 	if err != nil {
 		return &pub.Retryable{Err: err}
 	}
@@ -266,7 +256,7 @@ func (s *waitSchema) Safe(context.Context) error { return nil }
 func (s *waitSchema) Do(context.Context) error   { return nil }
 
 func (s *waitSchema) Done(ctx context.Context) (bool, error) {
-	ks, reader, err := s.keyspacesNow(ctx)
+	ks, reader, err := s.m.KeyspacesNow(ctx)
 	if err != nil {
 		return false, err
 	}

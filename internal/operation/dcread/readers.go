@@ -139,3 +139,14 @@ func DCNodes(r pubnodetool.Ring, dc string) (mine []pubnodetool.Node, otherNotUN
 	}
 	return mine, otherNotUN
 }
+
+// KeyspacesNow reads every keyspace's replication through cqlsh in the first reader
+// whose ring answers, and says which reader it asked.
+func (m Readers) KeyspacesNow(ctx context.Context) ([]cql.Keyspace, corev1.Pod, error) {
+	_, reader, err := m.Ring(ctx)
+	if err != nil {
+		return nil, reader, err
+	}
+	ks, err := m.Keyspaces(ctx, reader)
+	return ks, reader, err
+}

@@ -48,11 +48,7 @@ func (r *run) forceNow(ctx context.Context) (bool, error) {
 
 // keyspacesNow reads the replication of every keyspace from a pod that stays.
 func (r *run) keyspacesNow(ctx context.Context) ([]cql.Keyspace, string, string, error) {
-	_, reader, err := r.m.Ring(ctx)
-	if err != nil {
-		return nil, "", "", err
-	}
-	ks, err := r.m.Keyspaces(ctx, reader)
+	ks, reader, err := r.m.KeyspacesNow(ctx)
 	return ks, reader.Name, reader.Status.PodIP, err
 }
 
