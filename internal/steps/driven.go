@@ -320,7 +320,13 @@ func (s driven) poll(ctx context.Context, id string, keys []string, done func() 
 
 // waitLeaving waits until the node is leaving or left: the operator's decommission
 // reached Cassandra.
-type waitLeaving struct{ driven }
+type waitLeaving struct {
+	driven
+	// asked is the evidence mark taken before Done last read the node; read says
+	// whether it did.
+	asked uint64
+	read  bool
+}
 
 func (*waitLeaving) kind() string { return record.StepWaitLeaving }
 
@@ -332,14 +338,27 @@ func (s *waitLeaving) Describe() string {
 // Done: the node says LEAVING or DECOMMISSIONED, or its pod is gone and a successful
 // ring read no longer lists it (decommission.Done: the same evidence).
 func (s *waitLeaving) Done(ctx context.Context) (bool, error) {
+	s.asked, s.read = s.w.markEvidence(), true
 	return (&decommission{node: s.node}).Done(ctx)
 }
 
-// Wait polls the node, and says when the operator reports it cannot go on.
+// Wait polls the node, and says when the operator reports it cannot go on. Its first
+// round reads nothing when the watches saw no change of the resource or the pod since
+// the engine's Done read the node (right after the request): the operator has not
+// acted, and the reads would only compete with it; the next change, or the poll,
+// starts the next round.
 func (s *waitLeaving) Wait(ctx context.Context) error {
 	id := record.StepID(record.StepWaitLeaving, s.n.Pod)
 	// The operator labels the pod Decommissioning when it starts the decommission.
-	return s.poll(ctx, id, []string{keyResource, keyPod(s.n.Pod)}, func() (bool, string, error) {
+	keys := []string{keyResource, keyPod(s.n.Pod)}
+	first := true
+	return s.poll(ctx, id, keys, func() (bool, string, error) {
+		waitFor := "waiting for the operator to decommission " + s.n.Pod
+		if first && s.read && s.w.evidence().unchangedSince(s.asked, keys...) {
+			first = false
+			return false, waitFor, nil
+		}
+		first = false
 		if ok, err := s.Done(ctx); ok && err == nil {
 			return true, "", nil
 		}
@@ -351,7 +370,7 @@ func (s *waitLeaving) Wait(ctx context.Context) error {
 			return false, "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("the operator does not remove %s: %s. Fix the cause (the operator goes on by itself), then: kubectl cassandra resume -n %s %s",
 				s.n.Pod, p.Blocked, s.w.CP.Namespace, s.w.CP.Cluster)}
 		}
-		return false, "waiting for the operator to decommission " + s.n.Pod, nil
+		return false, waitFor, nil
 	})
 }
 

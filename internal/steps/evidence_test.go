@@ -8,6 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
 // fakeWatches serves the resource's and the tasks' watches from fakes the test drives.
@@ -101,5 +104,64 @@ func TestEvidenceFeed(t *testing.T) {
 	}()
 	if err := sw.awaitEvidence(ctx, since, sw.poll(), 0, keyPod(n.Pod)); err != nil {
 		t.Fatalf("the pod's change did not end the wait: %v", err)
+	}
+}
+
+// waitingSignal is a reporter that says each time a wait reports itself waiting.
+type waitingSignal struct {
+	nopReporter
+	waits chan string
+}
+
+func (r waitingSignal) Waiting(_ string, what string, _ time.Duration) { r.waits <- what }
+
+// TestWaitLeavingFirstRoundReadsNothing: right after the request, the engine's Done
+// read the node; the wait's first round, with no change of the resource or the pod seen
+// since, asks nothing of the node (it would only compete with the operator). The next
+// change starts a round that reads it, and the node leaving ends the wait: two mode
+// reads in all, not three.
+func TestWaitLeavingFirstRoundReadsNothing(t *testing.T) {
+	w, sw, n := setup(t, "4.1")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sw.Scaler, sw.Poll = readyScaler{}, time.Hour
+	fw := fakeWatches{res: watch.NewFake(), tasks: watch.NewFake()}
+	sw.Watches, sw.Tasks = fw, &fakeTasks{}
+	c := &commandCounter{inner: w, calls: map[string]int{}}
+	sw.Nodetool = nodetool.Client{Exec: c}
+	rep := waitingSignal{waits: make(chan string, 16)}
+	sw.Reporter = rep
+	f := NewEvidenceFeed(ctx, sw)
+	defer f.Stop()
+	// The fake watches start with the pods as they are: seen before the step reads.
+	for {
+		changed, wake, _ := f.changedSince(0, []string{keyPod(n.Pod)})
+		if changed {
+			break
+		}
+		<-wake
+	}
+	st := &waitLeaving{driven: driven{node{sw, n}}}
+	mustDone(t, st, false)
+	done := make(chan error, 1)
+	go func() { done <- st.Wait(ctx) }()
+	select {
+	case <-rep.waits:
+	case err := <-done:
+		t.Fatalf("the wait ended before the node left: %v", err)
+	}
+	if got := c.count(); got != 1 {
+		t.Fatalf("mode reads by Done and the wait's first round: %d, want 1 (Done's)", got)
+	}
+	_ = w.Cass.SetFault(n.Pod, sim.Fault{HoldStreaming: true})
+	w.StartDecommission(n.Pod)
+	u := &unstructured.Unstructured{}
+	u.SetName(sw.CP.Cluster)
+	send(ctx, fw.res, u)
+	if err := <-done; err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if got := c.count(); got != 2 {
+		t.Fatalf("mode reads in all: %d, want 2", got)
 	}
 }

@@ -121,7 +121,7 @@ func nodeSteps(on node) []nodeStep {
 	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on}, &drain{node: on},
 		&deletePod{node: on}, &waitRestarted{waiting{on}}, &decommission{node: on}, &removeNode{node: on},
 		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on},
-		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
+		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven: driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
 		&requestGrowth{sizeRequest{on, false}}, &waitCleaned{driven{on}}}
 }
 

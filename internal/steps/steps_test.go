@@ -354,6 +354,8 @@ type commandCounter struct {
 	command string
 	mu      sync.Mutex
 	calls   map[string]int
+	// seen, when set, receives each call counted.
+	seen chan struct{}
 }
 
 func (c *commandCounter) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
@@ -365,6 +367,9 @@ func (c *commandCounter) Exec(ctx context.Context, pod string, argv []string) (s
 		c.mu.Lock()
 		c.calls[pod]++
 		c.mu.Unlock()
+		if c.seen != nil {
+			c.seen <- struct{}{}
+		}
 	}
 	return c.inner.Exec(ctx, pod, argv)
 }
@@ -427,13 +432,25 @@ func (c *commandCounter) count() int {
 func TestRingAheadTakenUpOnce(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	c := &commandCounter{inner: w, command: "status", calls: map[string]int{}}
+	c := &commandCounter{inner: w, command: "status", calls: map[string]int{}, seen: make(chan struct{}, 16)}
 	sw.Nodetool = nodetool.Client{Exec: c}
+	// calls waits for the n-th ring read (an unused one ahead runs on by itself).
+	calls := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-c.seen:
+			case <-time.After(time.Minute):
+				t.Fatalf("ring reads: %d, want %d", c.count(), n)
+			}
+		}
+	}
 	id := record.StepID(record.StepRequestRemoval, n.Pod)
 	sw.aheadRingSafe(ctx, id, n.DC, "", "")
 	if err := sw.recheckRing(ctx, id, n.DC, "", ""); err != nil {
 		t.Fatal(err)
 	}
+	calls(1)
 	if got := c.count(); got != 1 {
 		t.Fatalf("ring reads for one round and its recheck: %d, want 1 (the one started ahead)", got)
 	}
@@ -444,6 +461,7 @@ func TestRingAheadTakenUpOnce(t *testing.T) {
 	if err := sw.recheckRing(ctx, id, n.DC, "", ""); err != nil {
 		t.Fatal(err)
 	}
+	calls(2)
 	if got := c.count(); got != 3 {
 		t.Fatalf("ring reads after a round that did not pass: %d in all, want 3 (1 + the unused one + the recheck's own)", got)
 	}
@@ -457,6 +475,7 @@ func TestRingAheadTakenUpOnce(t *testing.T) {
 	if err := sw.recheckRing(ctx, other, n.DC, "", ""); !errors.As(err, &ny) {
 		t.Fatalf("recheck with a node down: %v, want not yet", err)
 	}
+	calls(1)
 	before := c.count()
 	sw.aheadRingSafe(ctx, other, n.DC, "", "")
 	if got := c.count(); got != before {

@@ -118,7 +118,10 @@ func (d DCCounts) SetRackNodes(ctx context.Context, racks map[string]int) error 
 
 // Watches is offered by an operator whose evidence can be followed as it changes
 // instead of read again after a poll interval: its resource (status, conditions) and
-// its tasks. Each event is a change to read; what it means is read as before.
+// its tasks. Each event is a change to read; what it means is read as before. A
+// watch may start from the API server's watch cache (resourceVersion "0"): it misses no
+// change after the state it starts from, and opens without waiting for that cache to
+// catch up with etcd, which a watch from the latest state does (tens of ms after a write).
 type Watches interface {
 	// WatchResource watches the resource name of namespace ns.
 	WatchResource(ctx context.Context, ns, name string) (watch.Interface, error)

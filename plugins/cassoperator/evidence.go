@@ -19,12 +19,12 @@ func (a *Adapter) WatchResource(ctx context.Context, ns, name string) (watch.Int
 	if err != nil {
 		return nil, err
 	}
-	return c.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	return c.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: "0"})
 }
 
 // WatchTasks watches the CassandraTasks of ns (operator.Watches).
 func (a *Adapter) WatchTasks(ctx context.Context, ns string) (watch.Interface, error) {
-	return a.Dynamic.Resource(TaskGVR).Namespace(ns).Watch(ctx, metav1.ListOptions{})
+	return a.Dynamic.Resource(TaskGVR).Namespace(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
 }
 
 // Unsettled says what cass-operator still does with the datacenter dc of resource
