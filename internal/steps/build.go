@@ -18,9 +18,9 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
-// maintainer is the nodetool the scale-up and restart steps need besides Nodetool
+// Maintainer is the nodetool the scale-up and restart steps need besides Nodetool
 // (nodetool.Client has it).
-type maintainer interface {
+type Maintainer interface {
 	Drain(ctx context.Context, pod string) error
 	Cleanup(ctx context.Context, pod string) error
 }
@@ -118,8 +118,8 @@ type nodeStep interface {
 // nodeSteps is one step of every node step type, about on: adding a step type is
 // adding it here.
 func nodeSteps(on node) []nodeStep {
-	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on}, &drain{node: on},
-		&deletePod{node: on}, &waitRestarted{waiting{on}}, &decommission{node: on}, &removeNode{node: on},
+	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on},
+		&decommission{node: on}, &removeNode{node: on},
 		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on},
 		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
 		&requestGrowth{sizeRequest{on, false}}, &waitCleaned{driven{on}}}
@@ -176,8 +176,8 @@ func (w *World) restoreStarted() bool {
 	return w.CP.Started(record.StepResumeOperator)
 }
 
-func (w *World) maintenance() (maintainer, error) {
-	m, ok := w.Nodetool.(maintainer)
+func (w *World) maintenance() (Maintainer, error) {
+	m, ok := w.Nodetool.(Maintainer)
 	if !ok {
 		return nil, errors.New("this nodetool client cannot drain or clean up")
 	}
@@ -188,7 +188,7 @@ func (w *World) maintenance() (maintainer, error) {
 // cleanup): unless the cluster resource is being deleted, call runs it and blocks until
 // it returns. A failed or cut call proves nothing, so it is retried (the step's Done
 // decides what happened); cmd names the command in the error.
-func (s node) runMaintenance(ctx context.Context, kind, cmd string, call func(maintainer) error) error {
+func (s node) runMaintenance(ctx context.Context, kind, cmd string, call func(Maintainer) error) error {
 	if err := s.w.refuseDeleting(record.StepID(kind, s.n.Pod)); err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (w *World) notReadyWords(ctx context.Context, except string) string {
 		if p.Name == except {
 			continue
 		}
-		if st := podState(p); st != "" {
+		if st := PodState(p); st != "" {
 			bad = append(bad, "pod "+p.Name+": "+st)
 		}
 	}
@@ -289,9 +289,9 @@ func readyPods(ctx context.Context, client kubernetes.Interface, ns, selector st
 	return names, nil
 }
 
-// podState says in words why a pod is not (yet) a working node, for progress and
+// PodState says in words why a pod is not (yet) a working node, for progress and
 // stuck reports: "" when it is Running and Ready.
-func podState(p *corev1.Pod) string {
+func PodState(p *corev1.Pod) string {
 	switch {
 	case p == nil:
 		return "no pod yet"
@@ -336,15 +336,15 @@ func (s node) podRunning(ctx context.Context, planned bool) (string, error) {
 	case p == nil:
 		return fmt.Sprintf("pod %s does not exist", s.n.Pod), nil
 	}
-	if st := podState(p); st != "" {
+	if st := PodState(p); st != "" {
 		return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
 	}
 	return "", nil
 }
 
-// podPhase is podState, or "Running and Ready".
+// podPhase is PodState, or "Running and Ready".
 func podPhase(p *corev1.Pod) string {
-	if st := podState(p); st != "" {
+	if st := PodState(p); st != "" {
 		return st
 	}
 	return "Running and Ready"

@@ -115,7 +115,7 @@ func (s *waitJoined) Describe() string {
 
 // back is the joined test of the pod as just read, and what is missing when it fails.
 func (s *waitJoined) back(ctx context.Context, p *corev1.Pod) (bool, string, error) {
-	if st := podState(p); st != "" {
+	if st := PodState(p); st != "" {
 		return false, "pod " + s.n.Pod + ": " + st, nil
 	}
 	if p.Status.PodIP == "" {
@@ -220,7 +220,7 @@ func (s *cleanup) Recheck(ctx context.Context) error {
 
 // Do runs the cleanup and blocks until it returns.
 func (s *cleanup) Do(ctx context.Context) error {
-	return s.runMaintenance(ctx, s.kind(), "cleanup", func(m maintainer) error {
+	return s.runMaintenance(ctx, s.kind(), "cleanup", func(m Maintainer) error {
 		done := make(chan struct{})
 		go s.progress(ctx, done)
 		defer close(done)

@@ -17,8 +17,4 @@ const (
 	// StepCleanup runs nodetool cleanup on a pre-existing node (scale-up --cleanup). Its
 	// effect cannot be observed: it is done only once recorded done.
 	StepCleanup = "cleanup"
-	// StepDrain, StepDeletePod and StepWaitRestarted restart one pod (restart).
-	StepDrain         = "drain"
-	StepDeletePod     = "delete-pod"
-	StepWaitRestarted = "wait-restarted"
 )
