@@ -118,8 +118,7 @@ type nodeStep interface {
 // nodeSteps is one step of every node step type, about on: adding a step type is
 // adding it here.
 func nodeSteps(on node) []nodeStep {
-	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on},
-		&decommission{node: on}, &removeNode{node: on},
+	return []nodeStep{&waitJoined{waiting{on}}, &decommission{node: on}, &removeNode{node: on},
 		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on},
 		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
 		&requestGrowth{sizeRequest{on, false}}, &waitCleaned{driven{on}}}
@@ -340,12 +339,4 @@ func (s node) podRunning(ctx context.Context, planned bool) (string, error) {
 		return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
 	}
 	return "", nil
-}
-
-// podPhase is PodState, or "Running and Ready".
-func podPhase(p *corev1.Pod) string {
-	if st := PodState(p); st != "" {
-		return st
-	}
-	return "Running and Ready"
 }

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
@@ -95,6 +96,56 @@ type TaskWatch interface {
 	WaitBackWithTask(ctx context.Context, n record.Node, id, hint string, test BackTest, stops func() error) error
 }
 
+// StatefulSets reads and writes a rack's StatefulSet.
+type StatefulSets interface {
+	// StatefulSetNow reads StatefulSet name from the API server (never a kept answer:
+	// a write against its resourceVersion follows), and its replicas.
+	StatefulSetNow(ctx context.Context, name string) (*appsv1.StatefulSet, int, error)
+	// SetReplicasAt sets sts's replicas, its resourceVersion as precondition (a
+	// conflict is retried); doing says the write in that error ("growing").
+	SetReplicasAt(ctx context.Context, sts *appsv1.StatefulSet, replicas int, doing string) error
+}
+
+// Claims reads a claim.
+type Claims interface {
+	// ClaimNow reads claim name from the API server; (nil, nil) when it does not exist.
+	ClaimNow(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error)
+}
+
+// Seeds is the operator's seed list.
+type Seeds interface {
+	// NotSeed refuses to create n's pod while the operator lists it as a seed (it
+	// would not bootstrap).
+	NotSeed(ctx context.Context, n record.Node) error
+}
+
+// DeletionGuard stops a step before it acts on a cluster resource being deleted.
+type DeletionGuard interface {
+	// RefuseDeleting is an error when the cluster resource was last seen being
+	// deleted: step id did nothing.
+	RefuseDeleting(id string) error
+}
+
+// Writer runs a step's writes.
+type Writer interface {
+	// WriteDetached runs write detached from interruption (a write is never cut in
+	// half; the engine stops right after it), bounded in time.
+	WriteDetached(ctx context.Context, write func(context.Context) error) error
+}
+
+// Records is what the checkpoint records of the run's steps.
+type Records interface {
+	// RecordDone reports whether the checkpoint records step id as done.
+	RecordDone(id string) bool
+}
+
+// Progress reports a long call's progress.
+type Progress interface {
+	// ReportWhile reports step id waiting for what, every few polls, until done is
+	// closed or ctx ends.
+	ReportWhile(ctx context.Context, done <-chan struct{}, id, what string)
+}
+
 // Pod implements PodReader.
 func (w *World) Pod(ctx context.Context, name string) (*corev1.Pod, error) {
 	return w.getPod(ctx, name)
@@ -175,3 +226,46 @@ func (w *World) FailedTask(t *operator.Task) error { return w.failedTask(t) }
 
 // TaskResource implements TaskWatch.
 func (w *World) TaskResource() string { return w.taskResource() }
+
+// StatefulSetNow implements StatefulSets.
+func (w *World) StatefulSetNow(ctx context.Context, name string) (*appsv1.StatefulSet, int, error) {
+	sts, err := w.readSTS(name)(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return sts, replicasOf(sts), nil
+}
+
+// SetReplicasAt implements StatefulSets.
+func (w *World) SetReplicasAt(ctx context.Context, sts *appsv1.StatefulSet, replicas int, doing string) error {
+	return w.setReplicasAt(ctx, sts, replicas, doing)
+}
+
+// ClaimNow implements Claims.
+func (w *World) ClaimNow(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, error) {
+	return w.readPVC(name)(ctx)
+}
+
+// NotSeed implements Seeds.
+func (w *World) NotSeed(ctx context.Context, n record.Node) error { return w.notSeed(ctx, n) }
+
+// RefuseDeleting implements DeletionGuard.
+func (w *World) RefuseDeleting(id string) error { return w.refuseDeleting(id) }
+
+// WriteDetached implements Writer.
+func (w *World) WriteDetached(ctx context.Context, write func(context.Context) error) error {
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
+	return write(ctx)
+}
+
+// RecordDone implements Records.
+func (w *World) RecordDone(id string) bool { return w.recordDone(id) }
+
+// ReportWhile implements Progress.
+func (w *World) ReportWhile(ctx context.Context, done <-chan struct{}, id, what string) {
+	start := w.now()
+	ticks(ctx, done, progressEvery(w), func() {
+		w.Reporter.Waiting(id, what, w.now().Sub(start))
+	})
+}

@@ -8,59 +8,20 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
+	"github.com/kubectl-cassandra/kubectl-cassandra/test/stepworld"
 )
 
 // The steps of one pod's restart, each run against a fake world through the steps'
-// World (steps.World implements the capabilities they ask for).
-
-// reporter records nothing; onWaiting, when set, is called after each Waiting (a test
-// acts on what the step reported, not at a wall-clock deadline).
-type reporter struct{ onWaiting func(what string) }
-
-func (reporter) StepStarted(string, string, int)  {}
-func (reporter) StepDone(string, string, bool)    {}
-func (reporter) StepFailed(string, string, error) {}
-func (reporter) Warn(string, string)              {}
-func (r reporter) Waiting(_, what string, _ time.Duration) {
-	if r.onWaiting != nil {
-		r.onWaiting(what)
-	}
-}
-
-// stepWorld is a fake world of o and the steps' World for a restart of rack1.
-func stepWorld(t *testing.T, o fakeworld.Opts) (*fakeworld.World, *steps.World) {
-	t.Helper()
-	w := fakeworld.New(t, o)
-	cp := &record.Checkpoint{Kind: "restart", Namespace: w.NS, Cluster: w.Name, Target: record.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: o.Nodes}}
-	a := w.Adapter()
-	sw := &steps.World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: a.ClusterSelector(w.Name),
-		Racks: []topology.Rack{{DC: "dc1", Name: "rack1", StatefulSet: w.STS("rack1")}}, CountWords: a.CountWords(), Container: a.Container(), CP: cp, Reporter: reporter{}, Poll: time.Millisecond, ServerVersion: "4.1.0",
-		Spec:     a.DCSpec(w.NS, w.Name, "dc1"),
-		Operator: a.OperatorStatus(w.NS, w.Name, nil),
-		// A safety check that is not met waits; the tests want its answer soon.
-		StallAfter: 30 * time.Millisecond}
-	return w, sw
-}
-
-// existing describes a pod of the initial world.
-func existing(w *fakeworld.World, ordinal int) record.Node {
-	pod := w.Pod("rack1", ordinal)
-	nv, _ := w.Cass.Node(pod)
-	return record.Node{Pod: pod, PodUID: w.PodUID(pod), Ordinal: ordinal, DC: "dc1", Rack: "rack1", StatefulSet: w.STS("rack1"),
-		HostID: nv.HostID, Address: nv.Address, PVCs: []record.PVC{{Name: "storage-" + pod, UID: "pvc-storage-" + pod}}}
-}
+// World (steps.World implements the capabilities they ask for: test/stepworld).
 
 // built is the implementation BuildSteps makes of step kind about n.
 func built(t *testing.T, sw *steps.World, kind string, n record.Node) pub.Step {
@@ -73,86 +34,41 @@ func built(t *testing.T, sw *steps.World, kind string, n record.Node) pub.Step {
 	return st
 }
 
-// The checks below forget what the World read before (the engine forgets whenever the
-// run waits; a test changes the world between two questions without waiting).
-
-func mustDone(t *testing.T, sw *steps.World, st pub.Step, want bool) {
-	t.Helper()
-	sw.Forget()
-	got, err := st.Done(context.Background())
-	if err != nil {
-		t.Fatalf("%T.Done: %v", st, err)
-	}
-	if got != want {
-		t.Fatalf("%T.Done = %v, want %v", st, got, want)
-	}
-}
-
-func mustSafe(t *testing.T, sw *steps.World, st pub.Step) {
-	t.Helper()
-	sw.Forget()
-	if err := st.Safe(context.Background()); err != nil {
-		t.Fatalf("%T.Safe: %v", st, err)
-	}
-}
-
-func mustUnsafe(t *testing.T, sw *steps.World, st pub.Step, want string) {
-	t.Helper()
-	sw.Forget()
-	// A step with a Recheck (engine.Rechecker) checks the ring there, right before it
-	// acts: Safe, then Recheck, is what the engine asks.
-	err := st.Safe(context.Background())
-	if rc, ok := st.(engine.Rechecker); ok && err == nil {
-		err = rc.Recheck(context.Background())
-	}
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("%T.Safe/Recheck = %v, want an error saying %q", st, err, want)
-	}
-}
-
-func mustDo(t *testing.T, sw *steps.World, st pub.Step) {
-	t.Helper()
-	sw.Forget()
-	if err := st.Do(context.Background()); err != nil {
-		t.Fatalf("%T.Do: %v", st, err)
-	}
-}
-
 func TestDrainStep(t *testing.T) {
-	w, sw := stepWorld(t, fakeworld.Opts{Nodes: 3})
-	n := existing(w, 2)
+	w, sw := stepworld.World(t, fakeworld.Opts{Nodes: 3}, "restart")
+	n := stepworld.Existing(w, 2)
 	st := built(t, sw, StepDrain, n)
-	mustDone(t, sw, st, false)
-	mustSafe(t, sw, st)
-	mustDo(t, sw, st)
-	mustDone(t, sw, st, true)
-	mustDo(t, sw, st) // idempotent
+	stepworld.MustDone(t, sw, st, false)
+	stepworld.MustSafe(t, sw, st)
+	stepworld.MustDo(t, sw, st)
+	stepworld.MustDone(t, sw, st, true)
+	stepworld.MustDo(t, sw, st) // idempotent
 	if nv, _ := w.Cass.Node(n.Pod); nv.Drains != 1 || nv.PeerCode != "DN" {
 		t.Fatalf("node %+v", nv)
 	}
 	// With this node drained, no other node may be drained.
-	mustUnsafe(t, sw, built(t, sw, StepDrain, existing(w, 1)), "is DN")
+	stepworld.MustUnsafe(t, sw, built(t, sw, StepDrain, stepworld.Existing(w, 1)), "is DN")
 	// Once the pod was replaced, the drain is done (the restart happened).
-	mustDo(t, sw, built(t, sw, StepDeletePod, n))
-	mustDone(t, sw, st, true)
+	stepworld.MustDo(t, sw, built(t, sw, StepDeletePod, n))
+	stepworld.MustDone(t, sw, st, true)
 }
 
 func TestDeletePodStep(t *testing.T) {
-	w, sw := stepWorld(t, fakeworld.Opts{Nodes: 3})
-	n := existing(w, 2)
+	w, sw := stepworld.World(t, fakeworld.Opts{Nodes: 3}, "restart")
+	n := stepworld.Existing(w, 2)
 	st := built(t, sw, StepDeletePod, n)
-	mustDone(t, sw, st, false)
-	mustUnsafe(t, sw, st, "not DRAINED")
-	mustDo(t, sw, built(t, sw, StepDrain, n))
-	mustSafe(t, sw, st)
-	mustDo(t, sw, st)
-	mustDone(t, sw, st, true)
+	stepworld.MustDone(t, sw, st, false)
+	stepworld.MustUnsafe(t, sw, st, "not DRAINED")
+	stepworld.MustDo(t, sw, built(t, sw, StepDrain, n))
+	stepworld.MustSafe(t, sw, st)
+	stepworld.MustDo(t, sw, st)
+	stepworld.MustDone(t, sw, st, true)
 	uid := w.PodUID(n.Pod)
 	if uid == "" || uid == n.PodUID {
 		t.Fatalf("pod UID %q", uid)
 	}
 	// Idempotent, and the UID precondition spares the new incarnation.
-	mustDo(t, sw, st)
+	stepworld.MustDo(t, sw, st)
 	if w.PodUID(n.Pod) != uid || w.Incarnations("pod", n.Pod) != 2 {
 		t.Fatalf("the new pod was deleted: %q, %d incarnations", w.PodUID(n.Pod), w.Incarnations("pod", n.Pod))
 	}
@@ -165,23 +81,23 @@ func TestWaitRestartedStep(t *testing.T) {
 	// The world would start the new pod's Cassandra (and turn the pod Ready) an hour
 	// after creating it, so the pod stays not Ready until the test starts it, on the
 	// step's report that it waits for that: no race with a wall-clock StartTime.
-	w, sw := stepWorld(t, fakeworld.Opts{Nodes: 3, StartTime: time.Hour})
-	n := existing(w, 1)
+	w, sw := stepworld.World(t, fakeworld.Opts{Nodes: 3, StartTime: time.Hour}, "restart")
+	n := stepworld.Existing(w, 1)
 	st := built(t, sw, StepWaitRestarted, n)
 	if _, ok := st.(*waitRestarted); !ok {
 		t.Fatalf("wait-restarted without a task is %T", st)
 	}
-	mustDone(t, sw, st, false) // the old pod
-	mustDo(t, sw, built(t, sw, StepDrain, n))
-	mustDo(t, sw, built(t, sw, StepDeletePod, n))
-	mustDone(t, sw, st, false) // new pod, not Ready, node still down
+	stepworld.MustDone(t, sw, st, false) // the old pod
+	stepworld.MustDo(t, sw, built(t, sw, StepDrain, n))
+	stepworld.MustDo(t, sw, built(t, sw, StepDeletePod, n))
+	stepworld.MustDone(t, sw, st, false) // new pod, not Ready, node still down
 	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "DN" {
 		t.Fatalf("node %+v", nv)
 	}
 	var waited []string
-	sw.Reporter = reporter{onWaiting: func(what string) {
+	sw.Reporter = stepworld.Reporter{OnWaiting: func(what string) {
 		if len(waited) == 0 {
-			startPod(t, w, n.Pod)
+			stepworld.StartPod(t, w, n.Pod)
 		}
 		waited = append(waited, what)
 	}}
@@ -191,29 +107,9 @@ func TestWaitRestartedStep(t *testing.T) {
 	if len(waited) == 0 || waited[0] != "pod "+n.Pod+": Running, not Ready" {
 		t.Fatalf("waited for %q, want first the new pod not Ready", waited)
 	}
-	mustDone(t, sw, st, true)
+	stepworld.MustDone(t, sw, st, true)
 	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "UN" || nv.Restarts != 1 {
 		t.Fatalf("node %+v", nv)
-	}
-}
-
-// startPod starts the Cassandra of a pod the world created not Ready (fakeworld.Opts.StartTime)
-// and turns the pod Ready, as the world does once StartTime passed: the kubelet's
-// doing, written to the tracker behind the plugin's back.
-func startPod(t *testing.T, w *fakeworld.World, pod string) {
-	t.Helper()
-	if err := w.Cass.Restart(pod); err != nil {
-		t.Fatal(err)
-	}
-	gvr := corev1.SchemeGroupVersion.WithResource("pods")
-	obj, err := w.Kube.Tracker().Get(gvr, w.NS, pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := obj.(*corev1.Pod).DeepCopy()
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	if err := w.Kube.Tracker().Update(gvr, p, w.NS); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -268,8 +164,8 @@ func (f *fakeTasks) set(name string, change func(t *operator.Task)) {
 // wait-restarted, wait-task-done), its steps built by BuildSteps.
 func taskRestart(t *testing.T) (*fakeworld.World, *fakeTasks, *steps.World, record.Node, map[string]pub.Step) {
 	t.Helper()
-	w, sw := stepWorld(t, fakeworld.Opts{Nodes: 3})
-	n := existing(w, 2)
+	w, sw := stepworld.World(t, fakeworld.Opts{Nodes: 3}, "restart")
+	n := stepworld.Existing(w, 2)
 	ft := &fakeTasks{}
 	sw.Tasks = ft
 	sw.CP.OperationID = "restart-20261205-101010-abcde"
@@ -296,7 +192,7 @@ func TestWaitRestartedRefusesCompleteTask(t *testing.T) {
 	}
 	name := steps.TaskOf(sw.CP).Name
 	ft.set(name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
-	mustDone(t, sw, st, false)
+	stepworld.MustDone(t, sw, st, false)
 	var fatal *pub.Fatal
 	err := st.(engine.Waiter).Wait(ctx)
 	if !errors.As(err, &fatal) || !strings.Contains(err.Error(), "did not restart it") || !strings.Contains(err.Error(), n.Pod) {
@@ -318,21 +214,21 @@ func TestWaitRestartedDoneInWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := built[record.StepID(StepWaitRestarted, n.Pod)]
-	mustDone(t, sw, st, false)
+	stepworld.MustDone(t, sw, st, false)
 	w.RecreatePod(n.Pod)
 	if err := st.(engine.Waiter).Wait(ctx); err != nil {
 		t.Fatalf("Wait after the re-create: %v", err)
 	}
-	mustDone(t, sw, st, true)
+	stepworld.MustDone(t, sw, st, true)
 	done := built[record.StepWaitTaskDone]
-	mustDone(t, sw, done, false)
+	stepworld.MustDone(t, sw, done, false)
 	name := steps.TaskOf(sw.CP).Name
 	ft.set(name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
-	mustDone(t, sw, done, true)
+	stepworld.MustDone(t, sw, done, true)
 	ft.set(name, func(t *operator.Task) {
 		t.Failed, t.Message, t.Pods = true, "1 pods failed during processing", map[string]operator.TaskPod{"p": {Status: "ERROR", Error: "boom"}}
 	})
-	mustDone(t, sw, done, false)
+	stepworld.MustDone(t, sw, done, false)
 	var fatal *pub.Fatal
 	if err := done.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "p ERROR (boom)") {
 		t.Fatalf("failed task: %v", err)
