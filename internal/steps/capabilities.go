@@ -13,7 +13,8 @@ import (
 
 // The capabilities a kind's own steps ask the World for, each a few methods: a step
 // holds only those it uses. *World implements every one, through the same reads and
-// checks as the library's steps (each method wraps the library's own).
+// checks as the library's steps (most methods here wrap the library's own; RunMaintenance
+// and PodRunning, which only the kinds' steps use, are in maintenance.go).
 
 // PodReader reads a planned node's pod.
 type PodReader interface {
@@ -160,11 +161,6 @@ func (w *World) Replaced(ctx context.Context, n record.Node) (bool, error) {
 	return p == nil || string(p.UID) != n.PodUID, nil
 }
 
-// PodRunning implements PodReader.
-func (w *World) PodRunning(ctx context.Context, n record.Node, planned bool) (string, error) {
-	return node{w, n}.podRunning(ctx, planned)
-}
-
 // DeletePodUID implements PodDeleter.
 func (w *World) DeletePodUID(ctx context.Context, name, uid string) error {
 	ctx, cancel := writeContext(ctx)
@@ -186,11 +182,6 @@ func (w *World) RingSafeAt(ctx context.Context, id, dc, self, except string) (st
 // RecheckRing implements RingGuard.
 func (w *World) RecheckRing(ctx context.Context, id, dc, self, except string) error {
 	return w.recheckRing(ctx, id, dc, self, except)
-}
-
-// RunMaintenance implements Maintenance.
-func (w *World) RunMaintenance(ctx context.Context, kind string, n record.Node, cmd string, call func(Maintainer) error) error {
-	return node{w, n}.runMaintenance(ctx, kind, cmd, call)
 }
 
 // ReadBack implements PodBack.
