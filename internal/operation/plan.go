@@ -51,6 +51,8 @@ type Planner struct {
 	Clock func() time.Time
 	// Holder identifies this run in the checkpoint (Self() when empty).
 	Holder record.Holder
+	// ahead are the reads started before the plan asked for them (ReadAhead).
+	ahead readsAhead
 }
 
 // DataTemplate is the claim template of the Cassandra data volume ("data" in the

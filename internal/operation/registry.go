@@ -21,9 +21,9 @@ func BuildSteps(k pub.Kind, w *steps.World) (map[string]pub.Step, error) {
 	return k.BuildSteps(w.ForKind())
 }
 
-// CommonAccess is what every operation but a scale-down needs first: read the cluster
-// and write the checkpoint (patchWhy says what else the patch writes), list the pods,
-// run nodetool, read the StatefulSets.
+// CommonAccess is what every operation needs first: read the cluster and write the
+// checkpoint (patchWhy says what else the patch writes), list the pods, run nodetool,
+// read the StatefulSets.
 func CommonAccess(ns string, cr schema.GroupResource, patchWhy string) []pub.Access {
 	return []pub.Access{
 		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},

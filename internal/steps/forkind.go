@@ -64,3 +64,26 @@ func (k forKind) RingExcept(ctx context.Context, except string) (nodetool.Ring, 
 func (k forKind) Core(v operation.Variant, s record.Step) (operation.Step, error) {
 	return BuildOne(k.w, Variant{Repair: v.Repair, Driven: v.Driven}, s)
 }
+
+// Own builds the implementation of one step of a kind's own, or returns nil, nil for a
+// step that is not the kind's (the library's, built by BuildOne).
+type Own func(s record.Step) (operation.Step, error)
+
+// BuildKind builds every step of w's checkpoint: own builds the kind's own, BuildOne
+// (variant v) the rest. A kind's BuildSteps is then only its own steps' switch.
+func BuildKind(w *World, v Variant, own Own) (map[string]operation.Step, error) {
+	out := map[string]operation.Step{}
+	for _, s := range w.CP.Steps {
+		st, err := own(s)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			if st, err = BuildOne(w, v, s); err != nil {
+				return nil, err
+			}
+		}
+		out[s.ID] = st
+	}
+	return out, nil
+}

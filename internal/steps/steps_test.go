@@ -344,17 +344,24 @@ func TestOperatorSteps(t *testing.T) {
 	}
 }
 
-// netstatsCounter counts the nodetool netstats calls made through it, by pod.
-type netstatsCounter struct {
+// commandCounter counts the nodetool netstats calls made through it, by pod.
+// commandCounter counts, by pod, the nodetool calls of one command (netstats when
+// command is empty).
+type commandCounter struct {
 	inner interface {
 		Exec(ctx context.Context, pod string, argv []string) (string, string, error)
 	}
-	mu    sync.Mutex
-	calls map[string]int
+	command string
+	mu      sync.Mutex
+	calls   map[string]int
 }
 
-func (c *netstatsCounter) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
-	if slices.Contains(argv, "netstats") {
+func (c *commandCounter) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	command := c.command
+	if command == "" {
+		command = "netstats"
+	}
+	if slices.Contains(argv, command) {
 		c.mu.Lock()
 		c.calls[pod]++
 		c.mu.Unlock()
@@ -369,7 +376,7 @@ func TestVerifyLeftDrivenPodGoing(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
 	sw.Scaler = readyScaler{}
-	c := &netstatsCounter{inner: w, calls: map[string]int{}}
+	c := &commandCounter{inner: w, calls: map[string]int{}}
 	sw.Nodetool = nodetool.Client{Exec: c}
 	st := &verifyLeft{node: node{sw, n}}
 	mustDone(t, st, false) // NORMAL, its pod there: asked
@@ -400,5 +407,59 @@ func TestVerifyLeftDrivenPodGoing(t *testing.T) {
 	}
 	if !podGoing(nil, true) || podGoing(&corev1.Pod{}, false) || !podGoing(p, false) {
 		t.Fatal("podGoing")
+	}
+}
+
+// count is how many calls c counted in all.
+func (c *commandCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, k := range c.calls {
+		n += k
+	}
+	return n
+}
+
+// TestRingAheadTakenUpOnce: the ring check started at the beginning of a Safe round is
+// the one the recheck judges (one read, not two); a round that did not pass leaves it
+// unused, and that step then reads at the recheck only (a wait costs no extra reads).
+func TestRingAheadTakenUpOnce(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n := setup(t, "4.1")
+	c := &commandCounter{inner: w, command: "status", calls: map[string]int{}}
+	sw.Nodetool = nodetool.Client{Exec: c}
+	id := record.StepID(record.StepRequestRemoval, n.Pod)
+	sw.aheadRingSafe(ctx, id, n.DC, "", "")
+	if err := sw.recheckRing(ctx, id, n.DC, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.count(); got != 1 {
+		t.Fatalf("ring reads for one round and its recheck: %d, want 1 (the one started ahead)", got)
+	}
+	// Two rounds without a recheck between: the first one's read went unused.
+	sw.aheadRingSafe(ctx, id, n.DC, "", "")
+	sw.aheadRingSafe(ctx, id, n.DC, "", "")
+	sw.aheadRingSafe(ctx, id, n.DC, "", "")
+	if err := sw.recheckRing(ctx, id, n.DC, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.count(); got != 3 {
+		t.Fatalf("ring reads after a round that did not pass: %d in all, want 3 (1 + the unused one + the recheck's own)", got)
+	}
+	// A node down: the recheck says not yet, and Safe reads the ring itself from then on.
+	if err := w.Cass.SetFault(w.Pod("rack1", 0), sim.Fault{Down: true}); err != nil {
+		t.Fatal(err)
+	}
+	other := record.StepID(record.StepRequestRemoval, w.Pod("rack1", 1))
+	sw.aheadRingSafe(ctx, other, n.DC, "", "")
+	var ny *engine.NotYet
+	if err := sw.recheckRing(ctx, other, n.DC, "", ""); !errors.As(err, &ny) {
+		t.Fatalf("recheck with a node down: %v, want not yet", err)
+	}
+	before := c.count()
+	sw.aheadRingSafe(ctx, other, n.DC, "", "")
+	if got := c.count(); got != before {
+		t.Fatalf("a read ahead after a failed recheck: %d reads, want none", got-before)
 	}
 }

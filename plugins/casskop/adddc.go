@@ -2,14 +2,11 @@ package casskop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
@@ -129,13 +126,7 @@ func (a *Adapter) AddDatacenter(ctx context.Context, ns, name, uid, _ string, wa
 	if err != nil {
 		return err
 	}
-	ops = append([]map[string]any{
-		{"op": "test", "path": "/metadata/uid", "value": uid},
-		{"op": "test", "path": "/metadata/resourceVersion", "value": u.GetResourceVersion()},
-	}, ops...)
-	body, _ := json.Marshal(ops)
-	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
-	return err
+	return patchPlanned(ctx, c, name, u, ops)
 }
 
 // addDCPatch is the JSON patch appending want to u's topology. Without a topology,

@@ -35,7 +35,7 @@ func fakeAdapter(u *unstructured.Unstructured) (*Adapter, *dynamicfake.FakeDynam
 		patches++
 		return false, nil, nil
 	})
-	return &Adapter{Clients: operator.Clients{Dynamic: dyn}, Version: "v2"}, dyn, &patches
+	return &Adapter{Clients: operator.Clients{Dynamic: dyn}, API: operator.APIVersion{Version: "v2"}}, dyn, &patches
 }
 
 func dc2() operator.NewDatacenter {

@@ -7,7 +7,6 @@ package casskop
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,13 +39,9 @@ var Versions = []string{"v2", "v1alpha1"}
 // Adapter reads and writes CassandraClusters.
 type Adapter struct {
 	operator.Clients
-	// Version is the API version to use; Resolve sets it.
-	Version string
-	// assumed: Version was set by Assume, not by discovery.
-	assumed bool
-	// mu guards Version and assumed once the adapter is shared: status lists pods,
-	// StatefulSets and clusters at once, each read may rediscover.
-	mu sync.Mutex
+	// API is the API version to use; Resolve or Assume sets it. Status lists pods,
+	// StatefulSets and clusters at once, each read may rediscover it.
+	API operator.APIVersion
 }
 
 // Assume uses the preferred version without asking discovery first: kubectl pays a
@@ -54,24 +49,16 @@ type Adapter struct {
 // not. Get and List fall back to discovery when the server answers NotFound (it may
 // serve only an older version, or no CassandraCluster at all: ErrNoCRD).
 func (a *Adapter) Assume() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.Version == "" {
-		a.Version, a.assumed = Versions[0], true
-	}
+	a.API.Assume(Versions[0])
 }
 
 // rediscover handles err of a read made with an assumed version: on NotFound it asks
 // discovery, and reports whether the read should be made again with another version.
 func (a *Adapter) rediscover(ctx context.Context, err error) (retry bool, _ error) {
-	a.mu.Lock()
-	if !a.assumed || !apierrors.IsNotFound(err) {
-		a.mu.Unlock()
+	was, forgot := a.API.Forget(err)
+	if !forgot {
 		return false, err
 	}
-	was := a.Version
-	a.Version, a.assumed = "", false
-	a.mu.Unlock()
 	now, rerr := a.Resolve(ctx)
 	if rerr != nil {
 		return false, rerr
@@ -94,7 +81,7 @@ func (noCRD) Is(target error) bool { return target == operator.ErrNoResource }
 // Resolve finds the served API version by discovery: v2 preferred, v1alpha1 accepted.
 // It reads only the group's versions, not the whole discovery tree.
 func (a *Adapter) Resolve(ctx context.Context) (string, error) {
-	if v := a.version(); v != "" {
+	if v := a.API.Get(); v != "" {
 		return v, nil
 	}
 	var lastErr error
@@ -108,9 +95,7 @@ func (a *Adapter) Resolve(ctx context.Context) (string, error) {
 		}
 		for _, r := range rl.APIResources {
 			if r.Name == Resource {
-				a.mu.Lock()
-				a.Version = v
-				a.mu.Unlock()
+				a.API.Found(v)
 				return v, nil
 			}
 		}
@@ -121,28 +106,13 @@ func (a *Adapter) Resolve(ctx context.Context) (string, error) {
 	return "", ErrNoCRD
 }
 
-// version is the API version in use ("" until resolved).
-func (a *Adapter) version() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.Version
-}
-
-// served records that the server answered a read made with the version in use: it is
-// served, never to be rediscovered.
-func (a *Adapter) served() {
-	a.mu.Lock()
-	a.assumed = false
-	a.mu.Unlock()
-}
-
 // GVR is the resource to use (Resolve first).
 func (a *Adapter) GVR() schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: Group, Version: a.version(), Resource: Resource}
+	return schema.GroupVersionResource{Group: Group, Version: a.API.Get(), Resource: Resource}
 }
 
 func (a *Adapter) client(ns string) (dynamic.ResourceInterface, error) {
-	if a.version() == "" {
+	if a.API.Get() == "" {
 		return nil, fmt.Errorf("casskop adapter: API version not resolved")
 	}
 	return a.Dynamic.Resource(a.GVR()).Namespace(ns), nil

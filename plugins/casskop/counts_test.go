@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // TestRackCounts: CassKop's one nodesPerRacks per datacenter becomes every rack's count
@@ -18,7 +20,7 @@ func TestRackCounts(t *testing.T) {
 			map[string]any{"name": "dc2", "nodesPerRacks": int64(2)},
 		}}},
 	}}
-	cl, err := (&Adapter{Version: "v2"}).FromObject(u)
+	cl, err := (&Adapter{API: operator.APIVersion{Version: "v2"}}).FromObject(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestEncryptionFromSpec(t *testing.T) {
 			map[string]any{"name": "dc2", "config": enc("none")},
 		}}},
 	}}
-	cl, err := (&Adapter{Version: "v2"}).FromObject(u)
+	cl, err := (&Adapter{API: operator.APIVersion{Version: "v2"}}).FromObject(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +67,7 @@ func TestEncryptionFromSpec(t *testing.T) {
 		t.Errorf("dc2 %+v", e)
 	}
 	u.Object["spec"] = map[string]any{"configMapName": "yaml"}
-	cl, err = (&Adapter{Version: "v2"}).FromObject(u)
+	cl, err = (&Adapter{API: operator.APIVersion{Version: "v2"}}).FromObject(u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,13 +33,7 @@ func (a *Adapter) RemoveDatacenter(ctx context.Context, ns, name, dc, uid, _ str
 	if err != nil || ops == nil {
 		return err
 	}
-	ops = append([]map[string]any{
-		{"op": "test", "path": "/metadata/uid", "value": uid},
-		{"op": "test", "path": "/metadata/resourceVersion", "value": u.GetResourceVersion()},
-	}, ops...)
-	body, _ := json.Marshal(ops)
-	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
-	return err
+	return patchPlanned(ctx, c, name, u, ops)
 }
 
 // removeDCPatch is the JSON patch taking dc out of u's topology (nil: it is not
@@ -119,4 +113,17 @@ func (a *Adapter) planned(ctx context.Context, ns, name, uid, untouched string) 
 		return nil, nil, fmt.Errorf("%s %s/%s was re-created since the plan (UID %s, planned %s): %s", Kind, ns, name, u.GetUID(), uid, untouched)
 	}
 	return c, u, nil
+}
+
+// patchPlanned writes ops to the cluster resource name, u as planned read it, with a
+// JSON patch testing first u's UID and resourceVersion: a resource re-created or
+// changed since fails it (422) and nothing is written.
+func patchPlanned(ctx context.Context, c dynamic.ResourceInterface, name string, u *unstructured.Unstructured, ops []map[string]any) error {
+	ops = append([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": string(u.GetUID())},
+		{"op": "test", "path": "/metadata/resourceVersion", "value": u.GetResourceVersion()},
+	}, ops...)
+	body, _ := json.Marshal(ops)
+	_, err := c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "kubectl-cassandra"})
+	return err
 }

@@ -27,7 +27,7 @@ func (a *Adapter) Get(ctx context.Context, ns, name string) (topology.Cluster, *
 		}
 		return topology.Cluster{}, nil, err
 	}
-	a.served()
+	a.API.Served()
 	cl, err := a.FromObject(u)
 	return cl, u, err
 }
@@ -42,7 +42,7 @@ func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, erro
 		}
 		return nil, err
 	}
-	a.served()
+	a.API.Served()
 	out, err := operator.ClustersOf(l.Items, a.FromObject)
 	if err != nil {
 		return nil, err

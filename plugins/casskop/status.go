@@ -86,9 +86,9 @@ func (a *Adapter) StatusSubresource(ctx context.Context) (bool, error) {
 	if _, err := a.Resolve(ctx); err != nil {
 		return false, err
 	}
-	rl, err := a.Discovery.ServerResourcesForGroupVersion(Group + "/" + a.version())
+	rl, err := a.Discovery.ServerResourcesForGroupVersion(Group + "/" + a.API.Get())
 	if err != nil {
-		return false, fmt.Errorf("cannot discover %s/%s: %w", Group, a.version(), err)
+		return false, fmt.Errorf("cannot discover %s/%s: %w", Group, a.API.Get(), err)
 	}
 	for _, r := range rl.APIResources {
 		if r.Name == Resource+"/status" {

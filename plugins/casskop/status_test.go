@@ -33,7 +33,7 @@ func TestOperatorStatusRepairsStuckDecommission(t *testing.T) {
 	for _, sub := range []bool{true, false} {
 		w := world.New(t, world.Opts{Nodes: 3, StatusSubresource: sub})
 		w.SetCRStatus(stuckStatus(pod))
-		a := &casskop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery()}, Version: "v2"}
+		a := &casskop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery()}, API: operator.APIVersion{Version: "v2"}}
 		st := a.OperatorStatus(w.NS, w.Name, nil)
 		if err := st.StuckOn(ctx, "dc1", "rack1", pod); err != nil {
 			t.Fatalf("subresource %v: StuckOn: %v", sub, err)
@@ -56,7 +56,7 @@ func TestOperatorStatusRepairsStuckDecommission(t *testing.T) {
 	// CassKop moved on to another pod since the plan.
 	w := world.New(t, world.Opts{Nodes: 3})
 	w.SetCRStatus(stuckStatus("demo-dc1-rack1-1"))
-	st := (&casskop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery()}, Version: "v2"}).OperatorStatus(w.NS, w.Name, nil)
+	st := (&casskop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery()}, API: operator.APIVersion{Version: "v2"}}).OperatorStatus(w.NS, w.Name, nil)
 	if err := st.StuckOn(ctx, "dc1", "rack1", pod); err == nil || !strings.Contains(err.Error(), "changed since the plan") {
 		t.Fatalf("moved on: %v", err)
 	}

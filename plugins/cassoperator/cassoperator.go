@@ -83,12 +83,9 @@ var (
 // Adapter reads and writes CassandraDatacenters (operator.Adapter and operator.Scaler).
 type Adapter struct {
 	operator.Clients
-	// Version is the API version to use; Resolve or Assume sets it.
-	Version string
-	// assumed: Version was set by Assume, not by discovery. vmu guards both: a run's
-	// waits read the datacenter from several goroutines (the stall guard beside a wait).
-	assumed bool
-	vmu     sync.Mutex
+	// API is the API version to use; Resolve or Assume sets it. A run's waits read the
+	// datacenter from several goroutines (the stall guard beside a wait).
+	API operator.APIVersion
 
 	// racks remembers the rack order of every datacenter read (CheckRackNodes is given
 	// only a DC name and counts, and cass-operator's split depends on the spec order).
@@ -112,22 +109,7 @@ func (a *Adapter) GroupResource() schema.GroupResource {
 
 // GVR is the resource to use (Resolve or Assume first).
 func (a *Adapter) GVR() schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: Group, Version: a.version(), Resource: Resource}
-}
-
-// version is the API version in use ("" until resolved).
-func (a *Adapter) version() string {
-	a.vmu.Lock()
-	defer a.vmu.Unlock()
-	return a.Version
-}
-
-// served records that the server answered a read made with the version in use: it is
-// served, never to be rediscovered.
-func (a *Adapter) served() {
-	a.vmu.Lock()
-	a.assumed = false
-	a.vmu.Unlock()
+	return schema.GroupVersionResource{Group: Group, Version: a.API.Get(), Resource: Resource}
 }
 
 // ErrNoCRD means the API server serves no CassandraDatacenter resource (errors.Is
@@ -145,16 +127,12 @@ func (noCRD) Is(target error) bool { return target == operator.ErrNoResource }
 // Assume uses v1beta1, the only version cass-operator serves, without asking discovery
 // first; reads answered NotFound ask discovery then (no CRD: ErrNoCRD).
 func (a *Adapter) Assume() {
-	a.vmu.Lock()
-	defer a.vmu.Unlock()
-	if a.Version == "" {
-		a.Version, a.assumed = Version, true
-	}
+	a.API.Assume(Version)
 }
 
 // Resolve finds the served version by discovery, reading only the group's version.
 func (a *Adapter) Resolve(ctx context.Context) (string, error) {
-	if v := a.version(); v != "" {
+	if v := a.API.Get(); v != "" {
 		return v, nil
 	}
 	if a.Discovery == nil {
@@ -169,9 +147,7 @@ func (a *Adapter) Resolve(ctx context.Context) (string, error) {
 	}
 	for _, r := range rl.APIResources {
 		if r.Name == Resource {
-			a.vmu.Lock()
-			a.Version = Version
-			a.vmu.Unlock()
+			a.API.Found(Version)
 			return Version, nil
 		}
 	}
@@ -182,13 +158,7 @@ func (a *Adapter) Resolve(ctx context.Context) (string, error) {
 // discovery, and returns ErrNoCRD when the resource is not served (the NotFound was the
 // resource's, not the object's, then).
 func (a *Adapter) rediscover(ctx context.Context, err error) error {
-	a.vmu.Lock()
-	assumed := a.assumed
-	if assumed && apierrors.IsNotFound(err) {
-		a.Version, a.assumed = "", false
-	}
-	a.vmu.Unlock()
-	if !assumed || !apierrors.IsNotFound(err) {
+	if _, forgot := a.API.Forget(err); !forgot {
 		return err
 	}
 	if _, rerr := a.Resolve(ctx); rerr != nil {
@@ -198,7 +168,7 @@ func (a *Adapter) rediscover(ctx context.Context, err error) error {
 }
 
 func (a *Adapter) client(ns string) (dynamic.ResourceInterface, error) {
-	if a.version() == "" {
+	if a.API.Get() == "" {
 		return nil, fmt.Errorf("cass-operator adapter: API version not resolved")
 	}
 	return a.Dynamic.Resource(a.GVR()).Namespace(ns), nil

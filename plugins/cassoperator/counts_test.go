@@ -7,12 +7,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 )
 
 // TestCheckRackNodes: only counts that are SplitRacks of their sum can be asked, and
 // the refusal says which ones can.
 func TestCheckRackNodes(t *testing.T) {
-	a := &Adapter{Version: Version}
+	a := &Adapter{API: operator.APIVersion{Version: Version}}
 	if _, err := a.FromObject(dc("db", "dc1", map[string]any{"clusterName": "c", "size": int64(5), "racks": racks("r1", "r2", "r3")})); err != nil {
 		t.Fatal(err)
 	}

@@ -342,7 +342,7 @@ func (a *Adapter) DatacenterMarks(ctx context.Context, ns string) ([]operator.Da
 	if err != nil {
 		return nil, a.rediscover(ctx, err)
 	}
-	a.served()
+	a.API.Served()
 	var out []operator.DatacenterMark
 	for i := range l.Items {
 		u := &l.Items[i]

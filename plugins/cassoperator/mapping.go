@@ -187,7 +187,7 @@ func (a *Adapter) get(ctx context.Context, ns, name string) (*unstructured.Unstr
 	if err != nil {
 		return nil, a.rediscover(ctx, err)
 	}
-	a.served()
+	a.API.Served()
 	return u, nil
 }
 
@@ -198,7 +198,7 @@ func (a *Adapter) List(ctx context.Context, ns string) ([]topology.Cluster, erro
 	if err != nil {
 		return nil, a.rediscover(ctx, err)
 	}
-	a.served()
+	a.API.Served()
 	out, err := operator.ClustersOf(l.Items, a.FromObject)
 	if err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ func TestMapSample(t *testing.T) {
 // object names keep the resource's name (or status.datacenterName); clusterName is
 // cleaned; no racks is one rack "default"; the size is split with the first racks larger.
 func TestMapNames(t *testing.T) {
-	a := &Adapter{Version: Version}
+	a := &Adapter{API: operator.APIVersion{Version: Version}}
 	u := dc("db", "dc-east", map[string]any{"clusterName": "My_Cluster", "datacenterName": "East DC", "size": int64(5),
 		"racks": racks("r1", "r2", "r3"), "superuserSecretName": "su"})
 	cl, err := a.FromObject(u)

@@ -23,7 +23,7 @@ import (
 // threeRacks is datacenter dc1 of cluster c with racks r1, r2, r3.
 func threeRacks(t *testing.T) topology.DC {
 	t.Helper()
-	cl, err := (&Adapter{Version: Version}).FromObject(dc("db", "dc1", map[string]any{"clusterName": "c", "size": int64(3), "racks": racks("r1", "r2", "r3")}))
+	cl, err := (&Adapter{API: operator.APIVersion{Version: Version}}).FromObject(dc("db", "dc1", map[string]any{"clusterName": "c", "size": int64(3), "racks": racks("r1", "r2", "r3")}))
 	if err != nil {
 		t.Fatal(err)
 	}

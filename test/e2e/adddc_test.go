@@ -85,7 +85,7 @@ func testAddDCStandIn(t *testing.T, crd *fixture.CRDInfo) {
 	x := newDCAddition(t, crd, fixture.SimOptions{})
 	cl, ns := x.cl, x.cl.Namespace
 	ctx := context.Background()
-	a := &casskop.Adapter{Clients: operator.Clients{Dynamic: suite.clients.Dyn, Kube: suite.clients.Kube}, Version: "v2"}
+	a := &casskop.Adapter{Clients: operator.Clients{Dynamic: suite.clients.Dyn, Kube: suite.clients.Kube}, API: operator.APIVersion{Version: "v2"}}
 	want := operator.NewDatacenter{Name: "dc2", Racks: []string{"r1", "r2"}, NodesPerRack: 1}
 	require.NoError(t, a.AddDatacenter(ctx, ns, cl.Name, string(cl.UID), "op-e2e", want))
 	ok, err := a.AdditionRequested(ctx, ns, cl.Name, want)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
@@ -82,7 +83,7 @@ func (w *World) casskopAddDCs(ns string) {
 		// implicit topology may have more racks than CassKop's one: not judged.)
 		return
 	}
-	cl, err := (&casskop.Adapter{Version: CCGVR.Version}).FromObject(obj.(*unstructured.Unstructured))
+	cl, err := (&casskop.Adapter{API: operator.APIVersion{Version: CCGVR.Version}}).FromObject(obj.(*unstructured.Unstructured))
 	if err != nil {
 		return
 	}

@@ -24,7 +24,7 @@ import (
 func TestCassKopAddsDC(t *testing.T) {
 	ctx := context.Background()
 	w := New(t, Opts{Version: "4.1", Nodes: 2, Operator: true})
-	a := &casskop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube}, Version: "v2"}
+	a := &casskop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube}, API: operator.APIVersion{Version: "v2"}}
 	want := operator.NewDatacenter{Name: "dc2", Racks: []string{"r1", "r2"}, NodesPerRack: 1}
 	if err := a.AddDatacenter(ctx, w.NS, w.Name, string(w.CR().GetUID()), "op-1", want); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
@@ -311,7 +312,7 @@ func (w *World) clusterDisagrees() string {
 	if err != nil {
 		return ""
 	}
-	cl, err := (&casskop.Adapter{Version: "v2"}).FromObject(obj.(*unstructured.Unstructured))
+	cl, err := (&casskop.Adapter{API: operator.APIVersion{Version: "v2"}}).FromObject(obj.(*unstructured.Unstructured))
 	if err != nil {
 		return "the cluster resource is unreadable: " + err.Error()
 	}
@@ -544,7 +545,7 @@ func (w *World) nodesPerRack() int {
 	if err != nil {
 		return -1
 	}
-	cl, err := (&casskop.Adapter{Version: "v2"}).FromObject(obj.(*unstructured.Unstructured))
+	cl, err := (&casskop.Adapter{API: operator.APIVersion{Version: "v2"}}).FromObject(obj.(*unstructured.Unstructured))
 	if err != nil || len(cl.DCs) == 0 {
 		return -1
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 )
 
@@ -137,7 +138,7 @@ func (w *World) AssertConsistentAt(replicas int, label string) {
 			}
 		}
 	}
-	cl, err := (&casskop.Adapter{Version: "v2"}).FromObject(w.CR())
+	cl, err := (&casskop.Adapter{API: operator.APIVersion{Version: "v2"}}).FromObject(w.CR())
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
 	"github.com/kubectl-cassandra/kubectl-cassandra/plugins/casskop"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/watchlist"
@@ -823,7 +824,7 @@ func (w *World) AssertConverged(target int, label string) {
 	if _, ok := cr.GetAnnotations()[checkpoint.LastOperationAnnotation]; !ok {
 		w.t.Errorf("%s: no last-operation record", label)
 	}
-	cl, err := (&casskop.Adapter{Version: "v2"}).FromObject(cr)
+	cl, err := (&casskop.Adapter{API: operator.APIVersion{Version: "v2"}}).FromObject(cr)
 	if err != nil {
 		w.t.Fatal(err)
 	}

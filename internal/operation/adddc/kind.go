@@ -28,7 +28,7 @@ type Kind struct{}
 func (Kind) Info() pub.Info {
 	return pub.Info{
 		Name: Name,
-		Checkpoint: record.Schema{Version: 2, NewNodes: true, Steps: []string{StepAddDC, StepWaitJoined, StepAlterKeyspaces, StepVerifyKeyspaces, StepWaitSchema, StepRebuild,
+		Checkpoint: record.Schema{Version: 2, NewNodes: true, Steps: []string{StepAddDC, StepWaitDatacenterJoined, StepAddToKeyspaces, StepVerifyKeyspaces, StepWaitSchema, StepRebuild,
 			record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput}},
 		StepsHeader: "Steps (the datacenter first, then its keyspaces, then one node rebuilt at a time):",
 		ConfirmWord: "Add datacenter",

@@ -142,9 +142,9 @@ func rackNodes(racks []topology.Rack) map[string]int {
 // keyspaces given replicas in it (by the plugin, or verified), the schema agreed, then
 // each node rebuilt.
 func additionSteps(alter bool, nodes []record.Node) []record.Step {
-	list := []record.Step{checkpoint.PendingStep(StepAddDC, ""), checkpoint.PendingStep(StepWaitJoined, "")}
+	list := []record.Step{checkpoint.PendingStep(StepAddDC, ""), checkpoint.PendingStep(StepWaitDatacenterJoined, "")}
 	if alter {
-		list = append(list, checkpoint.PendingStep(StepAlterKeyspaces, ""))
+		list = append(list, checkpoint.PendingStep(StepAddToKeyspaces, ""))
 	} else {
 		list = append(list, checkpoint.PendingStep(StepVerifyKeyspaces, ""))
 	}

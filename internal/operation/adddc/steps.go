@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/dcread"
@@ -15,18 +14,19 @@ import (
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
 // add-dc's own step kinds; the stream throughput's are the step library's.
 const (
 	// StepAddDC asks the operator for the datacenter (operator.DatacenterAdder).
 	StepAddDC = "add-datacenter"
-	// StepWaitJoined waits until every planned node of the datacenter is Ready and UN
-	// in the ring read from the source.
-	StepWaitJoined = "wait-datacenter-joined"
-	// StepAlterKeyspaces gives the datacenter its replicas in the planned keyspaces
+	// StepWaitDatacenterJoined waits until every planned node of the datacenter is
+	// Ready and UN in the ring read from the source.
+	StepWaitDatacenterJoined = "wait-datacenter-joined"
+	// StepAddToKeyspaces gives the datacenter its replicas in the planned keyspaces
 	// (ALTER KEYSPACE through cqlsh in a pod of the source).
-	StepAlterKeyspaces = "add-to-keyspaces"
+	StepAddToKeyspaces = "add-to-keyspaces"
 	// StepVerifyKeyspaces verifies the user gave the keyspaces their replicas in the
 	// datacenter; until they did, the run stops there naming the statements.
 	StepVerifyKeyspaces = "verify-keyspaces"
@@ -48,60 +48,37 @@ type run struct {
 
 // BuildSteps implements operation.Kind.
 func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
-	w, err := steps.Of(kw)
+	w, e, err := dcread.Open(kw, extOf)
 	if err != nil {
 		return nil, err
-	}
-	// The run waits for no status of the datacenter resource to settle: the new
-	// datacenter is the operator's to settle, and each step reads it.
-	w.Settler = nil
-	e, err := extOf(w.CP)
-	if err != nil {
-		return nil, err
-	}
-	named := map[string]bool{}
-	for _, p := range e.Readers {
-		named[p] = true
 	}
 	r := &run{w: w, e: e, dc: w.CP.Target.DC, adder: w.Adder,
-		m: dcread.Readers{Kube: w.Kube, Nodetool: w.Nodetool, NS: w.CP.Namespace, Named: named,
-			Exclude: func(*corev1.Pod) bool { return false },
-			CQL:     cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}}}
-	out := map[string]pub.Step{}
-	for _, s := range w.CP.Steps {
-		var st pub.Step
+		m: dcread.Named(w, e.Readers, e.CQLSecret, func(*corev1.Pod) bool { return false })}
+	return steps.BuildKind(w, steps.Variant{}, func(s record.Step) (pub.Step, error) {
 		switch s.Kind {
-		case StepAddDC, StepWaitJoined:
+		case StepAddDC, StepWaitDatacenterJoined:
 			if r.adder == nil {
 				return nil, fmt.Errorf("operation %s adds a datacenter, which this operator's adapter cannot do", w.CP.OperationID)
 			}
 			if s.Kind == StepAddDC {
-				st = &addDC{r}
-			} else {
-				st = &waitJoined{r}
+				return &addDC{r}, nil
 			}
-		case StepAlterKeyspaces:
-			st = &alterKeyspaces{r}
+			return &waitJoined{r}, nil
+		case StepAddToKeyspaces:
+			return &alterKeyspaces{r}, nil
 		case StepVerifyKeyspaces:
-			st = &verifyKeyspaces{r}
+			return &verifyKeyspaces{r}, nil
 		case StepWaitSchema:
-			st = &waitSchema{r}
+			return &waitSchema{r}, nil
 		case StepRebuild:
 			n, ok := w.CP.Node(s.Pod)
 			if !ok {
 				return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 			}
-			st = newRebuild(r, s.ID, n)
-		default:
-			lib, err := steps.BuildOne(w, steps.Variant{}, s)
-			if err != nil {
-				return nil, err
-			}
-			st = lib
+			return newRebuild(r, s.ID, n), nil
 		}
-		out[s.ID] = st
-	}
-	return out, nil
+		return nil, nil
+	})
 }
 
 // addDC asks the operator for the datacenter.

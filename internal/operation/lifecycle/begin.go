@@ -34,6 +34,10 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 	if err != nil {
 		return l.CheckpointError(err)
 	}
+	env := &pub.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter, Request: st.Request}
+	if pf, ok := st.Kind.(prefetcher); ok && existing == nil {
+		pf.Prefetch(ctx, env)
+	}
 	l.ReapGone(ctx, existing, l.Cluster.Namespace+"/"+l.Cluster.Name)
 	if existing != nil {
 		return l.inFlight(ctx, existing, st)
@@ -54,7 +58,6 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 	if pauseErr != nil {
 		return pauseErr
 	}
-	env := &pub.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter, Request: st.Request}
 	env.Request.Pause = pause
 	access := future.Start(func() (struct{}, error) {
 		acc, err := st.Kind.Access(ctx, env)
@@ -84,6 +87,13 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 		next = st.Command.Next(l.Cluster.Namespace, l.Cluster.Name, plan, st.Request)
 	}
 	return l.Start(ctx, plan, st.Flags, next)
+}
+
+// prefetcher is a kind that starts its plan's slowest reads ahead, once no operation is
+// in flight (scale-down's ring read through exec): they run beside the lifecycle's own
+// reads, and its Plan takes them up. They only read.
+type prefetcher interface {
+	Prefetch(ctx context.Context, env *pub.Env)
 }
 
 // inFlight answers an operation in flight as the command says: resume it, plan it

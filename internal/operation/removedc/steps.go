@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/dcread"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
@@ -63,14 +62,7 @@ func removalSteps(alter, authLast bool, nodes []record.Node, pause, counted bool
 // BuildSteps implements operation.Kind: its own steps, and the library's for the
 // nodes, the count and the operator's pause (the ring read outside the plan).
 func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
-	w, err := steps.Of(kw)
-	if err != nil {
-		return nil, err
-	}
-	// A driven removal deletes the datacenter's resource: there is no status of it left
-	// for the run to wait to settle.
-	w.Settler = nil
-	e, err := extOf(w.CP)
+	w, e, err := dcread.Open(kw, extOf)
 	if err != nil {
 		return nil, err
 	}
@@ -78,12 +70,7 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	for _, n := range w.CP.Nodes {
 		planned[n.Pod] = true
 	}
-	named := map[string]bool{}
-	for _, p := range e.Readers {
-		named[p] = true
-	}
-	r := &run{w: w, dc: w.CP.Target.DC, m: dcread.Readers{Kube: w.Kube, Nodetool: w.Nodetool, NS: w.CP.Namespace, Named: named,
-		Exclude: dcread.Member(w.Racks, planned), CQL: cql.Client{Exec: w.Exec, Auth: cql.SecretAuth(w.Kube, w.CP.Namespace, e.CQLSecret)}},
+	r := &run{w: w, dc: w.CP.Target.DC, m: dcread.Named(w, e.Readers, e.CQLSecret, dcread.Member(w.Racks, planned)),
 		authLast: hasKind(w.CP, StepAlterAuth)}
 	variant := steps.Variant{RingReaders: true}
 	if r.authLast {
@@ -92,52 +79,47 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 			Now:  r.forceNow}
 	}
 	removed := removalRequested(w, r.dc)
-	out := map[string]pub.Step{}
-	for _, s := range w.CP.Steps {
-		var st pub.Step
+	return steps.BuildKind(w, variant, func(s record.Step) (pub.Step, error) {
 		switch s.Kind {
 		case StepWaitLeft:
 			n, ok := w.CP.Node(s.Pod)
 			if !ok {
 				return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
 			}
-			st = &waitLeft{run: r, n: n}
+			return &waitLeft{run: r, n: n}, nil
 		case StepAlterKeyspaces:
-			st = &alterKeyspaces{r}
+			return &alterKeyspaces{r}, nil
 		case StepAlterAuth:
-			st = &alterAuth{r}
+			return &alterAuth{r}, nil
 		case StepWaitSchema:
-			st = &waitSchema{r}
-		case StepRemoveDC:
+			return &waitSchema{r}, nil
+		case StepRemoveDC, StepWaitRemoved:
 			if w.Datacenters == nil {
 				return nil, fmt.Errorf("operation %s removes a datacenter, which this operator's adapter cannot do", w.CP.OperationID)
 			}
-			st = &removeDC{r}
-		case StepWaitRemoved:
-			if w.Datacenters == nil {
-				return nil, fmt.Errorf("operation %s removes a datacenter, which this operator's adapter cannot do", w.CP.OperationID)
+			if s.Kind == StepRemoveDC {
+				return &removeDC{r}, nil
 			}
-			st = &waitRemoved{r}
 			if r.driven() {
-				st = &waitRemovedDriven{waitRemoved{r}}
+				return &waitRemovedDriven{waitRemoved{r}}, nil
 			}
-		default:
-			lib, err := steps.BuildOne(w, variant, s)
-			if err != nil {
-				return nil, err
-			}
-			st = lib
-			if removed {
-				desc := ""
-				if d, ok := lib.(pub.Describer); ok {
-					desc = d.Describe()
-				}
-				st = removedStep{desc: desc}
-			}
+			return &waitRemoved{r}, nil
 		}
-		out[s.ID] = st
-	}
-	return out, nil
+		// Once the removal is requested, the library's steps before it are done
+		// (removedStep): what they read is gone.
+		if !removed {
+			return nil, nil
+		}
+		lib, err := steps.BuildOne(w, variant, s)
+		if err != nil {
+			return nil, err
+		}
+		desc := ""
+		if d, ok := lib.(pub.Describer); ok {
+			desc = d.Describe()
+		}
+		return removedStep{desc: desc}, nil
+	})
 }
 
 // removedStep is a step before the datacenter's removal from the resource, once that

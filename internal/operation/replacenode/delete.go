@@ -172,7 +172,7 @@ func (s *deletePod) Wait(ctx context.Context) error {
 				what = "pod " + p.Name + " was re-created on the dead node's claim being deleted: deleted it too"
 			}
 		}
-		s.w.Reporter.Waiting(StepDeletePod+"/"+s.rep.Pod, what, time.Since(start))
+		s.w.Reporter.Waiting(StepDeleteDeadPod+"/"+s.rep.Pod, what, time.Since(start))
 		if err := s.w.SleepPoll(ctx); err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func (s *deletePod) Wait(ctx context.Context) error {
 // the script back since the claims were deleted: the new pod would start as a new
 // node), and the node is still dead.
 func (s *deletePod) Safe(ctx context.Context) error {
-	return s.w.WaitSafe(ctx, StepDeletePod+"/"+s.rep.Pod, func() (string, error) {
+	return s.w.WaitSafe(ctx, StepDeleteDeadPod+"/"+s.rep.Pod, func() (string, error) {
 		if err := s.optionThere(ctx, "pod "+s.rep.Pod+" was not deleted. The dead node's claims are deleted already, so abort cannot give its data back: "+
 			"stop what puts the script back (a GitOps sync), then resume, which writes the option again and goes on (kubectl cassandra resume -n %s %s)"); err != nil {
 			return "", err

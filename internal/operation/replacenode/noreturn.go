@@ -33,8 +33,8 @@ func (r *run) pastNoReturn(ctx context.Context) (string, error) {
 
 // podDiscarded says how the planned pod was deleted ("": it was not).
 func (r *run) podDiscarded(ctx context.Context) (string, error) {
-	if r.w.CP.Started(StepDeletePod) {
-		return fmt.Sprintf("the dead node's pod %s was deleted (step %s started)", r.rep.Pod, StepDeletePod), nil
+	if r.w.CP.Started(StepDeleteDeadPod) {
+		return fmt.Sprintf("the dead node's pod %s was deleted (step %s started)", r.rep.Pod, StepDeleteDeadPod), nil
 	}
 	if r.n.PodUID == "" {
 		return "", nil

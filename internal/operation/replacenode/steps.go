@@ -15,21 +15,21 @@ const (
 	// operators), StepRemoveOption takes it out once the replacement is verified.
 	StepSetOption    = "set-replace-option"
 	StepRemoveOption = "remove-replace-option"
-	// StepDeleteClaims and StepDeletePod discard the dead node's data and pod (UID
+	// StepDeleteClaims and StepDeleteDeadPod discard the dead node's data and pod (UID
 	// preconditions), once it is still dead right then.
-	StepDeleteClaims = "delete-dead-claims"
-	StepDeletePod    = "delete-dead-pod"
-	// StepCreateTask asks the operator (its replacenode task), StepWaitTask waits until
-	// the task completed.
-	StepCreateTask = "create-replace-task"
-	StepWaitTask   = "wait-replace-task"
+	StepDeleteClaims  = "delete-dead-claims"
+	StepDeleteDeadPod = "delete-dead-pod"
+	// StepCreateReplaceTask asks the operator (its replacenode task), StepWaitTask
+	// waits until the task completed.
+	StepCreateReplaceTask = "create-replace-task"
+	StepWaitTask          = "wait-replace-task"
 	// StepWaitReplaced waits until the replacement is verified in the ring.
 	StepWaitReplaced = "wait-replaced"
 )
 
 // stepKinds are every step kind a replace-node checkpoint may hold.
-var stepKinds = []string{StepSetOption, StepDeleteClaims, StepDeletePod, StepWaitReplaced, StepRemoveOption,
-	StepCreateTask, StepWaitTask, record.StepPauseOperator, record.StepResumeOperator, record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput,
+var stepKinds = []string{StepSetOption, StepDeleteClaims, StepDeleteDeadPod, StepWaitReplaced, StepRemoveOption,
+	StepCreateReplaceTask, StepWaitTask, record.StepPauseOperator, record.StepResumeOperator, record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput,
 }
 
 // Steps lists a replace's steps. Through a task: create it, verify the replacement,
@@ -39,10 +39,10 @@ var stepKinds = []string{StepSetOption, StepDeleteClaims, StepDeletePod, StepWai
 func Steps(rep *record.Replacement, pause bool) []record.Step {
 	p := rep.Pod
 	if rep.Task != "" {
-		return []record.Step{checkpoint.PendingStep(StepCreateTask, p), checkpoint.PendingStep(StepWaitReplaced, p), checkpoint.PendingStep(StepWaitTask, p)}
+		return []record.Step{checkpoint.PendingStep(StepCreateReplaceTask, p), checkpoint.PendingStep(StepWaitReplaced, p), checkpoint.PendingStep(StepWaitTask, p)}
 	}
 	return checkpoint.Paused(pause, []record.Step{checkpoint.PendingStep(StepSetOption, p), checkpoint.PendingStep(StepDeleteClaims, p),
-		checkpoint.PendingStep(StepDeletePod, p), checkpoint.PendingStep(StepWaitReplaced, p), checkpoint.PendingStep(StepRemoveOption, p)})
+		checkpoint.PendingStep(StepDeleteDeadPod, p), checkpoint.PendingStep(StepWaitReplaced, p), checkpoint.PendingStep(StepRemoveOption, p)})
 }
 
 // BuildSteps implements operation.Kind: the kind's own steps, and the library's pause
@@ -58,34 +58,25 @@ func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 		return nil, fmt.Errorf("operation %s is a replace-node whose checkpoint has no replace record for its one node: it cannot be run; abort it", cp.OperationID)
 	}
 	r := &run{w: w, rep: cp.Replace, n: cp.Nodes[0]}
-	out := map[string]pub.Step{}
-	for _, s := range cp.Steps {
-		var st pub.Step
+	return steps.BuildKind(w, steps.Variant{}, func(s record.Step) (pub.Step, error) {
 		switch s.Kind {
 		case StepSetOption:
-			st = &setOption{r}
+			return &setOption{r}, nil
 		case StepRemoveOption:
-			st = &removeOption{r}
+			return &removeOption{r}, nil
 		case StepDeleteClaims:
-			st = &deleteClaims{r}
-		case StepDeletePod:
-			st = &deletePod{r}
+			return &deleteClaims{r}, nil
+		case StepDeleteDeadPod:
+			return &deletePod{r}, nil
 		case StepWaitReplaced:
-			st = &waitReplaced{run: r}
-		case StepCreateTask:
-			st = &createTask{r}
+			return &waitReplaced{run: r}, nil
+		case StepCreateReplaceTask:
+			return &createTask{r}, nil
 		case StepWaitTask:
-			st = &waitTask{r}
-		default:
-			lib, err := steps.BuildOne(w, steps.Variant{}, s)
-			if err != nil {
-				return nil, err
-			}
-			st = lib
+			return &waitTask{r}, nil
 		}
-		out[s.ID] = st
-	}
-	return out, nil
+		return nil, nil
+	})
 }
 
 // run is what the steps of one replace share: the world, the dead node's record and

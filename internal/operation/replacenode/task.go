@@ -64,14 +64,14 @@ func (s *createTask) Done(ctx context.Context) (bool, error) {
 	}
 	ran, err := s.operatorRan(ctx)
 	if ran {
-		s.w.Reporter.Warn(StepCreateTask+"/"+s.rep.Pod, fmt.Sprintf("task %s is gone (deleted after its TTL?), and the dead node's claims and pod %s were deleted since the plan: the operator ran it; it is not created again, the replacement is verified next",
+		s.w.Reporter.Warn(StepCreateReplaceTask+"/"+s.rep.Pod, fmt.Sprintf("task %s is gone (deleted after its TTL?), and the dead node's claims and pod %s were deleted since the plan: the operator ran it; it is not created again, the replacement is verified next",
 			s.rep.Task, s.rep.Pod))
 	}
 	return ran, err
 }
 
 func (s *createTask) Safe(ctx context.Context) error {
-	return s.w.WaitSafe(ctx, StepCreateTask+"/"+s.rep.Pod, func() (string, error) { return s.stillDead(ctx) })
+	return s.w.WaitSafe(ctx, StepCreateReplaceTask+"/"+s.rep.Pod, func() (string, error) { return s.stillDead(ctx) })
 }
 
 // Recheck implements engine.Rechecker.

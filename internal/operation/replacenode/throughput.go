@@ -94,5 +94,5 @@ func sourcesOf(ctx context.Context, p *operation.Planner, ns string, dc topology
 // restart of the pod on an empty volume replaces from then on; or the operator's task)
 // until the replacement is verified.
 func throttled(list []record.Step) []record.Step {
-	return operation.Throttled(list, []string{StepSetOption, StepCreateTask}, []string{StepWaitReplaced})
+	return operation.Throttled(list, []string{StepSetOption, StepCreateReplaceTask}, []string{StepWaitReplaced})
 }

@@ -54,11 +54,10 @@ type early struct {
 	describe func() (nodetool.ClusterDescription, error)
 }
 
+// newEarly takes up pod's reads, started now unless Prefetch started them.
 func newEarly(ctx context.Context, p *operation.Planner, pod string) *early {
-	e := &early{p: p, pod: pod}
-	e.read = future.Start(func() (pubnodetool.Ring, error) { return p.Nodetool.Status(ctx, pod) })
-	e.describe = future.Start(func() (nodetool.ClusterDescription, error) { return p.Nodetool.DescribeCluster(ctx, pod) })
-	return e
+	a := p.ReadAhead(ctx, pod)
+	return &early{p: p, pod: pod, read: a.Ring, describe: a.Describe}
 }
 
 // describeFrom is the keyspaces' replication read from reader: the read started ahead

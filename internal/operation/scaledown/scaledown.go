@@ -57,17 +57,12 @@ func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 // NeededAccess lists the permissions a scale-down uses; count names the spec's count
 // (operator.Counts.CountWords).
 func NeededAccess(ns string, cr schema.GroupResource, count string, pause *record.PausedOperator) []pub.Access {
-	return operation.PauseAccess([]pub.Access{
-		{Group: cr.Group, Resource: cr.Resource, Verb: "get", Namespace: ns, Why: "read the cluster and its checkpoint"},
-		{Group: cr.Group, Resource: cr.Resource, Verb: "patch", Namespace: ns, Why: "write the checkpoint annotation and " + count},
-		{Resource: "pods", Verb: "list", Namespace: ns, Why: "find the rack's pods"},
-		{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
-		{Resource: "pods", Subresource: "exec", Verb: "create", Namespace: ns, Why: "run nodetool"},
-		{Group: "apps", Resource: "statefulsets", Verb: "get", Namespace: ns, Why: "read the rack's StatefulSet"},
-		{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "shrink the StatefulSet"},
-		{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the removed pod's PVCs"},
-		{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "delete the removed pod's PVCs"},
-	}, pause)
+	return operation.PauseAccess(append(operation.CommonAccess(ns, cr, "write the checkpoint annotation and "+count),
+		pub.Access{Resource: "pods", Verb: "watch", Namespace: ns, Why: "wait until a pod is gone"},
+		pub.Access{Group: "apps", Resource: "statefulsets", Verb: "patch", Namespace: ns, Why: "shrink the StatefulSet"},
+		pub.Access{Resource: "persistentvolumeclaims", Verb: "get", Namespace: ns, Why: "read the removed pod's PVCs"},
+		pub.Access{Resource: "persistentvolumeclaims", Verb: "delete", Namespace: ns, Why: "delete the removed pod's PVCs"},
+	), pause)
 }
 
 // Summary implements operation.Kind. A plan that removes no node settled what a

@@ -30,7 +30,7 @@ func (nop) Warn(string, string)                   {}
 // status marked) on the simulated CassKop cluster w, and the repair's steps.
 func repairWorld(t *testing.T, w *world.World, n record.Node) (*steps.World, map[string]operation.Step) {
 	t.Helper()
-	a := &casskop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery()}, Version: "v2"}
+	a := &casskop.Adapter{Clients: operator.Clients{Dynamic: w.Dyn, Kube: w.Kube, Discovery: w.Kube.Discovery()}, API: operator.APIVersion{Version: "v2"}}
 	cp := &record.Checkpoint{Kind: Name, Namespace: w.NS, Cluster: w.Name, Target: record.Target{DC: "dc1", Racks: []string{"rack1"}, Nodes: 3},
 		Nodes: []record.Node{n}, Steps: []record.Step{record.PendingStep(record.StepDeletePVCs, n.Pod), record.PendingStep(StepOperatorStatus, n.Pod)}}
 	sw := &steps.World{Kube: w.Kube, Nodetool: nodetool.Client{Exec: w}, Namespace: w.NS, ClusterSelector: casskop.LabelCluster + "=demo",
