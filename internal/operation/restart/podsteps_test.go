@@ -23,11 +23,11 @@ import (
 // The steps of one pod's restart, each run against a fake world through the steps'
 // World (steps.World implements the capabilities they ask for: test/stepworld).
 
-// built is the implementation BuildSteps makes of step kind about n.
+// built is the implementation BuildSteps makes of step kind (the kind's own) about n.
 func built(t *testing.T, sw *steps.World, kind string, n record.Node) pub.Step {
 	t.Helper()
 	sw.CP.Nodes = append(sw.CP.Nodes, n)
-	st, err := buildStep(sw, checkpoint.PendingStep(kind, n.Pod))
+	st, err := own(sw)(checkpoint.PendingStep(kind, n.Pod))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,44 +28,38 @@ func Steps(nodes []record.Node, pause bool) []record.Step {
 }
 
 // BuildSteps implements operation.Kind: restart's own steps (podsteps.go), the rest
-// the library's (steps.BuildOne).
+// the library's (steps.BuildKind).
 func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	w, err := steps.Of(kw)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]pub.Step{}
-	for _, s := range w.CP.Steps {
-		st, err := buildStep(w, s)
-		if err != nil {
-			return nil, err
-		}
-		out[s.ID] = st
-	}
-	return out, nil
+	return steps.BuildKind(w, steps.Variant{}, own(w))
 }
 
-// buildStep is the implementation of step record s.
-func buildStep(w *steps.World, s record.Step) (pub.Step, error) {
-	switch s.Kind {
-	case StepDrain, StepDeletePod, StepWaitRestarted:
-	default:
-		return steps.BuildOne(w, steps.Variant{}, s)
+// own builds restart's own steps from the World's capabilities (nil for the library's).
+func own(w *steps.World) steps.Own {
+	return func(s record.Step) (pub.Step, error) {
+		switch s.Kind {
+		case StepDrain, StepDeletePod, StepWaitRestarted:
+		default:
+			return nil, nil
+		}
+		n, ok := w.CP.Node(s.Pod)
+		if !ok {
+			return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
+		}
+		switch s.Kind {
+		case StepDrain:
+			return &drain{n: n, pods: w, modes: w, ring: w, nodetool: w}, nil
+		case StepDeletePod:
+			return &deletePod{n: n, pods: w, delete: w, modes: w}, nil
+		}
+		wait := &waitRestarted{n: n, back: w}
+		// A restart the operator runs as a task also watches the task.
+		if _, ok := w.CP.Step(record.StepCreateTask); ok {
+			return &waitTaskRestarted{waitRestarted: wait, cp: w.CP, pods: w, task: w}, nil
+		}
+		return wait, nil
 	}
-	n, ok := w.CP.Node(s.Pod)
-	if !ok {
-		return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
-	}
-	switch s.Kind {
-	case StepDrain:
-		return &drain{n: n, pods: w, modes: w, ring: w, nodetool: w}, nil
-	case StepDeletePod:
-		return &deletePod{n: n, pods: w, delete: w, modes: w}, nil
-	}
-	wait := &waitRestarted{n: n, back: w}
-	// A restart the operator runs as a task also watches the task.
-	if _, ok := w.CP.Step(record.StepCreateTask); ok {
-		return &waitTaskRestarted{waitRestarted: wait, cp: w.CP, pods: w, task: w}, nil
-	}
-	return wait, nil
 }

@@ -15,13 +15,13 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/stepworld"
 )
 
-// built is the implementation BuildSteps makes of step kind about n (planned in sw).
+// built is the implementation BuildSteps makes of step kind (the kind's own) about n (planned in sw).
 func built(t *testing.T, sw *steps.World, kind string, n record.Node) pub.Step {
 	t.Helper()
 	if _, ok := sw.CP.Node(n.Pod); !ok {
 		sw.CP.Nodes = append(sw.CP.Nodes, n)
 	}
-	st, err := buildStep(sw, checkpoint.PendingStep(kind, n.Pod))
+	st, err := own(sw)(checkpoint.PendingStep(kind, n.Pod))
 	if err != nil {
 		t.Fatal(err)
 	}

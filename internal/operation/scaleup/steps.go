@@ -31,34 +31,29 @@ func Steps(newNodes, cleanup []record.Node, pause bool) []record.Step {
 }
 
 // BuildSteps implements operation.Kind: scale-up's own steps (growstatefulset.go,
-// cleanupnode.go), the rest the library's (steps.BuildOne).
+// cleanupnode.go), the rest the library's (steps.BuildKind).
 func (Kind) BuildSteps(kw pub.World) (map[string]pub.Step, error) {
 	w, err := steps.Of(kw)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]pub.Step{}
-	for _, s := range w.CP.Steps {
-		st, err := buildStep(w, s)
-		if err != nil {
-			return nil, err
-		}
-		out[s.ID] = st
-	}
-	return out, nil
+	return steps.BuildKind(w, steps.Variant{}, own(w))
 }
 
-// buildStep is the implementation of step record s.
-func buildStep(w *steps.World, s record.Step) (pub.Step, error) {
-	if s.Kind != StepGrowSTS && s.Kind != StepCleanup {
-		return steps.BuildOne(w, steps.Variant{}, s)
+// own builds scale-up's own steps from the World's capabilities (nil for the
+// library's).
+func own(w *steps.World) steps.Own {
+	return func(s record.Step) (pub.Step, error) {
+		if s.Kind != StepGrowSTS && s.Kind != StepCleanup {
+			return nil, nil
+		}
+		n, ok := w.CP.Node(s.Pod)
+		if !ok {
+			return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
+		}
+		if s.Kind == StepGrowSTS {
+			return &growStatefulSet{n: n, ns: w.Namespace, sts: w, pods: w, claims: w, seeds: w, ring: w, deleting: w, writes: w}, nil
+		}
+		return &cleanup{n: n, records: w, pods: w, modes: w, ring: w, nodetool: w, progress: w}, nil
 	}
-	n, ok := w.CP.Node(s.Pod)
-	if !ok {
-		return nil, fmt.Errorf("step %s names pod %s, which is not in the plan", s.ID, s.Pod)
-	}
-	if s.Kind == StepGrowSTS {
-		return &growStatefulSet{n: n, ns: w.Namespace, sts: w, pods: w, claims: w, seeds: w, ring: w, deleting: w, writes: w}, nil
-	}
-	return &cleanup{n: n, records: w, pods: w, modes: w, ring: w, nodetool: w, progress: w}, nil
 }
