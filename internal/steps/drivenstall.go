@@ -92,7 +92,7 @@ func (w *World) unreadyPods(ctx context.Context, pod string) ([]string, error) {
 		if p.Name == pod || !w.inRacks(p.Name) {
 			continue
 		}
-		if st := podState(p); st != "" {
+		if st := PodState(p); st != "" {
 			out = append(out, "pod "+p.Name+": "+st)
 		}
 	}

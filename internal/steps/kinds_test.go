@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
@@ -112,34 +109,6 @@ func mustDo(t *testing.T, st operation.Step) {
 	}
 }
 
-func TestGrowStatefulSetStep(t *testing.T) {
-	n := newNode(1)
-	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 1}, "scale-up", n)
-	st := &growStatefulSet{node: node{sw, n}}
-	mustDone(t, st, false)
-	mustSafe(t, st)
-	mustDo(t, st)
-	mustDone(t, st, true)
-	if w.Replicas("rack1") != 2 || w.PodUID(n.Pod) == "" {
-		t.Fatalf("replicas %d, pod %q", w.Replicas("rack1"), w.PodUID(n.Pod))
-	}
-	mustDo(t, st) // idempotent
-	if w.Replicas("rack1") != 2 || w.Incarnations("pod", n.Pod) != 1 {
-		t.Fatal("second Do changed something")
-	}
-	// The next node is not safe to add while this one is not the ordinal any more.
-	mustUnsafe(t, &growStatefulSet{node: node{sw, newNode(3)}}, "expected 3")
-
-	// A claim left over for the new pod: refused (it would start on old data).
-	w2, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1}, "scale-up", n)
-	_ = w2.Kube.Tracker().Add(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "storage-" + n.Pod, Namespace: w2.NS, UID: "old"}})
-	mustUnsafe(t, &growStatefulSet{node: node{sw2, n}}, "PVC storage-fake-demo-dc1-rack1-1 already exists")
-	// A node down: refused (a node joins a healthy ring only).
-	w3, sw3 := kindWorld(t, fakeworld.Opts{Nodes: 2}, "scale-up", newNode(2))
-	_ = w3.Cass.SetFault(w3.Pod("rack1", 1), sim.Fault{Down: true})
-	mustUnsafe(t, &growStatefulSet{node: node{sw3, newNode(2)}}, "is DN")
-}
-
 func TestWaitJoinedStep(t *testing.T) {
 	ctx := context.Background()
 	n := newNode(1)
@@ -147,9 +116,9 @@ func TestWaitJoinedStep(t *testing.T) {
 	// wall-clock JoinTime.
 	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	st := &waitJoined{waiting{node{sw, n}}}
-	mustDone(t, st, false) // no pod yet
-	mustDo(t, &growStatefulSet{node: node{sw, n}})
-	mustDone(t, st, false) // UJ
+	mustDone(t, st, false)    // no pod yet
+	w.SetReplicas("rack1", 2) // the new pod (scale-up's grow-statefulset: internal/operation/scaleup)
+	mustDone(t, st, false)    // UJ
 	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "UJ" {
 		t.Fatalf("node %+v", nv)
 	}
@@ -162,8 +131,8 @@ func TestWaitJoinedStep(t *testing.T) {
 	mustDone(t, st, true)
 
 	// A bootstrap that fails (5.0 JOINING_FAILED) stops the run with what to check.
-	_, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
-	mustDo(t, &growStatefulSet{node: node{sw2, n}})
+	w2, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1, Version: "5.0", JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
+	w2.SetReplicas("rack1", 2)
 	err := (&waitJoined{waiting{node{sw2, n}}}).Wait(ctx)
 	var fatal *operation.Fatal
 	if !asFatal(err, &fatal) || !strings.Contains(err.Error(), "JOINING_FAILED") || !strings.Contains(err.Error(), "kubectl logs -n cassandra fake-demo-dc1-rack1-1 -c server") {
@@ -176,9 +145,9 @@ func TestWaitJoinedStep(t *testing.T) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rec := &warnings{onWarn: cancel}
-	_, sw3 := kindWorld(t, fakeworld.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
+	w3, sw3 := kindWorld(t, fakeworld.Opts{Nodes: 1, JoinTime: time.Millisecond, JoinFails: []string{n.Pod}}, "scale-up", n)
 	sw3.Reporter, sw3.StallAfter = rec, 20*time.Millisecond
-	mustDo(t, &growStatefulSet{node: node{sw3, n}})
+	w3.SetReplicas("rack1", 2)
 	err = (&waitJoined{waiting{node{sw3, n}}}).Wait(wctx)
 	if err == nil || !strings.Contains(err.Error(), "is UJ: joining") || !strings.Contains(err.Error(), "nodetool netstats (bootstrap streams)") {
 		t.Fatalf("stuck join: %v", err)
@@ -191,145 +160,11 @@ func TestWaitJoinedStep(t *testing.T) {
 	// waits for).
 	wctx2, cancel2 := context.WithCancel(ctx)
 	defer cancel2()
-	_, sw4 := kindWorld(t, fakeworld.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, "scale-up", n)
+	w4, sw4 := kindWorld(t, fakeworld.Opts{Nodes: 1, PendingPods: []string{n.Pod}}, "scale-up", n)
 	sw4.Reporter = &warnings{onWaiting: func(string) { cancel2() }}
-	mustDo(t, &growStatefulSet{node: node{sw4, n}})
+	w4.SetReplicas("rack1", 2)
 	if err := (&waitJoined{waiting{node{sw4, n}}}).Wait(wctx2); err == nil || !strings.Contains(err.Error(), "not scheduled (Unschedulable") {
 		t.Fatalf("pending pod: %v", err)
-	}
-}
-
-func TestCleanupStep(t *testing.T) {
-	ctx := context.Background()
-	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 2}, "scale-up")
-	n := existing(w, 0)
-	sw.CP.Nodes = []record.Node{n}
-	sw.CP.Steps = []record.Step{checkpoint.PendingStep(StepCleanup, n.Pod)}
-	st := &cleanup{node: node{sw, n}}
-	mustDone(t, st, false)
-	mustSafe(t, st)
-	mustDo(t, st)
-	if err := st.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// Nothing in the real world tells: done only once the checkpoint says so.
-	mustDone(t, st, false)
-	sw.CP.Steps[0].State = record.StateDone
-	mustDone(t, st, true)
-	if nv, _ := w.Cass.Node(n.Pod); nv.Cleanups != 1 {
-		t.Fatalf("cleanups %d", nv.Cleanups)
-	}
-	// Running it again is harmless (that is what a resume after a crash does).
-	mustDo(t, st)
-	// A node that is not NORMAL is not cleaned; a cleanup Cassandra refuses is retried.
-	var out, errb strings.Builder
-	w.Cass.Run(ctx, n.Pod, []string{"drain"}, &out, &errb)
-	mustUnsafe(t, st, "fake-demo-dc1-rack1-0 is in mode DRAINED") // Safe asks the node itself
-	if err := st.Recheck(ctx); err == nil || !strings.Contains(err.Error(), "fake-demo-dc1-rack1-0 (10.244.0.11) of datacenter dc1 is DN") {
-		t.Fatalf("Recheck = %v, want the node DN (peers see a drained node down)", err)
-	}
-	w2, sw2 := kindWorld(t, fakeworld.Opts{Nodes: 1, JoinTime: time.Hour}, "scale-up")
-	mustDo(t, &growStatefulSet{node: node{sw2, newNode(1)}}) // joins for an hour
-	err := (&cleanup{node: node{sw2, existing(w2, 0)}}).Do(ctx)
-	if _, ok := err.(*operation.Retryable); !ok || !strings.Contains(err.Error(), "Not safe to run cleanup") {
-		t.Fatalf("cleanup during a join: %v", err)
-	}
-}
-
-func TestDrainStep(t *testing.T) {
-	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, "restart")
-	n := existing(w, 2)
-	st := &drain{node: node{sw, n}}
-	mustDone(t, st, false)
-	mustSafe(t, st)
-	mustDo(t, st)
-	mustDone(t, st, true)
-	mustDo(t, st) // idempotent
-	if nv, _ := w.Cass.Node(n.Pod); nv.Drains != 1 || nv.PeerCode != "DN" {
-		t.Fatalf("node %+v", nv)
-	}
-	// With this node drained, no other node may be drained.
-	mustUnsafe(t, &drain{node: node{sw, existing(w, 1)}}, "is DN")
-	// Once the pod was replaced, the drain is done (the restart happened).
-	mustDo(t, &deletePod{node: node{sw, n}})
-	mustDone(t, st, true)
-}
-
-func TestDeletePodStep(t *testing.T) {
-	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3}, "restart")
-	n := existing(w, 2)
-	st := &deletePod{node: node{sw, n}}
-	mustDone(t, st, false)
-	mustUnsafe(t, st, "not DRAINED")
-	mustDo(t, &drain{node: node{sw, n}})
-	mustSafe(t, st)
-	mustDo(t, st)
-	mustDone(t, st, true)
-	uid := w.PodUID(n.Pod)
-	if uid == "" || uid == n.PodUID {
-		t.Fatalf("pod UID %q", uid)
-	}
-	// Idempotent, and the UID precondition spares the new incarnation.
-	mustDo(t, st)
-	if w.PodUID(n.Pod) != uid || w.Incarnations("pod", n.Pod) != 2 {
-		t.Fatalf("the new pod was deleted: %q, %d incarnations", w.PodUID(n.Pod), w.Incarnations("pod", n.Pod))
-	}
-	if v := w.Violations(); len(v) > 0 {
-		t.Fatal(v)
-	}
-}
-
-func TestWaitRestartedStep(t *testing.T) {
-	ctx := context.Background()
-	// The world would start the new pod's Cassandra (and turn the pod Ready) an hour
-	// after creating it, so the pod stays not Ready until the test starts it, on the
-	// step's report that it waits for that: no race with a wall-clock StartTime.
-	w, sw := kindWorld(t, fakeworld.Opts{Nodes: 3, StartTime: time.Hour}, "restart")
-	n := existing(w, 1)
-	st := &waitRestarted{waiting{node{sw, n}}}
-	mustDone(t, st, false) // the old pod
-	mustDo(t, &drain{node: node{sw, n}})
-	mustDo(t, &deletePod{node: node{sw, n}})
-	mustDone(t, st, false) // new pod, not Ready, node still down
-	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "DN" {
-		t.Fatalf("node %+v", nv)
-	}
-	var waited []string
-	sw.Reporter = &warnings{onWaiting: func(what string) {
-		if len(waited) == 0 {
-			startPod(t, w, n.Pod)
-		}
-		waited = append(waited, what)
-	}}
-	if err := st.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if len(waited) == 0 || waited[0] != "pod "+n.Pod+": Running, not Ready" {
-		t.Fatalf("waited for %q, want first the new pod not Ready", waited)
-	}
-	mustDone(t, st, true)
-	if nv, _ := w.Cass.Node(n.Pod); nv.PeerCode != "UN" || nv.Restarts != 1 {
-		t.Fatalf("node %+v", nv)
-	}
-}
-
-// startPod starts the Cassandra of a pod the world created not Ready (fakeworld.Opts.StartTime)
-// and turns the pod Ready, as the world does once StartTime passed: the kubelet's
-// doing, written to the tracker behind the plugin's back.
-func startPod(t *testing.T, w *fakeworld.World, pod string) {
-	t.Helper()
-	if err := w.Cass.Restart(pod); err != nil {
-		t.Fatal(err)
-	}
-	gvr := corev1.SchemeGroupVersion.WithResource("pods")
-	obj, err := w.Kube.Tracker().Get(gvr, w.NS, pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := obj.(*corev1.Pod).DeepCopy()
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	if err := w.Kube.Tracker().Update(gvr, p, w.NS); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -364,7 +199,8 @@ func TestBuildKinds(t *testing.T) {
 	n := newNode(1)
 	old := existing(w, 0)
 	sw.CP.Nodes = []record.Node{old, n}
-	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]record.Node{n}, StepGrowSTS, record.StepWaitJoined), checkpoint.PendingStep(StepUpdateCluster, "")), checkpoint.NodeSteps([]record.Node{old}, StepCleanup)...)
+	// scale-up's own steps (grow-statefulset, cleanup) are scale-up's to build.
+	sw.CP.Steps = checkpoint.Paused(true, append(checkpoint.NodeSteps([]record.Node{n}, record.StepWaitJoined), checkpoint.PendingStep(StepUpdateCluster, "")))
 	impl, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +214,7 @@ func TestBuildKinds(t *testing.T) {
 	// it again).
 	pause := impl[record.StepPauseOperator]
 	mustDone(t, pause, false)
-	sw.CP.Steps[len(sw.CP.Steps)-2].State = record.StateDone // resume-operator
+	sw.CP.Steps[len(sw.CP.Steps)-1].State = record.StateDone // resume-operator
 	mustDone(t, pause, true)
 	// A repair restores the operator without waiting for CR and StatefulSets to agree.
 	sw.CP.Kind = repairKind

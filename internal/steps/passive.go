@@ -21,9 +21,9 @@ func (s *waitPodGone) Passive() {}
 func (s *verifyLeft) Passive() {}
 
 // waiting is the base of the steps that only wait for their pod to come back with its
-// node UN (waitRestarted, waitJoined): nothing to make safe, nothing to do, nothing
-// acted on. Each such step has its own test of the pod (backTest); waiting reads the pod
-// for it.
+// node UN (waitJoined; restart's wait-restarted asks it as PodBack): nothing to make
+// safe, nothing to do, nothing acted on. Each such step has its own test of the pod
+// (BackTest); waiting reads the pod for it.
 type waiting struct{ node }
 
 // Safe: nothing is changed by a waiting step.
@@ -35,13 +35,13 @@ func (waiting) Do(context.Context) error { return nil }
 // Passive marks a waiting step as acting on nothing.
 func (waiting) Passive() {}
 
-// backTest is a waiting step's test of its pod as just read (nil: there is none):
+// BackTest is a waiting step's test of its pod as just read (nil: there is none):
 // whether the pod is back with its node UN, else what is missing.
-type backTest func(ctx context.Context, p *corev1.Pod) (bool, string, error)
+type BackTest func(ctx context.Context, p *corev1.Pod) (bool, string, error)
 
 // readBack reads the pod and asks test about it: every check of a waiting step starts
 // with that read.
-func (s waiting) readBack(ctx context.Context, test backTest) (bool, string, error) {
+func (s waiting) readBack(ctx context.Context, test BackTest) (bool, string, error) {
 	p, err := s.w.getPod(ctx, s.n.Pod)
 	if err != nil {
 		return false, "", err
@@ -50,7 +50,7 @@ func (s waiting) readBack(ctx context.Context, test backTest) (bool, string, err
 }
 
 // doneBack is the Done of a waiting step: readBack, without what is missing.
-func (s waiting) doneBack(ctx context.Context, test backTest) (bool, error) {
+func (s waiting) doneBack(ctx context.Context, test BackTest) (bool, error) {
 	ok, _, err := s.readBack(ctx, test)
 	return ok, err
 }
@@ -90,7 +90,7 @@ func (s waiting) checkHint(describe, logs, more string) string {
 // end the wait. guard (nil: none) watches an operator that acts for what keeps it from
 // going on: a cause that lasts StallAfter stops the wait, and a timeout names what
 // explains it (drivenstall.go).
-func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test backTest, notUN func() error, guard *stallGuard) error {
+func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test BackTest, notUN func() error, guard *stallGuard) error {
 	w := s.w
 	start := w.now()
 	stall := &stallWatch{w: w, id: id, start: start}
@@ -149,7 +149,7 @@ func (s *stallWatch) check(what, hint string) {
 }
 
 // backDue is how long a wait for a pod to come back goes at most without reading, on
-// the evidence feed, after it found what (a backTest's words): a pod that runs but whose
+// the evidence feed, after it found what (a BackTest's words): a pod that runs but whose
 // node is not UN yet is seen UN only in a ring read (no object changes then), so it is
 // read again every poll interval; anything else is read again when the pod (or the
 // operator's resource) changes (0: the safety net).

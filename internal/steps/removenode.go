@@ -85,8 +85,8 @@ func (s *removeNode) Safe(ctx context.Context) error {
 		switch {
 		case err != nil:
 			return "cannot read pod " + s.coordinator() + ": " + err.Error(), nil
-		case podState(p) != "":
-			return fmt.Sprintf("the coordinator %s is %s", s.coordinator(), podState(p)), nil
+		case PodState(p) != "":
+			return fmt.Sprintf("the coordinator %s is %s", s.coordinator(), PodState(p)), nil
 		}
 		return s.stillDead(ctx)
 	})

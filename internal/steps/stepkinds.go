@@ -10,15 +10,4 @@ const (
 	// --remove-dead): `nodetool removenode <Host ID>` on a live node, its ranges
 	// re-streamed from the surviving replicas (removenode.go).
 	StepRemoveNode = "removenode"
-
-	// StepGrowSTS grows the rack's StatefulSet by one replica (scale-up).
-	StepGrowSTS = "grow-statefulset"
-
-	// StepCleanup runs nodetool cleanup on a pre-existing node (scale-up --cleanup). Its
-	// effect cannot be observed: it is done only once recorded done.
-	StepCleanup = "cleanup"
-	// StepDrain, StepDeletePod and StepWaitRestarted restart one pod (restart).
-	StepDrain         = "drain"
-	StepDeletePod     = "delete-pod"
-	StepWaitRestarted = "wait-restarted"
 )

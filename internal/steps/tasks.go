@@ -16,28 +16,24 @@ import (
 // TaskStepKinds are the step kinds above, for the schemas of the kinds that use them.
 var TaskStepKinds = []string{record.StepCreateTask, record.StepWaitCleaned, record.StepWaitTaskDone}
 
-// TaskOf is the task checkpoint cp's operation creates: a restart when its steps wait
-// for restarted pods (restart args.rack when it restarts one rack), else a cleanup. It
+// TaskOf is the task checkpoint cp's operation creates: a restart when its steps create
+// a task and wait for no cleaned pod (restart's steps wait for restarted pods instead:
+// internal/operation/restart; args.rack when it restarts one rack), else a cleanup. It
 // is derived from the checkpoint alone, so every run asks for the same task.
 func TaskOf(cp *record.Checkpoint) operator.TaskSpec {
 	t := operator.TaskSpec{Command: operator.TaskCleanup, DC: cp.Cluster, OperationID: cp.OperationID}
+	cleans := false
 	for _, s := range cp.Steps {
-		if s.Kind == StepWaitRestarted {
-			t.Command = operator.TaskRestart
-			if len(cp.Target.Racks) == 1 {
-				t.Rack = cp.Target.Racks[0]
-			}
-			break
+		cleans = cleans || s.Kind == record.StepWaitCleaned
+	}
+	if _, created := cp.Step(record.StepCreateTask); created && !cleans {
+		t.Command = operator.TaskRestart
+		if len(cp.Target.Racks) == 1 {
+			t.Rack = cp.Target.Racks[0]
 		}
 	}
 	t.Name = operator.TaskName(cp.OperationID, t.Command)
 	return t
-}
-
-// hasTask reports whether cp's operation runs through a task of the operator.
-func hasTask(cp *record.Checkpoint) bool {
-	_, ok := cp.Step(record.StepCreateTask)
-	return ok
 }
 
 // tasks is the operator's task interface, or an error saying this world has none.
@@ -381,74 +377,28 @@ func (s *waitCleaned) Wait(ctx context.Context) error {
 	return s.poll(ctx, record.StepID(record.StepWaitCleaned, s.n.Pod), []string{keyTask(TaskOf(s.w.CP).Name)}, func() (bool, string, error) { return s.cleaned(ctx) })
 }
 
-// variant: a restart the operator runs as a task also watches the task (hasTask).
-func (s *waitRestarted) variant(Variant) operation.Step {
-	if hasTask(s.w.CP) {
-		return &waitTaskRestarted{s}
-	}
-	return s
-}
-
-// waitTaskRestarted is wait-restarted when the operator restarts the pods (a restart
-// task): done only when the world shows the pod re-created (a new UID), Ready, and its
-// node UN, whatever the task says. A task finished (or failed) while the pod still has
-// its planned UID stops the run: the operator did not restart it.
-type waitTaskRestarted struct {
-	*waitRestarted
-}
-
-// taskStops says why the wait for the pod ends without it: the task failed, is gone,
-// or finished while the pod was not re-created (nil: go on waiting).
-func (s *waitTaskRestarted) taskStops(ctx context.Context) error {
-	t, spec, err := s.w.task(ctx)
-	if err != nil {
-		return nil // unknown: read again next round
-	}
-	p, err := s.w.getPod(ctx, s.n.Pod)
-	if err != nil {
-		return nil
-	}
-	old := p != nil && string(p.UID) == s.n.PodUID
-	switch {
-	case t == nil && old:
-		return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s is gone (deleted) and pod %s still has its planned UID %s: it was not restarted; see: kubectl cassandra status -n %s %s",
-			spec.Name, s.n.Pod, s.n.PodUID, s.w.CP.Namespace, s.w.CP.Cluster)}
-	case t == nil:
-		return nil
-	case t.OperationID != s.w.CP.OperationID:
-		return s.w.foreign(t)
-	case t.Failed:
-		return s.w.failedTask(t)
-	case t.Finished && old:
-		return &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("task %s says it finished (Complete), but pod %s still has its planned UID %s: the operator did not restart it. "+
-			"Look at the StatefulSet %s (updateStrategy, status) and the task (kubectl get %s -n %s %s -o yaml); abort this operation and plan again",
-			t.Name, s.n.Pod, s.n.PodUID, s.n.StatefulSet, s.w.taskResource(), s.w.CP.Namespace, t.Name)}
-	}
-	return nil
-}
-
-// Wait reads the pod and its node as wait-restarted does, and the task between rounds,
-// again as soon as the pod or the task changes (awaitEvidence).
-func (s *waitTaskRestarted) Wait(ctx context.Context) error {
-	id := record.StepID(s.kind(), s.n.Pod)
-	start := s.w.now()
-	stall := &stallWatch{w: s.w, id: id, start: start}
+// WaitBackWithTask implements TaskWatch: the wait of a pod the operator re-creates
+// through the operation's task (restart's wait-restarted with a task).
+func (w *World) WaitBackWithTask(ctx context.Context, n record.Node, id, hint string, test BackTest, stops func() error) error {
+	back := waiting{node{w, n}}
+	start := w.now()
+	stall := &stallWatch{w: w, id: id, start: start}
 	for {
-		since := s.w.markEvidence()
-		ok, what, err := s.readBack(ctx, s.back)
+		since := w.markEvidence()
+		ok, what, err := back.readBack(ctx, test)
 		if ok {
 			return nil
 		}
 		if err != nil {
 			what = "state unknown: " + err.Error()
 		}
-		if err := s.taskStops(ctx); err != nil {
+		if err := stops(); err != nil {
 			return err
 		}
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
-		stall.check(what, s.hint())
-		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.backDue(what), keyPod(s.n.Pod), keyTask(TaskOf(s.w.CP).Name)); err != nil {
-			return fmt.Errorf("pod %s is not back: %s; %s", s.n.Pod, what, s.hint())
+		w.Reporter.Waiting(id, what, w.now().Sub(start))
+		stall.check(what, hint)
+		if err := w.awaitEvidence(ctx, since, w.poll(), w.backDue(what), keyPod(n.Pod), keyTask(TaskOf(w.CP).Name)); err != nil {
+			return fmt.Errorf("pod %s is not back: %s; %s", n.Pod, what, hint)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -86,8 +87,9 @@ func (f *fakeTasks) set(name string, change func(t *operator.Task)) {
 	change(f.tasks[name])
 }
 
-// taskSetup is setup with a restart of pod 2 through a task: create-task,
-// wait-restarted, wait-task-done.
+// taskSetup is setup with a task of pod 2: a cleanup (create-task, wait-cleaned,
+// wait-task-done), else a restart's task steps of the library (its wait-restarted is
+// restart's own: internal/operation/restart).
 func taskSetup(t *testing.T, restart bool) (*fakeTasks, *World, record.Node, map[string]operation.Step) {
 	t.Helper()
 	_, sw, n := setup(t, "4.1")
@@ -95,11 +97,10 @@ func taskSetup(t *testing.T, restart bool) (*fakeTasks, *World, record.Node, map
 	sw.Tasks = ft
 	sw.CP.OperationID = "restart-20261205-101010-abcde"
 	sw.CP.Target.Racks = []string{"rack1"}
-	wait := StepWaitRestarted
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
 	if !restart {
-		wait = record.StepWaitCleaned
+		sw.CP.Steps = []record.Step{sw.CP.Steps[0], checkpoint.PendingStep(record.StepWaitCleaned, n.Pod), sw.CP.Steps[1]}
 	}
-	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(wait, n.Pod), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
 	steps, err := Build(sw, Variant{})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func taskSetup(t *testing.T, restart bool) (*fakeTasks, *World, record.Node, map
 }
 
 // TestTaskOf: the task is named after the operation; a restart of one rack sets
-// args.rack; a plan without restarted pods asks for a cleanup.
+// args.rack; a plan that waits for cleaned pods asks for a cleanup (no rack).
 func TestTaskOf(t *testing.T) {
 	_, sw, _, _ := taskSetup(t, true)
 	want := operator.TaskSpec{Name: "restart-20261205-101010-abcde-restart", DC: sw.CP.Cluster, Command: "restart", Rack: "rack1", OperationID: "restart-20261205-101010-abcde"}
@@ -150,74 +151,6 @@ func TestCreateTaskDoneAfterCrash(t *testing.T) {
 	var fatal *operation.Fatal
 	if _, err := st.Done(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "not operation") {
 		t.Fatalf("foreign task: %v", err)
-	}
-}
-
-// TestWaitRestartedRefusesCompleteTask: the task says Complete but the pod was never
-// re-created: not done, and the wait stops naming the pod; once the pod is re-created
-// (new UID, Ready, node UN) it is done.
-func TestWaitRestartedRefusesCompleteTask(t *testing.T) {
-	ctx := context.Background()
-	ft, sw, n, steps := taskSetup(t, true)
-	w := sw
-	st := steps[record.StepID(StepWaitRestarted, n.Pod)]
-	if _, ok := st.(*waitTaskRestarted); !ok {
-		t.Fatalf("wait-restarted of a task is %T", st)
-	}
-	if err := steps[record.StepCreateTask].Do(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ft.set(TaskOf(w.CP).Name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
-	mustDone(t, st, false)
-	var fatal *operation.Fatal
-	err := st.(engine.Waiter).Wait(ctx)
-	if !errors.As(err, &fatal) || !strings.Contains(err.Error(), "did not restart it") || !strings.Contains(err.Error(), n.Pod) {
-		t.Fatalf("Wait: %v", err)
-	}
-	// A failed task stops the wait too, naming the pods' statuses.
-	ft.set(TaskOf(w.CP).Name, func(t *operator.Task) { t.Failed, t.Message = true, "1 pods failed" })
-	if err := st.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "failed (1 pods failed)") {
-		t.Fatalf("Wait on a failed task: %v", err)
-	}
-}
-
-// TestWaitRestartedDoneInWorld: the pod re-created with its node UN is done, whatever
-// the task says yet.
-func TestWaitRestartedDoneInWorld(t *testing.T) {
-	ctx := context.Background()
-	w, sw, n := setup(t, "4.1")
-	ft := &fakeTasks{}
-	sw.Tasks = ft
-	sw.CP.OperationID = "restart-1"
-	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(StepWaitRestarted, n.Pod), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
-	n.PodUID = w.PodUID(n.Pod)
-	sw.CP.Nodes[0] = n
-	steps, err := Build(sw, Variant{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := steps[record.StepCreateTask].Do(ctx); err != nil {
-		t.Fatal(err)
-	}
-	st := steps[record.StepID(StepWaitRestarted, n.Pod)]
-	mustDone(t, st, false)
-	w.RecreatePod(n.Pod)
-	if err := st.(engine.Waiter).Wait(ctx); err != nil {
-		t.Fatalf("Wait after the re-create: %v", err)
-	}
-	mustDone(t, st, true)
-	// The task's end: Complete; Failed is an error.
-	done := steps[record.StepWaitTaskDone]
-	mustDone(t, done, false)
-	ft.set(TaskOf(sw.CP).Name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
-	mustDone(t, done, true)
-	ft.set(TaskOf(sw.CP).Name, func(t *operator.Task) {
-		t.Failed, t.Message, t.Pods = true, "1 pods failed during processing", map[string]operator.TaskPod{"p": {Status: "ERROR", Error: "boom"}}
-	})
-	mustDone(t, done, false)
-	var fatal *operation.Fatal
-	if err := done.(engine.Waiter).Wait(ctx); !errors.As(err, &fatal) || !strings.Contains(err.Error(), "p ERROR (boom)") {
-		t.Fatalf("failed task: %v", err)
 	}
 }
 
@@ -333,7 +266,7 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 	rep := waitReporter{waiting: make(chan string, 100)}
 	sw.Tasks, sw.Scaler, sw.Reporter, sw.Poll = ft, readyScaler{}, rep, time.Hour
 	sw.CP.OperationID = "restart-20261206-101010-abcde"
-	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(StepWaitRestarted, n.Pod), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
+	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
 	n.PodUID = w.PodUID(n.Pod)
 	sw.CP.Nodes[0] = n
 	steps, err := Build(sw, Variant{})
@@ -350,14 +283,14 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 	if err := steps[record.StepCreateTask].Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// waitFor runs the Wait of step id until it reports waiting (it read the world and
-	// waits for a change), then changes the world and returns Wait's error.
-	waitFor := func(id string, change func()) error {
+	// waitFor runs wait (reporting as id) until it reports waiting (it read the world
+	// and waits for a change), then changes the world and returns wait's error.
+	waitFor := func(id string, wait func() error, change func()) error {
 		for len(rep.waiting) > 0 {
 			<-rep.waiting
 		}
 		done := make(chan error, 1)
-		go func() { done <- steps[id].(engine.Waiter).Wait(ctx) }()
+		go func() { done <- wait() }()
 		for waiting := ""; waiting != id; {
 			select {
 			case waiting = <-rep.waiting:
@@ -370,16 +303,22 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 	}
 
 	// The pod comes back (re-created by the StatefulSet controller): its watch event
-	// ends the wait.
-	back := record.StepID(StepWaitRestarted, n.Pod)
-	if err := waitFor(back, func() { w.RecreatePod(n.Pod) }); err != nil {
-		t.Fatalf("wait-restarted after the pod came back: %v", err)
+	// ends the wait (restart's wait-restarted with a task waits so, its test of the pod
+	// more than a new UID: internal/operation/restart).
+	back := "wait-restarted/" + n.Pod
+	recreated := func(_ context.Context, p *corev1.Pod) (bool, string, error) {
+		return p != nil && string(p.UID) != n.PodUID, "pod " + n.Pod + " not re-created", nil
 	}
-	mustDone(t, steps[back], true)
+	waitBack := func() error {
+		return sw.WaitBackWithTask(ctx, n, back, "", recreated, func() error { return nil })
+	}
+	if err := waitFor(back, waitBack, func() { w.RecreatePod(n.Pod) }); err != nil {
+		t.Fatalf("the wait for the pod after it came back: %v", err)
+	}
 
 	// The operator writes the task's end: the task's watch event ends the wait.
 	name := TaskOf(sw.CP).Name
-	if err := waitFor(record.StepWaitTaskDone, func() {
+	if err := waitFor(record.StepWaitTaskDone, func() error { return steps[record.StepWaitTaskDone].(engine.Waiter).Wait(ctx) }, func() {
 		ft.set(name, func(t *operator.Task) { t.Started, t.Finished, t.Complete = true, true, true })
 		u := &unstructured.Unstructured{}
 		u.SetName(name)

@@ -11,7 +11,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/restart"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaledown"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation/scaleup"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
@@ -20,7 +19,7 @@ import (
 type extra struct{ scaledown.Kind }
 
 func (extra) Info() pub.Info {
-	return pub.Info{Name: "extra", Checkpoint: record.Schema{Version: 2, Steps: []string{steps.StepDrain}},
+	return pub.Info{Name: "extra", Checkpoint: record.Schema{Version: 2, Steps: []string{restart.StepDrain}},
 		StepsHeader: "Steps:", ConfirmWord: "Extra"}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
@@ -27,7 +26,7 @@ type Kind struct{}
 func (Kind) Info() pub.Info {
 	return pub.Info{
 		Name:        "restart",
-		Checkpoint:  record.Schema{Version: 2, Steps: append([]string{steps.StepDrain, steps.StepDeletePod, steps.StepWaitRestarted, record.StepPauseOperator, record.StepResumeOperator}, record.StepCreateTask, record.StepWaitTaskDone)},
+		Checkpoint:  record.Schema{Version: 2, Steps: append([]string{StepDrain, StepDeletePod, StepWaitRestarted, record.StepPauseOperator, record.StepResumeOperator}, record.StepCreateTask, record.StepWaitTaskDone)},
 		StepsHeader: "Steps (one pod at a time, highest ordinal first; every node UN before each pod):",
 		ConfirmWord: "Restart",
 		Abort:       pub.Abort{Verb: "restarting", Unit: "pods", Past: "restarted", Assess: operation.WithPlanner(assess)},
@@ -46,7 +45,7 @@ func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 
 // Summary implements operation.Kind.
 func (Kind) Summary(cp *record.Checkpoint) string {
-	return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), operation.CountSteps(cp, steps.StepWaitRestarted))
+	return fmt.Sprintf("datacenter %s racks %s restarted (%d pods, one at a time)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), operation.CountSteps(cp, StepWaitRestarted))
 }
 
 // Target implements operation.Kind.

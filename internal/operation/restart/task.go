@@ -21,7 +21,7 @@ import (
 func TaskSteps(nodes []record.Node) []record.Step {
 	out := []record.Step{checkpoint.PendingStep(record.StepCreateTask, "")}
 	for _, n := range nodes {
-		out = append(out, checkpoint.PendingStep(steps.StepWaitRestarted, n.Pod))
+		out = append(out, checkpoint.PendingStep(StepWaitRestarted, n.Pod))
 	}
 	return append(out, checkpoint.PendingStep(record.StepWaitTaskDone, ""))
 }

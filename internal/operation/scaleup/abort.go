@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
@@ -35,7 +34,7 @@ func assess(ctx context.Context, r operation.AbortReads, cp *record.Checkpoint) 
 		}
 	}
 	for _, st := range cp.Steps {
-		if st.Kind == steps.StepCleanup && st.State == record.StateStarted {
+		if st.Kind == StepCleanup && st.State == record.StateStarted {
 			p.Notes = append(p.Notes, fmt.Sprintf("nodetool cleanup on %s may still run inside Cassandra (harmless: it only drops data the node no longer owns)", st.Pod))
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
@@ -27,7 +26,7 @@ func TestAbortCountsAddedNodes(t *testing.T) {
 		{Pod: "r1-1", StatefulSet: "r1", Ordinal: 1, New: true},
 		{Pod: "r1-2", StatefulSet: "r1", Ordinal: 2, New: true},
 		{Pod: "r2-1", StatefulSet: "r2", Ordinal: 1, New: true},
-	}, Steps: []record.Step{{Kind: steps.StepCleanup, Pod: "r1-0", State: record.StateStarted}}}
+	}, Steps: []record.Step{{Kind: StepCleanup, Pod: "r1-0", State: record.StateStarted}}}
 	p, err := (Kind{}).Info().Abort.Assess(context.Background(), pub.AbortReads{Toolkit: &operation.Planner{Client: kube}}, cp)
 	if err != nil {
 		t.Fatal(err)

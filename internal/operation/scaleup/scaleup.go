@@ -29,7 +29,7 @@ type Kind struct{ operation.Scale }
 func (Kind) Info() pub.Info {
 	return pub.Info{
 		Name:        Name,
-		Checkpoint:  record.Schema{Version: 2, NewNodes: true, Steps: []string{steps.StepGrowSTS, record.StepWaitJoined, steps.StepUpdateCluster, steps.StepCleanup, record.StepPauseOperator, record.StepResumeOperator, record.StepRequestGrowth, record.StepCreateTask, record.StepWaitCleaned, record.StepWaitTaskDone, record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput}},
+		Checkpoint:  record.Schema{Version: 2, NewNodes: true, Steps: []string{StepGrowSTS, record.StepWaitJoined, steps.StepUpdateCluster, StepCleanup, record.StepPauseOperator, record.StepResumeOperator, record.StepRequestGrowth, record.StepCreateTask, record.StepWaitCleaned, record.StepWaitTaskDone, record.StepRecordThroughput, record.StepSetThroughput, record.StepRestoreThroughput}},
 		StepsHeader: "Steps (one node at a time, lowest new ordinal first; each joins before the next):",
 		ConfirmWord: "Scale up",
 		Abort:       pub.Abort{Verb: "adding", Unit: "nodes", Past: "added", Assess: operation.WithPlanner(assess)},
@@ -53,8 +53,8 @@ func (Kind) Access(_ context.Context, env *pub.Env) ([]pub.Access, error) {
 
 // Summary implements operation.Kind.
 func (Kind) Summary(cp *record.Checkpoint) string {
-	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, steps.StepGrowSTS)+drivenAdded(cp))
-	if c := operation.CountSteps(cp, steps.StepCleanup); c > 0 {
+	s := fmt.Sprintf("datacenter %s racks %s scaled to %d nodes (%d added)", cp.Target.DC, strings.Join(cp.Target.Racks, ","), cp.Target.Nodes, operation.CountSteps(cp, StepGrowSTS)+drivenAdded(cp))
+	if c := operation.CountSteps(cp, StepCleanup); c > 0 {
 		s += fmt.Sprintf(", nodetool cleanup on %d nodes", c)
 	}
 	if c := operation.CountSteps(cp, record.StepWaitCleaned); c > 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/steps"
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
@@ -56,5 +55,5 @@ func throttle(ctx context.Context, env *pub.Env, plan *pub.Plan, dc topology.DC,
 // throttled is steps with the sources' stream throughput set around the new nodes'
 // bootstraps: from the first new node asked for until the last one joined.
 func throttled(list []record.Step) []record.Step {
-	return operation.Throttled(list, []string{steps.StepGrowSTS, record.StepRequestGrowth}, []string{record.StepWaitJoined})
+	return operation.Throttled(list, []string{StepGrowSTS, record.StepRequestGrowth}, []string{record.StepWaitJoined})
 }

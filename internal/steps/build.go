@@ -2,7 +2,6 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,13 +16,6 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
-
-// maintainer is the nodetool the scale-up and restart steps need besides Nodetool
-// (nodetool.Client has it).
-type maintainer interface {
-	Drain(ctx context.Context, pod string) error
-	Cleanup(ctx context.Context, pod string) error
-}
 
 // Variant is how an operation kind's steps differ from the same steps in other kinds
 // (each kind's package passes its own: internal/operation/*).
@@ -118,8 +110,7 @@ type nodeStep interface {
 // nodeSteps is one step of every node step type, about on: adding a step type is
 // adding it here.
 func nodeSteps(on node) []nodeStep {
-	return []nodeStep{&growStatefulSet{node: on}, &waitJoined{waiting{on}}, &cleanup{node: on}, &drain{node: on},
-		&deletePod{node: on}, &waitRestarted{waiting{on}}, &decommission{node: on}, &removeNode{node: on},
+	return []nodeStep{&waitJoined{waiting{on}}, &decommission{node: on}, &removeNode{node: on},
 		&verifyLeft{node: on}, &shrinkStatefulSet{node: on}, &waitPodGone{node: on}, &deletePVCs{node: on},
 		&requestRemoval{sizeRequest{on, true}}, &waitLeaving{driven: driven{on}}, &waitClaimsGone{driven{on}}, &waitReleased{driven{on}},
 		&requestGrowth{sizeRequest{on, false}}, &waitCleaned{driven{on}}}
@@ -176,37 +167,6 @@ func (w *World) restoreStarted() bool {
 	return w.CP.Started(record.StepResumeOperator)
 }
 
-func (w *World) maintenance() (maintainer, error) {
-	m, ok := w.Nodetool.(maintainer)
-	if !ok {
-		return nil, errors.New("this nodetool client cannot drain or clean up")
-	}
-	return m, nil
-}
-
-// runMaintenance is the Do of the steps that run a nodetool command on the node (drain,
-// cleanup): unless the cluster resource is being deleted, call runs it and blocks until
-// it returns. A failed or cut call proves nothing, so it is retried (the step's Done
-// decides what happened); cmd names the command in the error.
-func (s node) runMaintenance(ctx context.Context, kind, cmd string, call func(maintainer) error) error {
-	if err := s.w.refuseDeleting(record.StepID(kind, s.n.Pod)); err != nil {
-		return err
-	}
-	m, err := s.w.maintenance()
-	if err != nil {
-		return err
-	}
-	err = call(m)
-	if err == nil || ctx.Err() != nil {
-		return err
-	}
-	var unreachable *pubnodetool.UnreachableError
-	if errors.As(err, &unreachable) {
-		return &operation.Retryable{Err: err}
-	}
-	return &operation.Retryable{Err: fmt.Errorf("nodetool %s on %s failed: %w", cmd, s.n.Pod, err)}
-}
-
 // ringExcept reads `nodetool status` from a Ready pod of the cluster other than except
 // (the pod the step is about), trying each in turn. Only a successful, non-empty read
 // counts; an unreadable ring is "unknown".
@@ -244,7 +204,7 @@ func (w *World) notReadyWords(ctx context.Context, except string) string {
 		if p.Name == except {
 			continue
 		}
-		if st := podState(p); st != "" {
+		if st := PodState(p); st != "" {
 			bad = append(bad, "pod "+p.Name+": "+st)
 		}
 	}
@@ -289,9 +249,9 @@ func readyPods(ctx context.Context, client kubernetes.Interface, ns, selector st
 	return names, nil
 }
 
-// podState says in words why a pod is not (yet) a working node, for progress and
+// PodState says in words why a pod is not (yet) a working node, for progress and
 // stuck reports: "" when it is Running and Ready.
-func podState(p *corev1.Pod) string {
+func PodState(p *corev1.Pod) string {
 	switch {
 	case p == nil:
 		return "no pod yet"
@@ -319,33 +279,4 @@ func podState(p *corev1.Pod) string {
 		return string(p.Status.Phase) + ", not Ready"
 	}
 	return ""
-}
-
-// podRunning is the pod check of the steps that run a nodetool command on the node
-// (drain, cleanup): "" when its pod is Running and Ready, else what to wait for.
-// planned: only the planned pod (its UID) will do, and none or another incarnation is
-// an error (drain); otherwise any incarnation is the same node on the same data, and
-// none is waited for (cleanup).
-func (s node) podRunning(ctx context.Context, planned bool) (string, error) {
-	p, err := s.w.getPod(ctx, s.n.Pod)
-	switch {
-	case err != nil:
-		return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
-	case planned && (p == nil || string(p.UID) != s.n.PodUID):
-		return "", fmt.Errorf("pod %s (UID %s) is gone", s.n.Pod, s.n.PodUID)
-	case p == nil:
-		return fmt.Sprintf("pod %s does not exist", s.n.Pod), nil
-	}
-	if st := podState(p); st != "" {
-		return fmt.Sprintf("pod %s is %s", s.n.Pod, st), nil
-	}
-	return "", nil
-}
-
-// podPhase is podState, or "Running and Ready".
-func podPhase(p *corev1.Pod) string {
-	if st := podState(p); st != "" {
-		return st
-	}
-	return "Running and Ready"
 }
