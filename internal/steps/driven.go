@@ -187,7 +187,6 @@ func (s *requestRemoval) PlanText() string {
 func (s *requestRemoval) Safe(ctx context.Context) error {
 	id := s.id()
 	return s.w.waitSafe(ctx, id, func() (string, error) {
-		s.w.aheadRingSafe(ctx, id, s.n.DC, "", "")
 		// The operator's progress without its pod (nothing of the pod's label is judged
 		// here): the pod is read once, below, as the plan knew it.
 		if _, what, err := s.w.operatorMayAct(ctx, ""); what != "" || err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/engine"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/observation"
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
@@ -207,39 +206,13 @@ func (w *World) ringSafeAt(ctx context.Context, id, dc, self, except string) (st
 	return w.ringSafe(ctx, dc, self, except)
 }
 
-// aheadRingSafe starts step id's recheck ring read at the beginning of a Safe round, in
-// the happy path (no recheck of it failed in this run), so that it runs beside the
-// round's other reads and the lock's proof; recheckRing takes it up. It remains the last
-// read before the action: the step writes nothing between (it is evident), and a proof
-// of the lock that fails discards it. A round that does not pass leaves it unused: that
-// step then reads at the recheck only, so a wait costs no more ring reads than before.
-func (w *World) aheadRingSafe(ctx context.Context, id, dc, self, except string) {
-	if failed, _ := w.recheckFailed.get(id); failed {
-		return
-	}
-	if no, _ := w.noAhead.get(id); no {
-		return
-	}
-	if _, unused := w.ringAhead.get(id); unused {
-		w.ringAhead.drop(id)
-		w.noAhead.set(id, true)
-		return
-	}
-	w.ringAhead.set(id, future.Start(func() (string, error) { return w.ringSafe(ctx, dc, self, except) }))
-}
-
 // recheckRing is the ring check right before step id acts: a fresh read; anything not
 // safe sends the step back to Safe's wait (*engine.NotYet).
 func (w *World) recheckRing(ctx context.Context, id, dc, self, except string) error {
 	if err := w.refuseDeleting(id); err != nil {
 		return err
 	}
-	check, ahead := w.ringAhead.get(id)
-	w.ringAhead.drop(id)
-	if !ahead {
-		check = func() (string, error) { return w.ringSafe(ctx, dc, self, except) }
-	}
-	what, err := check()
+	what, err := w.ringSafe(ctx, dc, self, except)
 	if err != nil {
 		return err
 	}

@@ -139,10 +139,6 @@ type World struct {
 	// recheckFailed are the steps whose ring check right before acting failed in this
 	// run: their Safe reads the ring and waits (safenow.go).
 	recheckFailed guarded[string, bool]
-	// ringAhead are the ring checks started by a step's Safe round for its Recheck;
-	// noAhead the steps one of whose ahead checks went unused (safenow.go).
-	ringAhead guarded[string, func() (string, error)]
-	noAhead   guarded[string, bool]
 	// said are the notes and warnings this run gave once (throughput.go).
 	said guarded[string, bool]
 }
