@@ -185,7 +185,11 @@ func (o *Options) newOperationCmd(k pub.Kind, c pub.Command) (*cobra.Command, *o
 		c.Flags(cmd.Flags(), &st.req)
 	}
 	st.name = cmd.Name()
-	st.flags.add(cmd, c.DryRun, words.Replace("Pause a running {Operator} operator (scale its Deployment to 0) during "+c.During+" and restore it at the end; with false, refuse while it runs"))
+	dryRun := c.DryRun
+	if dryRun == "" {
+		dryRun = pub.DefaultDryRun
+	}
+	st.flags.add(cmd, dryRun, words.Replace("Pause a running {Operator} operator (scale its Deployment to 0) during "+c.During+" and restore it at the end; with false, refuse while it runs"))
 	if cmd.Flags().Lookup("rack") != nil {
 		_ = cmd.RegisterFlagCompletionFunc("rack", o.completeRacks)
 	}

@@ -8,6 +8,9 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 )
 
+// DefaultDryRun is what --dry-run prints for a kind whose Command says nothing else.
+const DefaultDryRun = "Print the plan and change nothing"
+
 // Command is how a kind is started from the command line (Commander). The plugin builds
 // one command from it, with the flags every operation shares (--dry-run,
 // --pause-operator, --operator, --yes, -o, …) and the shared orchestration, so that a
@@ -17,7 +20,8 @@ type Command struct {
 	// {Count} in them stand for the operator's words (operator.Words), and the plugin
 	// adds what every operation command shares (CLUSTER, the exit codes).
 	Use, Short, Long, Example string
-	// DryRun says what --dry-run prints; During, what the operator is paused during.
+	// DryRun says what --dry-run prints (DefaultDryRun when empty); During, what the
+	// operator is paused during.
 	DryRun, During string
 	// Flags registers the kind's own flags: the shared ones into req, the kind's own
 	// into a value of the kind's own type it sets as req.Ext. A flag named "rack" or

@@ -45,8 +45,8 @@ missing). A node is verified rebuilt from what Cassandra reports: no rebuild str
 its Load against SOURCE's per node.
 
 Abort is always allowed: what joined stays, and the abort says which nodes are left to rebuild.`,
-		Example: example,
-		DryRun:  "Print the plan and change nothing", During: "the rebuilds",
+		Example:  example,
+		During:   "the rebuilds",
 		Flags:    flags,
 		Validate: validate,
 		Busy:     true,

@@ -48,7 +48,7 @@ claim, no StatefulSet.
 
 Abort is allowed until the first node starts leaving (a keyspace change already made is kept, and said).`,
 		Example: example,
-		DryRun:  "Print the plan and change nothing", During: "the nodes' removal",
+		During:  "the nodes' removal",
 		Flags: func(fs *pflag.FlagSet, req *pub.Request) {
 			o := &Options{}
 			req.Ext = o

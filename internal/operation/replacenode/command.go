@@ -55,7 +55,7 @@ With --stream-throughput, the stream throughput of the nodes that stream to the 
 recorded in the checkpoint, then set, before the replace option is written or the operator
 asked; the recorded values go back once the replacement is verified, or on abort.`,
 		Example: example,
-		DryRun:  "Print the plan and change nothing", During: "the operation",
+		During:  "the operation",
 		Flags: func(fs *pflag.FlagSet, req *pub.Request) {
 			o := &Options{}
 			req.Ext = o

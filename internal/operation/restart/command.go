@@ -40,7 +40,7 @@ command restart named after the operation (args.rack with --rack; a resumed run 
 then waits until each pod is re-created (a new UID), Ready and its node UN, in the order the
 operator restarts them, and finally until the task finished Complete (Failed stops the run).`,
 		Example: example,
-		DryRun:  "Print the plan and change nothing", During: "the operation",
+		During:  "the operation",
 		Flags: func(fs *pflag.FlagSet, req *pub.Request) {
 			operation.RackFlags(fs, req, "Rack to restart")
 			// Refused with its reason rather than unknown: a restart streams nothing.

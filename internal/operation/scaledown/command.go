@@ -83,7 +83,7 @@ Every step is written to a checkpoint annotation on the {Kind} before it runs. I
 run is interrupted, "kubectl cassandra resume" finishes it from any machine; running the same
 scale command again does the same.`,
 		Example: example,
-		DryRun:  "Print the plan and change nothing", During: "the operation",
+		During:  "the operation",
 		Flags: func(fs *pflag.FlagSet, req *pub.Request) {
 			o := &Options{}
 			req.Ext = o
