@@ -1,10 +1,3 @@
-// Package steps is the library of steps the operation kinds are made of (decommission,
-// shrink, grow, drain, pause the operator, …; internal/operation/* say which kind uses
-// which, as checkpoint step records), and Build turns a checkpoint's records into them.
-// Each step is a small unexported type that keeps in one place the checkpoint step
-// kind it implements (kind, for the steps about one node), its wording (Describe,
-// PlanText), its answers to "already done?" and "safe now?" from the real world (API
-// objects and nodetool, read through World), and the one thing it does.
 package steps
 
 import (

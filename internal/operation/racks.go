@@ -1,11 +1,3 @@
-// Package operation is what every kind of rack operation shares on the plugin's side:
-// the Registry the CLI looks kinds up in (registry.go), the Planner, its reads and the new
-// checkpoint (plan.go, reads.go), the Toolkit it is to every kind (toolkit.go), the
-// preflight checks and the access a plan needs (preflight.go), and the Runner that runs
-// or resumes a checkpoint through the engine (run.go). The Kind contract is
-// pkg/operation's. Each of the plugin's own kinds is one package below (scaledown,
-// scaleup, restart, replacenode); internal/operation/kinds is their table. A new kind is
-// a new package implementing pkg/operation's Kind, plus one line there.
 package operation
 
 import (
@@ -13,85 +5,18 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-cassandra/kubectl-cassandra/internal/cql"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/kube"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
 	pub "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operator"
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
-
-// NodeInfo is what the planner asks Cassandra: a node's Host ID and mode, the ring,
-// keyspaces.
-type NodeInfo interface {
-	nodetool.StatusReader
-	Info(ctx context.Context, pod string) (nodetool.Info, error)
-	Netstats(ctx context.Context, pod string) (nodetool.Netstats, error)
-	DescribeCluster(ctx context.Context, pod string) (nodetool.ClusterDescription, error)
-}
-
-// Planner reads the real world and turns a Request into a Plan. It changes nothing. It
-// is the Toolkit (pkg/operation) of every Env the plugin plans with (toolkit.go).
-type Planner struct {
-	Client   kubernetes.Interface
-	Nodetool NodeInfo
-	// Exec runs a command in a pod with stdin (cqlsh: internal/cql); nil when the
-	// pod exec cannot feed one.
-	Exec  cql.Streamer
-	Clock func() time.Time
-	// Holder identifies this run in the checkpoint (Self() when empty).
-	Holder record.Holder
-	// ahead are the reads started before the plan asked for them (ReadAhead).
-	ahead readsAhead
-}
-
-// DataTemplate is the claim template of the Cassandra data volume ("data" in the
-// operators' StatefulSets).
-func DataTemplate(sts *appsv1.StatefulSet) string {
-	for _, t := range sts.Spec.VolumeClaimTemplates {
-		if t.Name == "data" {
-			return t.Name
-		}
-	}
-	if len(sts.Spec.VolumeClaimTemplates) > 0 {
-		return sts.Spec.VolumeClaimTemplates[0].Name
-	}
-	return ""
-}
-
-// Now is the planner's clock, in UTC.
-func (p *Planner) Now() time.Time {
-	if p.Clock != nil {
-		return p.Clock().UTC()
-	}
-	return time.Now().UTC()
-}
-
-// SortedKeys returns the keys of m in order.
-func SortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// ErrScaleUp is what ScaleDown answers when the request grows a rack: plan it with
-// ScaleUp instead.
-type ErrScaleUp struct{ Msg string }
-
-func (e *ErrScaleUp) Error() string { return e.Msg + ": that is a scale-up" }
 
 // RackNow is a rack's StatefulSet and pods as the planner found them.
 type RackNow struct {
@@ -208,31 +133,6 @@ func SelectRacks(cl topology.Cluster, req pub.Request, counts operator.Counts) (
 	return dc, racks, nil
 }
 
-// NewCheckpoint fills what every checkpoint of kind has; the caller adds target, nodes
-// and steps. idPrefix begins the operation's ID ("scale").
-func (p *Planner) NewCheckpoint(cl topology.Cluster, kind pub.Kind, idPrefix string, req pub.Request) *record.Checkpoint {
-	now := p.Now()
-	holder := p.Holder
-	if holder.Host == "" {
-		holder = Self()
-	}
-	return &record.Checkpoint{
-		SchemaVersion:  kind.Info().Checkpoint.Version,
-		OperationID:    fmt.Sprintf("%s-%s-%s", idPrefix, now.Format("20060102-150405"), rand.String(5)),
-		Kind:           kind.Info().Name,
-		Operator:       cl.Operator,
-		Namespace:      cl.Namespace,
-		Cluster:        cl.Name,
-		ClusterUID:     cl.UID,
-		StartedBy:      holder,
-		Holder:         holder,
-		StartedAt:      now,
-		UpdatedAt:      now,
-		Force:          req.Force,
-		PausedOperator: req.Pause,
-	}
-}
-
 // RackNames are the racks' names, in order.
 func RackNames(racks []topology.Rack) []string {
 	var names []string
@@ -242,34 +142,32 @@ func RackNames(racks []topology.Rack) []string {
 	return names
 }
 
-// SeedRefusal says why pod, which the operator lists as a seed, is not created (entry:
-// its entry in the list, "" when not read), in the operator's words when it has them.
-func SeedRefusal(a operator.Adapter, cl topology.Cluster, pod, entry string) string {
-	if s, ok := a.(operator.Seeds); ok {
-		return s.SeedRefusal(cl.Namespace, cl.Name, pod, entry)
+// DataTemplate is the claim template of the Cassandra data volume ("data" in the
+// operators' StatefulSets).
+func DataTemplate(sts *appsv1.StatefulSet) string {
+	for _, t := range sts.Spec.VolumeClaimTemplates {
+		if t.Name == "data" {
+			return t.Name
+		}
 	}
-	return fmt.Sprintf("pod %s is listed as a seed of %s: created now it would start as a seed and skip bootstrap, showing UN without its data; "+
-		"take it off the operator's seed list, then run the command again", pod, cl.Name)
+	if len(sts.Spec.VolumeClaimTemplates) > 0 {
+		return sts.Spec.VolumeClaimTemplates[0].Name
+	}
+	return ""
 }
 
-// PauseWarnings say what pausing the operator leaves unmanaged besides the cluster (a
-// plan shows them); kind names the cluster resource ("CassandraCluster").
-func PauseWarnings(pause *record.PausedOperator, kind string) []string {
-	if pause == nil {
-		return nil
+// SortedKeys returns the keys of m in order.
+func SortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	var w []string
-	for _, h := range pause.Joined {
-		w = append(w, fmt.Sprintf("operator Deployment %s/%s is already paused by operation %s: this operation joins the pause, and the operator is restored (to %d replicas) only when the last of them ends", pause.Namespace, pause.Name, h, pause.Replicas))
-	}
-	for _, h := range pause.Adopted {
-		w = append(w, fmt.Sprintf("operator Deployment %s/%s is still paused by operation %s, whose record is gone: this operation takes that pause over and restores the operator (to %d replicas) when it ends", pause.Namespace, pause.Name, h, pause.Replicas))
-	}
-	for _, other := range pause.Unmanaged {
-		w = append(w, fmt.Sprintf("%s %s is also managed by %s/%s and stays unmanaged while it is paused", kind, other, pause.Namespace, pause.Name))
-	}
-	if pause.UnmanagedUnknown != "" {
-		w = append(w, fmt.Sprintf("the other %ss %s/%s manages stay unmanaged while it is paused too, but cannot be named: %s", kind, pause.Namespace, pause.Name, pause.UnmanagedUnknown))
-	}
-	return w
+	sort.Strings(keys)
+	return keys
 }
+
+// ErrScaleUp is what ScaleDown answers when the request grows a rack: plan it with
+// ScaleUp instead.
+type ErrScaleUp struct{ Msg string }
+
+func (e *ErrScaleUp) Error() string { return e.Msg + ": that is a scale-up" }
