@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -107,17 +108,20 @@ type op struct {
 type Operator struct {
 	cfg Config
 
-	mu        sync.Mutex
-	pending   []op
-	lastErr   error
-	killed    bool
-	down      bool
-	killAfter map[Action]bool
-	killAtN   int
-	actions   []Action
-	waiting   string
-	holdAfter map[Action]*hold
-	holding   *hold
+	mu      sync.Mutex
+	pending []op
+	lastErr error
+	killed  bool
+	// down and dropPending are set without mu (SetDown): a world that makes the operator
+	// go down from inside an API request the operator may be waiting on (a crash loop
+	// made at a side effect) must not wait for the pass in progress.
+	down, dropPending atomic.Bool
+	killAfter         map[Action]bool
+	killAtN           int
+	actions           []Action
+	waiting           string
+	holdAfter         map[Action]*hold
+	holding           *hold
 	// readySeen counts, by pod, the passes that found it ready but not labelled Started
 	// (LabelStartedAfter); a process's own memory, lost with it.
 	readySeen map[string]int
@@ -177,13 +181,13 @@ func (o *Operator) KillAfterStep(n int) {
 
 // SetDown stops (true) or resumes (false) the process like a Deployment scaled to 0
 // and back: while down it does nothing, and going down loses the pending writes.
+// The pending writes are dropped by the next pass (a write in flight completes, as if
+// the process died right after it).
 func (o *Operator) SetDown(down bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.down = down
 	if down {
-		o.pending = nil
+		o.dropPending.Store(true)
 	}
+	o.down.Store(down)
 }
 
 // Killed reports whether the process was killed.
@@ -222,6 +226,9 @@ func (o *Operator) Step(ctx context.Context) (Action, error) {
 	defer o.mu.Unlock()
 	if o.killed {
 		return "", ErrKilled
+	}
+	if o.dropPending.Swap(false) {
+		o.pending = nil
 	}
 	if o.holding != nil {
 		o.waiting = "held"
@@ -305,7 +312,7 @@ func (o *Operator) Run(ctx context.Context, interval time.Duration) error {
 
 // isDown: the Down flag, or the operator's Deployment at 0 replicas or absent.
 func (o *Operator) isDown(ctx context.Context) (bool, error) {
-	if o.down {
+	if o.down.Load() {
 		return true, nil
 	}
 	if o.cfg.OperatorDeployment == "" {
