@@ -221,7 +221,7 @@ func (w *World) notReadyWords(ctx context.Context, except string) string {
 // answered; failed then says why each candidate failed (none: there was no candidate).
 // err is a failed pod list.
 func RingExcept(ctx context.Context, kube kubernetes.Interface, nt nodetool.StatusReader, ns, selector, except string) (r pubnodetool.Ring, reader string, failed []string, err error) {
-	pods, err := readyPods(ctx, kube, ns, selector, func(pod string) bool { return pod == except })
+	pods, err := readyPods(ctx, kube, ns, selector, "", func(pod string) bool { return pod == except })
 	if err != nil {
 		return r, "", nil, err
 	}
@@ -233,9 +233,10 @@ func RingExcept(ctx context.Context, kube kubernetes.Interface, nt nodetool.Stat
 }
 
 // readyPods lists, sorted, the Ready pods selected by selector, not being deleted, that
-// skip does not leave out: the pods a ring may be read from.
-func readyPods(ctx context.Context, client kubernetes.Interface, ns, selector string, skip func(pod string) bool) ([]string, error) {
-	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+// skip does not leave out: the pods a ring may be read from. rv is the list's
+// resourceVersion: "" for a consistent read, fromCache for the API server's watch cache.
+func readyPods(ctx context.Context, client kubernetes.Interface, ns, selector, rv string, skip func(pod string) bool) ([]string, error) {
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: rv})
 	if err != nil {
 		return nil, err
 	}

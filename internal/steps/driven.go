@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
@@ -32,14 +36,27 @@ func (w *World) progress(ctx context.Context, pod string) (operator.Progress, er
 // operatorMayAct is what must hold before the operator is asked for a change: it runs
 // and is ready (operatorDown), it is not stopped, not blocked, and no resize of its own
 // is under way (its webhook would refuse the change; waiting is the answer). "" when it
-// may.
+// may. Its reads are made at once and judged in this order: each consistent LIST made
+// right after the checkpoint's write waits for the API server's watch cache (up to
+// 100 ms), and two of them one after the other waited twice.
 func (w *World) operatorMayAct(ctx context.Context, pod string) (operator.Progress, string, error) {
-	if down := w.operatorDown(ctx); down != "" {
+	var (
+		down, tasks string
+		p           operator.Progress
+		perr, terr  error
+		wg          sync.WaitGroup
+	)
+	wg.Go(func() { down = w.operatorDown(ctx) })
+	wg.Go(func() { p, perr = w.progress(ctx, pod) })
+	if w.HoldForTasks {
+		wg.Go(func() { tasks, terr = w.otherTaskRuns(ctx) })
+	}
+	wg.Wait()
+	if down != "" {
 		return operator.Progress{}, down, nil
 	}
-	p, err := w.progress(ctx, pod)
-	if err != nil {
-		return p, "cannot read the operator's progress: " + err.Error(), nil
+	if perr != nil {
+		return p, "cannot read the operator's progress: " + perr.Error(), nil
 	}
 	switch {
 	case p.Stopped:
@@ -49,12 +66,7 @@ func (w *World) operatorMayAct(ctx context.Context, pod string) (operator.Progre
 	case p.ScalingDown || p.ScalingUp:
 		return p, "the operator is still resizing the datacenter", nil
 	}
-	if w.HoldForTasks {
-		if what, err := w.otherTaskRuns(ctx); what != "" || err != nil {
-			return p, what, err
-		}
-	}
-	return p, "", nil
+	return p, tasks, terr
 }
 
 // otherTaskRuns says which of the operator's tasks on the datacenter, not the
@@ -188,21 +200,30 @@ func (s *requestRemoval) Safe(ctx context.Context) error {
 	id := s.id()
 	return s.w.waitSafe(ctx, id, func() (string, error) {
 		// The operator's progress without its pod (nothing of the pod's label is judged
-		// here): the pod is read once, below, as the plan knew it.
-		if _, what, err := s.w.operatorMayAct(ctx, ""); what != "" || err != nil {
-			return what, err
-		}
-		p, gone, err := s.w.pod(ctx, s.n)
+		// here): the pod is read once, as the plan knew it. All is read at once (see
+		// operatorMayAct), then judged in order.
+		var (
+			may, pwhy string
+			merr, err error
+			sts       *appsv1.StatefulSet
+			p         *corev1.Pod
+			gone      bool
+			wg        sync.WaitGroup
+		)
+		wg.Go(func() { _, may, merr = s.w.operatorMayAct(ctx, "") })
+		wg.Go(func() { p, gone, pwhy = s.readPlannedPod(ctx) })
+		wg.Go(func() { sts, err = s.w.readSTS(s.n.StatefulSet)(ctx) })
+		wg.Wait()
 		switch {
-		case err != nil:
-			return "cannot read pod " + s.n.Pod + ": " + err.Error(), nil
+		case may != "" || merr != nil:
+			return may, merr
+		case pwhy != "":
+			return pwhy, nil
 		case gone:
 			return "", &operation.Fatal{Code: operation.ExitRefused, Err: fmt.Errorf("pod %s is not the planned one any more (planned UID %s): nothing asked; see: kubectl cassandra status -n %s %s", s.n.Pod, s.w.podUID(s.n), s.w.CP.Namespace, s.w.CP.Cluster)}
 		case p.DeletionTimestamp != nil:
 			return "pod " + s.n.Pod + " is being deleted", nil
-		}
-		sts, err := s.w.readSTS(s.n.StatefulSet)(ctx)
-		if err != nil {
+		case err != nil:
 			return "cannot read StatefulSet " + s.n.StatefulSet + ": " + err.Error(), nil
 		}
 		if r := replicasOf(sts); r != s.n.Ordinal+1 {
@@ -211,6 +232,16 @@ func (s *requestRemoval) Safe(ctx context.Context) error {
 		}
 		return s.w.ringSafeAt(ctx, id, s.n.DC, "", "")
 	})
+}
+
+// readPlannedPod reads the planned pod: why it cannot be read ("" when it was), and
+// whether it is gone (not the planned one any more).
+func (s *requestRemoval) readPlannedPod(ctx context.Context) (*corev1.Pod, bool, string) {
+	p, gone, err := s.w.pod(ctx, s.n)
+	if err != nil {
+		return nil, false, "cannot read pod " + s.n.Pod + ": " + err.Error()
+	}
+	return p, gone, ""
 }
 
 // Recheck implements engine.Rechecker: the ring, read right before the request.
@@ -242,10 +273,18 @@ func (s *requestGrowth) PlanText() string {
 func (s *requestGrowth) Safe(ctx context.Context) error {
 	id := s.id()
 	return s.w.waitSafe(ctx, id, func() (string, error) {
-		if _, what, err := s.w.operatorMayAct(ctx, ""); what != "" || err != nil {
-			return what, err
+		var (
+			may, err error
+			what     string
+			sts      *appsv1.StatefulSet
+			wg       sync.WaitGroup
+		)
+		wg.Go(func() { _, what, may = s.w.operatorMayAct(ctx, "") })
+		wg.Go(func() { sts, err = s.w.readSTS(s.n.StatefulSet)(ctx) })
+		wg.Wait()
+		if what != "" || may != nil {
+			return what, may
 		}
-		sts, err := s.w.readSTS(s.n.StatefulSet)(ctx)
 		if err != nil {
 			return "cannot read StatefulSet " + s.n.StatefulSet + ": " + err.Error(), nil
 		}

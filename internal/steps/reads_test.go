@@ -332,3 +332,36 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// The ring readers are listed from the API server's watch cache (resourceVersion "0"):
+// the list only names pods to ask, and a consistent list right after the checkpoint's
+// write waited for that cache. The ring itself is read from the node, and a reader that
+// does not answer makes the read fail, never the ring safe; the fallback over every
+// Ready pod (ringExcept) stays a consistent list.
+func TestRingReadersListedFromTheWatchCache(t *testing.T) {
+	ctx := context.Background()
+	w, sw, _ := setup(t, "4.1")
+	lists := func() []string {
+		var rvs []string
+		for _, a := range w.Kube.Actions() {
+			if l, ok := a.(k8stesting.ListActionImpl); ok && l.GetResource().Resource == "pods" {
+				rvs = append(rvs, fmt.Sprintf("%q", l.ListOptions.ResourceVersion))
+			}
+		}
+		return rvs
+	}
+	w.Kube.ClearActions()
+	if _, err := sw.readRing(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(lists(), ","); got != `"0"` {
+		t.Fatalf("the ring readers' list: resourceVersions %s, want one list from the cache (\"0\")", got)
+	}
+	w.Kube.ClearActions()
+	if _, _, err := sw.ringExcept(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(lists(), ","); got != `""` {
+		t.Fatalf("the fallback's list: resourceVersions %s, want one consistent list (\"\")", got)
+	}
+}

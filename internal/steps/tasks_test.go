@@ -222,6 +222,38 @@ func TestOtherTaskHoldsTheOperator(t *testing.T) {
 	check("")
 }
 
+// stoppedScaler says the datacenter is stopped (spec.stopped).
+type stoppedScaler struct{ operator.Scaler }
+
+func (stoppedScaler) Progress(context.Context, string, string, string, string) (operator.Progress, error) {
+	return operator.Progress{Stopped: true, Size: 3}, nil
+}
+
+// TestOperatorMayActJudgesInOrder: its reads are made at once, and what is wrong is
+// judged in the order the checks had one after the other: the operator down first (a
+// wait), then its progress (stopped: refused), then another task (a wait).
+func TestOperatorMayActJudgesInOrder(t *testing.T) {
+	ctx := context.Background()
+	ft, sw, _, _ := taskSetup(t, false)
+	sw.HoldForTasks = true
+	sw.Scaler = stoppedScaler{}
+	ft.tasks = map[string]*operator.Task{"cleanup-1": {Name: "cleanup-1", DC: sw.CP.Cluster, Command: "cleanup"}}
+	ops := []operator.Controller{{Namespace: "ops", Name: "cass-operator", Replicas: 0}}
+	sw.Operators = func(context.Context) ([]operator.Controller, error) { return ops, nil }
+	if _, what, err := sw.operatorMayAct(ctx, ""); err != nil || !strings.Contains(what, "the operator is not running") {
+		t.Fatalf("operator down, stopped, a task running: %q %v, want the operator down first", what, err)
+	}
+	ops[0].Replicas, ops[0].IsRunning = 1, true
+	var f *operation.Fatal
+	if _, what, err := sw.operatorMayAct(ctx, ""); what != "" || !errors.As(err, &f) || !strings.Contains(err.Error(), "is stopped") {
+		t.Fatalf("stopped, a task running: %q %v, want the stop refused", what, err)
+	}
+	sw.Scaler = readyScaler{}
+	if _, what, err := sw.operatorMayAct(ctx, ""); err != nil || !strings.Contains(what, "task cleanup-1 (cleanup) has not finished") {
+		t.Fatalf("a task running: %q %v, want it waited for", what, err)
+	}
+}
+
 // TestAllRecreated: a restart task gone counts as run only when every planned pod was
 // re-created since the plan.
 func TestAllRecreated(t *testing.T) {

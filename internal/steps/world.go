@@ -245,12 +245,16 @@ func (w *World) readRing(ctx context.Context) (ringRead, error) {
 	if r, i, _ := nodetool.FirstRing(ctx, w.Nodetool, cached); i >= 0 {
 		return ringRead{r: r, reader: cached[i]}, nil
 	}
-	// No cached reader answered: list the candidates again.
+	// No cached reader answered: list the candidates again. From the watch cache: the
+	// list only names pods to ask, what is judged is the ring they answer. A list a few
+	// milliseconds old can only name a pod that no longer answers (the next is asked)
+	// or miss one (the ring is then unknown and read again), never make a ring safe;
+	// a consistent list waited up to 100 ms for the cache after the checkpoint's write.
 	planned := map[string]bool{}
 	for _, n := range w.CP.Nodes {
 		planned[n.Pod] = true
 	}
-	pods, err := readyPods(ctx, w.Kube, w.Namespace, w.ClusterSelector, func(pod string) bool { return planned[pod] })
+	pods, err := readyPods(ctx, w.Kube, w.Namespace, w.ClusterSelector, fromCache, func(pod string) bool { return planned[pod] })
 	if err != nil {
 		return ringRead{}, fmt.Errorf("cannot list the cluster's pods: %w", err)
 	}

@@ -72,7 +72,7 @@ type DrivenResult struct {
 }
 
 // RunDriven measures the driven row: two datacenters of nodes nodes, each removed down
-// to one node, by the stand-in alone and through the plugin.
+// to one node, by the stand-in alone and through the plugin, one node of each in turn.
 func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Duration, logf func(string, ...any)) (*DrivenResult, error) {
 	res := &DrivenResult{Nodes: nodes, Decommission: decomm.String(), Poll: poll.String()}
 	if err := env.Clients.InstallCassOperatorCRDs(ctx, env.Root); err != nil {
@@ -92,31 +92,17 @@ func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Durat
 		defer dc.Stop()
 		dcs[ns] = dc
 	}
-	// The stand-in alone, its evidence timed on the same watches as the plugin's.
-	op := dcs["bench-driven-operator"]
-	opEv := &evidenceClock{}
+	// Both datacenters' evidence is timed on the bench's own watches. One node is
+	// removed by the stand-in alone, then one through the plugin, and so on: each pair
+	// is measured on the machine in the same state (run all alone first, and whatever
+	// the machine did meanwhile weighed on one side only).
+	op, pl := dcs["bench-driven-operator"], dcs["bench-driven-plugin"]
+	opEv, ev := &evidenceClock{}, &evidenceClock{}
 	stopOp, err := opEv.start(ctx, env, op)
 	if err != nil {
 		return res, err
 	}
 	defer stopOp()
-	for size := nodes - 1; size >= 1; size-- {
-		pod := op.PodName("rack1", size)
-		t0 := time.Now()
-		if err := setSize(ctx, env, op, size); err != nil {
-			return res, err
-		}
-		if err := waitRemoved(ctx, env, op, pod); err != nil {
-			return res, err
-		}
-		res.OperatorS = append(res.OperatorS, time.Since(t0).Seconds())
-		res.OperatorTimeline = append(res.OperatorTimeline, opEv.timeline(t0, time.Now(), nil, nil, nil))
-		logf("driven: the stand-in alone removed %s in %.2f s", pod, time.Since(t0).Seconds())
-	}
-	stopOp()
-	// Through the plugin, one run per node, its requests recorded and the evidence timed.
-	pl := dcs["bench-driven-plugin"]
-	ev := &evidenceClock{}
 	stop, err := ev.start(ctx, env, pl)
 	if err != nil {
 		return res, err
@@ -124,33 +110,25 @@ func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Durat
 	defer stop()
 	var calls []*Call
 	for size := nodes - 1; size >= 1; size-- {
-		pod := pl.PodName("rack1", size)
-		rec := &Recorder{}
-		ex, err := newTimingExecer(env.KTE.Kubeconfig, pl.Namespace, rec)
-		if err != nil {
+		alone := func() error { return removeAlone(ctx, env, op, opEv, size, res, logf) }
+		plugin := func() error {
+			got, err := removeThroughPlugin(ctx, env, pl, ev, size, poll, res, logf)
+			calls = append(calls, got...)
+			return err
+		}
+		// Who goes first alternates: neither side always follows the other's work.
+		first, second := alone, plugin
+		if size%2 == 0 {
+			first, second = plugin, alone
+		}
+		if err := first(); err != nil {
 			return res, err
 		}
-		var stdout, stderr syncBuffer
-		out := &stampedWriter{w: &stdout}
-		o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &stampedWriter{w: &stderr, into: out}},
-			repair.Operator{Plugin: casskop.Plugin{}}, cassrepair.Operator{Plugin: cassop.Plugin{}})
-		o.WrapTransport = rec.Wrap
-		o.Execer = ex
-		args := []string{"scale", "--kubeconfig", env.KTE.Kubeconfig, "-n", pl.Namespace, pl.Name, "--dc", pl.Name,
-			"--nodes", strconv.Itoa(size), "--yes", "--poll-interval", poll.String(), "--color", "never"}
-		t0 := time.Now()
-		code := o.Execute(ctx, args)
-		took := time.Since(t0)
-		if code != 0 {
-			return res, fmt.Errorf("scale %s --nodes %d exited %d:\n%s", pl.Namespace, size, code, tail(stderr.String(), 30))
+		if err := second(); err != nil {
+			return res, err
 		}
-		res.PluginS = append(res.PluginS, took.Seconds())
-		calls = append(calls, rec.Calls()...)
-		res.Timeline = append(res.Timeline, ev.timeline(t0, t0.Add(took), rec.Calls(), ex.timings(), out.lines()))
-		before, after := ev.split(t0, t0.Add(took), rec.Calls())
-		res.BeforeRequestS, res.AfterSettledS = append(res.BeforeRequestS, round3(before.Seconds())), append(res.AfterSettledS, round3(after.Seconds()))
-		logf("driven: the plugin removed %s in %.2f s", pod, took.Seconds())
 	}
+	stopOp()
 	stop()
 	var opSum, plSum float64
 	for i := range res.OperatorS {
@@ -164,6 +142,54 @@ func RunDriven(ctx context.Context, env *Env, nodes int, decomm, poll time.Durat
 	res.Reactions, res.Evidence = len(lat), words
 	res.ReactionP50MS, res.ReactionP99MS = percentileMS(lat, 0.50), percentileMS(lat, 0.99)
 	return res, nil
+}
+
+// removeAlone lowers op's size to size by hand and times the stand-in until it is done
+// removing the node, into res.
+func removeAlone(ctx context.Context, env *Env, op *fixture.Datacenter, ev *evidenceClock, size int, res *DrivenResult, logf func(string, ...any)) error {
+	pod := op.PodName("rack1", size)
+	t0 := time.Now()
+	if err := setSize(ctx, env, op, size); err != nil {
+		return err
+	}
+	if err := waitRemoved(ctx, env, op, pod); err != nil {
+		return err
+	}
+	res.OperatorS = append(res.OperatorS, time.Since(t0).Seconds())
+	res.OperatorTimeline = append(res.OperatorTimeline, ev.timeline(t0, time.Now(), nil, nil, nil))
+	logf("driven: the stand-in alone removed %s in %.2f s", pod, time.Since(t0).Seconds())
+	return nil
+}
+
+// removeThroughPlugin runs `scale --nodes size` on pl in this process, its requests
+// recorded and the evidence timed, into res; it returns the run's requests.
+func removeThroughPlugin(ctx context.Context, env *Env, pl *fixture.Datacenter, ev *evidenceClock, size int, poll time.Duration, res *DrivenResult, logf func(string, ...any)) ([]*Call, error) {
+	pod := pl.PodName("rack1", size)
+	rec := &Recorder{}
+	ex, err := newTimingExecer(env.KTE.Kubeconfig, pl.Namespace, rec)
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr syncBuffer
+	out := &stampedWriter{w: &stdout}
+	o := cli.NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &stampedWriter{w: &stderr, into: out}},
+		repair.Operator{Plugin: casskop.Plugin{}}, cassrepair.Operator{Plugin: cassop.Plugin{}})
+	o.WrapTransport = rec.Wrap
+	o.Execer = ex
+	args := []string{"scale", "--kubeconfig", env.KTE.Kubeconfig, "-n", pl.Namespace, pl.Name, "--dc", pl.Name,
+		"--nodes", strconv.Itoa(size), "--yes", "--poll-interval", poll.String(), "--color", "never"}
+	t0 := time.Now()
+	code := o.Execute(ctx, args)
+	took := time.Since(t0)
+	if code != 0 {
+		return nil, fmt.Errorf("scale %s --nodes %d exited %d:\n%s", pl.Namespace, size, code, tail(stderr.String(), 30))
+	}
+	res.PluginS = append(res.PluginS, took.Seconds())
+	res.Timeline = append(res.Timeline, ev.timeline(t0, t0.Add(took), rec.Calls(), ex.timings(), out.lines()))
+	before, after := ev.split(t0, t0.Add(took), rec.Calls())
+	res.BeforeRequestS, res.AfterSettledS = append(res.BeforeRequestS, round3(before.Seconds())), append(res.AfterSettledS, round3(after.Seconds()))
+	logf("driven: the plugin removed %s in %.2f s", pod, took.Seconds())
+	return rec.Calls(), nil
 }
 
 // setSize lowers spec.size by a merge patch, as a user would.

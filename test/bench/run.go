@@ -127,7 +127,7 @@ func Run(ctx context.Context, cfg Config) *Report {
 		}
 		start := time.Now()
 		watch("driven")
-		cfg.logf("driven row: %d→1 through the stand-in cass-operator, the stand-in alone then the plugin (decommission %s, --poll-interval %s)", cfg.DrivenNodes, cfg.DrivenDecommission, cfg.DrivenPoll)
+		cfg.logf("driven row: %d→1 through the stand-in cass-operator, a node by the stand-in alone and one through the plugin in turn (decommission %s, --poll-interval %s)", cfg.DrivenNodes, cfg.DrivenDecommission, cfg.DrivenPoll)
 		d, err := RunDriven(ctx, env, cfg.DrivenNodes, cfg.DrivenDecommission, cfg.DrivenPoll, cfg.logf)
 		rep.Driven = d
 		if err != nil {

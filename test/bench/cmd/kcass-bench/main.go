@@ -37,7 +37,7 @@ func run() int {
 	flag.StringVar(&cfg.MicroBenchtime, "micro-benchtime", "500ms", "go test -benchtime of the micro-benchmarks")
 	flag.BoolVar(&cfg.SkipMicro, "skip-micro", false, "do not run the micro-benchmarks")
 	flag.BoolVar(&cfg.SkipStream, "skip-stream", false, "do not run the streaming figures (throughput, nodetool calls, overhead at a real exec cost, default flags)")
-	flag.IntVar(&cfg.DrivenNodes, "driven-nodes", 3, "size of the driven row's datacenters, scaled to 1 node through the stand-in cass-operator and by it alone (0: no driven row)")
+	flag.IntVar(&cfg.DrivenNodes, "driven-nodes", 5, "size of the driven row's datacenters, scaled to 1 node through the stand-in cass-operator and by it alone, one node of each in turn (0: no driven row)")
 	flag.DurationVar(&cfg.DrivenDecommission, "driven-decommission", 3*time.Second, "simulated decommission time of the driven row")
 	flag.DurationVar(&cfg.DrivenPoll, "driven-poll-interval", 5*time.Second, "the plugin's --poll-interval in the driven row (the default: the evidence, not the poll, drives it)")
 	flag.BoolVar(&cfg.OnlyDriven, "only-driven", false, "measure the driven row alone (no micro-benchmarks, CassKop sizes, streaming or memory run)")
