@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/checkpoint"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
@@ -39,20 +40,28 @@ func (o *Options) adapters(ctx context.Context) (*kube.Clients, []operator.Adapt
 	if len(o.Operators) == 0 {
 		return nil, nil, fmt.Errorf("this build supports no operator")
 	}
+	// Each operator's discovery is asked at once (each a round trip of its own) and
+	// judged in the order of preference.
+	adapters := make([]operator.Adapter, len(o.Operators))
+	errs := make([]error, len(o.Operators))
+	var wg sync.WaitGroup
+	for i, op := range o.Operators {
+		adapters[i] = op.Connect(operatorClients(c))
+		wg.Go(func() { _, errs[i] = adapters[i].Resolve(ctx) })
+	}
+	wg.Wait()
 	var served []operator.Adapter
 	var first error
-	for _, op := range o.Operators {
-		a := op.Connect(operatorClients(c))
-		_, err := a.Resolve(ctx)
-		if err == nil {
+	for i, a := range adapters {
+		if errs[i] == nil {
 			served = append(served, a)
 			continue
 		}
 		if first == nil {
-			first = err
+			first = errs[i]
 		}
-		if !errors.Is(err, operator.ErrNoResource) {
-			break // the API server is not answering: the next would fail alike
+		if !errors.Is(errs[i], operator.ErrNoResource) {
+			break // the API server is not answering: the next is not trusted either
 		}
 	}
 	if len(served) == 0 {
@@ -75,19 +84,29 @@ func (o *Options) adapter(ctx context.Context) (*kube.Clients, operator.Adapter,
 // several operators opens each cluster through its own, and its checkpoint with the
 // operator that wrote it. With one operator served it reads nothing; when no operator
 // has the cluster, the first one's read says so.
-func (o *Options) holding(ctx context.Context, c *kube.Clients, served []operator.Adapter, args []string) (operator.Adapter, error) {
+func (o *Options) holding(ctx context.Context, c *kube.Clients, served []operator.Adapter, args []string) (operator.Adapter, *clusterRead, error) {
 	if len(served) == 1 {
-		return served[0], nil
+		return served[0], nil, nil
 	}
 	ns := o.namespace(c)
+	if len(args) > 0 {
+		// Every operator's read at once, the first in the order of preference that has
+		// the cluster kept: open does not read it again.
+		reads := make([]clusterRead, len(served))
+		var wg sync.WaitGroup
+		for i, a := range served {
+			wg.Go(func() { reads[i].cl, reads[i].u, reads[i].err = a.Get(ctx, ns, args[0]) })
+		}
+		wg.Wait()
+		for i := range reads {
+			if reads[i].err == nil {
+				return served[i], &reads[i], nil
+			}
+		}
+		return served[0], nil, nil
+	}
 	var with []operator.Adapter
 	for _, a := range served {
-		if len(args) > 0 {
-			if _, _, err := a.Get(ctx, ns, args[0]); err == nil {
-				return a, nil
-			}
-			continue
-		}
 		if l, err := a.List(ctx, ns); err == nil && len(l) > 0 {
 			with = append(with, a)
 		}
@@ -97,12 +116,19 @@ func (o *Options) holding(ctx context.Context, c *kube.Clients, served []operato
 		for _, a := range with {
 			kinds = append(kinds, a.Kind())
 		}
-		return nil, exit.Usagef("namespace %s has clusters of several operators (%s): name one", ns, strings.Join(kinds, ", "))
+		return nil, nil, exit.Usagef("namespace %s has clusters of several operators (%s): name one", ns, strings.Join(kinds, ", "))
 	}
 	if len(with) == 1 {
-		return with[0], nil
+		return with[0], nil, nil
 	}
-	return served[0], nil
+	return served[0], nil, nil
+}
+
+// clusterRead is one read of the cluster resource (operator.Adapter.Get).
+type clusterRead struct {
+	cl  topology.Cluster
+	u   *unstructured.Unstructured
+	err error
 }
 
 // assumedAdapter is the first operator's adapter, its preferred API version assumed
@@ -130,11 +156,11 @@ func (o *Options) open(ctx context.Context, args []string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := o.holding(ctx, c, served, args)
+	a, read, err := o.holding(ctx, c, served, args)
 	if err != nil {
 		return nil, err
 	}
-	return o.openWith(ctx, c, a, args, nil)
+	return o.openWith(ctx, c, a, args, nil, read)
 }
 
 // openAssumed is open without the discovery round trip (in a build of one operator): its
@@ -165,10 +191,11 @@ func (o *Options) openAssumed(ctx context.Context, args []string, connected func
 	if err != nil {
 		return nil, err
 	}
-	return o.openWith(ctx, c, a, args, connected)
+	return o.openWith(ctx, c, a, args, connected, nil)
 }
 
-func (o *Options) openWith(ctx context.Context, c *kube.Clients, a operator.Adapter, args []string, connected func(c *kube.Clients, a operator.Adapter, ns, name string)) (*session, error) {
+// read, when not nil, is the cluster resource as holding read it: not read again.
+func (o *Options) openWith(ctx context.Context, c *kube.Clients, a operator.Adapter, args []string, connected func(c *kube.Clients, a operator.Adapter, ns, name string), read *clusterRead) (*session, error) {
 	ns := o.namespace(c)
 	var name string
 	if len(args) > 0 {
@@ -201,7 +228,16 @@ func (o *Options) openWith(ctx context.Context, c *kube.Clients, a operator.Adap
 			once.Do(func() { connected(c, a, ns, name) })
 		}})
 	}
-	cl, u, err := a.Get(getCtx, ns, name)
+	var (
+		cl  topology.Cluster
+		u   *unstructured.Unstructured
+		err error
+	)
+	if read != nil {
+		cl, u = read.cl, read.u
+	} else {
+		cl, u, err = a.Get(getCtx, ns, name)
+	}
 	if connected != nil {
 		if err == nil {
 			once.Do(func() { connected(c, a, ns, name) })

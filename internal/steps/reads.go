@@ -27,6 +27,9 @@ const (
 	pvcKind      observation.Kind[*corev1.PersistentVolumeClaim] = "pvc" // nil: not found
 	netstatsKind observation.Kind[nodetool.Netstats]             = "netstats"
 	ringKind     observation.Kind[ringRead]                      = "ring" // one entry, key ""
+	// recheckKind is a fresh ring read started with a request's first safety round,
+	// after the checkpoint's write, for its recheck to take up (recheckAhead).
+	recheckKind observation.Kind[ringRead] = "recheck-ring" // one entry, key ""
 )
 
 // ringRead is one read of the ring and the pod that answered it.

@@ -86,7 +86,10 @@ func (w *World) ringSafe(ctx context.Context, dc, self, except string) (string, 
 // pod but except reads it.
 func (w *World) freshRing(ctx context.Context, except string) (pubnodetool.Ring, string, error) {
 	if w.variant.RingReaders {
-		if k, err := w.readRing(ctx); err == nil {
+		// A read started by recheckAhead in this pause is taken up (once), else read now.
+		k, err := observation.Get(ctx, &w.obs, recheckKind, "", w.readRing)
+		observation.Drop(&w.obs, recheckKind, "")
+		if err == nil {
 			observation.Keep(&w.obs, ringKind, "", k)
 			return k.r, k.reader, nil
 		}
@@ -195,8 +198,23 @@ func roundWait(d time.Duration) time.Duration {
 
 // The ring is read once per action in the happy path, after the proof of the lock and
 // right before the action (Recheck, engine.Rechecker): a node going down while the
-// "started" write is under way is seen. Safe reads it too, and waits on it, only once
-// a recheck of that step failed in this run (the step went back to pending).
+// "started" write is under way is seen. A request to the operator starts that read with
+// its first safety round (recheckAhead), after the checkpoint's write. Safe reads it
+// too, and waits on it, only once a recheck of that step failed in this run (the step
+// went back to pending).
+
+// recheckAhead starts the ring read of step id's recheck with its safety round, when
+// that round does not read the ring itself (no recheck of it failed): the read starts
+// after the checkpoint's write, which proved the lock, and runs beside the round's own
+// reads, the consistent LISTs of which wait for the API server's watch cache meanwhile.
+// The recheck takes it up if nothing was forgotten since it started (a pause forgets),
+// else reads again. Only with ring readers (their list takes no such wait).
+func (w *World) recheckAhead(ctx context.Context, id string) {
+	if failed, _ := w.recheckFailed.get(id); failed || !w.variant.RingReaders {
+		return
+	}
+	observation.ReadAhead(ctx, observation.Ahead(&w.obs, recheckKind, "", w.readRing))
+}
 
 // ringSafeAt is Safe's ring check for step id: skipped until a recheck failed.
 func (w *World) ringSafeAt(ctx context.Context, id, dc, self, except string) (string, error) {
