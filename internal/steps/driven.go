@@ -198,12 +198,8 @@ func (s *requestRemoval) PlanText() string {
 // replicas), and the ring is safe (Recheck).
 func (s *requestRemoval) Safe(ctx context.Context) error {
 	id := s.id()
-	first := true
+	s.w.recheckAhead(ctx, id)
 	return s.w.waitSafe(ctx, id, func() (string, error) {
-		if first {
-			first = false
-			s.w.recheckAhead(ctx, id)
-		}
 		// The operator's progress without its pod (nothing of the pod's label is judged
 		// here): the pod is read once, as the plan knew it. All is read at once (see
 		// operatorMayAct), then judged in order.

@@ -27,7 +27,7 @@ const (
 	pvcKind      observation.Kind[*corev1.PersistentVolumeClaim] = "pvc" // nil: not found
 	netstatsKind observation.Kind[nodetool.Netstats]             = "netstats"
 	ringKind     observation.Kind[ringRead]                      = "ring" // one entry, key ""
-	// recheckKind is a fresh ring read started with a request's first safety round,
+	// recheckKind is a fresh ring read started as a request's safety checks begin,
 	// after the checkpoint's write, for its recheck to take up (recheckAhead).
 	recheckKind observation.Kind[ringRead] = "recheck-ring" // one entry, key ""
 )

@@ -198,13 +198,13 @@ func roundWait(d time.Duration) time.Duration {
 
 // The ring is read once per action in the happy path, after the proof of the lock and
 // right before the action (Recheck, engine.Rechecker): a node going down while the
-// "started" write is under way is seen. A request to the operator starts that read with
-// its first safety round (recheckAhead), after the checkpoint's write. Safe reads it
+// "started" write is under way is seen. A request to the operator starts that read as
+// its safety checks begin (recheckAhead), after the checkpoint's write. Safe reads it
 // too, and waits on it, only once a recheck of that step failed in this run (the step
 // went back to pending).
 
-// recheckAhead starts the ring read of step id's recheck with its safety round, when
-// that round does not read the ring itself (no recheck of it failed): the read starts
+// recheckAhead starts the ring read of step id's recheck as its safety checks begin,
+// when they do not read the ring themselves (no recheck of it failed): the read starts
 // after the checkpoint's write, which proved the lock, and runs beside the round's own
 // reads, the consistent LISTs of which wait for the API server's watch cache meanwhile.
 // The recheck takes it up if nothing was forgotten since it started (a pause forgets),
