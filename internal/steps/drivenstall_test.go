@@ -22,7 +22,7 @@ import (
 func TestStallGuard(t *testing.T) {
 	ctx := context.Background()
 	_, sw, n := setup(t, "4.1")
-	sw.Scaler = readyScaler{}
+	sw.Scaler = readyScaler()
 	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
 	sw.Now = func() time.Time { return now }
 	sw.StallAfter = 10 * time.Second
@@ -72,7 +72,7 @@ func TestStallGuardBesideTheWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, sw, n := setup(t, "4.1")
-	sw.Scaler, sw.Poll = readyScaler{}, time.Hour
+	sw.Scaler, sw.Poll = readyScaler(), time.Hour
 	fw := fakeWatches{res: watch.NewFake(), tasks: watch.NewFake()}
 	sw.Watches = fw
 	feed := NewEvidenceFeed(ctx, sw)

@@ -46,7 +46,7 @@ func TestEvidenceFeed(t *testing.T) {
 	if NewEvidenceFeed(ctx, sw) != nil {
 		t.Fatal("a feed without an operator that acts")
 	}
-	sw.Scaler = readyScaler{}
+	sw.Scaler = readyScaler()
 	if NewEvidenceFeed(ctx, sw) != nil {
 		t.Fatal("a feed without watches")
 	}
@@ -124,7 +124,7 @@ func TestWaitLeavingFirstRoundReadsNothing(t *testing.T) {
 	w, sw, n := setup(t, "4.1")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sw.Scaler, sw.Poll = readyScaler{}, time.Hour
+	sw.Scaler, sw.Poll = readyScaler(), time.Hour
 	fw := fakeWatches{res: watch.NewFake(), tasks: watch.NewFake()}
 	sw.Watches, sw.Tasks = fw, &fakeTasks{}
 	c := &commandCounter{inner: w, calls: map[string]int{}}

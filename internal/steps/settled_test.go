@@ -43,7 +43,7 @@ func TestSettleKeepsPodsWhileUnchanged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	w, sw, n := setup(t, "4.1")
-	sw.Scaler = readyScaler{}
+	sw.Scaler = readyScaler()
 	// Long polls: only a change ends a wait before the test's own deadline.
 	sw.Poll = time.Hour
 	fw := fakeWatches{res: watch.NewFake(), tasks: watch.NewFake()}

@@ -380,7 +380,7 @@ func (c *commandCounter) Exec(ctx context.Context, pod string, argv []string) (s
 func TestVerifyLeftDrivenPodGoing(t *testing.T) {
 	ctx := context.Background()
 	w, sw, n := setup(t, "4.1")
-	sw.Scaler = readyScaler{}
+	sw.Scaler = readyScaler()
 	c := &commandCounter{inner: w, calls: map[string]int{}}
 	sw.Nodetool = nodetool.Client{Exec: c}
 	st := &verifyLeft{node: node{sw, n}}

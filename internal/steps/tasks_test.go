@@ -182,12 +182,18 @@ func TestWaitCleaned(t *testing.T) {
 	}
 }
 
-// readyScaler is an operator.Scaler whose datacenter is settled.
-type readyScaler struct{ operator.Scaler }
-
-func (readyScaler) Progress(context.Context, string, string, string, string) (operator.Progress, error) {
-	return operator.Progress{Ready: true, Size: 3}, nil
+// fixedScaler is an operator.Scaler whose datacenter's progress is p.
+type fixedScaler struct {
+	operator.Scaler
+	p operator.Progress
 }
+
+func (s fixedScaler) Progress(context.Context, string, string, string, string) (operator.Progress, error) {
+	return s.p, nil
+}
+
+// readyScaler is an operator.Scaler whose datacenter is settled.
+func readyScaler() fixedScaler { return fixedScaler{p: operator.Progress{Ready: true, Size: 3}} }
 
 // TestOtherTaskHoldsTheOperator: nothing is asked of the operator while another task
 // on the datacenter has not finished (cass-operator #902: its own cleanup after each
@@ -195,7 +201,7 @@ func (readyScaler) Progress(context.Context, string, string, string, string) (op
 func TestOtherTaskHoldsTheOperator(t *testing.T) {
 	ctx := context.Background()
 	ft, sw, _, _ := taskSetup(t, false)
-	sw.Scaler = readyScaler{}
+	sw.Scaler = readyScaler()
 	ft.tasks = map[string]*operator.Task{"cleanup-0": {Name: "cleanup-0", DC: sw.CP.Cluster, Command: "cleanup"}}
 	if _, what, err := sw.operatorMayAct(ctx, ""); what != "" || err != nil {
 		t.Fatalf("without HoldForTasks: %q %v", what, err)
@@ -222,13 +228,6 @@ func TestOtherTaskHoldsTheOperator(t *testing.T) {
 	check("")
 }
 
-// stoppedScaler says the datacenter is stopped (spec.stopped).
-type stoppedScaler struct{ operator.Scaler }
-
-func (stoppedScaler) Progress(context.Context, string, string, string, string) (operator.Progress, error) {
-	return operator.Progress{Stopped: true, Size: 3}, nil
-}
-
 // TestOperatorMayActJudgesInOrder: its reads are made at once, and what is wrong is
 // judged in the order the checks had one after the other: the operator down first (a
 // wait), then its progress (stopped: refused), then another task (a wait).
@@ -236,7 +235,7 @@ func TestOperatorMayActJudgesInOrder(t *testing.T) {
 	ctx := context.Background()
 	ft, sw, _, _ := taskSetup(t, false)
 	sw.HoldForTasks = true
-	sw.Scaler = stoppedScaler{}
+	sw.Scaler = fixedScaler{p: operator.Progress{Stopped: true, Size: 3}}
 	ft.tasks = map[string]*operator.Task{"cleanup-1": {Name: "cleanup-1", DC: sw.CP.Cluster, Command: "cleanup"}}
 	ops := []operator.Controller{{Namespace: "ops", Name: "cass-operator", Replicas: 0}}
 	sw.Operators = func(context.Context) ([]operator.Controller, error) { return ops, nil }
@@ -248,7 +247,7 @@ func TestOperatorMayActJudgesInOrder(t *testing.T) {
 	if _, what, err := sw.operatorMayAct(ctx, ""); what != "" || !errors.As(err, &f) || !strings.Contains(err.Error(), "is stopped") {
 		t.Fatalf("stopped, a task running: %q %v, want the stop refused", what, err)
 	}
-	sw.Scaler = readyScaler{}
+	sw.Scaler = readyScaler()
 	if _, what, err := sw.operatorMayAct(ctx, ""); err != nil || !strings.Contains(what, "task cleanup-1 (cleanup) has not finished") {
 		t.Fatalf("a task running: %q %v, want it waited for", what, err)
 	}
@@ -296,7 +295,7 @@ func TestTaskWaitsFollowTheWatches(t *testing.T) {
 	w, sw, n := setup(t, "4.1")
 	ft := &fakeTasks{}
 	rep := waitReporter{waiting: make(chan string, 100)}
-	sw.Tasks, sw.Scaler, sw.Reporter, sw.Poll = ft, readyScaler{}, rep, time.Hour
+	sw.Tasks, sw.Scaler, sw.Reporter, sw.Poll = ft, readyScaler(), rep, time.Hour
 	sw.CP.OperationID = "restart-20261206-101010-abcde"
 	sw.CP.Steps = []record.Step{checkpoint.PendingStep(record.StepCreateTask, ""), checkpoint.PendingStep(record.StepWaitTaskDone, "")}
 	n.PodUID = w.PodUID(n.Pod)
