@@ -4,9 +4,14 @@ import (
 	"context"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/nodetool"
 	pubnodetool "github.com/kubectl-cassandra/kubectl-cassandra/pkg/nodetool"
+	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
 // AheadReads are one pod's ring and keyspace reads, started before a plan asks for them
@@ -16,11 +21,15 @@ type AheadReads struct {
 	Describe func() (nodetool.ClusterDescription, error)
 }
 
-// readsAhead keeps a planner's reads started ahead, by pod: once started they are not
-// started again, so a kind's Prefetch and its Plan share them.
+// readsAhead keeps a planner's reads started ahead. The nodetool reads, by pod, are not
+// started again once started, so a kind's Prefetch and its Plan share them. The racks'
+// and their claims' reads are taken up once: a later read of the same objects reads
+// them anew.
 type readsAhead struct {
-	mu    sync.Mutex
-	byPod map[string]*AheadReads
+	mu     sync.Mutex
+	byPod  map[string]*AheadReads
+	racks  map[string]func() (RackNow, error)                                  // by namespace/StatefulSet
+	claims map[string]func() (map[string]*corev1.PersistentVolumeClaim, error) // by namespace and label selector
 }
 
 // ReadAhead starts pod's ring and keyspace reads, unless this planner started them
@@ -42,4 +51,55 @@ func (p *Planner) ReadAhead(ctx context.Context, pod string) *AheadReads {
 	}
 	p.ahead.byPod[pod] = a
 	return a
+}
+
+// ReadRacksAhead starts the reads of racks (ReadRack: the StatefulSet and its pods) and,
+// as soon as a rack's StatefulSet is read, the list of its claims (ClaimsLabelled), so
+// that a plan's reads of the racks run beside the lifecycle's own (reaping, the busy
+// checks; each a round trip, a list waiting up to 100 ms for the API server's cache)
+// instead of after them. The plan takes each up once. They only read: what a plan
+// judges from them is judged again by each step right before it acts.
+func (p *Planner) ReadRacksAhead(ctx context.Context, ns string, racks []topology.Rack) {
+	p.ahead.mu.Lock()
+	defer p.ahead.mu.Unlock()
+	if p.ahead.racks == nil {
+		p.ahead.racks = map[string]func() (RackNow, error){}
+	}
+	for _, r := range racks {
+		key := ns + "/" + r.StatefulSet
+		if _, ok := p.ahead.racks[key]; ok {
+			continue
+		}
+		p.ahead.racks[key] = future.Start(func() (RackNow, error) {
+			return p.readRack(ctx, ns, r, func(sts *appsv1.StatefulSet) { p.claimsAhead(ctx, ns, sts) })
+		})
+	}
+}
+
+// claimsAhead starts the list of sts's claims, as preflights list them (by its
+// selector), when it has claim templates.
+func (p *Planner) claimsAhead(ctx context.Context, ns string, sts *appsv1.StatefulSet) {
+	sel := sts.Spec.Selector
+	if sel == nil || len(sel.MatchLabels) == 0 || len(sts.Spec.VolumeClaimTemplates) == 0 {
+		return
+	}
+	selector := labels.SelectorFromSet(sel.MatchLabels).String()
+	p.ahead.mu.Lock()
+	defer p.ahead.mu.Unlock()
+	if p.ahead.claims == nil {
+		p.ahead.claims = map[string]func() (map[string]*corev1.PersistentVolumeClaim, error){}
+	}
+	key := ns + "/" + selector
+	if _, ok := p.ahead.claims[key]; !ok {
+		p.ahead.claims[key] = future.Start(func() (map[string]*corev1.PersistentVolumeClaim, error) { return p.claimsSelected(ctx, ns, selector) })
+	}
+}
+
+// takeAhead hands over the read under key in *reads, once (the zero value: none).
+func takeAhead[T any](mu *sync.Mutex, reads *map[string]T, key string) T {
+	mu.Lock()
+	defer mu.Unlock()
+	read := (*reads)[key]
+	delete(*reads, key)
+	return read
 }

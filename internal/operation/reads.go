@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/internal/exit"
+	"github.com/kubectl-cassandra/kubectl-cassandra/internal/future"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
 )
 
@@ -40,9 +42,18 @@ func (p *Planner) NamespacePods(ctx context.Context, ns string) ([]corev1.Pod, e
 }
 
 // ClaimsLabelled lists the claims carrying every label of match (a StatefulSet's
-// selector: the StatefulSet controller puts it on the claims it creates), by name.
+// selector: the StatefulSet controller puts it on the claims it creates), by name. A
+// list started ahead for the same labels (ReadRacksAhead) is taken up, once.
 func (p *Planner) ClaimsLabelled(ctx context.Context, ns string, match map[string]string) (map[string]*corev1.PersistentVolumeClaim, error) {
-	l, err := p.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(match).String()})
+	sel := labels.SelectorFromSet(match).String()
+	if list := takeAhead(&p.ahead.mu, &p.ahead.claims, ns+"/"+sel); list != nil {
+		return list()
+	}
+	return p.claimsSelected(ctx, ns, sel)
+}
+
+func (p *Planner) claimsSelected(ctx context.Context, ns, sel string) (map[string]*corev1.PersistentVolumeClaim, error) {
+	l, err := p.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list PVCs: %w", err)
 	}
@@ -75,8 +86,19 @@ func absent[T any](obj *T, err error, what, name string) (*T, error) {
 	return obj, nil
 }
 
-// ReadRack reads a rack's StatefulSet and pods. It judges nothing: CheckPods does.
+// ReadRack reads a rack's StatefulSet and pods. It judges nothing: CheckPods does. A
+// read of the rack started ahead (ReadRacksAhead) is taken up, once.
 func (p *Planner) ReadRack(ctx context.Context, ns string, r topology.Rack) (RackNow, error) {
+	if read := takeAhead(&p.ahead.mu, &p.ahead.racks, ns+"/"+r.StatefulSet); read != nil {
+		return read()
+	}
+	return p.readRack(ctx, ns, r, nil)
+}
+
+// readRack reads the rack's StatefulSet and its pods at once (judged in that order);
+// read, when not nil, is told the StatefulSet as soon as it is read.
+func (p *Planner) readRack(ctx context.Context, ns string, r topology.Rack, read func(*appsv1.StatefulSet)) (RackNow, error) {
+	pods := future.Start(func() (map[int]corev1.Pod, error) { return p.RackPods(ctx, ns, r) })
 	sts, err := p.Client.AppsV1().StatefulSets(ns).Get(ctx, r.StatefulSet, metav1.GetOptions{})
 	sts, err = absent(sts, err, "StatefulSet", r.StatefulSet)
 	if err != nil {
@@ -85,15 +107,18 @@ func (p *Planner) ReadRack(ctx context.Context, ns string, r topology.Rack) (Rac
 	if sts == nil {
 		return RackNow{}, exit.Refusedf("StatefulSet %s of rack %s/%s does not exist in namespace %s", r.StatefulSet, r.DC, r.Name, ns)
 	}
+	if read != nil {
+		read(sts)
+	}
 	cur := 1
 	if sts.Spec.Replicas != nil {
 		cur = int(*sts.Spec.Replicas)
 	}
-	pods, err := p.RackPods(ctx, ns, r)
+	byOrdinal, err := pods()
 	if err != nil {
 		return RackNow{}, err
 	}
-	return RackNow{Rack: r, STS: sts, Pods: pods, Cur: cur}, nil
+	return RackNow{Rack: r, STS: sts, Pods: byOrdinal, Cur: cur}, nil
 }
 
 // RackPods maps ordinal → pod for the pods of a rack.

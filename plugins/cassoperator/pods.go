@@ -3,7 +3,9 @@ package cassoperator
 import (
 	"context"
 	"fmt"
+	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -47,13 +49,20 @@ func (a *Adapter) PodCluster(labels map[string]string) (string, bool) {
 // progress and conditions (Busy) say whether it still acts then. The datacenter's
 // unfinished CassandraTasks are listed too (tasks.go).
 func (a *Adapter) BusyPods(ctx context.Context, ns, cluster string) ([]string, error) {
+	// Both read at once, judged in this order.
+	sel := a.ClusterSelector(cluster) + "," + LabelNodeState + " in (" + StateDecommissioning + "," + StateStarting + "," + StateReadyToStart + ")"
+	var (
+		pods    *corev1.PodList
+		podsErr error
+		wg      sync.WaitGroup
+	)
+	wg.Go(func() { pods, podsErr = a.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel}) })
 	tasks, err := a.runningTasks(ctx, ns, cluster)
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
-	sel := a.ClusterSelector(cluster) + "," + LabelNodeState + " in (" + StateDecommissioning + "," + StateStarting + "," + StateReadyToStart + ")"
-	pods, err := a.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
+	if err := podsErr; err != nil {
 		return nil, err
 	}
 	out := tasks

@@ -58,6 +58,14 @@ func TestBeginPrefetchesTheRingOnce(t *testing.T) {
 	if len(ui.dryRuns) != 1 || c.calls["status"] != 1 || c.calls["describecluster"] != 1 {
 		t.Fatalf("dry runs %d, nodetool %v: want one plan from one ring read and one keyspace read", len(ui.dryRuns), c.calls)
 	}
+	// The rack's reads started ahead too, and taken up: one of each.
+	reads := map[string]int{}
+	for _, a := range w.Kube.Actions() {
+		reads[a.GetVerb()+" "+a.GetResource().Resource]++
+	}
+	if reads["get statefulsets"] != 1 || reads["list persistentvolumeclaims"] != 1 {
+		t.Fatalf("reads %v: want the rack's StatefulSet read once and its claims listed once", reads)
+	}
 	if pf, ok := k.(prefetcher); ok {
 		c.calls = map[string]int{}
 		pf.Prefetch(ctx, &puboperation.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter, Request: puboperation.Request{Rack: "r1", Nodes: 3}})

@@ -1,7 +1,9 @@
 package lifecycle
 
 import (
+	"bytes"
 	"context"
+	"sync"
 
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/topology"
@@ -12,14 +14,38 @@ import (
 // (stalepause.go), replace blocks in a start script (staleblocks.go), stream-limit marks
 // on pods (stalethroughput.go), tasks not started (staletasks.go), datacenter removal marks (stalemarks.go). cp is the checkpoint
 // standing now (nil: none), whose marks are kept; pauseScope limits the pause reaping to one cluster ("" = the namespace).
-// Every failure is a warning: the next command tries again.
+// Every failure is a warning: the next command tries again. The reapers run at once
+// (reapAtOnce): each reads and changes its own objects.
 func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseScope string) {
-	l.reapStalePauses(ctx, l.Cluster.Namespace, pauseScope)
-	stands := l.operationStands(ctx, l.Cluster.Namespace)
-	l.reapStaleBlocks(ctx, stands, false)
-	l.reapStaleThroughput(ctx, cp)
-	l.reapStaleTasks(ctx, l.Cluster.Namespace, l.Cluster.Name, stands, false)
-	l.reapDatacenterMarks(ctx, l.Cluster.Namespace, stands)
+	ns := l.Cluster.Namespace
+	stands := l.operationStands(ctx, ns)
+	l.reapAtOnce(
+		func(r *Lifecycle) { r.reapStalePauses(ctx, ns, pauseScope) },
+		func(r *Lifecycle) { r.reapStaleBlocks(ctx, stands, false) },
+		func(r *Lifecycle) { r.reapStaleThroughput(ctx, cp) },
+		func(r *Lifecycle) { r.reapStaleTasks(ctx, ns, l.Cluster.Name, stands, false) },
+		func(r *Lifecycle) { r.reapDatacenterMarks(ctx, ns, stands) },
+	)
+}
+
+// reapAtOnce runs reapers at once, each with its own output, and then says what each
+// said in their order: the same lines as one after the other. Each reaper's reads are a
+// round trip (a list waits up to 100 ms for the API server's cache); one after the other
+// they came before every operation command's plan.
+func (l *Lifecycle) reapAtOnce(reapers ...func(r *Lifecycle)) {
+	said := make([]bytes.Buffer, len(reapers))
+	var wg sync.WaitGroup
+	for i, reap := range reapers {
+		r := &Lifecycle{Deps: l.Deps}
+		r.ErrOut = &said[i]
+		wg.Go(func() { reap(r) })
+	}
+	wg.Wait()
+	for i := range said {
+		if said[i].Len() > 0 {
+			_, _ = l.ErrOut.Write(said[i].Bytes())
+		}
+	}
 }
 
 // ReapAfterGone takes out what operations on cluster ns/name, which is gone, left in

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -80,9 +81,14 @@ func (l *Lifecycle) reapScript(ctx context.Context, kind string, r scriptReaper,
 // clusters, listed once on first use (one judge serves all of a command's reaping). A list that fails, or a checkpoint that cannot
 // be decoded (whose it is is unknown), leaves every operation standing.
 func (l *Lifecycle) operationStands(ctx context.Context, ns string) func(id string) (bool, error) {
-	var ids map[string]bool
-	var failed error
+	var (
+		mu     sync.Mutex // the reapers judge at once (reapAtOnce)
+		ids    map[string]bool
+		failed error
+	)
 	return func(id string) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		if ids == nil && failed == nil {
 			ids, failed = l.checkpointIDs(ctx, ns)
 		}
