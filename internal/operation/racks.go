@@ -156,6 +156,17 @@ func DataTemplate(sts *appsv1.StatefulSet) string {
 	return ""
 }
 
+// ClaimLabels are the labels the StatefulSet controller puts on the claims it creates
+// for sts (its selector's), by which they are listed; nil when sts has no claim
+// templates or no selector labels (its claims cannot be listed so).
+func ClaimLabels(sts *appsv1.StatefulSet) map[string]string {
+	sel := sts.Spec.Selector
+	if sel == nil || len(sel.MatchLabels) == 0 || len(sts.Spec.VolumeClaimTemplates) == 0 {
+		return nil
+	}
+	return sel.MatchLabels
+}
+
 // SortedKeys returns the keys of m in order.
 func SortedKeys(m map[string]int) []string {
 	keys := make([]string, 0, len(m))

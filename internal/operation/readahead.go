@@ -66,7 +66,7 @@ func (p *Planner) ReadRacksAhead(ctx context.Context, ns string, racks []topolog
 		p.ahead.racks = map[string]func() (RackNow, error){}
 	}
 	for _, r := range racks {
-		key := ns + "/" + r.StatefulSet
+		key := aheadKey(ns, r.StatefulSet)
 		if _, ok := p.ahead.racks[key]; ok {
 			continue
 		}
@@ -76,24 +76,28 @@ func (p *Planner) ReadRacksAhead(ctx context.Context, ns string, racks []topolog
 	}
 }
 
-// claimsAhead starts the list of sts's claims, as preflights list them (by its
-// selector), when it has claim templates.
+// claimsAhead starts the list of sts's claims, as preflights list them (ClaimLabels),
+// when they can be listed so.
 func (p *Planner) claimsAhead(ctx context.Context, ns string, sts *appsv1.StatefulSet) {
-	sel := sts.Spec.Selector
-	if sel == nil || len(sel.MatchLabels) == 0 || len(sts.Spec.VolumeClaimTemplates) == 0 {
+	match := ClaimLabels(sts)
+	if match == nil {
 		return
 	}
-	selector := labels.SelectorFromSet(sel.MatchLabels).String()
+	selector := labels.SelectorFromSet(match).String()
 	p.ahead.mu.Lock()
 	defer p.ahead.mu.Unlock()
 	if p.ahead.claims == nil {
 		p.ahead.claims = map[string]func() (map[string]*corev1.PersistentVolumeClaim, error){}
 	}
-	key := ns + "/" + selector
+	key := aheadKey(ns, selector)
 	if _, ok := p.ahead.claims[key]; !ok {
 		p.ahead.claims[key] = future.Start(func() (map[string]*corev1.PersistentVolumeClaim, error) { return p.claimsSelected(ctx, ns, selector) })
 	}
 }
+
+// aheadKey names a read ahead of the rack or the claims what names in namespace ns (a
+// StatefulSet, a label selector).
+func aheadKey(ns, what string) string { return ns + "/" + what }
 
 // takeAhead hands over the read under key in *reads, once (the zero value: none).
 func takeAhead[T any](mu *sync.Mutex, reads *map[string]T, key string) T {

@@ -46,7 +46,7 @@ func (p *Planner) NamespacePods(ctx context.Context, ns string) ([]corev1.Pod, e
 // list started ahead for the same labels (ReadRacksAhead) is taken up, once.
 func (p *Planner) ClaimsLabelled(ctx context.Context, ns string, match map[string]string) (map[string]*corev1.PersistentVolumeClaim, error) {
 	sel := labels.SelectorFromSet(match).String()
-	if list := takeAhead(&p.ahead.mu, &p.ahead.claims, ns+"/"+sel); list != nil {
+	if list := takeAhead(&p.ahead.mu, &p.ahead.claims, aheadKey(ns, sel)); list != nil {
 		return list()
 	}
 	return p.claimsSelected(ctx, ns, sel)
@@ -89,7 +89,7 @@ func absent[T any](obj *T, err error, what, name string) (*T, error) {
 // ReadRack reads a rack's StatefulSet and pods. It judges nothing: CheckPods does. A
 // read of the rack started ahead (ReadRacksAhead) is taken up, once.
 func (p *Planner) ReadRack(ctx context.Context, ns string, r topology.Rack) (RackNow, error) {
-	if read := takeAhead(&p.ahead.mu, &p.ahead.racks, ns+"/"+r.StatefulSet); read != nil {
+	if read := takeAhead(&p.ahead.mu, &p.ahead.racks, aheadKey(ns, r.StatefulSet)); read != nil {
 		return read()
 	}
 	return p.readRack(ctx, ns, r, nil)

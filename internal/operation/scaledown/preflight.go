@@ -140,11 +140,11 @@ func (f *preflight) keep(rack string) int {
 // effort: a claim the LIST missed (other labels, no permission to list) is read by name.
 func (f *preflight) listClaims(ctx context.Context) {
 	for _, st := range f.states {
-		sel := st.STS.Spec.Selector
-		if sel == nil || len(sel.MatchLabels) == 0 || len(st.STS.Spec.VolumeClaimTemplates) == 0 {
+		match := operation.ClaimLabels(st.STS)
+		if match == nil {
 			continue
 		}
-		listed, err := f.p.ClaimsLabelled(ctx, f.ns, sel.MatchLabels)
+		listed, err := f.p.ClaimsLabelled(ctx, f.ns, match)
 		if err != nil {
 			continue
 		}

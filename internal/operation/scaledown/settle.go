@@ -73,11 +73,11 @@ func (k Kind) planSettle(ctx context.Context, env *pub.Env, plan *pub.Plan, stat
 // controller puts on the claims it creates (its selector), as the removal's planning
 // does (preflight.listClaims); none when it has no claim templates.
 func rackClaims(ctx context.Context, p *operation.Planner, ns string, st operation.RackNow) (map[string]*corev1.PersistentVolumeClaim, error) {
-	sel := st.STS.Spec.Selector
-	if sel == nil || len(sel.MatchLabels) == 0 || len(st.STS.Spec.VolumeClaimTemplates) == 0 {
+	match := operation.ClaimLabels(st.STS)
+	if match == nil {
 		return nil, nil
 	}
-	claims, err := p.ClaimsLabelled(ctx, ns, sel.MatchLabels)
+	claims, err := p.ClaimsLabelled(ctx, ns, match)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the claims left above StatefulSet %s's replicas cannot be looked for; nothing changed", err, st.STS.Name)
 	}
