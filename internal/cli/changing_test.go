@@ -128,7 +128,7 @@ func TestChangingWorld(t *testing.T) {
 	deadIDs := map[*world.World]world.DeadNode{}
 	replace := changingKind{
 		name: "replace-node",
-		opts: world.Opts{Nodes: 3, RF: 3, Version: "4.1", Operator: true, JoinTime: 10 * time.Millisecond, StartTime: 5 * time.Millisecond},
+		opts: world.Opts{Nodes: 3, RF: 3, Version: "4.1", Operator: true, JoinTime: 10 * time.Millisecond, StartTime: 60 * time.Millisecond},
 		args: []string{"replace-node", "demo", "-n", "cassandra", "--pod", deadPod, "--yes"},
 		changes: []world.Change{
 			world.NodeDown(world.PickPod(0)),

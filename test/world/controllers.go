@@ -172,9 +172,16 @@ func (w *World) createMissingPods(sts *appsv1.StatefulSet) {
 		}
 		// Cassandra starts (and the pod turns Ready) StartTime later, if that pod is
 		// still there.
+		if w.starting == nil {
+			w.starting = map[string]types.UID{}
+		}
+		w.starting[name] = uid
 		time.AfterFunc(w.startTime, func() {
 			w.mu.Lock()
 			defer w.mu.Unlock()
+			if w.starting[name] == uid {
+				delete(w.starting, name)
+			}
 			obj, err := w.Kube.Tracker().Get(podsGVR, ns, name)
 			if err != nil || obj.(*corev1.Pod).UID != uid {
 				return

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
@@ -140,6 +141,17 @@ func (w *World) beforeAction(action k8stesting.Action) actionSnap {
 	return s
 }
 
+// startingNow: pod is there and its Cassandra is starting (created, StartTime not yet
+// over). Called with w.mu held.
+func (w *World) startingNow(pod string) bool {
+	uid, ok := w.starting[pod]
+	if !ok {
+		return false
+	}
+	obj, err := w.Kube.Tracker().Get(podsGVR, w.NS, pod)
+	return err == nil && obj.(*corev1.Pod).UID == uid
+}
+
 // afterAction judges a write that took effect. Called with w.mu held.
 func (w *World) afterAction(action k8stesting.Action, s actionSnap) {
 	what := action.GetVerb() + " " + action.GetResource().Resource
@@ -170,6 +182,8 @@ func (w *World) afterAction(action k8stesting.Action, s actionSnap) {
 			case err != nil:
 			case w.chg.replacing[pod] && n.Running:
 				w.violations = append(w.violations, fmt.Sprintf("PVC %s deleted while the node of %s being replaced runs (%s)", name, pod, n.PeerCode))
+			case w.chg.replacing[pod] && w.startingNow(pod):
+				w.violations = append(w.violations, fmt.Sprintf("PVC %s deleted while the node of %s being replaced starts on it (its pod was re-created and its Cassandra is starting)", name, pod))
 			case w.chg.replacing[pod] && n.PeerCode != "DN" && n.PeerCode != "":
 				w.violations = append(w.violations, fmt.Sprintf("PVC %s deleted while the node of %s being replaced is %s, not DN", name, pod, n.PeerCode))
 			case !w.chg.replacing[pod] && n.PeerCode != "":

@@ -86,9 +86,12 @@ type World struct {
 	noAutoBootstrap   map[string]bool
 	incarnations      map[string]int
 	startTime         time.Duration
-	nextIP            int
-	podDeletes        []string
-	ipv6              bool
+	// starting are the pods (name: UID) whose Cassandra starts StartTime after they
+	// were created and has not yet.
+	starting   map[string]types.UID
+	nextIP     int
+	podDeletes []string
+	ipv6       bool
 	// chg is what the changing-world checks keep (matrix.go).
 	chg changeState
 	// co is the cass-operator shape's stand-in (cassoperator.go); nil for CassKop's.

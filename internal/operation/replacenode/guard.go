@@ -52,8 +52,11 @@ func (r *run) notAnswering(ctx context.Context) (string, error) {
 	if err != nil {
 		return "pod " + r.rep.Pod + " cannot be read (" + err.Error() + ")", nil
 	}
-	if p == nil || !containerRunning(p, r.w.Container) {
+	if p == nil {
 		return "", nil
+	}
+	if !containerRunning(p, r.w.Container) {
+		return r.mayBeStarting(ctx, p), nil
 	}
 	_, err = r.w.Nodetool.Netstats(ctx, p.Name)
 	var unreachable *pubnodetool.UnreachableError
@@ -61,7 +64,7 @@ func (r *run) notAnswering(ctx context.Context) (string, error) {
 	case err == nil:
 		return "", r.cameBack("the node of pod " + p.Name + " answers nodetool")
 	case errors.As(err, &unreachable):
-		return "", nil
+		return r.mayBeStarting(ctx, p), nil
 	default:
 		return "whether the node of pod " + p.Name + " is alive is unknown (" + err.Error() + ")", nil
 	}

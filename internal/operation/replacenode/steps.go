@@ -85,4 +85,6 @@ type run struct {
 	w   *steps.World
 	rep *record.Replacement
 	n   record.Node
+	// seen times the pods re-created since the plan that may be starting (starting.go).
+	seen firstSeen
 }
