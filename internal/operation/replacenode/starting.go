@@ -17,7 +17,7 @@ import (
 // Not answering then proves nothing: discarding the data would lose a node that is
 // coming back. So such a pod is "starting", the node's state unknown, until it answers
 // (alive: the run stops, nothing discarded), shows that it cannot start (a container
-// that failed or restarts, an unschedulable pod), or has not answered for startGrace
+// in back-off or failed and not running, an unschedulable pod), or has not answered for startGrace
 // since this run first saw it, which a dead node's pod never ends: bounded, no dead end.
 
 // startGrace bounds the wait on a re-created pod that neither answers nor fails. A
@@ -62,15 +62,17 @@ func (r *run) mayBeStarting(ctx context.Context, p *corev1.Pod) string {
 		return ""
 	}
 	return fmt.Sprintf("pod %s was re-created since the plan (UID %s) on the dead node's claims and does not answer nodetool yet: its Cassandra may be starting, so the node's state is unknown. "+
-		"Waiting until it answers (then it is alive and nothing is replaced), shows it cannot start (a failed or restarting container, unschedulable), or has not answered for %s (%s so far)",
+		"Waiting until it answers (then it is alive and nothing is replaced), shows it cannot start (a container in back-off or failed, unschedulable), or has not answered for %s (%s so far)",
 		p.Name, p.UID, startGrace, waited.Round(time.Second))
 }
 
 // startFailed is why p shows that its Cassandra cannot start, or "": a container (init
-// containers too: CassKop's bootstrap) that terminated with an error, restarted or is in
-// back-off, a Failed pod, or one the scheduler found no node for. Sources: the kubelet's
-// container statuses (restartCount, lastState, state.waiting.reason CrashLoopBackOff)
-// and the scheduler's PodScheduled=False reason Unschedulable (k8s.io/api/core/v1).
+// containers too: CassKop's bootstrap) in back-off, exited with an error, or restarted
+// and not running; a Failed pod, or one the scheduler found no node for. A container
+// that runs now, restarts or not, may still be starting; one that exited 0 (an init
+// container) is done. Sources: the kubelet's container statuses (state, restartCount,
+// state.waiting.reason CrashLoopBackOff) and the scheduler's PodScheduled=False reason
+// Unschedulable (k8s.io/api/core/v1).
 func startFailed(p *corev1.Pod) string {
 	if p.Status.Phase == corev1.PodFailed {
 		return "the pod failed"
@@ -82,14 +84,14 @@ func startFailed(p *corev1.Pod) string {
 	}
 	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 		switch {
-		case cs.RestartCount > 0:
-			return fmt.Sprintf("container %s restarted %d times", cs.Name, cs.RestartCount)
+		case cs.State.Running != nil, cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
+			continue
 		case cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff":
 			return "container " + cs.Name + " is in CrashLoopBackOff"
-		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0:
+		case cs.State.Terminated != nil:
 			return fmt.Sprintf("container %s exited %d", cs.Name, cs.State.Terminated.ExitCode)
-		case cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode != 0:
-			return fmt.Sprintf("container %s exited %d", cs.Name, cs.LastTerminationState.Terminated.ExitCode)
+		case cs.RestartCount > 0:
+			return fmt.Sprintf("container %s restarted %d times and does not run", cs.Name, cs.RestartCount)
 		}
 	}
 	return ""

@@ -78,7 +78,8 @@ func TestRecreatedPodStartingIsWaitedOn(t *testing.T) {
 	}
 }
 
-// TestStartFailedSaysWhy: each sign that a pod's Cassandra cannot start is named.
+// TestStartFailedSaysWhy: each sign that a pod's Cassandra cannot start is named; a
+// container running now (after restarts too) or an init container done is none.
 func TestStartFailedSaysWhy(t *testing.T) {
 	for _, tc := range []struct {
 		st   corev1.PodStatus
@@ -86,7 +87,9 @@ func TestStartFailedSaysWhy(t *testing.T) {
 	}{
 		{corev1.PodStatus{Phase: corev1.PodRunning}, ""},
 		{corev1.PodStatus{Phase: corev1.PodFailed}, "the pod failed"},
-		{corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "cassandra", RestartCount: 2}}}, "container cassandra restarted 2 times"},
+		{corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "cassandra", RestartCount: 2}}}, "container cassandra restarted 2 times and does not run"},
+		{corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "cassandra", RestartCount: 2, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}, ""},
+		{corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{{Name: "bootstrap", RestartCount: 1, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}}}}, ""},
 		{corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "cassandra", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3}}}}}, "container cassandra exited 3"},
 		{corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "cassandra", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}}, ""},
 	} {
