@@ -16,9 +16,10 @@ import (
 // nodetool until its JMX server is up (NODETOOL.md E10: "Cassandra down or starting").
 // Not answering then proves nothing: discarding the data would lose a node that is
 // coming back. So such a pod is "starting", the node's state unknown, until it answers
-// (alive: the run stops, nothing discarded), shows that it cannot start (a container
-// in back-off or failed and not running, an unschedulable pod), or has not answered for startGrace
-// since this run first saw it, which a dead node's pod never ends: bounded, no dead end.
+// (alive: the run stops, nothing discarded), shows that it cannot start (a container in
+// back-off or failed and not running, an unschedulable pod), or has not answered for
+// startGrace since this run first saw it: a dead node's pod ends the wait then at the
+// latest, so it is bounded and no dead end.
 
 // startGrace bounds the wait on a re-created pod that neither answers nor fails. A
 // Cassandra JVM opens its JMX port early in its start, before the commit log replay
