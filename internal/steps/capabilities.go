@@ -255,8 +255,8 @@ func (w *World) RecordDone(id string) bool { return w.recordDone(id) }
 
 // ReportWhile implements Progress.
 func (w *World) ReportWhile(ctx context.Context, done <-chan struct{}, id, what string) {
-	start := w.now()
+	start := w.Clock()
 	ticks(ctx, done, progressEvery(w), func() {
-		w.Reporter.Waiting(id, what, w.now().Sub(start))
+		w.Reporter.Waiting(id, what, w.Clock().Sub(start))
 	})
 }

@@ -337,7 +337,7 @@ func (driven) Passive() {}
 // done may stop the wait with an error (a stuck operator). A wait that times out says
 // what it waited for and what explains it.
 func (s driven) poll(ctx context.Context, id string, keys []string, done func() (bool, string, error)) error {
-	start := s.w.now()
+	start := s.w.Clock()
 	guard := s.w.guardStall(id, s.n)
 	for {
 		since := s.w.markEvidence()
@@ -460,7 +460,7 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 	stuck := make(chan error, 1)
 	guard := s.w.guardStall(record.StepID(record.StepWaitPodGone, s.n.Pod), s.n)
 	go func() {
-		start := s.w.now()
+		start := s.w.Clock()
 		for {
 			// A timer, not w.sleep: this runs beside the wait, whose reads are its own.
 			select {
@@ -474,7 +474,7 @@ func (s *waitOperatorRemoves) Wait(ctx context.Context) error {
 				return
 			}
 			p, err := s.w.progress(ctx, s.n.Pod)
-			if err != nil || p.Leaving || p.ScalingDown || s.w.now().Sub(start) < 2*s.w.poll() {
+			if err != nil || p.Leaving || p.ScalingDown || s.w.Clock().Sub(start) < 2*s.w.poll() {
 				continue
 			}
 			if p.PodState == "" {
@@ -524,7 +524,7 @@ func (s *waitClaimsGone) Done(ctx context.Context) (bool, error) {
 // stuck state (FACTS §8 C/D: killed between its shrink and its claim delete).
 func (s *waitClaimsGone) Wait(ctx context.Context) error {
 	id := record.StepID(record.StepWaitClaimsGone, s.n.Pod)
-	start := s.w.now()
+	start := s.w.Clock()
 	keys := []string{keyResource}
 	for _, c := range s.w.current(s.n).PVCs {
 		keys = append(keys, keyPVC(c.Name))
@@ -538,7 +538,7 @@ func (s *waitClaimsGone) Wait(ctx context.Context) error {
 			return true, "", nil
 		}
 		p, err := s.w.progress(ctx, s.n.Pod)
-		if err == nil && p.Ready && !p.ScalingDown && s.w.now().Sub(start) >= 2*s.w.poll() {
+		if err == nil && p.Ready && !p.ScalingDown && s.w.Clock().Sub(start) >= 2*s.w.poll() {
 			return false, "", s.orphaned()
 		}
 		return false, "waiting for the operator to delete the PVCs of " + s.n.Pod, nil
@@ -574,7 +574,7 @@ func (s *waitReleased) Done(ctx context.Context) (bool, error) {
 // Wait polls the operator; an entry kept while it reports Ready is stale (FACTS §8 C/D).
 func (s *waitReleased) Wait(ctx context.Context) error {
 	id := record.StepID(record.StepWaitReleased, s.n.Pod)
-	start := s.w.now()
+	start := s.w.Clock()
 	return s.poll(ctx, id, []string{keyResource, keyPod(s.n.Pod)}, func() (bool, string, error) {
 		p, err := s.w.progress(ctx, s.n.Pod)
 		if err != nil {
@@ -583,7 +583,7 @@ func (s *waitReleased) Wait(ctx context.Context) error {
 		if !p.Tracked && !p.ScalingDown {
 			return true, "", nil
 		}
-		if p.Tracked && p.Ready && !p.ScalingDown && s.w.now().Sub(start) >= 2*s.w.poll() {
+		if p.Tracked && p.Ready && !p.ScalingDown && s.w.Clock().Sub(start) >= 2*s.w.poll() {
 			return false, "", &operation.Fatal{Code: exit.Error, Err: fmt.Errorf("the operator finished its scale-down but its status still lists %s (a stale nodeStatuses entry). Run: kubectl cassandra repair-operator-state -n %s %s (it verifies the node left, then carries this operation on)",
 				s.n.Pod, s.w.CP.Namespace, s.w.CP.Cluster)}
 		}

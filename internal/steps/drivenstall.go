@@ -218,7 +218,7 @@ func (g *stallGuard) checkBeside(ctx context.Context, changed func() (bool, <-ch
 		return "", false, nil
 	}
 	if g.pending == nil {
-		now := g.w.now()
+		now := g.w.Clock()
 		if now.Before(g.next) {
 			return g.cause, false, nil
 		}
@@ -284,7 +284,7 @@ func (w *World) waiting(ctx context.Context, g *stallGuard, id, what string, sta
 	if cause != "" {
 		what += " (" + cause + ")"
 	}
-	w.Reporter.Waiting(id, what, w.now().Sub(start))
+	w.Reporter.Waiting(id, what, w.Clock().Sub(start))
 	return nil
 }
 
@@ -294,5 +294,5 @@ func (g *stallGuard) due() time.Duration {
 	if g == nil || g.next.IsZero() {
 		return 0
 	}
-	return max(g.next.Sub(g.w.now()), time.Nanosecond)
+	return max(g.next.Sub(g.w.Clock()), time.Nanosecond)
 }

@@ -94,7 +94,7 @@ func TestStallGuardBesideTheWait(t *testing.T) {
 		u.SetName(sw.CP.Cluster)
 		fw.res.Modify(u)
 	}()
-	if err := sw.waiting(ctx, g, "wait-leaving/"+n.Pod, "waiting", sw.now(), since, keyResource); err != nil {
+	if err := sw.waiting(ctx, g, "wait-leaving/"+n.Pod, "waiting", sw.Clock(), since, keyResource); err != nil {
 		t.Fatalf("waiting: %v", err)
 	}
 	close(release)

@@ -186,7 +186,7 @@ func (f *EvidenceFeed) note(keys ...string) {
 			f.changed[k] = f.seq
 		}
 	}
-	f.last = f.w.now()
+	f.last = f.w.Clock()
 	close(f.wake)
 	f.wake = make(chan struct{})
 }

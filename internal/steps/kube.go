@@ -344,7 +344,7 @@ func (s *waitPodGone) Evident() {}
 // Wait watches the pod until it is deleted (re-opening the watch if the server closes it).
 func (s *waitPodGone) Wait(ctx context.Context) error {
 	id := record.StepID(record.StepWaitPodGone, s.n.Pod)
-	start := s.w.now()
+	start := s.w.Clock()
 	tick := time.NewTicker(progressEvery(s.w))
 	defer tick.Stop()
 	defer s.stop()
@@ -360,7 +360,7 @@ func (s *waitPodGone) Wait(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				s.w.Reporter.Waiting(id, "cannot read pod: "+err.Error(), s.w.now().Sub(start))
+				s.w.Reporter.Waiting(id, "cannot read pod: "+err.Error(), s.w.Clock().Sub(start))
 				if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 					return err
 				}
@@ -407,7 +407,7 @@ func (s *waitPodGone) watch(ctx context.Context, w watch.Interface, id string, s
 		case <-ctx.Done():
 			return false, ctx.Err()
 		case <-tick:
-			s.w.Reporter.Waiting(id, "waiting for the StatefulSet controller to remove pod "+s.n.Pod, s.w.now().Sub(start))
+			s.w.Reporter.Waiting(id, "waiting for the StatefulSet controller to remove pod "+s.n.Pod, s.w.Clock().Sub(start))
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return false, nil
@@ -573,7 +573,7 @@ func (w *World) deleteClaims(ctx context.Context, left []corev1.PersistentVolume
 		})
 		switch {
 		case err == nil:
-			now := metav1.NewTime(w.now())
+			now := metav1.NewTime(w.Clock())
 			gone := pvc.DeepCopy()
 			gone.DeletionTimestamp = &now
 			w.keepPVC(pvc.Name, gone)

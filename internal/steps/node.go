@@ -222,7 +222,7 @@ func (s *decommission) Wait(ctx context.Context) error {
 	if !s.w.reissueSafe() && grace < 30*time.Second {
 		grace = 30 * time.Second
 	}
-	start := s.w.now()
+	start := s.w.Clock()
 	var normalSince time.Time
 	for {
 		done, err := s.Done(ctx)
@@ -242,9 +242,9 @@ func (s *decommission) Wait(ctx context.Context) error {
 				return &engine.Redo{StepID: id, Reason: fmt.Sprintf("decommission of %s failed (mode DECOMMISSION_FAILED, no stream out, the ring shows it not leaving)", s.n.Pod)}
 			case pubnodetool.ModeNormal:
 				if normalSince.IsZero() {
-					normalSince = s.w.now()
+					normalSince = s.w.Clock()
 				}
-				if s.w.now().Sub(normalSince) >= grace {
+				if s.w.Clock().Sub(normalSince) >= grace {
 					return &engine.Redo{StepID: s.w.restartedRedo(s.n.Pod, id), Reason: fmt.Sprintf("node %s is still NORMAL after the decommission call (restarted, or the call never reached it)", s.n.Pod)}
 				}
 			default:
@@ -252,7 +252,7 @@ func (s *decommission) Wait(ctx context.Context) error {
 			}
 			what = fmt.Sprintf("node %s is %s", s.n.Pod, ns.Mode)
 		}
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(id, what, s.w.Clock().Sub(start))
 		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 			return err
 		}
@@ -282,12 +282,12 @@ func (w *World) reportBounds() readBounds {
 }
 
 func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
-	start := s.w.now()
+	start := s.w.Clock()
 	b := s.w.reportBounds()
 	id := record.StepID(record.StepDecommission, s.n.Pod)
 	var meter StreamMeter
 	for {
-		wait := nextRead(streamLook{Since: s.w.now().Sub(start), EndSignalled: true}, b)
+		wait := nextRead(streamLook{Since: s.w.Clock().Sub(start), EndSignalled: true}, b)
 		if !after(ctx, done, wait) {
 			return
 		}
@@ -302,7 +302,7 @@ func (s *decommission) progress(ctx context.Context, done <-chan struct{}) {
 			}
 			s.w.reportStream(id, "decommission", s.n.Pod, ns, nodetool.PlanUnbootstrap, nodetool.DirSending, &meter)
 		}
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(id, what, s.w.Clock().Sub(start))
 	}
 }
 
@@ -480,7 +480,7 @@ func (s *verifyLeft) Evident() {}
 func (s *verifyLeft) Wait(ctx context.Context) error {
 	id := record.StepID(record.StepVerifyLeft, s.n.Pod)
 	decomm := record.StepID(record.StepDecommission, s.n.Pod)
-	start := s.w.now()
+	start := s.w.Clock()
 	var stalledSince, endedSince time.Time
 	var meter StreamMeter
 	for {
@@ -509,7 +509,7 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 		case mode != "":
 			what = fmt.Sprintf("node %s is in mode %s", s.n.Pod, mode)
 		}
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(id, what, s.w.Clock().Sub(start))
 		// A LEAVING node whose stream was read: the next look is timed from its
 		// predicted end (rare far from it, dense near it); a DECOMMISSIONED one soon;
 		// anything else is read again after the poll interval.
@@ -521,9 +521,9 @@ func (s *verifyLeft) Wait(ctx context.Context) error {
 		case mode == pubnodetool.ModeDecommissioned:
 			// The node has left; the ring drops it at once or nearly.
 			if endedSince.IsZero() {
-				endedSince = s.w.now()
+				endedSince = s.w.Clock()
 			}
-			wait = nextRead(streamLook{Ended: true, Since: s.w.now().Sub(endedSince)}, s.w.endBounds())
+			wait = nextRead(streamLook{Ended: true, Since: s.w.Clock().Sub(endedSince)}, s.w.endBounds())
 		}
 		// An operator that acts (the evidence feed) shows the end by itself too: it
 		// marks, then removes the pod once the node left.
@@ -578,9 +578,9 @@ func (s *verifyLeft) leaving(ctx context.Context, mode pubnodetool.Mode, stalled
 		return what, nil
 	}
 	if stalledSince.IsZero() {
-		*stalledSince = s.w.now()
+		*stalledSince = s.w.Clock()
 	}
-	stalled := s.w.now().Sub(*stalledSince)
+	stalled := s.w.Clock().Sub(*stalledSince)
 	what += fmt.Sprintf(", no stream for %s", stalled.Round(time.Second))
 	if s.w.StallAfter > 0 && stalled >= s.w.StallAfter && s.w.reissueSafe() {
 		return "", &engine.Redo{StepID: decomm, Reason: fmt.Sprintf("node %s has been %s with no stream for %s; issuing decommission again (Cassandra answers 'still decommissioning' if it runs)", s.n.Pod, mode, stalled.Round(time.Second))}

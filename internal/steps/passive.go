@@ -92,7 +92,7 @@ func (s waiting) checkHint(describe, logs, more string) string {
 // explains it (drivenstall.go).
 func (s waiting) waitBack(ctx context.Context, id, notBack, hint string, test BackTest, notUN func() error, guard *stallGuard) error {
 	w := s.w
-	start := w.now()
+	start := w.Clock()
 	stall := &stallWatch{w: w, id: id, start: start}
 	last := "state unknown"
 	gaveUp := func() error {
@@ -141,11 +141,11 @@ type stallWatch struct {
 }
 
 func (s *stallWatch) check(what, hint string) {
-	if s.warned || s.w.StallAfter <= 0 || s.w.now().Sub(s.start) < s.w.StallAfter {
+	if s.warned || s.w.StallAfter <= 0 || s.w.Clock().Sub(s.start) < s.w.StallAfter {
 		return
 	}
 	s.warned = true
-	s.w.Reporter.Warn(s.id, fmt.Sprintf("still waiting after %s: %s; %s", s.w.now().Sub(s.start).Round(time.Second), what, hint))
+	s.w.Reporter.Warn(s.id, fmt.Sprintf("still waiting after %s: %s; %s", s.w.Clock().Sub(s.start).Round(time.Second), what, hint))
 }
 
 // backDue is how long a wait for a pod to come back goes at most without reading, on

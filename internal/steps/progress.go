@@ -75,7 +75,7 @@ func (m *StreamMeter) forget() { m.last = nil }
 // reportStream reports the plan's progress in ns for step id: to the reporter, and for
 // the checkpoint's next write.
 func (w *World) reportStream(id, op, pod string, ns nodetool.Netstats, plan, dir string, m *StreamMeter) {
-	p, ok := m.Sample(w.now(), ns, op, pod, plan, dir)
+	p, ok := m.Sample(w.Clock(), ns, op, pod, plan, dir)
 	if !ok {
 		return
 	}

@@ -313,7 +313,7 @@ func (s *removeNode) Wait(ctx context.Context) error {
 	if stall <= 0 {
 		stall = defaultStallAfter
 	}
-	start := s.w.now()
+	start := s.w.Clock()
 	var idleSince time.Time
 	for {
 		r, reader, err := s.w.ring(ctx)
@@ -336,13 +336,13 @@ func (s *removeNode) Wait(ctx context.Context) error {
 				what = fmt.Sprintf("node %s is %s on %s; %s is removing it%s", s.n.Pod, row.Code(), reader, s.coordinator(), waitingFor(st))
 			default:
 				if idleSince.IsZero() {
-					idleSince = s.w.now()
+					idleSince = s.w.Clock()
 				}
 				limit := grace
 				if row.State == "L" {
 					limit = stall
 				}
-				idle := s.w.now().Sub(idleSince)
+				idle := s.w.Clock().Sub(idleSince)
 				if idle >= limit {
 					return &engine.Redo{StepID: id, Reason: fmt.Sprintf("node %s is still %s on %s and %s has had no removal in process for %s (dropped: its JVM restarted?)",
 						s.n.Pod, row.Code(), reader, s.coordinator(), idle.Round(time.Second))}
@@ -353,7 +353,7 @@ func (s *removeNode) Wait(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(id, what, s.w.Clock().Sub(start))
 		if err := s.w.sleep(ctx, s.w.poll()); err != nil {
 			return err
 		}
@@ -362,7 +362,7 @@ func (s *removeNode) Wait(ctx context.Context) error {
 
 // progress reports the coordinator's removal status while the removenode call blocks.
 func (s *removeNode) progress(ctx context.Context, rm remover, done <-chan struct{}) {
-	start := s.w.now()
+	start := s.w.Clock()
 	every := max(progressEvery(s.w), decommissionReadMin)
 	if s.w.SampleEvery > 0 {
 		every = s.w.SampleEvery // tests
@@ -373,7 +373,7 @@ func (s *removeNode) progress(ctx context.Context, rm remover, done <-chan struc
 		if st, err := rm.RemovalStatus(ctx, s.coordinator()); err == nil && st.Removing {
 			what += "; the remaining nodes stream the ranges from the other replicas" + waitingFor(st)
 		}
-		s.w.Reporter.Waiting(id, what, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(id, what, s.w.Clock().Sub(start))
 	})
 }
 

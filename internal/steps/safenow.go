@@ -35,7 +35,7 @@ type check func() (waitFor string, err error)
 // world again (w.sleep forgets). After StallAfter it stops with exit 4: the step did
 // nothing, and resume runs the same checks again.
 func (w *World) waitSafe(ctx context.Context, id string, c check) error {
-	start := w.now()
+	start := w.Clock()
 	stall := w.StallAfter
 	if stall <= 0 {
 		stall = defaultStallAfter
@@ -51,7 +51,7 @@ func (w *World) waitSafe(ctx context.Context, id string, c check) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		elapsed := w.now().Sub(start)
+		elapsed := w.Clock().Sub(start)
 		if elapsed >= stall {
 			return &operation.Fatal{Code: exit.Interrupted, Err: fmt.Errorf("stopped before %s after waiting %s: %s; nothing was done by this step. "+
 				"Check the ring (kubectl cassandra status -n %s %s, or nodetool status on a node): every node of datacenter %s must be UN and none leaving, joining or moving",

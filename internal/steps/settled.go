@@ -26,7 +26,7 @@ func AwaitSettled(ctx context.Context, w *World) error {
 	if w.Scaler == nil || w.Settler == nil || w.CP == nil {
 		return nil
 	}
-	start := w.now()
+	start := w.Clock()
 	what := "state unknown"
 	// What keeps the operator from settling (it does not run, a pod is not Ready) stops
 	// the wait once it lasted StallAfter, as in the driven waits (drivenstall.go).

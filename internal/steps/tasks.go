@@ -294,7 +294,7 @@ func (s *waitTaskDone) judge(t *operator.Task) (bool, error) {
 // Wait reads the task until it finished, again as soon as it changes (awaitEvidence:
 // the task's end is seen when the operator writes it, not a poll interval later).
 func (s *waitTaskDone) Wait(ctx context.Context) error {
-	start := s.w.now()
+	start := s.w.Clock()
 	for {
 		since := s.w.markEvidence()
 		t, _, err := s.w.task(ctx)
@@ -311,7 +311,7 @@ func (s *waitTaskDone) Wait(ctx context.Context) error {
 				what += " (not started: the operator runs one task at a time)"
 			}
 		}
-		s.w.Reporter.Waiting(record.StepWaitTaskDone, what, s.w.now().Sub(start))
+		s.w.Reporter.Waiting(record.StepWaitTaskDone, what, s.w.Clock().Sub(start))
 		if err := s.w.awaitEvidence(ctx, since, s.w.poll(), s.w.unknownDue(what, 0), keyTask(TaskOf(s.w.CP).Name)); err != nil {
 			return err
 		}
@@ -381,7 +381,7 @@ func (s *waitCleaned) Wait(ctx context.Context) error {
 // through the operation's task (restart's wait-restarted with a task).
 func (w *World) WaitBackWithTask(ctx context.Context, n record.Node, id, hint string, test BackTest, stops func() error) error {
 	back := waiting{node{w, n}}
-	start := w.now()
+	start := w.Clock()
 	stall := &stallWatch{w: w, id: id, start: start}
 	for {
 		since := w.markEvidence()
@@ -395,7 +395,7 @@ func (w *World) WaitBackWithTask(ctx context.Context, n record.Node, id, hint st
 		if err := stops(); err != nil {
 			return err
 		}
-		w.Reporter.Waiting(id, what, w.now().Sub(start))
+		w.Reporter.Waiting(id, what, w.Clock().Sub(start))
 		stall.check(what, hint)
 		if err := w.awaitEvidence(ctx, since, w.poll(), w.backDue(what), keyPod(n.Pod), keyTask(TaskOf(w.CP).Name)); err != nil {
 			return fmt.Errorf("pod %s is not back: %s; %s", n.Pod, what, hint)

@@ -79,7 +79,7 @@ func (s *recordThroughput) Do(ctx context.Context) error {
 		if err != nil {
 			return &operation.Retryable{Err: fmt.Errorf("cannot read the stream throughput of %s: %w", pod, err)}
 		}
-		r := record.RecordedThroughput{Pod: pod, Version: v.String(), Limiters: map[string]record.Rate{}, At: s.w.now().UTC()}
+		r := record.RecordedThroughput{Pod: pod, Version: v.String(), Limiters: map[string]record.Rate{}, At: s.w.Clock().UTC()}
 		for _, l := range order {
 			had := hadFromMark(mark, marked, l, read[l], v)
 			if err := restorable(pod, v, l, had); err != nil {

@@ -172,9 +172,7 @@ func (g *guarded[K, V]) drop(k K) {
 }
 
 // Clock is the world's time now: Now when set (tests), else the wall clock.
-func (w *World) Clock() time.Time { return w.now() }
-
-func (w *World) now() time.Time {
+func (w *World) Clock() time.Time {
 	if w.Now != nil {
 		return w.Now()
 	}
