@@ -60,6 +60,7 @@ func (r *Runner) Run(ctx context.Context, cp *record.Checkpoint) (*checkpoint.La
 	r.eng = &engine.Engine{CP: cp, Steps: impl, Store: r.Store, Reporter: w.Reporter, Now: w.Now, Poll: w.Poll, StepTimeout: r.StepTimeout, MaxAttempts: 10, Lease: r.Lease, Transient: kube.Transient, Forget: w.Forget}
 	w.Amend = r.eng.Amend
 	w.NoteProgress = r.eng.NoteProgress
+	readAfterLock(ctx, cp, impl)
 	// The paused operator is followed by one watch for the whole run (operatorguard.go).
 	if guard := steps.NewOperatorGuard(ctx, w); guard != nil {
 		defer guard.Stop()
@@ -118,4 +119,28 @@ func (r *Runner) Run(ctx context.Context, cp *record.Checkpoint) (*checkpoint.La
 		}
 	}
 	return &last, nil
+}
+
+// readsAfterLock is a step whose recheck's slowest read (the ring, through exec) may
+// start as soon as the run holds the lock.
+type readsAfterLock interface{ ReadAfterLock(ctx context.Context) }
+
+// readAfterLock starts the first step's recheck read when nothing of the operation has
+// started yet (a checkpoint just written, or never acted on): the checkpoint's write
+// that proved the lock came last, so the read may start now, beside the run's watches
+// and the step's own questions, instead of after them. The step takes it up only if
+// nothing was forgotten meanwhile (a pause, an action), else reads again. A resumed
+// operation's first step may be found done: it starts nothing ahead.
+func readAfterLock(ctx context.Context, cp *record.Checkpoint, impl map[string]pub.Step) {
+	if len(cp.Steps) == 0 {
+		return
+	}
+	for _, s := range cp.Steps {
+		if s.State != record.StatePending || s.Attempts > 0 {
+			return
+		}
+	}
+	if s, ok := impl[cp.Steps[0].ID].(readsAfterLock); ok {
+		s.ReadAfterLock(ctx)
+	}
 }

@@ -130,6 +130,10 @@ func (s *sizeRequest) reached(size int) bool {
 	return size >= s.n.Size
 }
 
+// ReadAfterLock starts the ring read of the request's recheck (recheckAhead): the run
+// calls it as soon as it holds the lock, when this request is its first step.
+func (s *sizeRequest) ReadAfterLock(ctx context.Context) { s.w.recheckAhead(ctx, s.id()) }
+
 // Do asks for the size, testing the value it was computed from.
 func (s *sizeRequest) Do(ctx context.Context) error {
 	if err := s.w.refuseDeleting(s.id()); err != nil {

@@ -68,7 +68,7 @@ func (s *deleteLeftoverPVCs) Safe(ctx context.Context) error {
 		if failed, _ := s.w.recheckFailed.get(s.id()); !failed {
 			return "", nil
 		}
-		if _, _, err := s.w.freshRing(ctx, ""); err != nil {
+		if _, _, err := s.w.freshRing(ctx, s.id(), ""); err != nil {
 			return ringUnknown(err), nil
 		}
 		return "", nil
@@ -87,7 +87,7 @@ func (s *deleteLeftoverPVCs) Recheck(ctx context.Context) error {
 	if err := s.w.refuseDeleting(s.id()); err != nil {
 		return err
 	}
-	r, reader, err := s.w.freshRing(ctx, "")
+	r, reader, err := s.w.freshRing(ctx, s.id(), "")
 	s.w.recheckFailed.set(s.id(), err != nil)
 	if err != nil {
 		return &engine.NotYet{Reason: ringUnknown(err)}

@@ -27,9 +27,10 @@ const (
 	pvcKind      observation.Kind[*corev1.PersistentVolumeClaim] = "pvc" // nil: not found
 	netstatsKind observation.Kind[nodetool.Netstats]             = "netstats"
 	ringKind     observation.Kind[ringRead]                      = "ring" // one entry, key ""
-	// recheckKind is a fresh ring read started as a request's safety checks begin,
-	// after the checkpoint's write, for its recheck to take up (recheckAhead).
-	recheckKind observation.Kind[ringRead] = "recheck-ring" // one entry, key ""
+	// recheckKind is a fresh ring read started after the checkpoint's write, for one
+	// step's recheck to take up (recheckAhead); keyed by the step's ID, so that no other
+	// step's check takes it up.
+	recheckKind observation.Kind[ringRead] = "recheck-ring"
 )
 
 // ringRead is one read of the ring and the pod that answered it.

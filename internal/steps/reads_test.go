@@ -365,3 +365,62 @@ func TestRingReadersListedFromTheWatchCache(t *testing.T) {
 		t.Fatalf("the fallback's list: resourceVersions %s, want one consistent list (\"\")", got)
 	}
 }
+
+// A ring read started ahead for one step's recheck (recheckAhead) is taken up by that
+// step's recheck only: another step's check reads the ring anew, and a pause drops it.
+func TestRecheckReadAheadServesItsStepOnly(t *testing.T) {
+	ctx := context.Background()
+	w, sw, _ := setup(t, "4.1")
+	sw.obs.SetUncached(false)
+	ex := &lockedCountExec{inner: w}
+	sw.Nodetool = nodetool.Client{Exec: ex}
+	calls := ex.calls
+	sw.recheckAhead(ctx, "request-removal-a")
+	if _, _, err := sw.freshRing(ctx, "request-removal-b", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := sw.freshRing(ctx, "request-removal-a", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); got != 2 {
+		t.Fatalf("%d ring reads, want 2: step b reads anew, step a takes up its read ahead", got)
+	}
+	// Taken up once: a second check of the same step reads again.
+	if _, _, err := sw.freshRing(ctx, "request-removal-a", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); got != 3 {
+		t.Fatalf("%d ring reads, want 3", got)
+	}
+	// A pause (a sleep forgets) drops a read started before it.
+	sw.recheckAhead(ctx, "request-removal-a")
+	if err := sw.sleep(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := sw.freshRing(ctx, "request-removal-a", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); got != 5 {
+		t.Fatalf("%d ring reads, want 5: the read ahead of the pause is not taken up", got)
+	}
+}
+
+// lockedCountExec counts nodetool calls made from several goroutines (reads ahead).
+type lockedCountExec struct {
+	inner nodetool.Execer
+	mu    sync.Mutex
+	n     int
+}
+
+func (c *lockedCountExec) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.inner.Exec(ctx, pod, argv)
+}
+
+func (c *lockedCountExec) calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}

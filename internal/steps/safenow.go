@@ -69,8 +69,8 @@ func (w *World) waitSafe(ctx context.Context, id string, c check) error {
 // or moving. self is the Host ID of the node the step acts on, left out (it may be
 // LEAVING when a decommission is issued again; its own mode is checked by the step).
 // The read is kept for the rest of this pause, so the step's next questions reuse it.
-func (w *World) ringSafe(ctx context.Context, dc, self, except string) (string, error) {
-	r, reader, err := w.freshRing(ctx, except)
+func (w *World) ringSafe(ctx context.Context, id, dc, self, except string) (string, error) {
+	r, reader, err := w.freshRing(ctx, id, except)
 	if err != nil {
 		return "the ring cannot be read (" + err.Error() + "): its state is unknown", nil
 	}
@@ -80,15 +80,16 @@ func (w *World) ringSafe(ctx context.Context, dc, self, except string) (string, 
 	return "", nil
 }
 
-// freshRing reads `nodetool status` now: from the ring readers (pods outside the plan),
-// keeping the answer like ring() does, when the kind has them (Variant.RingReaders);
-// when they cannot answer (the one remaining node is down) or it has none, any Ready
-// pod but except reads it.
-func (w *World) freshRing(ctx context.Context, except string) (pubnodetool.Ring, string, error) {
+// freshRing reads `nodetool status` now for step id: from the ring readers (pods
+// outside the plan), keeping the answer like ring() does, when the kind has them
+// (Variant.RingReaders); when they cannot answer (the one remaining node is down) or it
+// has none, any Ready pod but except reads it.
+func (w *World) freshRing(ctx context.Context, id, except string) (pubnodetool.Ring, string, error) {
 	if w.variant.RingReaders {
-		// A read started by recheckAhead in this pause is taken up (once), else read now.
-		k, err := observation.Get(ctx, &w.obs, recheckKind, "", w.readRing)
-		observation.Drop(&w.obs, recheckKind, "")
+		// A read started for this step by recheckAhead in this pause is taken up (once),
+		// else read now.
+		k, err := observation.Get(ctx, &w.obs, recheckKind, id, w.readRing)
+		observation.Drop(&w.obs, recheckKind, id)
 		if err == nil {
 			observation.Keep(&w.obs, ringKind, "", k)
 			return k.r, k.reader, nil
@@ -199,21 +200,23 @@ func roundWait(d time.Duration) time.Duration {
 // The ring is read once per action in the happy path, after the proof of the lock and
 // right before the action (Recheck, engine.Rechecker): a node going down while the
 // "started" write is under way is seen. A request to the operator starts that read as
-// its safety checks begin (recheckAhead), after the checkpoint's write. Safe reads it
-// too, and waits on it, only once a recheck of that step failed in this run (the step
-// went back to pending).
+// its safety checks begin (recheckAhead), after the checkpoint's write; as the run's
+// first step, as soon as the run holds the lock (ReadAfterLock). Safe reads it too, and
+// waits on it, only once a recheck of that step failed in this run (the step went back
+// to pending).
 
 // recheckAhead starts the ring read of step id's recheck as its safety checks begin,
 // when they do not read the ring themselves (no recheck of it failed): the read starts
 // after the checkpoint's write, which proved the lock, and runs beside the round's own
 // reads, the consistent LISTs of which wait for the API server's watch cache meanwhile.
-// The recheck takes it up if nothing was forgotten since it started (a pause forgets),
-// else reads again. Only with ring readers (their list takes no such wait).
+// Step id's recheck takes it up, no other step's, if nothing was forgotten since it
+// started (a pause or an action forgets), else reads again. Only with ring readers
+// (their list takes no such wait).
 func (w *World) recheckAhead(ctx context.Context, id string) {
 	if failed, _ := w.recheckFailed.get(id); failed || !w.variant.RingReaders {
 		return
 	}
-	observation.ReadAhead(ctx, observation.Ahead(&w.obs, recheckKind, "", w.readRing))
+	observation.ReadAhead(ctx, observation.Ahead(&w.obs, recheckKind, id, w.readRing))
 }
 
 // ringSafeAt is Safe's ring check for step id: skipped until a recheck failed.
@@ -221,7 +224,7 @@ func (w *World) ringSafeAt(ctx context.Context, id, dc, self, except string) (st
 	if failed, _ := w.recheckFailed.get(id); !failed {
 		return "", nil
 	}
-	return w.ringSafe(ctx, dc, self, except)
+	return w.ringSafe(ctx, id, dc, self, except)
 }
 
 // recheckRing is the ring check right before step id acts: a fresh read; anything not
@@ -230,7 +233,7 @@ func (w *World) recheckRing(ctx context.Context, id, dc, self, except string) er
 	if err := w.refuseDeleting(id); err != nil {
 		return err
 	}
-	what, err := w.ringSafe(ctx, dc, self, except)
+	what, err := w.ringSafe(ctx, id, dc, self, except)
 	if err != nil {
 		return err
 	}

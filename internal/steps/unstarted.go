@@ -167,7 +167,7 @@ func (w *World) recheckUnstarted(ctx context.Context, n record.Node) error {
 	case p.DeletionTimestamp == nil && !NeverStarted(p):
 		return fmt.Errorf("pod %s started since it was planned (phase %s): it is not taken away without a decommission: abort this operation, then plan the scale again", n.Pod, p.Status.Phase)
 	}
-	r, reader, err := w.freshRing(ctx, n.Pod)
+	r, reader, err := w.freshRing(ctx, "", n.Pod)
 	if err != nil {
 		return fmt.Errorf("cannot confirm that the never-started pod %s has no node in the ring: %w", n.Pod, err)
 	}
