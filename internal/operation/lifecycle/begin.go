@@ -35,28 +35,26 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 		return l.CheckpointError(err)
 	}
 	env := &pub.Env{Toolkit: l.Planner(), Cluster: l.Cluster, Adapter: l.Adapter, Request: st.Request}
-	if pf, ok := st.Kind.(prefetcher); ok && existing == nil {
-		pf.Prefetch(ctx, env)
+	var checks func() (*record.PausedOperator, error)
+	if existing == nil {
+		if pf, ok := st.Kind.(prefetcher); ok {
+			pf.Prefetch(ctx, env)
+		}
+		// The checks only read: they start beside the reapers, and are made again after
+		// them when a reaper changed something (it said so), so that they judge the world
+		// the reapers left.
+		checks = l.startChecks(ctx, st)
 	}
-	l.ReapGone(ctx, existing, l.Cluster.Namespace+"/"+l.Cluster.Name)
+	if l.ReapGone(ctx, existing, l.Cluster.Namespace+"/"+l.Cluster.Name) && checks != nil {
+		_, _ = checks()
+		checks = l.startChecks(ctx, st)
+	}
 	if existing != nil {
 		return l.inFlight(ctx, existing, st)
 	}
-	// The checks below only read; each pair runs at once and is judged in order, so the
-	// refusal is the same as one after the other.
-	toPause := future.Start(func() (*record.PausedOperator, error) {
-		return l.OperatorToPause(ctx, st.Flags.Operator, st.Flags.Pause)
-	})
-	var busyErr error
-	if st.Command.Busy {
-		busyErr = l.RefuseBusy(ctx)
-	}
-	pause, pauseErr := toPause()
-	if busyErr != nil {
-		return busyErr
-	}
-	if pauseErr != nil {
-		return pauseErr
+	pause, err := checks()
+	if err != nil {
+		return err
 	}
 	env.Request.Pause = pause
 	access := future.Start(func() (struct{}, error) {
@@ -87,6 +85,28 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 		next = st.Command.Next(l.Cluster.Namespace, l.Cluster.Name, plan, st.Request)
 	}
 	return l.Start(ctx, plan, st.Flags, next)
+}
+
+// startChecks starts a new operation's checks, which only read: the operator is not
+// busy with the cluster, and which operator to pause. Both run at once and are judged
+// in that order, so the refusal is the same as one after the other.
+func (l *Lifecycle) startChecks(ctx context.Context, st Order) func() (*record.PausedOperator, error) {
+	toPause := future.Start(func() (*record.PausedOperator, error) {
+		return l.OperatorToPause(ctx, st.Flags.Operator, st.Flags.Pause)
+	})
+	busy := future.Start(func() (struct{}, error) {
+		if !st.Command.Busy {
+			return struct{}{}, nil
+		}
+		return struct{}{}, l.RefuseBusy(ctx)
+	})
+	return func() (*record.PausedOperator, error) {
+		pause, pauseErr := toPause()
+		if _, err := busy(); err != nil {
+			return nil, err
+		}
+		return pause, pauseErr
+	}
 }
 
 // prefetcher is a kind that starts its plan's slowest reads ahead, once no operation is

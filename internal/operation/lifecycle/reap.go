@@ -15,11 +15,13 @@ import (
 // on pods (stalethroughput.go), tasks not started (staletasks.go), datacenter removal marks (stalemarks.go). cp is the checkpoint
 // standing now (nil: none), whose marks are kept; pauseScope limits the pause reaping to one cluster ("" = the namespace).
 // Every failure is a warning: the next command tries again. The reapers run at once
-// (reapAtOnce): each reads and changes its own objects.
-func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseScope string) {
+// (reapAtOnce): each reads and changes its own objects. It reports whether a reaper
+// said anything: each says what it changed, or tried to change, so one that said
+// nothing changed nothing.
+func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseScope string) (said bool) {
 	ns := l.Cluster.Namespace
 	stands := l.operationStands(ctx, ns)
-	l.reapAtOnce(
+	return l.reapAtOnce(
 		func(r *Lifecycle) { r.reapStalePauses(ctx, ns, pauseScope) },
 		func(r *Lifecycle) { r.reapStaleBlocks(ctx, stands, false) },
 		func(r *Lifecycle) { r.reapStaleThroughput(ctx, cp) },
@@ -31,21 +33,23 @@ func (l *Lifecycle) ReapGone(ctx context.Context, cp *record.Checkpoint, pauseSc
 // reapAtOnce runs reapers at once, each with its own output, and then says what each
 // said in their order: the same lines as one after the other. Each reaper's reads are a
 // round trip (a list waits up to 100 ms for the API server's cache); one after the other
-// they came before every operation command's plan.
-func (l *Lifecycle) reapAtOnce(reapers ...func(r *Lifecycle)) {
-	said := make([]bytes.Buffer, len(reapers))
+// they came before every operation command's plan. It reports whether any said anything.
+func (l *Lifecycle) reapAtOnce(reapers ...func(r *Lifecycle)) (said bool) {
+	out := make([]bytes.Buffer, len(reapers))
 	var wg sync.WaitGroup
 	for i, reap := range reapers {
 		r := &Lifecycle{Deps: l.Deps}
-		r.ErrOut = &said[i]
+		r.ErrOut = &out[i]
 		wg.Go(func() { reap(r) })
 	}
 	wg.Wait()
-	for i := range said {
-		if said[i].Len() > 0 {
-			_, _ = l.ErrOut.Write(said[i].Bytes())
+	for i := range out {
+		if out[i].Len() > 0 {
+			_, _ = l.ErrOut.Write(out[i].Bytes())
+			said = true
 		}
 	}
+	return said
 }
 
 // ReapAfterGone takes out what operations on cluster ns/name, which is gone, left in
