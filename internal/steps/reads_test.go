@@ -24,15 +24,25 @@ import (
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/sim"
 )
 
-// countExec counts nodetool calls.
+// countExec counts nodetool calls, made from several goroutines too (reads ahead).
 type countExec struct {
 	inner nodetool.Execer
+	mu    sync.Mutex
 	n     int
 }
 
 func (c *countExec) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
+	c.mu.Lock()
 	c.n++
+	c.mu.Unlock()
 	return c.inner.Exec(ctx, pod, argv)
+}
+
+// calls is how many nodetool calls were made.
+func (c *countExec) calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // One step's Done, Safe and Recheck, asked back to back, share one read of the pod and
@@ -54,8 +64,8 @@ func TestObservationsServeUntilTimePasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The pod GET, the list of ring readers; netstats and the ring read.
-	if got := len(w.Kube.Actions()); got != 2 || ex.n != 2 {
-		t.Fatalf("Done+Safe+Recheck: %d API requests and %d nodetool calls, want 2 and 2", got, ex.n)
+	if got := len(w.Kube.Actions()); got != 2 || ex.calls() != 2 {
+		t.Fatalf("Done+Safe+Recheck: %d API requests and %d nodetool calls, want 2 and 2", got, ex.calls())
 	}
 	// The node goes down meanwhile: a kept answer must not hide it once time passed.
 	_ = w.Cass.SetFault(n.Pod, sim.Fault{Down: true})
@@ -66,8 +76,8 @@ func TestObservationsServeUntilTimePasses(t *testing.T) {
 	if err := st.Safe(ctx); err == nil {
 		t.Fatal("Safe answered from a read made before the sleep: the node is down")
 	}
-	if ex.n <= 2 {
-		t.Fatalf("%d nodetool calls after the sleep, want more than 2", ex.n)
+	if ex.calls() <= 2 {
+		t.Fatalf("%d nodetool calls after the sleep, want more than 2", ex.calls())
 	}
 }
 
@@ -372,7 +382,7 @@ func TestRecheckReadAheadServesItsStepOnly(t *testing.T) {
 	ctx := context.Background()
 	w, sw, _ := setup(t, "4.1")
 	sw.obs.SetUncached(false)
-	ex := &lockedCountExec{inner: w}
+	ex := &countExec{inner: w}
 	sw.Nodetool = nodetool.Client{Exec: ex}
 	calls := ex.calls
 	sw.recheckAhead(ctx, "request-removal-a")
@@ -403,24 +413,4 @@ func TestRecheckReadAheadServesItsStepOnly(t *testing.T) {
 	if got := calls(); got != 5 {
 		t.Fatalf("%d ring reads, want 5: the read ahead of the pause is not taken up", got)
 	}
-}
-
-// lockedCountExec counts nodetool calls made from several goroutines (reads ahead).
-type lockedCountExec struct {
-	inner nodetool.Execer
-	mu    sync.Mutex
-	n     int
-}
-
-func (c *lockedCountExec) Exec(ctx context.Context, pod string, argv []string) (string, string, error) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-	return c.inner.Exec(ctx, pod, argv)
-}
-
-func (c *lockedCountExec) calls() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
 }

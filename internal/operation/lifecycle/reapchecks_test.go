@@ -5,12 +5,10 @@ import (
 	"testing"
 
 	authv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
 	puboperation "github.com/kubectl-cassandra/kubectl-cassandra/pkg/operation"
-	"github.com/kubectl-cassandra/kubectl-cassandra/pkg/record"
 	"github.com/kubectl-cassandra/kubectl-cassandra/test/fakeadapter/fakeworld"
 )
 
@@ -27,17 +25,7 @@ func TestChecksJudgeTheReapedWorld(t *testing.T) {
 		r.Status.Allowed = true
 		return true, r, nil
 	})
-	deps := w.Kube.AppsV1().Deployments(w.NS)
-	d, err := deps.Get(ctx, fakeworld.OperatorName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	zero := int32(0)
-	d.Spec.Replicas = &zero
-	d.Annotations = map[string]string{record.PausedByAnnotation: `[{"operationID":"op-gone","namespace":"` + w.NS + `","cluster":"` + w.Name + `","replicas":1}]`}
-	if _, err := deps.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	pausedForGone(t, w, w.Name)
 	l, ui, errOut := newLifecycle(t, w)
 	k, _ := l.Kinds.Kind("scale-down")
 	w.Kube.ClearActions()
