@@ -377,3 +377,46 @@ func TestContentFencedWrites(t *testing.T) {
 		t.Fatalf("save on a re-created resource: %v", err)
 	}
 }
+
+// countingObject counts the reads of a memObject.
+type countingObject struct {
+	*memObject
+	reads int
+}
+
+func (c *countingObject) ReadAnnotations(ctx context.Context) (map[string]string, string, string, error) {
+	c.reads++
+	return c.memObject.ReadAnnotations(ctx)
+}
+
+// TestLoadAsOpened: the command's first read (Seed) answers LoadAsOpened once, with no
+// read of its own; a later Load or LoadAsOpened reads. A checkpoint written by someone
+// else after the seeded read is not missed: the create tests the seeded resourceVersion,
+// reads again on the conflict, and refuses (ErrExists).
+func TestLoadAsOpened(t *testing.T) {
+	ctx := context.Background()
+	obj := &countingObject{memObject: &memObject{ann: map[string]string{}, rv: 1, uid: "uid"}}
+	st := &Store{Obj: obj, Kinds: testKinds}
+	ann, uid, rv, _ := obj.memObject.ReadAnnotations(ctx)
+	st.Seed(ann, uid, rv)
+	if cp, err := st.LoadAsOpened(ctx); cp != nil || err != nil || obj.reads != 0 {
+		t.Fatalf("seeded load: %v, %v, %d reads; want none in flight from no read", cp, err, obj.reads)
+	}
+	if _, err := st.LoadAsOpened(ctx); err != nil || obj.reads != 1 {
+		t.Fatalf("a second LoadAsOpened: %v, %d reads; want one read", err, obj.reads)
+	}
+	// Another run's checkpoint lands after the seeded read.
+	st = &Store{Obj: obj, Kinds: testKinds}
+	st.Seed(ann, uid, rv)
+	if cp, err := st.LoadAsOpened(ctx); cp != nil || err != nil {
+		t.Fatal(cp, err)
+	}
+	theirs := sample(1)
+	theirs.OperationID = "theirs"
+	v, _ := Encode(theirs, testKinds)
+	obj.ann[Annotation] = v
+	obj.rv++
+	if err := st.Create(ctx, sample(1)); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "theirs") {
+		t.Fatalf("create after a checkpoint written since the seeded read: %v", err)
+	}
+}

@@ -47,6 +47,15 @@ type Store struct {
 	// pending is the seq of a write whose outcome is unknown (a timeout, a broken
 	// connection): it may have been applied, under this run's session.
 	pending int
+	// opened is the cluster resource as the command's first read returned it (Seed),
+	// until LoadAsOpened takes it up.
+	opened *openedRead
+}
+
+// openedRead is one read of the cluster resource: what Load needs of it.
+type openedRead struct {
+	ann     map[string]string
+	uid, rv string
 }
 
 // token is what tells whose checkpoint is on the server: the operation, its seq and
@@ -71,6 +80,33 @@ func (s *Store) Load(ctx context.Context) (*record.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.load(ann, uid, rv)
+}
+
+// Seed keeps the cluster resource as the command's first read returned it (its
+// annotations, UID and resourceVersion), for LoadAsOpened.
+func (s *Store) Seed(ann map[string]string, uid, rv string) {
+	s.opened = &openedRead{ann: ann, uid: uid, rv: rv}
+}
+
+// LoadAsOpened is Load from the read that opened the command (Seed), once, instead of
+// a read of its own; without one, or a second time, it is Load. A new operation's first
+// question (is one in flight?) is asked right after that read: a read repeated
+// milliseconds later would only delay the plan. Nothing rests on it being fresher: the
+// checkpoint's create tests the resourceVersion read, so a write since (another run's
+// checkpoint, the operator's status) makes it read again and judge anew.
+func (s *Store) LoadAsOpened(ctx context.Context) (*record.Checkpoint, error) {
+	o := s.opened
+	s.opened = nil
+	if o == nil {
+		return s.Load(ctx)
+	}
+	return s.load(o.ann, o.uid, o.rv)
+}
+
+// load decodes the checkpoint from a read of the cluster resource and keeps the read's
+// resourceVersion for the next guarded write.
+func (s *Store) load(ann map[string]string, uid, rv string) (*record.Checkpoint, error) {
 	s.rv, s.uid, s.seen, s.seenValue, s.pending = rv, uid, token{}, "", 0
 	v, ok := ann[Annotation]
 	if !ok {

@@ -266,10 +266,13 @@ func (o *Options) openWith(ctx context.Context, c *kube.Clients, a operator.Adap
 	if ex == nil {
 		ex = kube.PodExec{Config: c.Config, Client: c.Kube, Namespace: ns, Container: a.Container()}
 	}
+	store := &checkpoint.Store{Obj: a.Object(ns, name), Kinds: o.Kinds.Schemas(), Operator: a.Name(), Now: o.Now}
+	if u != nil {
+		store.Seed(u.GetAnnotations(), string(u.GetUID()), u.GetResourceVersion())
+	}
 	return &session{
-		c: c, adapter: a, cluster: cl,
-		store: &checkpoint.Store{Obj: a.Object(ns, name), Kinds: o.Kinds.Schemas(), Operator: a.Name(), Now: o.Now},
-		nt:    nodetool.Client{Exec: ex, Retry: kube.ExecTransient, Auth: o.jmxAuth(c, ns, a.JMXSecretName(u))},
+		c: c, adapter: a, cluster: cl, store: store,
+		nt: nodetool.Client{Exec: ex, Retry: kube.ExecTransient, Auth: o.jmxAuth(c, ns, a.JMXSecretName(u))},
 	}, nil
 }
 

@@ -30,7 +30,7 @@ type Order struct {
 // once), show the plan, confirm, write the checkpoint and run it. What differs between
 // the kinds is their Command (internal/operation/command.go).
 func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
-	existing, err := l.Store.Load(ctx)
+	existing, err := l.Store.LoadAsOpened(ctx)
 	if err != nil {
 		return l.CheckpointError(err)
 	}
