@@ -400,7 +400,7 @@ func TestLoadAsOpened(t *testing.T) {
 	ann, uid, rv, _ := obj.memObject.ReadAnnotations(ctx)
 	st.Seed(ann, uid, rv)
 	if cp, err := st.LoadAsOpened(ctx); cp != nil || err != nil || obj.reads != 0 {
-		t.Fatalf("seeded load: %v, %v, %d reads; want none in flight from no read", cp, err, obj.reads)
+		t.Fatalf("seeded load: %v, %v, %d reads; want no checkpoint, answered without a read", cp, err, obj.reads)
 	}
 	if _, err := st.LoadAsOpened(ctx); err != nil || obj.reads != 1 {
 		t.Fatalf("a second LoadAsOpened: %v, %d reads; want one read", err, obj.reads)
