@@ -45,15 +45,23 @@ func (c *countExec) calls() int {
 	return c.n
 }
 
+// setupCounted is setup (Cassandra 4.1) with the run's reads kept, as in a run, and its
+// nodetool calls counted.
+func setupCounted(t *testing.T) (*fakeworld.World, *World, record.Node, *countExec) {
+	t.Helper()
+	w, sw, n := setup(t, "4.1")
+	sw.obs.SetUncached(false)
+	ex := &countExec{inner: w}
+	sw.Nodetool = nodetool.Client{Exec: ex}
+	return w, sw, n, ex
+}
+
 // One step's Done, Safe and Recheck, asked back to back, share one read of the pod and
 // one nodetool call (Recheck adds the ring read its safety needs, made now: safenow.go); once
 // time passed (a poll sleep), the next answer reads again.
 func TestObservationsServeUntilTimePasses(t *testing.T) {
 	ctx := context.Background()
-	w, sw, n := setup(t, "4.1")
-	sw.obs.SetUncached(false)
-	ex := &countExec{inner: w}
-	sw.Nodetool = nodetool.Client{Exec: ex}
+	w, sw, n, ex := setupCounted(t)
 	st := &decommission{node: node{sw, n}}
 	w.Kube.ClearActions()
 	mustDone(t, st, false)
@@ -380,10 +388,7 @@ func TestRingReadersListedFromTheWatchCache(t *testing.T) {
 // step's recheck only: another step's check reads the ring anew, and a pause drops it.
 func TestRecheckReadAheadServesItsStepOnly(t *testing.T) {
 	ctx := context.Background()
-	w, sw, _ := setup(t, "4.1")
-	sw.obs.SetUncached(false)
-	ex := &countExec{inner: w}
-	sw.Nodetool = nodetool.Client{Exec: ex}
+	_, sw, _, ex := setupCounted(t)
 	calls := ex.calls
 	sw.recheckAhead(ctx, "request-removal-a")
 	if _, _, err := sw.freshRing(ctx, "request-removal-b", ""); err != nil {
