@@ -30,6 +30,8 @@ type readsAhead struct {
 	byPod  map[string]*AheadReads
 	racks  map[string]func() (RackNow, error)                                  // by namespace/StatefulSet
 	claims map[string]func() (map[string]*corev1.PersistentVolumeClaim, error) // by namespace and label selector
+	// readers are the pods whose ring the plan read (NoteRingReader), in that order.
+	readers []string
 }
 
 // ReadAhead starts pod's ring and keyspace reads, unless this planner started them
@@ -51,6 +53,27 @@ func (p *Planner) ReadAhead(ctx context.Context, pod string) *AheadReads {
 	}
 	p.ahead.byPod[pod] = a
 	return a
+}
+
+// NoteRingReader records that pod answered the plan's ring read: the run's first
+// recheck asks it first (RingReaders) instead of listing the pods to find one.
+func (p *Planner) NoteRingReader(pod string) {
+	p.ahead.mu.Lock()
+	defer p.ahead.mu.Unlock()
+	for _, r := range p.ahead.readers {
+		if r == pod {
+			return
+		}
+	}
+	p.ahead.readers = append(p.ahead.readers, pod)
+}
+
+// RingReaders are the pods whose ring the plan read (NoteRingReader). They only name
+// whom to ask: what a run judges is the ring they answer then.
+func (p *Planner) RingReaders() []string {
+	p.ahead.mu.Lock()
+	defer p.ahead.mu.Unlock()
+	return append([]string(nil), p.ahead.readers...)
 }
 
 // ReadRacksAhead starts the reads of racks (ReadRack: the StatefulSet and its pods) and,

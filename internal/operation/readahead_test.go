@@ -88,3 +88,17 @@ func TestReadRackJudgesTheStatefulSetFirst(t *testing.T) {
 		t.Fatalf("got %v; want the missing StatefulSet", err)
 	}
 }
+
+// The pods noted as the plan's ring readers come back once each, in the order noted.
+func TestRingReadersNoted(t *testing.T) {
+	p := &Planner{}
+	if got := p.RingReaders(); len(got) != 0 {
+		t.Fatalf("readers before any: %v", got)
+	}
+	for _, pod := range []string{"b", "a", "b"} {
+		p.NoteRingReader(pod)
+	}
+	if got := strings.Join(p.RingReaders(), ","); got != "b,a" {
+		t.Fatalf("readers %q, want b,a", got)
+	}
+}

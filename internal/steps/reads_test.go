@@ -419,3 +419,33 @@ func TestRecheckReadAheadServesItsStepOnly(t *testing.T) {
 		t.Fatalf("%d ring reads, want 5: the read ahead of the pause is not taken up", got)
 	}
 }
+
+// The plan's ring readers seeded into the run (SeedReaders) are asked first, with no
+// list of the pods; a planned pod among them is left out, and a seed that does not
+// answer is passed over for the pods a list names.
+func TestSeededReadersAskedFirst(t *testing.T) {
+	ctx := context.Background()
+	w, sw, n, ex := setupCounted(t)
+	reader := w.Pod("rack1", 0)
+	sw.SeedReaders([]string{n.Pod, reader})
+	w.Kube.ClearActions()
+	_, from, err := sw.freshRing(ctx, "request-removal-a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from != reader || ex.calls() != 1 || len(w.Kube.Actions()) != 0 {
+		t.Fatalf("ring read from %s with %d nodetool calls and API requests %v; want %s, 1 call, no pod list", from, ex.calls(), w.Kube.Actions(), reader)
+	}
+
+	// The seed stops answering: the pods outside the plan are listed and the next asked.
+	w, sw, n, _ = setupCounted(t)
+	_ = w.Cass.SetFault(reader, sim.Fault{Down: true})
+	sw.SeedReaders([]string{reader})
+	_, from, err = sw.freshRing(ctx, "request-removal-a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from == reader || from == n.Pod {
+		t.Fatalf("ring read from %s; want a pod outside the plan that answers", from)
+	}
+}

@@ -237,6 +237,27 @@ func (w *World) ring(ctx context.Context) (pubnodetool.Ring, string, error) {
 	return k.r, k.reader, err
 }
 
+// SeedReaders names the pods to ask for the ring first, before any answered this run:
+// the plan's readers (operation.Planner.RingReaders). Planned pods are left out, as a
+// listing leaves them out; a seed that does not answer is passed over like a cached
+// reader, and the pods are then listed.
+func (w *World) SeedReaders(pods []string) {
+	planned := map[string]bool{}
+	for _, n := range w.CP.Nodes {
+		planned[n.Pod] = true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.readers) > 0 {
+		return
+	}
+	for _, p := range pods {
+		if !planned[p] {
+			w.readers = append(w.readers, p)
+		}
+	}
+}
+
 // readRing reads the ring from the first of the readers that answered last time, else
 // from the first Ready pod outside the plan that answers (then remembered as readers).
 func (w *World) readRing(ctx context.Context) (ringRead, error) {

@@ -84,7 +84,7 @@ func (l *Lifecycle) Begin(ctx context.Context, st Order) error {
 	if st.Command.Next != nil {
 		next = st.Command.Next(l.Cluster.Namespace, l.Cluster.Name, plan, st.Request)
 	}
-	return l.Start(ctx, plan, st.Flags, next)
+	return l.start(ctx, plan, st.Flags, next, operation.PlannerOf(env).RingReaders())
 }
 
 // startChecks starts a new operation's checks, which only read: the operator is not

@@ -19,12 +19,19 @@ import (
 
 // execute runs the checkpoint to its end and maps the outcome to output and exit code.
 func (l *Lifecycle) execute(ctx context.Context, cp *record.Checkpoint, f RunFlags) error {
+	return l.executeReading(ctx, cp, f, nil)
+}
+
+// executeReading is execute with the pods its plan read the ring from
+// (operation.Planner.RingReaders): the run asks them first (steps.World.SeedReaders).
+func (l *Lifecycle) executeReading(ctx context.Context, cp *record.Checkpoint, f RunFlags, readers []string) error {
 	kind, err := l.Kinds.Of(cp)
 	if err != nil {
 		return err
 	}
 	runner, progress, flush := l.newRunner(cp, f, kind)
 	defer flush()
+	runner.World.SeedReaders(readers)
 	progress.Info(fmt.Sprintf("operation %s: %d steps, checkpoint in annotation %s of %s/%s", cp.OperationID, len(cp.Steps), checkpoint.Annotation, cp.Namespace, cp.Cluster))
 	last, err := runner.Run(ctx, cp)
 	if err != nil {

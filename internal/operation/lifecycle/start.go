@@ -15,6 +15,12 @@ import (
 // another operation got there first) and its steps run. next is the command that runs
 // it, for the dry run to say.
 func (l *Lifecycle) Start(ctx context.Context, plan *puboperation.Plan, f StartFlags, next string) error {
+	return l.start(ctx, plan, f, next, nil)
+}
+
+// start is Start with the pods whose ring the plan read (operation.Planner.RingReaders):
+// the run asks them first.
+func (l *Lifecycle) start(ctx context.Context, plan *puboperation.Plan, f StartFlags, next string, readers []string) error {
 	k, err := l.Kinds.Of(plan.CP)
 	if err != nil {
 		return err
@@ -33,5 +39,5 @@ func (l *Lifecycle) Start(ctx context.Context, plan *puboperation.Plan, f StartF
 		}
 		return fmt.Errorf("nothing changed: %w", err)
 	}
-	return l.execute(ctx, plan.CP, f.RunFlags)
+	return l.executeReading(ctx, plan.CP, f.RunFlags, readers)
 }

@@ -97,6 +97,7 @@ func (e *early) readRing(ctx context.Context, reader string) (pubnodetool.Ring, 
 	if err != nil {
 		return r, exit.Refusedf("cannot read the ring from %s: %v; a scale-down needs a readable ring, nothing changed", reader, err)
 	}
+	e.p.NoteRingReader(reader)
 	return r, nil
 }
 
