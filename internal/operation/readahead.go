@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -60,12 +61,9 @@ func (p *Planner) ReadAhead(ctx context.Context, pod string) *AheadReads {
 func (p *Planner) NoteRingReader(pod string) {
 	p.ahead.mu.Lock()
 	defer p.ahead.mu.Unlock()
-	for _, r := range p.ahead.readers {
-		if r == pod {
-			return
-		}
+	if !slices.Contains(p.ahead.readers, pod) {
+		p.ahead.readers = append(p.ahead.readers, pod)
 	}
-	p.ahead.readers = append(p.ahead.readers, pod)
 }
 
 // RingReaders are the pods whose ring the plan read (NoteRingReader). They only name

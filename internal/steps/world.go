@@ -242,10 +242,7 @@ func (w *World) ring(ctx context.Context) (pubnodetool.Ring, string, error) {
 // listing leaves them out; a seed that does not answer is passed over like a cached
 // reader, and the pods are then listed.
 func (w *World) SeedReaders(pods []string) {
-	planned := map[string]bool{}
-	for _, n := range w.CP.Nodes {
-		planned[n.Pod] = true
-	}
+	planned := w.plannedPods()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.readers) > 0 {
@@ -256,6 +253,15 @@ func (w *World) SeedReaders(pods []string) {
 			w.readers = append(w.readers, p)
 		}
 	}
+}
+
+// plannedPods are the pods of the plan's nodes: never asked for the ring.
+func (w *World) plannedPods() map[string]bool {
+	planned := map[string]bool{}
+	for _, n := range w.CP.Nodes {
+		planned[n.Pod] = true
+	}
+	return planned
 }
 
 // readRing reads the ring from the first of the readers that answered last time, else
@@ -272,10 +278,7 @@ func (w *World) readRing(ctx context.Context) (ringRead, error) {
 	// milliseconds old can only name a pod that no longer answers (the next is asked)
 	// or miss one (the ring is then unknown and read again), never make a ring safe;
 	// a consistent list waited up to 100 ms for the cache after the checkpoint's write.
-	planned := map[string]bool{}
-	for _, n := range w.CP.Nodes {
-		planned[n.Pod] = true
-	}
+	planned := w.plannedPods()
 	pods, err := readyPods(ctx, w.Kube, w.Namespace, w.ClusterSelector, fromCache, func(pod string) bool { return planned[pod] })
 	if err != nil {
 		return ringRead{}, fmt.Errorf("cannot list the cluster's pods: %w", err)
